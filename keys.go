@@ -1,0 +1,345 @@
+package dxredis
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Keys is the key schema of one namespace. Every key the provider, its Lua
+// scripts and its tools touch is built here: the Go methods below and the Lua
+// functions of LuaKeyFunctions come from the same family table, so the two
+// sides cannot drift apart.
+//
+// Every key starts with "{namespace}:", so the whole namespace hashes to one
+// Redis Cluster slot and every script may touch any key of it.
+//
+// Variable parts are appended after the family token, separated by ':'. A
+// string part that is followed by another string part is written as
+// "<byte length>.<text>" so that ids containing ':' can never make two
+// different (family, parts) tuples produce the same key.
+type Keys struct {
+	prefix string
+}
+
+// NewKeys returns the key schema of namespace. The namespace must not contain
+// '{' or '}' (it is the hash tag); New checks that before calling this.
+func NewKeys(namespace string) Keys {
+	return Keys{prefix: "{" + namespace + "}:"}
+}
+
+// Prefix is the common prefix of every key of the namespace, hash tag
+// included. Scripts receive it as KEYS[1] (it routes the call to the
+// namespace's slot on Redis Cluster).
+func (k Keys) Prefix() string { return k.prefix }
+
+type partKind int
+
+const (
+	partString partKind = iota
+	partUint
+)
+
+// family describes one kind of key. Fixed keys have no parts.
+type family struct {
+	lua   string // Lua function name: K.<lua>(...)
+	token string
+	parts []partKind
+	doc   string // what the key holds, for README generation and review
+}
+
+const (
+	str = partString
+	num = partUint
+)
+
+// families is the single definition of every key of the namespace.
+var families = []family{
+	// counters and sequences
+	{"seq", "seq", nil, "STRING: sequence of orchestrator messages and worker items (enqueue order)"},
+	{"stats", "stats", nil, "HASH: counters (unlocked queue items, executions, events) read by metrics"},
+	{"wakedue", "wakedue", nil, "ZSET: wake key -> earliest time a blocked waiter on it is known to wake"},
+
+	// instances and executions
+	{"inst", "i", []partKind{str}, "HASH: instance record (name, version, current execution, parent, custom status, ...)"},
+	{"exec", "ex", []partKind{str, num}, "HASH: execution record (status, output, pinned version, times, last event id, bytes)"},
+	{"execs", "exs", []partKind{str}, "ZSET: execution ids of an instance"},
+	{"history", "h", []partKind{str, num}, "LIST: events of one execution as JSON, oldest first"},
+
+	// orchestrator queue
+	{"oq", "oq", []partKind{str}, "ZSET: untagged pending messages of an instance (seq -> visible at)"},
+	{"ot", "ot", []partKind{str}, "ZSET: messages tagged by the instance's current lock (seq -> visible at)"},
+	{"om", "om", []partKind{str}, "HASH: message bodies, kinds and attempt counts of an instance, its lock and index state"},
+	{"oready", "ordy", []partKind{str}, "ZSET: unlocked instances with visible messages, per pinned version (instance -> order)"},
+	{"overs", "overs", nil, "HASH: pinned versions that have a non-empty ready partition"},
+	{"odelay", "odly", nil, "ZSET: unlocked instances whose messages are all in the future (instance -> visible at)"},
+	{"olocked", "olck", nil, "ZSET: locked instances (instance -> locked until)"},
+	{"otoks", "otok", nil, "HASH: orchestrator lock token -> instance"},
+	{"ofut", "ofut", nil, "ZSET: orchestrator messages visible only later (seq -> visible at), for queue depths"},
+	{"ofilters", "ofilt", nil, "HASH: capability filters of blocked orchestrator fetchers (filter id -> ranges)"},
+	{"ofseen", "ofseen", nil, "ZSET: filter id -> last time a fetcher used it"},
+	{"owake", "ow", []partKind{str}, "ZSET: wake-up marker for orchestrator fetchers of one filter"},
+
+	// worker queue
+	{"witem", "wi", []partKind{num}, "HASH: one worker item (JSON, queue, session, identity, attempts, lock)"},
+	{"wtoks", "wtok", nil, "HASH: worker lock token -> item seq"},
+	{"wlocked", "wlck", nil, "ZSET: locked worker items (seq -> locked until)"},
+	{"wdelay", "wdly", nil, "ZSET: abandoned worker items waiting out a delay (seq -> visible at)"},
+	{"wq", "wq", []partKind{str}, "ZSET: ready items without session of one tag queue (seq -> seq)"},
+	{"wact", "wa", []partKind{str}, "ZSET: worker items of an instance, members '<execution>:<activity>:<seq>'"},
+	{"wwake", "ww", []partKind{str}, "ZSET: wake-up marker for fetchers of one tag queue"},
+
+	// sessions
+	{"sess", "s", []partKind{str}, "HASH: session record (owner, locked until, last activity, item count, head index)"},
+	{"squeue", "sq", []partKind{str}, "ZSET: ready items of one session (seq -> seq)"},
+	{"sclaim", "sc", []partKind{str}, "ZSET: claimable sessions by the tag queue of their head item (session -> head seq)"},
+	{"sowned", "so", []partKind{str, str}, "ZSET: sessions of one owner by the tag queue of their head item (session -> head seq)"},
+	{"sowner", "sown", []partKind{str}, "SET: sessions claimed by one owner"},
+	{"slive", "slive", nil, "ZSET: claimed sessions (session -> locked until)"},
+	{"sidle", "sidle", nil, "ZSET: sessions whose lock expired (session -> locked until)"},
+	{"sorphan", "sorph", nil, "SET: expired sessions without items, removed by CleanupOrphanedSessions"},
+	{"cwake", "wc", []partKind{str}, "ZSET: wake-up marker for session-aware fetchers: claimable sessions of one tag queue"},
+	{"owned", "wo", []partKind{str, str}, "ZSET: wake-up marker for one owner's sessions of one tag queue"},
+
+	// key-value store
+	{"kv", "kv", []partKind{str}, "HASH: KV store of an instance (key -> '<updated ms>:<value>')"},
+	{"kvdelta", "kvd", []partKind{str}, "HASH: KV delta of the running execution (key -> '<updated ms>:<value>' or 'x' tombstone)"},
+
+	// management indexes
+	{"ilist", "ilist", nil, "ZSET: every instance (instance -> created at)"},
+	{"istatus", "ist", []partKind{str}, "ZSET: instances by status of their current execution (instance -> created at)"},
+	{"ichildren", "kids", []partKind{str}, "ZSET: children of an instance (child -> created at)"},
+	{"iterminal", "iterm", nil, "ZSET: root instances whose current execution is Completed or Failed (instance -> completed at)"},
+}
+
+// familyByToken indexes families for build.
+var familyByToken = func() map[string]family {
+	m := make(map[string]family, len(families))
+	for _, f := range families {
+		m[f.token] = f
+	}
+	return m
+}()
+
+// build assembles a key of the family named by token from its formatted
+// parts. A token or part count that does not match the family table is a bug
+// in this file, caught by its tests.
+func (k Keys) build(token string, parts ...string) string {
+	f, ok := familyByToken[token]
+	if !ok || len(f.parts) != len(parts) {
+		panic("dxredis: key family " + token + " used with wrong parts")
+	}
+	isString := func(j int) bool { return f.parts[j] == partString }
+	var b strings.Builder
+	b.WriteString(k.prefix)
+	b.WriteString(token)
+	for i, p := range parts {
+		b.WriteByte(':')
+		if needsLength(i, len(parts), isString) {
+			b.WriteString(strconv.Itoa(len(p)))
+			b.WriteByte('.')
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+// needsLength reports whether part i must be length-prefixed: it is a string
+// part followed by at least one other string part.
+func needsLength(i, n int, isString func(int) bool) bool {
+	if !isString(i) {
+		return false
+	}
+	for j := i + 1; j < n; j++ {
+		if isString(j) {
+			return true
+		}
+	}
+	return false
+}
+
+func uid(v uint64) string { return strconv.FormatUint(v, 10) }
+
+// Seq names the sequence that orders messages and worker items.
+func (k Keys) Seq() string { return k.build("seq") }
+
+// Stats names the counters hash read by metrics and queue depths.
+func (k Keys) Stats() string { return k.build("stats") }
+
+// WakeDue names the index of wake keys to the time a waiter on them wakes.
+func (k Keys) WakeDue() string { return k.build("wakedue") }
+
+// Instance names the record of an instance.
+func (k Keys) Instance(instance string) string { return k.build("i", instance) }
+
+// Execution names the record of one execution of an instance.
+func (k Keys) Execution(instance string, executionID uint64) string {
+	return k.build("ex", instance, uid(executionID))
+}
+
+// Executions names the set of execution ids of an instance.
+func (k Keys) Executions(instance string) string { return k.build("exs", instance) }
+
+// History names the LIST holding the events of one execution as JSON strings,
+// oldest first.
+func (k Keys) History(instance string, executionID uint64) string {
+	return k.build("h", instance, uid(executionID))
+}
+
+// OrchPending names the untagged pending messages of an instance.
+func (k Keys) OrchPending(instance string) string { return k.build("oq", instance) }
+
+// OrchTagged names the messages tagged by an instance's current lock.
+func (k Keys) OrchTagged(instance string) string { return k.build("ot", instance) }
+
+// OrchMessages names the message bodies and lock state of an instance.
+func (k Keys) OrchMessages(instance string) string { return k.build("om", instance) }
+
+// OrchReady names the ready partition of one pinned version ("" = unpinned).
+func (k Keys) OrchReady(version string) string { return k.build("ordy", version) }
+
+// OrchVersions names the set of pinned versions with ready instances.
+func (k Keys) OrchVersions() string { return k.build("overs") }
+
+// OrchDelayed names the index of instances whose messages are all in the future.
+func (k Keys) OrchDelayed() string { return k.build("odly") }
+
+// OrchLocked names the index of locked instances by lock expiry.
+func (k Keys) OrchLocked() string { return k.build("olck") }
+
+// OrchTokens names the map from orchestrator lock token to instance.
+func (k Keys) OrchTokens() string { return k.build("otok") }
+
+// OrchFuture names the index of orchestrator messages visible only later.
+func (k Keys) OrchFuture() string { return k.build("ofut") }
+
+// OrchFilters names the registry of capability filters of blocked fetchers.
+func (k Keys) OrchFilters() string { return k.build("ofilt") }
+
+// OrchFiltersSeen names the index of filters by last use.
+func (k Keys) OrchFiltersSeen() string { return k.build("ofseen") }
+
+// OrchWake names the wake-up key of orchestrator fetchers using one filter.
+func (k Keys) OrchWake(filterID string) string { return k.build("ow", filterID) }
+
+// WorkItem names one worker item.
+func (k Keys) WorkItem(seq uint64) string { return k.build("wi", uid(seq)) }
+
+// WorkTokens names the map from worker lock token to item seq.
+func (k Keys) WorkTokens() string { return k.build("wtok") }
+
+// WorkLocked names the index of locked worker items by lock expiry.
+func (k Keys) WorkLocked() string { return k.build("wlck") }
+
+// WorkDelayed names the index of abandoned worker items waiting out a delay.
+func (k Keys) WorkDelayed() string { return k.build("wdly") }
+
+// WorkQueue names the ready items without session of one tag queue.
+func (k Keys) WorkQueue(queue string) string { return k.build("wq", queue) }
+
+// WorkActivities names the worker items of an instance (for cancellation and
+// deletion).
+func (k Keys) WorkActivities(instance string) string { return k.build("wa", instance) }
+
+// WorkWake names the wake-up key of fetchers of one tag queue.
+func (k Keys) WorkWake(queue string) string { return k.build("ww", queue) }
+
+// Session names a session record.
+func (k Keys) Session(session string) string { return k.build("s", session) }
+
+// SessionQueue names the ready items of one session.
+func (k Keys) SessionQueue(session string) string { return k.build("sq", session) }
+
+// SessionsClaimable names the claimable sessions whose head item is in queue.
+func (k Keys) SessionsClaimable(queue string) string { return k.build("sc", queue) }
+
+// SessionsOwned names one owner's sessions whose head item is in queue.
+func (k Keys) SessionsOwned(queue, owner string) string { return k.build("so", queue, owner) }
+
+// SessionsOfOwner names the set of sessions claimed by owner.
+func (k Keys) SessionsOfOwner(owner string) string { return k.build("sown", owner) }
+
+// SessionsLive names the index of claimed sessions by lock expiry.
+func (k Keys) SessionsLive() string { return k.build("slive") }
+
+// SessionsIdle names the index of sessions whose lock expired.
+func (k Keys) SessionsIdle() string { return k.build("sidle") }
+
+// SessionsOrphaned names the set of expired sessions without items.
+func (k Keys) SessionsOrphaned() string { return k.build("sorph") }
+
+// ClaimableWake names the wake-up key of session-aware fetchers for claimable
+// sessions of one tag queue.
+func (k Keys) ClaimableWake(queue string) string { return k.build("wc", queue) }
+
+// OwnedWake names the wake-up key of one owner's fetchers for its sessions of
+// one tag queue.
+func (k Keys) OwnedWake(queue, owner string) string { return k.build("wo", queue, owner) }
+
+// KV names the KV store of an instance.
+func (k Keys) KV(instance string) string { return k.build("kv", instance) }
+
+// KVDelta names the KV delta of an instance's running execution.
+func (k Keys) KVDelta(instance string) string { return k.build("kvd", instance) }
+
+// Instances names the index of every instance by creation time.
+func (k Keys) Instances() string { return k.build("ilist") }
+
+// InstancesByStatus names the index of instances whose current execution has
+// status.
+func (k Keys) InstancesByStatus(status string) string { return k.build("ist", status) }
+
+// Children names the index of an instance's children.
+func (k Keys) Children(instance string) string { return k.build("kids", instance) }
+
+// Terminal names the index of terminal root instances by completion time.
+func (k Keys) Terminal() string { return k.build("iterm") }
+
+// LuaKeyFunctions returns Lua source defining, for every key family, a
+// function K.<name>(parts...) that builds the same key as the Go method. The
+// script prelude declares the table K, the local P holding Prefix() and U,
+// whose U.id formats integers.
+func LuaKeyFunctions() string {
+	var b strings.Builder
+	for _, f := range families {
+		args := make([]string, len(f.parts))
+		for i := range f.parts {
+			args[i] = fmt.Sprintf("a%d", i+1)
+		}
+		fmt.Fprintf(&b, "function K.%s(%s) return P .. '%s'", f.lua, strings.Join(args, ", "), f.token)
+		for i, kind := range f.parts {
+			b.WriteString(" .. ':' .. ")
+			isString := func(j int) bool { return f.parts[j] == partString }
+			switch {
+			case kind == partUint:
+				fmt.Fprintf(&b, "U.id(a%d)", i+1)
+			case needsLength(i, len(f.parts), isString):
+				fmt.Fprintf(&b, "#a%d .. '.' .. a%d", i+1, i+1)
+			default:
+				fmt.Fprintf(&b, "a%d", i+1)
+			}
+		}
+		b.WriteString(" end\n")
+	}
+	return b.String()
+}
+
+// KeyFamily describes one key family of the schema for documentation and
+// tests.
+type KeyFamily struct {
+	Name  string // Lua function name (K.<Name>)
+	Token string // the fixed part after the prefix
+	Parts int    // number of variable parts
+	Doc   string // Redis type and content
+}
+
+// KeyFamilies lists every key family, sorted by token.
+func KeyFamilies() []KeyFamily {
+	out := make([]KeyFamily, 0, len(families))
+	for _, f := range families {
+		out = append(out, KeyFamily{Name: f.lua, Token: f.token, Parts: len(f.parts), Doc: f.doc})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Token < out[j].Token })
+	return out
+}

@@ -1,0 +1,18 @@
+-- ack_work: delete a worker item held by a valid, unexpired lock and enqueue
+-- its completion for the orchestrator, together. A cancelled item (deleted by
+-- its orchestration) or a lost lock fails and changes nothing.
+--
+-- KEYS[1]  namespace prefix
+-- ARGV     token, has completion ('0'|'1'), completion instance, json
+-- Reply    1, or an error 'DXPERM ...'
+-- requires: work sess orch
+local token, has, target, json = U.arg(), U.arg() == '1', U.arg(), U.arg()
+local now = U.now()
+local it = W.locked(token)
+if not it or it.u <= now then
+  return redis.error_reply('DXPERM lock_token ' .. token .. ' is invalid or expired (activity cancelled or lock lost)')
+end
+if it.s then S.touch(it.s, now) end
+W.delete(it.seq, now)
+if has then O.enqueue(target, json, now, now) end
+return 1

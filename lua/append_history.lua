@@ -1,0 +1,22 @@
+-- append_history: append events to one execution outside a turn (tests and
+-- tools). Event ids must follow the last stored one; nothing is written
+-- otherwise.
+--
+-- KEYS[1]  namespace prefix
+-- ARGV     instance, execution id, n, then n x (event id, json)
+-- Reply    1, or an error 'DXPERM ...'
+-- requires: inst
+local inst, eid = U.arg(), U.arg()
+local ids, events = {}, {}
+for i = 1, U.num() do
+  ids[i], events[i] = U.arg(), U.arg()
+end
+local bad, prev = I.check_ids(inst, eid, ids)
+if bad then
+  return redis.error_reply('DXPERM event_id ' .. bad .. ' of instance ' .. inst .. ' execution ' .. eid ..
+    ' is not after event_id ' .. prev .. ' (duplicate or out of order); nothing was written')
+end
+local now = U.now()
+I.ensure_exec(inst, eid, now)
+I.append(inst, eid, ids, events)
+return 1

@@ -1,0 +1,12 @@
+-- enqueue_worker: add an ActivityExecute to the worker queue.
+--
+-- KEYS[1]  namespace prefix
+-- ARGV     json, queue ('d' | 't:<tag>'), session ('' none, else '+' .. id),
+--          instance, execution id, activity id
+-- Reply    1
+-- requires: work sess
+local json, q, sess, inst, e, a = U.arg(), U.arg(), U.arg(), U.arg(), U.arg(), U.arg()
+local sid = false
+if sess ~= '' then sid = string.sub(sess, 2) end
+W.enqueue(json, q, sid, inst, e, a, U.now())
+return 1

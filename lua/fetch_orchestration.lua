@@ -1,0 +1,32 @@
+-- fetch_orchestration: lock the ready instance with the oldest visible
+-- message among those the caller's capability filter accepts, tag its visible
+-- messages, count an attempt on each, and return the batch with the current
+-- execution's history and KV store, all in one step.
+--
+-- KEYS[1]  namespace prefix
+-- ARGV     token, lock ms, filter encoding ('*' any, '' none,
+--          'min,max;min,max' inclusive ranges), filter id
+-- Reply    {1, instance, token, attempts, name, version, execution id,
+--           messages, history, kv, dropped}
+--       or {0, now, next due ms or nil, dropped}
+-- dropped lists instance, count pairs of orphan QueueMessages deleted.
+-- requires: orch
+local token, lock_ms, enc, fid = U.arg(), U.num(), U.arg(), U.arg()
+local now = U.now()
+O.maintain(now)
+local dropped = {}
+for _ = 1, O.MAINTAIN_BATCH do
+  local inst, ver = O.pick(enc)
+  if not inst then break end
+  local res = O.take(inst, ver, token, lock_ms, now, dropped)
+  if res then
+    -- one marker wakes one waiter: pass it on while more work is eligible
+    if O.pick(enc) then U.ready(K.owake(fid)) end
+    res[#res + 1] = dropped
+    return res
+  end
+end
+O.register(fid, enc, now)
+local due = O.nextdue()
+U.idle(K.owake(fid), due, now)
+return { 0, now, due, dropped }

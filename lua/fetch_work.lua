@@ -1,0 +1,30 @@
+-- fetch_work: lock the eligible worker item with the lowest seq across the
+-- caller's tag queues. Without session routing only items without session
+-- are eligible; with it, also the heads of the owner's sessions and of
+-- claimable sessions, and taking one claims (or extends) the session.
+--
+-- KEYS[1]  namespace prefix
+-- ARGV     token, lock ms, session routing ('0'|'1'), owner, session lock ms,
+--          n queues, then n x queue ('d', 't:<tag>' or '*' for any)
+-- Reply    {1, json, token, attempts} or {0, now, next due ms or nil}
+-- requires: work sess
+local token, lock_ms = U.arg(), U.num()
+local routed, owner, session_ms = U.arg() == '1', U.arg(), U.num()
+local queues = {}
+for i = 1, U.num() do queues[i] = U.arg() end
+if not routed then owner = false end
+local now = U.now()
+W.maintain(now)
+local classes = W.classes(queues, owner)
+local seq, sid = W.pick(classes)
+if seq then
+  local res = W.take(seq, sid, owner, token, lock_ms, session_ms, now)
+  -- one marker wakes one waiter: pass it on while more work is eligible
+  for _, c in ipairs(classes) do
+    if redis.call('ZCARD', c[1]) > 0 then U.ready(c[2]) end
+  end
+  return res
+end
+local due = W.nextdue()
+for _, c in ipairs(classes) do U.idle(c[2], due, now) end
+return { 0, now, due }

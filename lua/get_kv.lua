@@ -1,0 +1,7 @@
+-- get_kv: one key of an instance's live KV view (delta over store).
+--
+-- KEYS[1]  namespace prefix
+-- ARGV     instance, key
+-- Reply    '<updated ms>:<value>', or nil when absent
+-- requires: kv
+return V.value(U.arg(), U.arg())

@@ -1,0 +1,199 @@
+-- lib_inst: instance and execution records, history, and the management
+-- indexes that must change in the same script as the data they index.
+
+-- TERMINAL lists the statuses that end an execution.
+I.TERMINAL = { Completed = true, Failed = true, ContinuedAsNew = true }
+
+-- check_ids validates that ids (decimal strings, in delta order) strictly
+-- increase and follow the last event id stored for the execution. Returns the
+-- offending id and its predecessor, or nil. History is append-only and ordered
+-- by event id, so this one comparison also rejects duplicates.
+function I.check_ids(inst, eid, ids)
+  local prev = redis.call('HGET', K.exec(inst, eid), 'max') or '0'
+  for _, id in ipairs(ids) do
+    if U.cmpid(id, prev) <= 0 then return id, prev end
+    prev = id
+  end
+  return nil
+end
+
+-- ensure_exec creates the execution record when it is missing (status
+-- Running) and registers the execution with its instance.
+function I.ensure_exec(inst, eid, now)
+  local ek = K.exec(inst, eid)
+  if redis.call('HSETNX', ek, 'st', 'Running') == 1 then
+    redis.call('HSET', ek, 't0', now)
+    redis.call('ZADD', K.execs(inst), tonumber(eid), eid)
+    U.count('executions', 1)
+  end
+  return ek
+end
+
+-- append adds validated events to the execution's history list without
+-- reading what is already there (a corrupt stored event must not stop an ack).
+function I.append(inst, eid, ids, jsons)
+  if #jsons == 0 then return end
+  local hk = K.history(inst, eid)
+  local bytes = 0
+  for i = 1, #jsons, 1000 do
+    local chunk = {}
+    for j = i, math.min(i + 999, #jsons) do
+      chunk[#chunk + 1] = jsons[j]
+      bytes = bytes + #jsons[j]
+    end
+    redis.call('RPUSH', hk, unpack(chunk))
+  end
+  local ek = K.exec(inst, eid)
+  redis.call('HSET', ek, 'max', ids[#ids])
+  redis.call('HINCRBY', ek, 'bytes', bytes)
+  U.count('events', #jsons)
+end
+
+-- set_parent records the parent of inst and indexes inst as its child; only
+-- roots are candidates for bulk deletion.
+function I.set_parent(inst, parent)
+  local ik = K.inst(inst)
+  local r = redis.call('HMGET', ik, 'parent', 'created')
+  if r[1] == parent then return end
+  if r[1] then redis.call('ZREM', K.ichildren(r[1]), inst) end
+  redis.call('HSET', ik, 'parent', parent)
+  redis.call('ZADD', K.ichildren(parent), r[2], inst)
+  redis.call('ZREM', K.iterminal(), inst)
+end
+
+-- apply_metadata creates or updates the instance record from an ack's
+-- metadata. Returns whether the instance has a record afterwards: an ack
+-- without orchestration name cannot create one.
+function I.apply_metadata(inst, eid, name, ver, parent, now)
+  local ik = K.inst(inst)
+  if redis.call('EXISTS', ik) == 0 then
+    if name == '' then return false end
+    redis.call('HSET', ik, 'name', name, 'ver', ver, 'cur', eid, 'created', now, 'updated', now)
+    redis.call('ZADD', K.ilist(), now, inst)
+  else
+    local upd = { 'updated', now }
+    if name ~= '' then upd[#upd + 1] = 'name'; upd[#upd + 1] = name end
+    if ver ~= '' then upd[#upd + 1] = 'ver'; upd[#upd + 1] = ver end
+    local cur = redis.call('HGET', ik, 'cur')
+    if not cur or U.cmpid(eid, cur) > 0 then upd[#upd + 1] = 'cur'; upd[#upd + 1] = eid end
+    redis.call('HSET', ik, unpack(upd))
+  end
+  if parent ~= '' then I.set_parent(inst, parent) end
+  return true
+end
+
+-- apply_status stores an execution's status, output and pinned version as
+-- the runtime computed them ('' = unchanged).
+function I.apply_status(ek, status, has_output, output, pinned, now)
+  if status ~= '' then
+    redis.call('HSET', ek, 'st', status)
+    if has_output then
+      redis.call('HSET', ek, 'out', output)
+    else
+      redis.call('HDEL', ek, 'out')
+    end
+    if I.TERMINAL[status] then redis.call('HSET', ek, 't1', now) end
+  end
+  if pinned ~= '' then redis.call('HSET', ek, 'pin', pinned) end
+end
+
+-- reindex_status files the instance under the status of its current
+-- execution, and a terminal root under its completion time.
+function I.reindex_status(inst)
+  local ik = K.inst(inst)
+  local r = redis.call('HMGET', ik, 'cur', 'ist', 'created', 'parent')
+  local e = redis.call('HMGET', K.exec(inst, r[1]), 'st', 't1')
+  local st = e[1] or 'Running'
+  if st ~= r[2] then
+    if r[2] then redis.call('ZREM', K.istatus(r[2]), inst) end
+    redis.call('ZADD', K.istatus(st), r[3], inst)
+    redis.call('HSET', ik, 'ist', st)
+  end
+  if not r[4] then
+    if st == 'Completed' or st == 'Failed' then
+      redis.call('ZADD', K.iterminal(), e[2] or r[3], inst)
+    else
+      redis.call('ZREM', K.iterminal(), inst)
+    end
+  end
+end
+
+-- set_custom_status applies the last CustomStatusUpdated of a turn: mode '1'
+-- sets value, '2' clears; either bumps the version readers poll.
+function I.set_custom_status(inst, mode, value)
+  local ik = K.inst(inst)
+  if mode == '1' then
+    redis.call('HSET', ik, 'cs', value)
+  elseif mode == '2' then
+    redis.call('HDEL', ik, 'cs')
+  else
+    return
+  end
+  redis.call('HINCRBY', ik, 'csv', 1)
+end
+
+-- delete_orchestrator_queue removes every message of inst and its lock (a
+-- holder's ack then fails: nothing it does can recreate the instance).
+-- Returns how many messages went.
+local function delete_orchestrator_queue(inst)
+  local om, oq, ot = K.om(inst), K.oq(inst), K.ot(inst)
+  local st = redis.call('HMGET', om, 'st', 'tok')
+  O.unindex(inst, st[1])
+  if st[2] then redis.call('HDEL', K.otoks(), st[2]) end
+  local pending = redis.call('ZRANGE', oq, 0, -1)
+  for _, seq in ipairs(pending) do redis.call('ZREM', K.ofut(), seq) end
+  U.count('o_unl', -#pending)
+  local n = #pending + redis.call('ZCARD', ot)
+  redis.call('DEL', om, oq, ot)
+  return n
+end
+
+-- delete_executions removes every execution of inst with its history.
+-- Returns executions and events deleted.
+local function delete_executions(inst)
+  local execs, events = 0, 0
+  for _, eid in ipairs(redis.call('ZRANGE', K.execs(inst), 0, -1)) do
+    local e, n = I.delete_execution(inst, eid)
+    execs, events = execs + e, events + n
+  end
+  redis.call('DEL', K.execs(inst))
+  return execs, events
+end
+
+-- delete_execution removes one execution and its history (UNLINK: a long
+-- history is freed off the main thread). Returns 1 and its event count.
+function I.delete_execution(inst, eid)
+  local hk = K.history(inst, eid)
+  local n = redis.call('LLEN', hk)
+  redis.call('UNLINK', hk)
+  redis.call('DEL', K.exec(inst, eid))
+  redis.call('ZREM', K.execs(inst), eid)
+  U.count('executions', -1)
+  U.count('events', -n)
+  return 1, n
+end
+
+-- delete removes everything stored for inst: record and indexes, executions
+-- and history, orchestrator messages and lock, worker items in any state
+-- (with their session references), KV store and delta. Returns whether a
+-- record existed, executions, events and queue messages deleted.
+function I.delete(inst, now)
+  local ik = K.inst(inst)
+  local r = redis.call('HMGET', ik, 'parent', 'ist')
+  local existed = redis.call('EXISTS', ik) == 1
+  if r[1] then redis.call('ZREM', K.ichildren(r[1]), inst) end
+  if r[2] then redis.call('ZREM', K.istatus(r[2]), inst) end
+  redis.call('ZREM', K.ilist(), inst)
+  redis.call('ZREM', K.iterminal(), inst)
+  local execs, events = delete_executions(inst)
+  local msgs = delete_orchestrator_queue(inst)
+  local wa = K.wact(inst)
+  for _, m in ipairs(redis.call('ZRANGE', wa, 0, -1)) do
+    local parts = U.split(m, ':')
+    msgs = msgs + W.delete(parts[3], now)
+  end
+  redis.call('DEL', wa, ik, K.ichildren(inst), K.kv(inst), K.kvdelta(inst))
+  local n = 0
+  if existed then n = 1 end
+  return n, execs, events, msgs
+end

@@ -1,0 +1,359 @@
+-- lib_orch: the orchestrator queue.
+--
+-- Messages of an instance live in oq (untagged, scored by visibility) and ot
+-- (tagged by the instance's current lock); their bodies and attempt counts in
+-- the om hash, which also holds the lock ('tok', 'until') and the index state
+-- 'st' of the instance:
+--   'r<version>' ready: in the ready partition of that pinned version
+--   'd'          delayed: in odelay, every message is in the future
+--   'l'          locked: in olocked
+--   absent       no pending message
+-- Ready partitions are keyed by the pinned version of the instance's current
+-- execution, so a fetch with a capability filter looks only at compatible
+-- partitions and never walks over instances it cannot take.
+
+-- Work found by one call of maintenance is bounded so that a burst of expired
+-- locks or due timers never blocks Redis; the next fetch continues.
+O.MAINTAIN_BATCH = 100
+-- A capability filter stays registered for arming this long after a fetcher
+-- last used it.
+O.FILTER_TTL = 600000
+
+-- vparse splits a canonical version 'maj.min.patch[-pre]' into its parts.
+local function vparse(v)
+  local a, b, c, rest = string.match(v, '^(%d+)%.(%d+)%.(%d+)(.*)$')
+  if not a then return nil end
+  if string.sub(rest, 1, 1) == '-' then rest = string.sub(rest, 2) end
+  return { a, b, c, rest }
+end
+
+-- prepart compares two prerelease identifiers as semver orders them: numeric
+-- ones numerically and below alphanumeric ones, those in ASCII order.
+local function prepart(a, b)
+  if a == b then return 0 end
+  local an, bn = string.match(a, '^%d+$'), string.match(b, '^%d+$')
+  if an and bn then return U.cmpid(a, b) end
+  if an then return -1 end
+  if bn then return 1 end
+  if a < b then return -1 end
+  return 1
+end
+
+-- vcmp compares two parsed versions with the precedence of semver (and of
+-- github.com/Masterminds/semver, which the Go side uses).
+function O.vcmp(x, y)
+  for i = 1, 3 do
+    local c = U.cmpid(x[i], y[i])
+    if c ~= 0 then return c end
+  end
+  local p, q = x[4], y[4]
+  if p == q then return 0 end
+  if p == '' then return 1 end
+  if q == '' then return -1 end
+  local ps, qs = U.split(p, '.'), U.split(q, '.')
+  for i = 1, math.max(#ps, #qs) do
+    if ps[i] == nil then return -1 end
+    if qs[i] == nil then return 1 end
+    local c = prepart(ps[i], qs[i])
+    if c ~= 0 then return c end
+  end
+  return 0
+end
+
+-- compatible reports whether an execution pinned at ver ('' = unpinned) may be
+-- handed to a fetcher whose filter is enc: '*' (no filter), '' (no range:
+-- matches nothing) or 'min,max;min,max' (inclusive, '' = unbounded side).
+function O.compatible(ver, enc)
+  if enc == '*' then return true end
+  if enc == '' then return false end
+  if ver == '' then return true end
+  local v = vparse(ver)
+  if not v then return false end
+  for _, range in ipairs(U.split(enc, ';')) do
+    local b = U.split(range, ',')
+    local lo, hi = b[1], b[2] or ''
+    if (lo == '' or O.vcmp(v, vparse(lo)) >= 0) and (hi == '' or O.vcmp(v, vparse(hi)) <= 0) then
+      return true
+    end
+  end
+  return false
+end
+
+-- partition is the pinned version of the instance's current execution, the
+-- ready partition it belongs to ('' when unpinned or unknown).
+function O.partition(inst)
+  local cur = redis.call('HGET', K.inst(inst), 'cur')
+  if not cur then return '' end
+  return redis.call('HGET', K.exec(inst, cur), 'pin') or ''
+end
+
+-- filters calls fn(filter id) for every registered filter compatible with ver.
+local function each_filter(ver, fn)
+  local f = redis.call('HGETALL', K.ofilters())
+  for i = 1, #f, 2 do
+    if O.compatible(ver, f[i + 1]) then fn(f[i]) end
+  end
+end
+
+-- arm_ready wakes the fetchers that can take an instance of partition ver.
+function O.arm_ready(ver)
+  each_filter(ver, function(fid) U.ready(K.owake(fid)) end)
+end
+
+-- arm_due tells those fetchers that an instance of partition ver becomes
+-- eligible at t.
+function O.arm_due(ver, t, now)
+  each_filter(ver, function(fid) U.due(K.owake(fid), t, now) end)
+end
+
+-- register keeps a blocked fetcher's filter known to the arming functions and
+-- forgets filters nobody has used for FILTER_TTL.
+function O.register(fid, enc, now)
+  redis.call('HSET', K.ofilters(), fid, enc)
+  redis.call('ZADD', K.ofseen(), now, fid)
+  local stale = redis.call('ZRANGEBYSCORE', K.ofseen(), '-inf', now - O.FILTER_TTL, 'LIMIT', 0, 10)
+  for _, old in ipairs(stale) do
+    redis.call('HDEL', K.ofilters(), old)
+    redis.call('ZREM', K.ofseen(), old)
+  end
+end
+
+-- unindex removes an instance from the index its state st names.
+function O.unindex(inst, st)
+  if not st then return end
+  local c = string.sub(st, 1, 1)
+  if c == 'r' then
+    local ver = string.sub(st, 2)
+    local rk = K.oready(ver)
+    redis.call('ZREM', rk, inst)
+    if ver ~= '' and redis.call('EXISTS', rk) == 0 then redis.call('HDEL', K.overs(), ver) end
+  elseif c == 'd' then
+    redis.call('ZREM', K.odelay(), inst)
+  elseif c == 'l' then
+    redis.call('ZREM', K.olocked(), inst)
+  end
+end
+
+-- make_ready puts an unlocked instance into the ready partition of its pinned
+-- version at position order (the seq of its oldest visible message).
+local function make_ready(inst, order)
+  local ver = O.partition(inst)
+  redis.call('ZADD', K.oready(ver), order, inst)
+  if ver ~= '' then redis.call('HSET', K.overs(), ver, 1) end
+  redis.call('HSET', K.om(inst), 'st', 'r' .. ver)
+  O.arm_ready(ver)
+end
+
+-- make_delayed parks an unlocked instance whose messages are all in the future.
+local function make_delayed(inst, at, now)
+  redis.call('ZADD', K.odelay(), at, inst)
+  redis.call('HSET', K.om(inst), 'st', 'd')
+  O.arm_due(O.partition(inst), at, now)
+end
+
+-- reindex files an unlocked instance where its pending messages say it
+-- belongs. Its cost is the number of visible messages, which the next fetch
+-- takes anyway.
+function O.reindex(inst, now)
+  local om = K.om(inst)
+  local st = redis.call('HGET', om, 'st')
+  if st == 'l' then return end
+  O.unindex(inst, st)
+  local oq = K.oq(inst)
+  local vis = redis.call('ZRANGEBYSCORE', oq, '-inf', now)
+  if #vis > 0 then
+    local order = tonumber(vis[1])
+    for i = 2, #vis do
+      local n = tonumber(vis[i])
+      if n < order then order = n end
+    end
+    make_ready(inst, order)
+    return
+  end
+  local at = U.first(oq)
+  if at then
+    make_delayed(inst, at, now)
+    return
+  end
+  redis.call('HDEL', om, 'st')
+end
+
+-- enqueue adds a message for inst, visible at vis. A locked instance is not
+-- indexed: releasing its lock does that.
+function O.enqueue(inst, json, vis, now)
+  local seq = redis.call('INCR', K.seq())
+  local om = K.om(inst)
+  redis.call('HSET', om, 'm' .. seq, json)
+  redis.call('ZADD', K.oq(inst), vis, seq)
+  U.count('o_unl', 1)
+  if vis > now then redis.call('ZADD', K.ofut(), vis, seq) end
+  local st = redis.call('HGET', om, 'st')
+  if st == 'l' or (st and string.sub(st, 1, 1) == 'r') then return end
+  if vis <= now then
+    O.unindex(inst, st)
+    make_ready(inst, seq)
+  elseif not st then
+    make_delayed(inst, vis, now)
+  elseif vis < tonumber(redis.call('ZSCORE', K.odelay(), inst)) then
+    make_delayed(inst, vis, now)
+  end
+end
+
+-- untag returns the messages tagged by the instance's lock to the pending set.
+-- delay > 0 makes them visible at now + delay (else they keep their time);
+-- ignore undoes the attempt the fetch counted.
+function O.untag(inst, now, delay, ignore)
+  local ot, oq, om = K.ot(inst), K.oq(inst), K.om(inst)
+  local tagged = redis.call('ZRANGE', ot, 0, -1, 'WITHSCORES')
+  for i = 1, #tagged, 2 do
+    local seq, vis = tagged[i], tonumber(tagged[i + 1])
+    if delay > 0 then vis = now + delay end
+    redis.call('ZADD', oq, vis, seq)
+    if vis > now then redis.call('ZADD', K.ofut(), vis, seq) end
+    if ignore then
+      local a = tonumber(redis.call('HGET', om, 'a' .. seq) or '0')
+      if a > 0 then redis.call('HSET', om, 'a' .. seq, a - 1) end
+    end
+  end
+  U.count('o_unl', #tagged / 2)
+  redis.call('DEL', ot)
+end
+
+-- drop_tagged deletes the messages tagged by the instance's lock (ack).
+function O.drop_tagged(inst)
+  local ot, om = K.ot(inst), K.om(inst)
+  for _, seq in ipairs(redis.call('ZRANGE', ot, 0, -1)) do
+    redis.call('HDEL', om, 'm' .. seq, 'a' .. seq)
+  end
+  redis.call('DEL', ot)
+end
+
+-- release removes the instance lock and files the instance by what is left.
+function O.release(inst, tok, now)
+  local om = K.om(inst)
+  redis.call('HDEL', om, 'tok', 'until', 'st')
+  if tok then redis.call('HDEL', K.otoks(), tok) end
+  redis.call('ZREM', K.olocked(), inst)
+  O.reindex(inst, now)
+end
+
+-- lock_of returns the instance and lock expiry of a token, or nil when the
+-- token is unknown or no longer the instance's lock.
+function O.lock_of(token)
+  local inst = redis.call('HGET', K.otoks(), token)
+  if not inst then return nil end
+  local l = redis.call('HMGET', K.om(inst), 'tok', 'until')
+  if l[1] ~= token then return nil end
+  return inst, tonumber(l[2])
+end
+
+-- expire releases a lock whose holder ran out of time; its messages are
+-- offered again (and counted again by the next fetch).
+function O.expire(inst, now)
+  local tok = redis.call('HGET', K.om(inst), 'tok')
+  O.untag(inst, now, 0, false)
+  O.release(inst, tok, now)
+end
+
+-- maintain applies what time has made due: expired locks and delayed
+-- instances, a bounded number per call.
+function O.maintain(now)
+  local n = O.MAINTAIN_BATCH
+  for _, inst in ipairs(redis.call('ZRANGEBYSCORE', K.olocked(), '-inf', now, 'LIMIT', 0, n)) do
+    O.expire(inst, now)
+  end
+  for _, inst in ipairs(redis.call('ZRANGEBYSCORE', K.odelay(), '-inf', now, 'LIMIT', 0, n)) do
+    O.reindex(inst, now)
+  end
+  redis.call('ZREMRANGEBYSCORE', K.ofut(), '-inf', now)
+end
+
+-- nextdue is the earliest time something not eligible now becomes eligible.
+function O.nextdue()
+  return U.minof(U.first(K.odelay()), U.first(K.olocked()))
+end
+
+-- pick returns the ready instance with the oldest visible message among the
+-- partitions compatible with filter enc, and its partition.
+function O.pick(enc)
+  local best, bestver, bestorder
+  local function consider(ver)
+    local r = redis.call('ZRANGE', K.oready(ver), 0, 0, 'WITHSCORES')
+    if r[1] then
+      local order = tonumber(r[2])
+      if not bestorder or order < bestorder then best, bestver, bestorder = r[1], ver, order end
+    end
+  end
+  if enc ~= '' then consider('') end
+  for _, ver in ipairs(redis.call('HKEYS', K.overs())) do
+    if O.compatible(ver, enc) then consider(ver) end
+  end
+  return best, bestver
+end
+
+local START = '{"StartOrchestration":'
+local QUEUED = '{"QueueMessage":'
+
+-- drop_orphans deletes QueueMessages sent to an instance that has no history
+-- and no StartOrchestration among seqs: nothing will ever consume them.
+-- Returns the seqs that remain and how many were dropped.
+local function drop_orphans(inst, seqs)
+  local cur = redis.call('HGET', K.inst(inst), 'cur') or '1'
+  if redis.call('EXISTS', K.history(inst, cur)) == 1 then return seqs, 0 end
+  local om = K.om(inst)
+  local bodies = {}
+  for i, seq in ipairs(seqs) do
+    bodies[i] = redis.call('HGET', om, 'm' .. seq) or ''
+    if string.sub(bodies[i], 1, #START) == START then return seqs, 0 end
+  end
+  local keep, dropped = {}, 0
+  for i, seq in ipairs(seqs) do
+    if string.sub(bodies[i], 1, #QUEUED) == QUEUED then
+      redis.call('ZREM', K.oq(inst), seq)
+      redis.call('HDEL', om, 'm' .. seq, 'a' .. seq)
+      dropped = dropped + 1
+    else
+      keep[#keep + 1] = seq
+    end
+  end
+  U.count('o_unl', -dropped)
+  return keep, dropped
+end
+
+-- take locks inst (ready in partition ver) for token, tags its visible
+-- messages and returns the fetch reply; nil when only orphan QueueMessages
+-- were visible (they are dropped). dropped collects {inst, count} for logging.
+function O.take(inst, ver, token, lock_ms, now, dropped)
+  O.unindex(inst, 'r' .. ver)
+  local om, oq, ot = K.om(inst), K.oq(inst), K.ot(inst)
+  redis.call('HDEL', om, 'st')
+  local seqs, n = drop_orphans(inst, redis.call('ZRANGEBYSCORE', oq, '-inf', now))
+  if n > 0 then
+    dropped[#dropped + 1] = inst
+    dropped[#dropped + 1] = n
+  end
+  if #seqs == 0 then
+    O.reindex(inst, now)
+    return nil
+  end
+  table.sort(seqs, function(a, b) return tonumber(a) < tonumber(b) end)
+  local untl = now + lock_ms
+  local msgs, attempts = {}, 0
+  for i, seq in ipairs(seqs) do
+    redis.call('ZADD', ot, redis.call('ZSCORE', oq, seq), seq)
+    redis.call('ZREM', oq, seq)
+    local a = redis.call('HINCRBY', om, 'a' .. seq, 1)
+    if a > attempts then attempts = a end
+    msgs[i] = redis.call('HGET', om, 'm' .. seq)
+  end
+  U.count('o_unl', -#seqs)
+  redis.call('HSET', om, 'st', 'l', 'tok', token, 'until', untl)
+  redis.call('HSET', K.otoks(), token, inst)
+  redis.call('ZADD', K.olocked(), untl, inst)
+  O.arm_due(ver, untl, now)
+  local rec = redis.call('HMGET', K.inst(inst), 'name', 'ver', 'cur')
+  local cur = rec[3] or '1'
+  return { 1, inst, token, attempts, rec[1], rec[2], rec[3], msgs,
+    redis.call('LRANGE', K.history(inst, cur), 0, -1),
+    redis.call('HGETALL', K.kv(inst)) }
+end

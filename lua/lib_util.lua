@@ -1,0 +1,113 @@
+-- lib_util: the clock, ARGV reading, exact id arithmetic and wake-up markers.
+-- Every script includes it first.
+
+-- A wake-up marker only matters to a fetcher blocked right now, and every
+-- fetcher runs its script before it blocks, so an old marker carries no news:
+-- it expires instead of accumulating for tag queues or owners that are gone.
+U.WAKE_TTL = 60000
+
+-- now is the server clock in milliseconds: the one clock every lock, delay and
+-- timestamp of the namespace is measured against.
+function U.now()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- id formats an integer for keys, fields and replies. tostring would print
+-- numbers >= 1e15 with an exponent on real Redis.
+function U.id(v)
+  if type(v) == 'number' then return string.format('%d', v) end
+  return v
+end
+
+-- ARGV is read front to back: U.arg() returns the next value as a string,
+-- U.num() as a number.
+local argi = 0
+function U.arg()
+  argi = argi + 1
+  return ARGV[argi]
+end
+
+function U.num()
+  return tonumber(U.arg())
+end
+
+-- cmpid compares two ids written as decimal strings without leading zeros.
+-- Event and execution ids are u64: a double would round them above 2^53.
+function U.cmpid(a, b)
+  if #a ~= #b then
+    if #a < #b then return -1 end
+    return 1
+  end
+  if a == b then return 0 end
+  if a < b then return -1 end
+  return 1
+end
+
+-- split cuts s at every occurrence of the single character sep.
+function U.split(s, sep)
+  local out = {}
+  local start = 1
+  while true do
+    local i = string.find(s, sep, start, true)
+    if not i then
+      out[#out + 1] = string.sub(s, start)
+      return out
+    end
+    out[#out + 1] = string.sub(s, start, i - 1)
+    start = i + 1
+  end
+end
+
+-- ready sets the wake-up marker of key: fetchers blocked on it have work they
+-- can take now. One member, so markers never pile up.
+function U.ready(key)
+  redis.call('ZADD', key, 0, 'w')
+  redis.call('PEXPIRE', key, U.WAKE_TTL)
+end
+
+-- due tells the fetchers blocked on key that something they could take becomes
+-- eligible at time t. When a waiter on key is already known to wake by t it
+-- will see the new item then, and nothing is sent.
+function U.due(key, t, now)
+  local known = redis.call('ZSCORE', K.wakedue(), key)
+  if known then
+    known = tonumber(known)
+    if known > now and known <= t then return end
+  end
+  redis.call('ZADD', K.wakedue(), t, key)
+  U.ready(key)
+end
+
+-- idle records that a fetcher blocked on key found nothing to take and will
+-- wake by nextdue (false: only when a marker arrives). The marker it consumed
+-- is removed: no work of its class is eligible now.
+function U.idle(key, nextdue, now)
+  redis.call('ZREM', key, 'w')
+  if nextdue then
+    redis.call('ZADD', K.wakedue(), nextdue, key)
+  else
+    redis.call('ZREM', K.wakedue(), key)
+  end
+  redis.call('ZREMRANGEBYSCORE', K.wakedue(), '-inf', now - U.WAKE_TTL)
+end
+
+-- first returns the lowest score of a sorted set, or false when it is empty.
+function U.first(key)
+  local r = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  if r[2] then return tonumber(r[2]) end
+  return false
+end
+
+-- minof returns the smaller of two optional numbers (false = absent).
+function U.minof(a, b)
+  if not a then return b end
+  if not b then return a end
+  if b < a then return b end
+  return a
+end
+
+-- counter adds delta to one of the namespace counters.
+function U.count(field, delta)
+  if delta ~= 0 then redis.call('HINCRBY', K.stats(), field, delta) end
+end

@@ -1,0 +1,214 @@
+-- lib_work: the worker queue.
+--
+-- An item is a hash wi:<seq> with fields j (JSON), q (tag queue: 'd' untagged,
+-- 't:<tag>' tagged), s (session, absent for none), i/e/a (instance,
+-- execution, activity: the identity cancellation uses), n (attempts),
+-- st ('r' ready, 'd' delayed, 'l' locked) and, while locked, k (token) and
+-- u (locked until).
+--
+-- A ready item without session sits in wq:<q> and wq:* (score = seq, so each
+-- queue is FIFO and an AnyTag fetch reads one queue). A ready session item
+-- sits in its session's queue sq:<sid>; only the session's head is indexed,
+-- see lib_sess.
+
+-- The batch of expired locks and due items one call of maintenance handles.
+W.MAINTAIN_BATCH = 100
+
+-- ready offers a ready item to the fetchers that may take it.
+function W.ready(seq, q, sid, now)
+  redis.call('HSET', K.witem(seq), 'st', 'r')
+  if sid then
+    redis.call('ZADD', K.squeue(sid), seq, seq)
+    S.rehead(sid, now)
+    return
+  end
+  redis.call('ZADD', K.wq(q), seq, seq)
+  redis.call('ZADD', K.wq('*'), seq, seq)
+  U.ready(K.wwake(q))
+  U.ready(K.wwake('*'))
+end
+
+-- unready withdraws a ready item from its queue.
+function W.unready(seq, q, sid, now)
+  if sid then
+    redis.call('ZREM', K.squeue(sid), seq)
+    S.rehead(sid, now)
+    return
+  end
+  redis.call('ZREM', K.wq(q), seq)
+  redis.call('ZREM', K.wq('*'), seq)
+end
+
+-- arm_due tells the fetchers that will be able to take an item of queue q
+-- (session sid or false) that it becomes eligible at t.
+function W.arm_due(q, sid, t, now)
+  if not sid then
+    U.due(K.wwake(q), t, now)
+    U.due(K.wwake('*'), t, now)
+    return
+  end
+  local owner = S.owner(sid, now)
+  if owner then
+    U.due(K.owned(q, owner), t, now)
+    U.due(K.owned('*', owner), t, now)
+  else
+    U.due(K.cwake(q), t, now)
+    U.due(K.cwake('*'), t, now)
+  end
+end
+
+-- enqueue adds an ActivityExecute; e and a identify it for cancellation.
+function W.enqueue(json, q, sid, inst, e, a, now)
+  local seq = redis.call('INCR', K.seq())
+  local wk = K.witem(seq)
+  redis.call('HSET', wk, 'j', json, 'q', q, 'i', inst, 'e', e, 'a', a, 'n', 0)
+  if sid then
+    redis.call('HSET', wk, 's', sid)
+    S.add_item(sid)
+  end
+  redis.call('ZADD', K.wact(inst), 0, e .. ':' .. a .. ':' .. seq)
+  U.count('w_unl', 1)
+  W.ready(seq, q, sid, now)
+  return seq
+end
+
+-- lock gives a ready item (already withdrawn from its queue) to token until
+-- untl and returns its attempt count.
+function W.lock(seq, q, sid, token, untl, now)
+  local wk = K.witem(seq)
+  redis.call('HSET', wk, 'st', 'l', 'k', token, 'u', untl)
+  local n = redis.call('HINCRBY', wk, 'n', 1)
+  redis.call('ZADD', K.wlocked(), untl, seq)
+  redis.call('HSET', K.wtoks(), token, seq)
+  U.count('w_unl', -1)
+  W.arm_due(q, sid, untl, now)
+  return n
+end
+
+-- locked returns the fields of the item token holds, or nil when the token is
+-- unknown (never issued, acked, cancelled, or its expired lock reclaimed).
+function W.locked(token)
+  local seq = redis.call('HGET', K.wtoks(), token)
+  if not seq then return nil end
+  local it = redis.call('HMGET', K.witem(seq), 'k', 'u', 'q', 's', 'j')
+  if it[1] ~= token then return nil end
+  return { seq = seq, u = tonumber(it[2]), q = it[3], s = it[4], j = it[5] }
+end
+
+-- unlock releases an item's lock: visible again now, or after delay ms.
+-- ignore undoes the attempt its fetch counted (never below 0).
+function W.unlock(seq, now, delay, ignore)
+  local wk = K.witem(seq)
+  local it = redis.call('HMGET', wk, 'k', 'q', 's', 'n')
+  if it[1] then redis.call('HDEL', K.wtoks(), it[1]) end
+  redis.call('HDEL', wk, 'k', 'u')
+  redis.call('ZREM', K.wlocked(), seq)
+  U.count('w_unl', 1)
+  if ignore and tonumber(it[4]) > 0 then redis.call('HINCRBY', wk, 'n', -1) end
+  if delay > 0 then
+    local at = now + delay
+    redis.call('HSET', wk, 'st', 'd')
+    redis.call('ZADD', K.wdelay(), at, seq)
+    W.arm_due(it[2], it[3], at, now)
+  else
+    W.ready(seq, it[2], it[3], now)
+  end
+end
+
+-- delete removes an item in whatever state it is: acked, cancelled by its
+-- orchestration (the holder's next ack or renew fails) or deleted with it.
+function W.delete(seq, now)
+  local wk = K.witem(seq)
+  local it = redis.call('HMGET', wk, 'st', 'q', 's', 'i', 'e', 'a', 'k')
+  local st, q, sid = it[1], it[2], it[3]
+  if not st then return 0 end
+  if st == 'r' then
+    W.unready(seq, q, sid, now)
+    U.count('w_unl', -1)
+  elseif st == 'd' then
+    redis.call('ZREM', K.wdelay(), seq)
+    U.count('w_unl', -1)
+  else
+    redis.call('ZREM', K.wlocked(), seq)
+    if it[7] then redis.call('HDEL', K.wtoks(), it[7]) end
+  end
+  redis.call('ZREM', K.wact(it[4]), it[5] .. ':' .. it[6] .. ':' .. seq)
+  redis.call('DEL', wk)
+  if sid then S.remove_item(sid) end
+  return 1
+end
+
+-- cancel deletes the items scheduled as activity a of execution e of inst.
+function W.cancel(inst, e, a, now)
+  local prefix = e .. ':' .. a .. ':'
+  local members = redis.call('ZRANGEBYLEX', K.wact(inst), '[' .. prefix, '(' .. e .. ':' .. a .. ';')
+  for _, m in ipairs(members) do
+    W.delete(string.sub(m, #prefix + 1), now)
+  end
+end
+
+-- maintain applies what time has made due: expired item locks, delayed items
+-- and expired sessions, a bounded number per call.
+function W.maintain(now)
+  local n = W.MAINTAIN_BATCH
+  for _, seq in ipairs(redis.call('ZRANGEBYSCORE', K.wlocked(), '-inf', now, 'LIMIT', 0, n)) do
+    W.unlock(seq, now, 0, false)
+  end
+  for _, seq in ipairs(redis.call('ZRANGEBYSCORE', K.wdelay(), '-inf', now, 'LIMIT', 0, n)) do
+    redis.call('ZREM', K.wdelay(), seq)
+    local it = redis.call('HMGET', K.witem(seq), 'q', 's')
+    W.ready(seq, it[1], it[2], now)
+  end
+  S.maintain(now, n)
+end
+
+-- nextdue is the earliest time an item not eligible now may become eligible.
+function W.nextdue()
+  return U.minof(U.minof(U.first(K.wdelay()), U.first(K.wlocked())), U.first(K.slive()))
+end
+
+-- classes lists, for the caller's queues, each index it may take from with
+-- the wake key of that index: plain items, and with an owner its sessions and
+-- the claimable sessions.
+function W.classes(queues, owner)
+  local out = {}
+  for _, q in ipairs(queues) do
+    out[#out + 1] = { K.wq(q), K.wwake(q), false }
+    if owner then
+      out[#out + 1] = { K.sowned(q, owner), K.owned(q, owner), true }
+      out[#out + 1] = { K.sclaim(q), K.cwake(q), true }
+    end
+  end
+  return out
+end
+
+-- pick returns the eligible item with the lowest seq across classes: its seq
+-- and, for a session head, the session.
+function W.pick(classes)
+  local bestseq, bestsid, bestorder
+  for _, c in ipairs(classes) do
+    local r = redis.call('ZRANGE', c[1], 0, 0, 'WITHSCORES')
+    if r[1] then
+      local order = tonumber(r[2])
+      if not bestorder or order < bestorder then
+        bestorder = order
+        if c[3] then bestseq, bestsid = U.id(order), r[1] else bestseq, bestsid = r[1], false end
+      end
+    end
+  end
+  return bestseq, bestsid
+end
+
+-- take locks the picked item for token, claiming its session for owner.
+function W.take(seq, sid, owner, token, lock_ms, session_ms, now)
+  local q = redis.call('HGET', K.witem(seq), 'q')
+  if sid then
+    redis.call('ZREM', K.squeue(sid), seq)
+    S.claim(sid, owner, session_ms, now)
+    S.rehead(sid, now)
+  else
+    W.unready(seq, q, false, now)
+  end
+  local n = W.lock(seq, q, sid, token, now + lock_ms, now)
+  return { 1, redis.call('HGET', K.witem(seq), 'j'), token, n }
+end

@@ -1,0 +1,18 @@
+-- renew_orchestration: extend a valid, unexpired instance lock to now +
+-- extend ms. An expired lock cannot be renewed: another dispatcher may
+-- already hold the instance.
+--
+-- KEYS[1]  namespace prefix
+-- ARGV     token, extend ms
+-- Reply    1, or an error 'DXPERM ...'
+-- requires: orch
+local token, extend = U.arg(), U.num()
+local now = U.now()
+local inst, untl = O.lock_of(token)
+if not inst or untl <= now then
+  return redis.error_reply('DXPERM lock_token ' .. token .. ' is invalid or expired')
+end
+untl = now + extend
+redis.call('HSET', K.om(inst), 'until', untl)
+redis.call('ZADD', K.olocked(), untl, inst)
+return 1

@@ -1,0 +1,266 @@
+package redisprovider
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// Management reads index structures kept by the scripts that change the data
+// (never KEYS or SCAN). Listings are read in pages of listPage so one call
+// never holds Redis for long; bulk deletion and pruning work in batches of
+// DefaultBulkLimit instances, each instance (tree) atomic.
+
+const (
+	// listPage is how many index entries one round trip of a listing reads.
+	listPage = 5000
+	// DefaultBulkLimit is the number of instances a bulk call handles when
+	// InstanceFilter.Limit is 0.
+	DefaultBulkLimit = 1000
+)
+
+// notFound is the permanent error for an unknown instance or execution.
+func notFound(op, what string) error {
+	return duroxide.Permanent(op, what+" not found")
+}
+
+// listIndex reads a sorted-set index in pages, newest (highest score) first
+// when rev.
+func (p *Provider) listIndex(ctx context.Context, op, key string, rev bool) ([]string, error) {
+	var out []string
+	for start := int64(0); ; start += listPage {
+		stop := start + listPage - 1
+		var page []string
+		var err error
+		if rev {
+			page, err = p.rdb.ZRevRange(ctx, key, start, stop).Result()
+		} else {
+			page, err = p.rdb.ZRange(ctx, key, start, stop).Result()
+		}
+		if err != nil {
+			return nil, p.fail(op, err)
+		}
+		out = append(out, page...)
+		if len(page) < listPage {
+			return out, nil
+		}
+	}
+}
+
+// ListInstances returns every instance id, newest first.
+func (p *Provider) ListInstances(ctx context.Context) ([]string, error) {
+	return p.listIndex(ctx, "list_instances", p.keys.Instances(), true)
+}
+
+// ListInstancesByStatus returns the instances whose current execution has
+// status, newest first.
+func (p *Provider) ListInstancesByStatus(ctx context.Context, status string) ([]string, error) {
+	return p.listIndex(ctx, "list_instances_by_status", p.keys.InstancesByStatus(status), true)
+}
+
+// ListExecutions returns the execution ids of an instance, ascending (empty
+// for an unknown instance).
+func (p *Provider) ListExecutions(ctx context.Context, instance string) ([]uint64, error) {
+	const op = "list_executions"
+	if instance == "" {
+		return nil, invalid(op, "empty instance id")
+	}
+	ids, err := p.listIndex(ctx, op, p.keys.Executions(instance), false)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]uint64, 0, len(ids))
+	for _, s := range ids {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return nil, duroxide.Permanent(op, "instance "+instance+": corrupt execution id "+strconv.Quote(s))
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// ReadHistoryWithExecutionID returns one execution's events, ordered by
+// event id.
+func (p *Provider) ReadHistoryWithExecutionID(ctx context.Context, instance string, executionID uint64) ([]duroxide.Event, error) {
+	return p.readHistory(ctx, "read_history_with_execution_id", instance, strconv.FormatUint(executionID, 10))
+}
+
+// ReadHistory returns the current execution's events; an unknown instance is
+// a not-found error.
+func (p *Provider) ReadHistory(ctx context.Context, instance string) ([]duroxide.Event, error) {
+	const op = "read_history"
+	eid, err := p.latestExecution(ctx, op, instance)
+	if err != nil {
+		return nil, err
+	}
+	return p.readHistory(ctx, op, instance, strconv.FormatUint(eid, 10))
+}
+
+// LatestExecutionID returns the current execution of an instance.
+func (p *Provider) LatestExecutionID(ctx context.Context, instance string) (uint64, error) {
+	return p.latestExecution(ctx, "latest_execution_id", instance)
+}
+
+func (p *Provider) latestExecution(ctx context.Context, op, instance string) (uint64, error) {
+	if instance == "" {
+		return 0, invalid(op, "empty instance id")
+	}
+	s, err := p.rdb.HGet(ctx, p.keys.Instance(instance), "cur").Result()
+	if err != nil {
+		if isRedisNil(err) {
+			return 0, notFound(op, "instance "+instance)
+		}
+		return 0, p.fail(op, err)
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, duroxide.Permanent(op, "instance "+instance+": corrupt execution id")
+	}
+	return n, nil
+}
+
+// GetInstanceInfo returns an instance record with its current execution's
+// status and output.
+func (p *Provider) GetInstanceInfo(ctx context.Context, instance string) (duroxide.InstanceInfo, error) {
+	const op = "get_instance_info"
+	if instance == "" {
+		return duroxide.InstanceInfo{}, invalid(op, "empty instance id")
+	}
+	var a args
+	a.str(instance)
+	res, err := p.run(ctx, op, "instance_info", a)
+	if err != nil {
+		return duroxide.InstanceInfo{}, err
+	}
+	if res == nil {
+		return duroxide.InstanceInfo{}, notFound(op, "instance "+instance)
+	}
+	r := newReply(op, res)
+	info := duroxide.InstanceInfo{InstanceID: instance}
+	info.OrchestrationName, _ = r.str(0)
+	info.OrchestrationVersion, _ = r.str(1)
+	info.CurrentExecutionID = uint64(r.int(2))
+	info.CreatedAt = uint64(r.int(3))
+	info.UpdatedAt = uint64(r.int(4))
+	info.ParentInstanceID, _ = r.str(5)
+	info.Status, _ = r.str(6)
+	if out, ok := r.str(7); ok {
+		info.Output = &out
+	}
+	return info, r.err
+}
+
+// GetExecutionInfo returns one execution's status, output, times and event
+// count.
+func (p *Provider) GetExecutionInfo(ctx context.Context, instance string, executionID uint64) (duroxide.ExecutionInfo, error) {
+	const op = "get_execution_info"
+	if instance == "" {
+		return duroxide.ExecutionInfo{}, invalid(op, "empty instance id")
+	}
+	var a args
+	a.str(instance).u64(executionID)
+	res, err := p.run(ctx, op, "execution_info", a)
+	if err != nil {
+		return duroxide.ExecutionInfo{}, err
+	}
+	if res == nil {
+		return duroxide.ExecutionInfo{}, notFound(op, fmt.Sprintf("execution %d of instance %s", executionID, instance))
+	}
+	r := newReply(op, res)
+	info := duroxide.ExecutionInfo{ExecutionID: executionID}
+	info.Status, _ = r.str(0)
+	if out, ok := r.str(1); ok {
+		info.Output = &out
+	}
+	info.StartedAt = uint64(r.int(2))
+	if t, ok := r.optInt(3); ok {
+		info.CompletedAt = uint64(t)
+	}
+	info.EventCount = int(r.int(4))
+	return info, r.err
+}
+
+// GetSystemMetrics returns totals read from counters and index sizes.
+func (p *Provider) GetSystemMetrics(ctx context.Context) (duroxide.SystemMetrics, error) {
+	const op = "get_system_metrics"
+	res, err := p.run(ctx, op, "system_metrics", nil)
+	if err != nil {
+		return duroxide.SystemMetrics{}, err
+	}
+	r := newReply(op, res)
+	return duroxide.SystemMetrics{
+		TotalInstances:     uint64(r.int(0)),
+		TotalExecutions:    uint64(r.int(1)),
+		RunningInstances:   uint64(r.int(2)),
+		CompletedInstances: uint64(r.int(3)),
+		FailedInstances:    uint64(r.int(4)),
+		TotalEvents:        uint64(r.int(5)),
+	}, r.err
+}
+
+// GetQueueDepths counts unlocked orchestrator messages and worker items
+// visible now; TimerQueue counts orchestrator messages visible only later
+// (timers and delayed messages).
+func (p *Provider) GetQueueDepths(ctx context.Context) (duroxide.QueueDepths, error) {
+	const op = "get_queue_depths"
+	res, err := p.run(ctx, op, "queue_depths", nil)
+	if err != nil {
+		return duroxide.QueueDepths{}, err
+	}
+	r := newReply(op, res)
+	return duroxide.QueueDepths{
+		OrchestratorQueue: int(r.int(0)),
+		WorkerQueue:       int(r.int(1)),
+		TimerQueue:        int(r.int(2)),
+	}, r.err
+}
+
+// ListChildren returns the direct children of an instance.
+func (p *Provider) ListChildren(ctx context.Context, instance string) ([]string, error) {
+	const op = "list_children"
+	if instance == "" {
+		return nil, invalid(op, "empty instance id")
+	}
+	return p.listIndex(ctx, op, p.keys.Children(instance), false)
+}
+
+// GetParentID returns the parent of an instance ("" for a root).
+func (p *Provider) GetParentID(ctx context.Context, instance string) (string, error) {
+	const op = "get_parent_id"
+	if instance == "" {
+		return "", invalid(op, "empty instance id")
+	}
+	v, err := p.rdb.HMGet(ctx, p.keys.Instance(instance), "cur", "parent").Result()
+	if err != nil {
+		return "", p.fail(op, err)
+	}
+	if v[0] == nil {
+		return "", notFound(op, "instance "+instance)
+	}
+	parent, _ := v[1].(string)
+	return parent, nil
+}
+
+// GetInstanceTree returns an instance and all its descendants, breadth
+// first, the root first.
+func (p *Provider) GetInstanceTree(ctx context.Context, instance string) (duroxide.InstanceTree, error) {
+	tree := duroxide.InstanceTree{RootID: instance}
+	seen := map[string]bool{}
+	for queue := []string{instance}; len(queue) > 0; queue = queue[1:] {
+		id := queue[0]
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		tree.AllIDs = append(tree.AllIDs, id)
+		kids, err := p.ListChildren(ctx, id)
+		if err != nil {
+			return duroxide.InstanceTree{}, err
+		}
+		queue = append(queue, kids...)
+	}
+	return tree, nil
+}

@@ -1,0 +1,68 @@
+package redisprovider
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// Read returns the events of the instance's current execution, ordered by
+// event id; empty for an unknown instance. Stored data that cannot be decoded
+// is a permanent error: a partial history would be silently wrong.
+func (p *Provider) Read(ctx context.Context, instance string) ([]duroxide.Event, error) {
+	return p.readHistory(ctx, "read", instance, "")
+}
+
+// ReadWithExecution returns the events of one execution, ordered by event id.
+func (p *Provider) ReadWithExecution(ctx context.Context, instance string, executionID uint64) ([]duroxide.Event, error) {
+	return p.readHistory(ctx, "read_with_execution", instance, fmt.Sprint(executionID))
+}
+
+func (p *Provider) readHistory(ctx context.Context, op, instance, execution string) ([]duroxide.Event, error) {
+	if instance == "" {
+		return nil, invalid(op, "empty instance id")
+	}
+	var a args
+	a.str(instance).str(execution)
+	res, err := p.run(ctx, op, "read_history", a)
+	if err != nil {
+		return nil, err
+	}
+	r := newReply(op, res)
+	raw := r.strs(1)
+	if r.err != nil {
+		return nil, r.err
+	}
+	events := make([]duroxide.Event, len(raw))
+	for i, e := range raw {
+		if err := events[i].UnmarshalJSON([]byte(e)); err != nil {
+			eid, _ := r.str(0)
+			return nil, duroxide.Permanent(op, fmt.Sprintf("instance %s execution %s: stored event at position %d cannot be decoded: %v", instance, eid, i, err))
+		}
+	}
+	return events, nil
+}
+
+// AppendWithExecution appends events to one execution outside a turn. Ids
+// must be non-zero and follow the last stored id; otherwise nothing is
+// written and the error is permanent.
+func (p *Provider) AppendWithExecution(ctx context.Context, instance string, executionID uint64, events []duroxide.Event) error {
+	const op = "append_with_execution"
+	if instance == "" {
+		return invalid(op, "empty instance id")
+	}
+	if executionID == 0 {
+		return invalid(op, "execution id 0")
+	}
+	var a args
+	a.str(instance).u64(executionID)
+	if err := appendEvents(op, &a, events); err != nil {
+		return err
+	}
+	if len(events) == 0 {
+		return nil
+	}
+	_, err := p.run(ctx, op, "append_history", a)
+	return err
+}

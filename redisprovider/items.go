@@ -1,0 +1,165 @@
+package redisprovider
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// Work item variants may arrive as values or pointers; these helpers accept
+// both.
+
+func asActivity(item duroxide.WorkItem) (duroxide.ActivityExecute, bool) {
+	switch v := item.(type) {
+	case duroxide.ActivityExecute:
+		return v, true
+	case *duroxide.ActivityExecute:
+		if v != nil {
+			return *v, true
+		}
+	}
+	return duroxide.ActivityExecute{}, false
+}
+
+func asTimer(item duroxide.WorkItem) (duroxide.TimerFired, bool) {
+	switch v := item.(type) {
+	case duroxide.TimerFired:
+		return v, true
+	case *duroxide.TimerFired:
+		if v != nil {
+			return *v, true
+		}
+	}
+	return duroxide.TimerFired{}, false
+}
+
+func asStart(item duroxide.WorkItem) (duroxide.StartOrchestration, bool) {
+	switch v := item.(type) {
+	case duroxide.StartOrchestration:
+		return v, true
+	case *duroxide.StartOrchestration:
+		if v != nil {
+			return *v, true
+		}
+	}
+	return duroxide.StartOrchestration{}, false
+}
+
+// isNilItem reports a nil interface or a nil pointer inside it (calling
+// InstanceID on the latter would panic).
+func isNilItem(item duroxide.WorkItem) bool {
+	if item == nil {
+		return true
+	}
+	v := reflect.ValueOf(item)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+// orchestratorItem validates a message bound for the orchestrator queue and
+// returns its target instance and JSON.
+func orchestratorItem(op string, item duroxide.WorkItem) (instance string, body []byte, err error) {
+	if isNilItem(item) {
+		return "", nil, invalid(op, "nil work item")
+	}
+	if _, ok := asActivity(item); ok {
+		return "", nil, invalid(op, "ActivityExecute belongs to the worker queue, not the orchestrator queue")
+	}
+	instance = item.InstanceID()
+	if instance == "" {
+		return "", nil, invalid(op, "work item %T has an empty instance id", item)
+	}
+	body, err = duroxide.MarshalWorkItem(item)
+	if err != nil {
+		return "", nil, invalid(op, "work item of instance %q: %v", instance, err)
+	}
+	return instance, body, nil
+}
+
+// workerItem validates a message bound for the worker queue.
+func workerItem(op string, item duroxide.WorkItem) (duroxide.ActivityExecute, []byte, error) {
+	if isNilItem(item) {
+		return duroxide.ActivityExecute{}, nil, invalid(op, "nil work item")
+	}
+	act, ok := asActivity(item)
+	if !ok {
+		return act, nil, invalid(op, "the worker queue takes only ActivityExecute, got %T", item)
+	}
+	if act.Instance == "" {
+		return act, nil, invalid(op, "ActivityExecute %q has an empty instance id", act.Name)
+	}
+	body, err := duroxide.MarshalWorkItem(act)
+	if err != nil {
+		return act, nil, invalid(op, "ActivityExecute of instance %q: %v", act.Instance, err)
+	}
+	return act, body, nil
+}
+
+// queueOf names the tag queue of an activity: 'd' untagged, 't:<tag>' tagged.
+func queueOf(tag *string) string {
+	if tag == nil {
+		return "d"
+	}
+	return "t:" + *tag
+}
+
+// canonVersion writes a version as the scripts compare it: major.minor.patch
+// and prerelease; build metadata does not take part in precedence.
+func canonVersion(v *semver.Version) string {
+	if v == nil {
+		return ""
+	}
+	s := fmt.Sprintf("%d.%d.%d", v.Major(), v.Minor(), v.Patch())
+	if pre := v.Prerelease(); pre != "" {
+		s += "-" + pre
+	}
+	return s
+}
+
+// filterSpec encodes a capability filter for the fetch script ('*' none,
+// '' no range, 'min,max;...' otherwise) with a short id naming its wake key.
+func filterSpec(f *duroxide.DispatcherCapabilityFilter) (enc, id string) {
+	if f == nil {
+		return "*", "any"
+	}
+	ranges := make([]string, len(f.SupportedDuroxideVersions))
+	for i, r := range f.SupportedDuroxideVersions {
+		ranges[i] = canonVersion(r.Min) + "," + canonVersion(r.Max)
+	}
+	enc = strings.Join(ranges, ";")
+	sum := sha1.Sum([]byte(enc))
+	return enc, hex.EncodeToString(sum[:8])
+}
+
+// checkDurations rejects negative durations: a negative lock or delay is a
+// caller bug, not "none".
+func checkDurations(op string, ds ...time.Duration) error {
+	for _, d := range ds {
+		if d < 0 {
+			return invalid(op, "negative duration %v", d)
+		}
+	}
+	return nil
+}
+
+// lockFor returns the lock duration to use for a caller's lockTimeout.
+func (p *Provider) lockFor(d time.Duration) time.Duration {
+	if d == 0 {
+		return p.lockTimeout
+	}
+	return d
+}
+
+// checkToken rejects an empty lock token before any round trip.
+func checkToken(op, token string) error {
+	if token == "" {
+		return duroxide.Permanent(op, "lock_token is empty")
+	}
+	return nil
+}

@@ -1,0 +1,220 @@
+package redisprovider
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// FetchOrchestrationItem locks the instance with the oldest visible message
+// among those whose current execution's pinned version the filter accepts
+// (nil filter: any; nil pinned version: every non-empty filter) and returns
+// its messages, history and KV store. The filter is applied before anything
+// is locked or read. (nil, nil) means no work within pollTimeout.
+func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
+	const op = "fetch_orchestration_item"
+	if err := checkDurations(op, lockTimeout, pollTimeout); err != nil {
+		return nil, err
+	}
+	enc, fid := filterSpec(filter)
+	if enc == "" {
+		// an empty range list accepts nothing: wait out the poll, ask nobody
+		return nil, p.sleep(ctx, pollTimeout)
+	}
+	lock := p.lockFor(lockTimeout)
+	var item *duroxide.OrchestrationItem
+	err := p.poll(ctx, []string{p.keys.OrchWake(fid)}, pollTimeout, func(ctx context.Context) (bool, time.Duration, error) {
+		var due time.Duration
+		var err error
+		item, due, err = p.fetchOrchestrationOnce(ctx, op, lock, enc, fid)
+		return item != nil, due, err
+	})
+	if err != nil {
+		return nil, p.fail(op, err)
+	}
+	return item, nil
+}
+
+// sleep waits d (or until ctx ends) without touching Redis.
+func (p *Provider) sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-p.closed:
+		return nil
+	}
+}
+
+// fetchOrchestrationOnce runs the fetch script once. The script runs detached
+// from ctx's cancellation: once sent, its lock must be known to be released
+// if the caller is gone.
+func (p *Provider) fetchOrchestrationOnce(ctx context.Context, op string, lock time.Duration, enc, fid string) (*duroxide.OrchestrationItem, time.Duration, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+	token := uuid.NewString()
+	var a args
+	a.str(token).ms(lock).str(enc).str(fid)
+	res, err := p.run(context.WithoutCancel(ctx), op, "fetch_orchestration", a)
+	if err != nil {
+		return nil, 0, err
+	}
+	r := newReply(op, res)
+	if r.int(0) == 0 {
+		p.logDropped(r.strs(3))
+		return nil, dueIn(r, 1, 2), r.err
+	}
+	p.logDropped(r.strs(10))
+	if ctx.Err() != nil {
+		p.release(op, token)
+		return nil, 0, ctx.Err()
+	}
+	item := p.decodeOrchestrationItem(r)
+	return item, 0, r.err
+}
+
+// dueIn reads the {now, next due} pair of an empty fetch reply as a duration
+// (-1: nothing scheduled).
+func dueIn(r *reply, nowAt, dueAt int) time.Duration {
+	due, ok := r.optInt(dueAt)
+	if !ok {
+		return -1
+	}
+	return time.Duration(due-r.int(nowAt)) * time.Millisecond
+}
+
+// release gives back a lock whose fetch the caller abandoned (its context
+// ended while the reply was on the way); the attempt is not counted.
+func (p *Provider) release(op, token string) {
+	var a args
+	a.str(token).ms(0).flag(true)
+	if _, err := p.run(context.Background(), op, "abandon_orchestration", a); err != nil {
+		p.log.Warn("duroxide-redis: could not release the lock of a cancelled fetch; it expires instead",
+			"op", op, "error", err)
+	}
+}
+
+// logDropped reports orphan QueueMessages the fetch deleted.
+func (p *Provider) logDropped(pairs []string) {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		p.log.Warn("duroxide-redis: dropped QueueMessages sent to an instance that has not started",
+			"instance", pairs[i], "count", pairs[i+1])
+	}
+}
+
+// decodeOrchestrationItem builds the item from a fetch reply. Undecodable
+// history or KV data becomes HistoryError (the lock is held and the attempt
+// counted, so the runtime's poison handling can end the instance);
+// undecodable messages are logged and left tagged, so the ack deletes them.
+func (p *Provider) decodeOrchestrationItem(r *reply) *duroxide.OrchestrationItem {
+	inst, _ := r.str(1)
+	token, _ := r.str(2)
+	item := &duroxide.OrchestrationItem{
+		Instance:     inst,
+		LockToken:    token,
+		AttemptCount: uint32(r.int(3)),
+	}
+	for i, raw := range r.strs(7) {
+		m, err := duroxide.UnmarshalWorkItem([]byte(raw))
+		if err != nil {
+			p.log.Error("duroxide-redis: skipping an undecodable orchestrator message; the ack deletes it",
+				"instance", inst, "position", i, "error", err)
+			continue
+		}
+		item.Messages = append(item.Messages, m)
+	}
+	name, hasRecord := r.str(4)
+	item.OrchestrationName = name
+	item.Version, _ = r.str(5)
+	item.ExecutionID = duroxide.InitialExecutionID
+	if cur, ok := r.str(6); ok {
+		item.ExecutionID, _ = strconv.ParseUint(cur, 10, 64)
+	}
+	item.History, item.HistoryError = decodeHistory(r.strs(8), item.ExecutionID)
+	item.KVSnapshot, item.HistoryError = decodeKV(r.strs(9), item.HistoryError)
+	if !hasRecord {
+		describeNewInstance(item)
+	}
+	return item
+}
+
+// describeNewInstance fills name, version and execution of an instance that
+// has no record yet from its StartOrchestration message or, for history
+// written without a turn, from its OrchestrationStarted event.
+func describeNewInstance(item *duroxide.OrchestrationItem) {
+	for _, m := range item.Messages {
+		if s, ok := asStart(m); ok {
+			item.OrchestrationName = s.Orchestration
+			item.Version = ""
+			if s.Version != nil {
+				item.Version = *s.Version
+			}
+			if s.ExecutionID != 0 {
+				item.ExecutionID = s.ExecutionID
+			}
+			return
+		}
+	}
+	if len(item.History) > 0 {
+		if s, ok := item.History[0].Kind.(duroxide.OrchestrationStartedEvent); ok {
+			item.OrchestrationName, item.Version = s.Name, s.Version
+		}
+	}
+}
+
+// decodeHistory decodes stored events; on the first failure it returns no
+// events and a description of the failure.
+func decodeHistory(raw []string, executionID uint64) ([]duroxide.Event, string) {
+	events := make([]duroxide.Event, len(raw))
+	for i, e := range raw {
+		if err := events[i].UnmarshalJSON([]byte(e)); err != nil {
+			return nil, fmt.Sprintf("history of execution %d, event at position %d: %v", executionID, i, err)
+		}
+	}
+	return events, ""
+}
+
+// decodeKV parses the KV store entries ('<updated ms>:<value>') of a fetch.
+func decodeKV(raw []string, historyErr string) (map[string]duroxide.KVEntry, string) {
+	if len(raw) == 0 {
+		return nil, historyErr
+	}
+	out := make(map[string]duroxide.KVEntry, len(raw)/2)
+	for i := 0; i+1 < len(raw); i += 2 {
+		e, err := parseKVEntry(raw[i+1])
+		if err != nil {
+			if historyErr == "" {
+				historyErr = fmt.Sprintf("KV store entry %q: %v", raw[i], err)
+			}
+			return nil, historyErr
+		}
+		out[raw[i]] = e
+	}
+	return out, historyErr
+}
+
+// parseKVEntry splits a stored KV entry into value and update time.
+func parseKVEntry(s string) (duroxide.KVEntry, error) {
+	ts, value, ok := strings.Cut(s, ":")
+	if !ok {
+		return duroxide.KVEntry{}, fmt.Errorf("corrupt entry")
+	}
+	ms, err := strconv.ParseUint(ts, 10, 64)
+	if err != nil {
+		return duroxide.KVEntry{}, fmt.Errorf("corrupt timestamp: %w", err)
+	}
+	return duroxide.KVEntry{Value: value, LastUpdatedAtMs: ms}, nil
+}

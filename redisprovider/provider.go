@@ -1,0 +1,217 @@
+// Package redisprovider is a duroxide provider that stores orchestration
+// history, queues, locks, sessions and KV state in Redis.
+//
+// Every state change is one Lua script (see the module's lua/ directory), run
+// with EVALSHA, so each provider call is atomic and costs one round trip.
+// Every key of a namespace shares one hash tag, so the provider runs on a
+// single node, behind Sentinel, or on Redis Cluster. Time is Redis's clock.
+//
+// A fetch with a poll timeout blocks without polling: a per-process waiter
+// blocks in BZPOPMIN on the wake-up keys of the work its callers can take and
+// wakes them when work arrives or becomes due. Blocking uses its own
+// connections (see Options), so parked waiters never starve other calls.
+package redisprovider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	dxredis "github.com/duroxide-go/duroxide-redis"
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// ProviderVersion is the version Provider.Version reports.
+const ProviderVersion = "0.1.0"
+
+// DefaultNamespace is the namespace used when Options.Namespace is empty.
+const DefaultNamespace = "duroxide"
+
+// DefaultLockTimeout is the lock duration used when Options.LockTimeout is 0.
+const DefaultLockTimeout = 30 * time.Second
+
+// Options configures a Provider.
+type Options struct {
+	// Client is used as-is when set: a *redis.Client (single node or
+	// Sentinel failover) or a *redis.ClusterClient. The provider never
+	// closes it. Long polls block on a separate client built from Client's
+	// options (PoolSize BlockingPoolSize, ReadTimeout fitted to the
+	// blocking calls); any other UniversalClient is used for blocking too,
+	// and then its pool must leave room for one parked connection per
+	// distinct kind of waiter (see README).
+	Client redis.UniversalClient
+	// URL is parsed with redis.ParseURL when Client is nil, e.g.
+	// redis://127.0.0.1:6379/0.
+	URL string
+	// Namespace prefixes every key, inside a hash tag so the namespace lives
+	// in one Cluster slot. Default "duroxide". Must not contain '{' or '}'.
+	Namespace string
+	// LockTimeout is the lock duration for callers that pass 0. Default 30s.
+	LockTimeout time.Duration
+	// BlockingPoolSize caps the connections parked in BZPOPMIN. One is used
+	// per distinct kind of waiter in this process (one orchestrator
+	// capability filter; one worker tag filter and session owner). Default
+	// 128.
+	BlockingPoolSize int
+	// Logger receives the few events worth reporting that are not errors of
+	// a call (dropped orphan messages, skipped corrupt queue messages).
+	// Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Provider is a duroxide.Provider and duroxide.ProviderAdmin on Redis. It is
+// safe for concurrent use.
+type Provider struct {
+	rdb         redis.UniversalClient
+	blocking    redis.UniversalClient
+	ownsClient  bool
+	ownsBlocker bool
+	keys        dxredis.Keys
+	lockTimeout time.Duration
+	log         *slog.Logger
+	scripts     map[string]*redis.Script
+	waits       *waitRegistry
+
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+var (
+	_ duroxide.Provider      = (*Provider)(nil)
+	_ duroxide.ProviderAdmin = (*Provider)(nil)
+)
+
+// New connects to Redis, checks that it answers and loads every script.
+func New(ctx context.Context, opts Options) (*Provider, error) {
+	const op = "new"
+	if opts.Namespace == "" {
+		opts.Namespace = DefaultNamespace
+	}
+	if strings.ContainsAny(opts.Namespace, "{}") {
+		return nil, duroxide.Permanent(op, fmt.Sprintf("namespace %q must not contain '{' or '}': it is the Cluster hash tag", opts.Namespace))
+	}
+	if opts.LockTimeout < 0 || opts.BlockingPoolSize < 0 {
+		return nil, duroxide.Permanent(op, "LockTimeout and BlockingPoolSize must not be negative")
+	}
+	p := &Provider{
+		keys:        dxredis.NewKeys(opts.Namespace),
+		lockTimeout: opts.LockTimeout,
+		log:         opts.Logger,
+		closed:      make(chan struct{}),
+	}
+	if p.lockTimeout == 0 {
+		p.lockTimeout = DefaultLockTimeout
+	}
+	if p.log == nil {
+		p.log = slog.Default()
+	}
+	if err := p.connect(opts); err != nil {
+		return nil, err
+	}
+	if err := p.loadScripts(ctx); err != nil {
+		p.Close()
+		return nil, err
+	}
+	p.waits = newWaitRegistry(p)
+	return p, nil
+}
+
+// connect sets up the command client and the blocking client.
+func (p *Provider) connect(opts Options) error {
+	const op = "new"
+	p.rdb = opts.Client
+	if p.rdb == nil {
+		if opts.URL == "" {
+			return duroxide.Permanent(op, "Options needs a Client or a URL")
+		}
+		o, err := redis.ParseURL(opts.URL)
+		if err != nil {
+			return &duroxide.ProviderError{Operation: op, Message: "invalid URL: " + err.Error(), Err: err}
+		}
+		p.rdb = redis.NewClient(o)
+		p.ownsClient = true
+	}
+	size := opts.BlockingPoolSize
+	if size == 0 {
+		size = 128
+	}
+	p.blocking, p.ownsBlocker = blockingClient(p.rdb, size)
+	return nil
+}
+
+// blockingClient builds a client for parked BZPOPMIN calls from the options
+// of c, so long polls cannot exhaust c's pool and the read deadline fits the
+// block time. Returns c itself for client types it cannot copy.
+func blockingClient(c redis.UniversalClient, size int) (redis.UniversalClient, bool) {
+	switch c := c.(type) {
+	case *redis.Client:
+		o := *c.Options()
+		o.PushNotificationProcessor = nil // New makes its own; sharing one fails
+		o.PoolSize, o.MinIdleConns, o.MaxIdleConns = size, 0, 0
+		o.ReadTimeout = maxBlock + 5*time.Second
+		return redis.NewClient(&o), true
+	case *redis.ClusterClient:
+		o := *c.Options()
+		o.PushNotificationProcessor = nil
+		o.PoolSize, o.MinIdleConns, o.MaxIdleConns = size, 0, 0
+		o.ReadTimeout = maxBlock + 5*time.Second
+		return redis.NewClusterClient(&o), true
+	}
+	return c, false
+}
+
+// loadScripts checks the server and loads every script, so that pipelines
+// and the first calls find them (EVALSHA also reloads after SCRIPT FLUSH or
+// a restart).
+func (p *Provider) loadScripts(ctx context.Context) error {
+	p.scripts = make(map[string]*redis.Script)
+	if err := p.rdb.Ping(ctx).Err(); err != nil {
+		return p.fail("new", err)
+	}
+	for _, name := range dxredis.ScriptNames() {
+		src, err := dxredis.Script(name)
+		if err != nil {
+			return duroxide.Permanent("new", err.Error())
+		}
+		s := redis.NewScript(src)
+		if err := s.Load(ctx, p.rdb).Err(); err != nil {
+			return p.fail("new", fmt.Errorf("loading script %s: %w", name, err))
+		}
+		p.scripts[name] = s
+	}
+	return nil
+}
+
+// Close stops the provider's waiters and closes the clients New created. A
+// Client passed in Options stays open.
+func (p *Provider) Close() error {
+	var err error
+	p.closeOnce.Do(func() {
+		close(p.closed)
+		if p.ownsBlocker {
+			err = p.blocking.Close()
+		}
+		if p.ownsClient {
+			err = errors.Join(err, p.rdb.Close())
+		}
+	})
+	return err
+}
+
+// Keys returns the key schema of the provider's namespace.
+func (p *Provider) Keys() dxredis.Keys { return p.keys }
+
+// Name identifies the provider in logs.
+func (p *Provider) Name() string { return "redis" }
+
+// Version is the provider's version.
+func (p *Provider) Version() string { return ProviderVersion }
+
+// Admin returns the provider itself: it implements every management method.
+func (p *Provider) Admin() duroxide.ProviderAdmin { return p }

@@ -1,0 +1,149 @@
+package redisprovider
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// args accumulates the ARGV of a script call in the order its header lists.
+type args []any
+
+func (a *args) str(s string) *args { *a = append(*a, s); return a }
+
+func (a *args) u64(v uint64) *args { *a = append(*a, strconv.FormatUint(v, 10)); return a }
+
+func (a *args) int(v int) *args { *a = append(*a, strconv.Itoa(v)); return a }
+
+func (a *args) ms(d time.Duration) *args { *a = append(*a, strconv.FormatInt(millis(d), 10)); return a }
+
+func (a *args) flag(b bool) *args {
+	if b {
+		return a.str("1")
+	}
+	return a.str("0")
+}
+
+// opt writes an optional string as '' (absent) or '+' followed by the value,
+// so that an empty string stays distinguishable from none.
+func (a *args) opt(s *string) *args {
+	if s == nil {
+		return a.str("")
+	}
+	return a.str("+" + *s)
+}
+
+// millis rounds a positive duration up to whole milliseconds: a 300µs delay
+// must not become "no delay".
+func millis(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
+}
+
+// run executes the named script for operation op with the namespace prefix as
+// its only key. It returns the reply or a *duroxide.ProviderError.
+func (p *Provider) run(ctx context.Context, op, name string, a args) (any, error) {
+	res, err := p.scripts[name].Run(ctx, p.rdb, []string{p.keys.Prefix()}, a...).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil // the script returned nil: "nothing", not a failure
+	}
+	if err != nil {
+		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			err = errors.Join(ctx.Err(), err)
+		}
+		return nil, p.fail(op, err)
+	}
+	return res, nil
+}
+
+// reply helps read the nested arrays scripts return. A malformed reply means a
+// script and this package disagree: a permanent error naming op.
+type reply struct {
+	op  string
+	v   []any
+	err error
+}
+
+func newReply(op string, v any) *reply {
+	r := &reply{op: op}
+	r.v, _ = v.([]any)
+	if r.v == nil {
+		r.err = duroxide.Permanent(op, "unexpected script reply")
+	}
+	return r
+}
+
+func (r *reply) at(i int) any {
+	if r.err != nil || i >= len(r.v) {
+		r.setErr(i)
+		return nil
+	}
+	return r.v[i]
+}
+
+func (r *reply) setErr(i int) {
+	if r.err == nil {
+		r.err = duroxide.Permanent(r.op, "unexpected script reply at position "+strconv.Itoa(i))
+	}
+}
+
+// int returns element i as an integer.
+func (r *reply) int(i int) int64 {
+	switch v := r.at(i).(type) {
+	case int64:
+		return v
+	case string:
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err == nil {
+			return n
+		}
+	}
+	r.setErr(i)
+	return 0
+}
+
+// optInt returns element i as an integer; ok is false when it is nil.
+func (r *reply) optInt(i int) (n int64, ok bool) {
+	if r.at(i) == nil {
+		return 0, false
+	}
+	return r.int(i), true
+}
+
+// str returns element i as a string; ok is false when it is nil.
+func (r *reply) str(i int) (s string, ok bool) {
+	switch v := r.at(i).(type) {
+	case string:
+		return v, true
+	case nil:
+		return "", false
+	}
+	r.setErr(i)
+	return "", false
+}
+
+// strs returns element i, an array of strings.
+func (r *reply) strs(i int) []string {
+	v, ok := r.at(i).([]any)
+	if !ok {
+		r.setErr(i)
+		return nil
+	}
+	out := make([]string, len(v))
+	for j, e := range v {
+		s, ok := e.(string)
+		if !ok {
+			r.setErr(i)
+			return nil
+		}
+		out[j] = s
+	}
+	return out
+}

@@ -1,0 +1,38 @@
+package redisprovider
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// GetCustomStatus returns the instance's custom status when its version is
+// newer than lastSeenVersion; nil when unchanged or the instance is unknown.
+// One read, no script: nothing to keep atomic.
+func (p *Provider) GetCustomStatus(ctx context.Context, instance string, lastSeenVersion uint64) (*duroxide.CustomStatus, error) {
+	const op = "get_custom_status"
+	if instance == "" {
+		return nil, invalid(op, "empty instance id")
+	}
+	v, err := p.rdb.HMGet(ctx, p.keys.Instance(instance), "cs", "csv").Result()
+	if err != nil {
+		return nil, p.fail(op, err)
+	}
+	ver, ok := v[1].(string)
+	if !ok {
+		return nil, nil
+	}
+	n, err := strconv.ParseUint(ver, 10, 64)
+	if err != nil {
+		return nil, duroxide.Permanent(op, "instance "+instance+": corrupt custom status version")
+	}
+	if n <= lastSeenVersion {
+		return nil, nil
+	}
+	cs := &duroxide.CustomStatus{Version: n}
+	if s, ok := v[0].(string); ok {
+		cs.Status = &s
+	}
+	return cs, nil
+}

@@ -1,0 +1,219 @@
+package redisprovider
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// EnqueueForWorker adds an ActivityExecute to the worker queue of its tag
+// (and session). Any other item is a permanent error.
+func (p *Provider) EnqueueForWorker(ctx context.Context, item duroxide.WorkItem) error {
+	const op = "enqueue_for_worker"
+	act, body, err := workerItem(op, item)
+	if err != nil {
+		return err
+	}
+	var a args
+	a.str(string(body)).str(queueOf(act.Tag)).opt(act.SessionID)
+	a.str(act.Instance).u64(act.ExecutionID).u64(act.ID)
+	_, err = p.run(ctx, op, "enqueue_worker", a)
+	return err
+}
+
+// FetchWorkItem locks the oldest eligible activity among the tag queues the
+// filter names. Without a session config, activities of a session are never
+// returned; with one, also those of sessions owned by session.OwnerID and of
+// unowned or expired sessions, and taking one claims (or extends) its session
+// until now + session.LockTimeout. (nil, nil) means no work within
+// pollTimeout.
+func (p *Provider) FetchWorkItem(ctx context.Context, lockTimeout, pollTimeout time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
+	const op = "fetch_work_item"
+	if err := checkDurations(op, lockTimeout, pollTimeout); err != nil {
+		return nil, err
+	}
+	queues, err := tagQueues(op, tags)
+	if err != nil {
+		return nil, err
+	}
+	if session != nil {
+		if session.OwnerID == "" {
+			return nil, invalid(op, "session config with an empty owner id")
+		}
+		if err := checkDurations(op, session.LockTimeout); err != nil {
+			return nil, err
+		}
+	}
+	if len(queues) == 0 {
+		return nil, p.sleep(ctx, pollTimeout) // NoTags: this worker takes nothing
+	}
+	var a args
+	a.str("").ms(p.lockFor(lockTimeout))
+	if session != nil {
+		a.flag(true).str(session.OwnerID).ms(session.LockTimeout)
+	} else {
+		a.flag(false).str("").ms(0)
+	}
+	a.int(len(queues))
+	for _, q := range queues {
+		a.str(q)
+	}
+	var item *duroxide.LockedWorkItem
+	err = p.poll(ctx, p.workWakeKeys(queues, session), pollTimeout, func(ctx context.Context) (bool, time.Duration, error) {
+		var due time.Duration
+		var err error
+		item, due, err = p.fetchWorkOnce(ctx, op, a)
+		return item != nil, due, err
+	})
+	if err != nil {
+		return nil, p.fail(op, err)
+	}
+	return item, nil
+}
+
+// tagQueues lists the tag queues a filter reads ('d' untagged, 't:<tag>',
+// '*' any), sorted so equal filters share one waiter.
+func tagQueues(op string, f duroxide.TagFilter) ([]string, error) {
+	if err := f.Validate(); err != nil {
+		return nil, invalid(op, "tag filter: %v", err)
+	}
+	var qs []string
+	switch f.Kind {
+	case duroxide.TagAny:
+		return []string{"*"}, nil
+	case duroxide.TagNone:
+		return nil, nil
+	case duroxide.TagDefaultOnly, duroxide.TagDefaultAnd:
+		qs = append(qs, "d")
+	}
+	if f.Kind == duroxide.TagOnly || f.Kind == duroxide.TagDefaultAnd {
+		seen := map[string]bool{}
+		for _, t := range f.Tags {
+			if !seen[t] {
+				seen[t] = true
+				qs = append(qs, queueOf(&t))
+			}
+		}
+	}
+	sort.Strings(qs)
+	return qs, nil
+}
+
+// workWakeKeys lists the wake keys of the classes a fetch may take from,
+// matching W.classes in lua/lib_work.lua.
+func (p *Provider) workWakeKeys(queues []string, session *duroxide.SessionFetchConfig) []string {
+	keys := make([]string, 0, 3*len(queues))
+	for _, q := range queues {
+		keys = append(keys, p.keys.WorkWake(q))
+		if session != nil {
+			keys = append(keys, p.keys.OwnedWake(q, session.OwnerID), p.keys.ClaimableWake(q))
+		}
+	}
+	return keys
+}
+
+// fetchWorkOnce runs the fetch script once, detached from ctx's cancellation
+// (see fetchOrchestrationOnce). a holds a placeholder for the token.
+func (p *Provider) fetchWorkOnce(ctx context.Context, op string, a args) (*duroxide.LockedWorkItem, time.Duration, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+	token := uuid.NewString()
+	a = append(args{token}, a[1:]...)
+	res, err := p.run(context.WithoutCancel(ctx), op, "fetch_work", a)
+	if err != nil {
+		return nil, 0, err
+	}
+	r := newReply(op, res)
+	if r.int(0) == 0 {
+		return nil, dueIn(r, 1, 2), r.err
+	}
+	if ctx.Err() != nil {
+		p.releaseWork(op, token)
+		return nil, 0, ctx.Err()
+	}
+	raw, _ := r.str(1)
+	attempts := r.int(3)
+	if r.err != nil {
+		return nil, 0, r.err
+	}
+	item, err := duroxide.UnmarshalWorkItem([]byte(raw))
+	if err != nil {
+		// the lock is kept until it expires, so a corrupt item is not
+		// fetched in a tight loop
+		return nil, 0, duroxide.Permanent(op, "stored work item cannot be decoded (lock_token "+token+" left to expire): "+err.Error())
+	}
+	return &duroxide.LockedWorkItem{Item: item, LockToken: token, AttemptCount: uint32(attempts)}, 0, nil
+}
+
+// releaseWork gives back a worker lock whose fetch the caller abandoned.
+func (p *Provider) releaseWork(op, token string) {
+	var a args
+	a.str(token).ms(0).flag(true)
+	if _, err := p.run(context.Background(), op, "abandon_work", a); err != nil {
+		p.log.Warn("duroxide-redis: could not release the lock of a cancelled fetch; it expires instead",
+			"op", op, "error", err)
+	}
+}
+
+// AckWorkItem deletes the locked item and enqueues completion (nil: none)
+// for the orchestrator, atomically. A cancelled item (deleted by its
+// orchestration), an expired or an unknown lock is a permanent error and
+// nothing changes.
+func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion duroxide.WorkItem) error {
+	const op = "ack_work_item"
+	if err := checkToken(op, lockToken); err != nil {
+		return err
+	}
+	var a args
+	a.str(lockToken)
+	if isNilItem(completion) {
+		a.flag(false).str("").str("")
+	} else {
+		inst, body, err := orchestratorItem(op, completion)
+		if err != nil {
+			return err
+		}
+		a.flag(true).str(inst).str(string(body))
+	}
+	_, err := p.run(ctx, op, "ack_work", a)
+	return err
+}
+
+// AbandonWorkItem releases a worker lock without completing: the item is
+// visible again after delay; ignoreAttempt undoes the attempt its fetch
+// counted. An unknown token is a permanent error.
+func (p *Provider) AbandonWorkItem(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool) error {
+	const op = "abandon_work_item"
+	if err := checkToken(op, lockToken); err != nil {
+		return err
+	}
+	if err := checkDurations(op, delay); err != nil {
+		return err
+	}
+	var a args
+	a.str(lockToken).ms(delay).flag(ignoreAttempt)
+	_, err := p.run(ctx, op, "abandon_work", a)
+	return err
+}
+
+// RenewWorkItemLock extends a valid, unexpired worker lock to now +
+// extendFor. It fails permanently once the item was cancelled or the lock
+// lost: that is how a running activity learns it must stop.
+func (p *Provider) RenewWorkItemLock(ctx context.Context, lockToken string, extendFor time.Duration) error {
+	const op = "renew_work_item_lock"
+	if err := checkToken(op, lockToken); err != nil {
+		return err
+	}
+	if err := checkDurations(op, extendFor); err != nil {
+		return err
+	}
+	var a args
+	a.str(lockToken).ms(extendFor)
+	_, err := p.run(ctx, op, "renew_work", a)
+	return err
+}
