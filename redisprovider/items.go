@@ -123,7 +123,7 @@ func canonVersion(v *semver.Version) string {
 }
 
 // filterSpec encodes a capability filter for the fetch script ('*' none,
-// '' no range, 'min,max;...' otherwise) with a short id naming its wake key.
+// ” no range, 'min,max;...' otherwise) with a short id naming its wake key.
 func filterSpec(f *duroxide.DispatcherCapabilityFilter) (enc, id string) {
 	if f == nil {
 		return "*", "any"

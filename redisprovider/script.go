@@ -29,7 +29,7 @@ func (a *args) flag(b bool) *args {
 	return a.str("0")
 }
 
-// opt writes an optional string as '' (absent) or '+' followed by the value,
+// opt writes an optional string as ” (absent) or '+' followed by the value,
 // so that an empty string stays distinguishable from none.
 func (a *args) opt(s *string) *args {
 	if s == nil {

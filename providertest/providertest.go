@@ -1,0 +1,69 @@
+// Package providertest is a validation suite for duroxide providers written
+// in Go, in the spirit of testing/fstest: a provider author calls Run from a
+// test with a Harness that makes fresh providers, and every behaviour of the
+// duroxide provider contract runs as a named subtest.
+//
+//	func TestProvider(t *testing.T) {
+//		providertest.Run(t, providertest.Harness{
+//			New: func(t *testing.T) duroxide.Provider { return newEmptyProvider(t) },
+//		})
+//	}
+//
+// The suite covers the validation checklist of duroxide's provider guide
+// (core, worker queue, tag filtering, orchestrator queue, custom status,
+// sessions, KV, concurrency, error handling), its named validation tests,
+// capability filtering, lock-stealing cancellation, attempt counts, long
+// polling and management. Tests that need a Harness hook the harness does not
+// provide are skipped with a message naming the hook.
+package providertest
+
+import (
+	"testing"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// Harness tells the suite how to obtain providers under test.
+type Harness struct {
+	// New returns a provider holding no state, used by one test only. It
+	// registers its own cleanup with t.Cleanup. Required.
+	New func(t *testing.T) duroxide.Provider
+
+	// CorruptHistory stores an entry that cannot be decoded as an event at
+	// the end of the history of one execution, bypassing the provider's
+	// validation (as data written by a newer duroxide would look). Needed
+	// by the deserialization-contract tests.
+	CorruptHistory func(t *testing.T, p duroxide.Provider, instance string, executionID uint64)
+
+	// StoredKeys lists the storage entries (keys, rows, files) holding
+	// instance data, leaving out the fixed ones the provider documents as
+	// always present. Needed by the tests proving that deletion leaves
+	// nothing behind.
+	StoredKeys func(t *testing.T, p duroxide.Provider) []string
+}
+
+// group is one section of the suite.
+type group struct {
+	name string
+	run  func(t *testing.T, h Harness)
+}
+
+// groups lists the sections of the suite in the order they run. Each
+// section's file defines its function.
+var groups []group
+
+// register adds a section; called from the init functions of the section
+// files so each file owns its tests.
+func register(name string, run func(t *testing.T, h Harness)) {
+	groups = append(groups, group{name: name, run: run})
+}
+
+// Run runs every section of the suite against the providers h makes.
+func Run(t *testing.T, h Harness) {
+	if h.New == nil {
+		t.Fatal("providertest: Harness.New is required")
+	}
+	for _, g := range groups {
+		t.Run(g.name, func(t *testing.T) { g.run(t, h) })
+	}
+}
