@@ -118,7 +118,7 @@ type customStatus struct{ mode, value string }
 // that wins.
 func lastCustomStatus(events []duroxide.Event) customStatus {
 	for i := len(events) - 1; i >= 0; i-- {
-		if cs, ok := events[i].Kind.(duroxide.CustomStatusUpdatedEvent); ok {
+		if cs, ok := kindValue(events[i]).(duroxide.CustomStatusUpdatedEvent); ok {
 			if cs.Status == nil {
 				return customStatus{mode: "2"}
 			}

@@ -62,6 +62,18 @@ func isNilItem(item duroxide.WorkItem) bool {
 	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
+// kindValue returns an event's kind as a value: callers may build events
+// with pointer kinds, which encode the same.
+func kindValue(e duroxide.Event) duroxide.EventKind {
+	v := reflect.ValueOf(e.Kind)
+	if v.Kind() == reflect.Pointer && !v.IsNil() {
+		if k, ok := v.Elem().Interface().(duroxide.EventKind); ok {
+			return k
+		}
+	}
+	return e.Kind
+}
+
 // orchestratorItem validates a message bound for the orchestrator queue and
 // returns its target instance and JSON.
 func orchestratorItem(op string, item duroxide.WorkItem) (instance string, body []byte, err error) {

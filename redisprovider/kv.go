@@ -24,7 +24,7 @@ func appendKVOps(op string, a *args, events []duroxide.Event) error {
 	var ops args
 	n := 0
 	for _, e := range events {
-		switch k := e.Kind.(type) {
+		switch k := kindValue(e).(type) {
 		case duroxide.KeyValueSetEvent:
 			if err := checkKV(op, k.Key, k.Value); err != nil {
 				return err

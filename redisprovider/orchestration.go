@@ -68,7 +68,9 @@ func (p *Provider) fetchOrchestrationOnce(ctx context.Context, op string, lock t
 	token := uuid.NewString()
 	var a args
 	a.str(token).ms(lock).str(enc).str(fid)
-	res, err := p.run(context.WithoutCancel(ctx), op, "fetch_orchestration", a)
+	sctx, cancel := detach(ctx)
+	defer cancel()
+	res, err := p.run(sctx, op, "fetch_orchestration", a)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -47,6 +47,20 @@ func millis(d time.Duration) int64 {
 	return int64((d + time.Millisecond - 1) / time.Millisecond)
 }
 
+// detachGrace is how long a fetch script may outlive its caller's deadline.
+const detachGrace = time.Second
+
+// detach returns a context for a fetch script: it keeps ctx's values and
+// deadline (plus detachGrace) but not its cancellation, so a script that was
+// sent is always answered and a lock it took can be given back.
+func detach(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := context.WithoutCancel(ctx)
+	if dl, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(d, dl.Add(detachGrace))
+	}
+	return d, func() {}
+}
+
 // run executes the named script for operation op with the namespace prefix as
 // its only key. It returns the reply or a *duroxide.ProviderError.
 func (p *Provider) run(ctx context.Context, op, name string, a args) (any, error) {

@@ -124,7 +124,9 @@ func (p *Provider) fetchWorkOnce(ctx context.Context, op string, a args) (*durox
 	}
 	token := uuid.NewString()
 	a = append(args{token}, a[1:]...)
-	res, err := p.run(context.WithoutCancel(ctx), op, "fetch_work", a)
+	sctx, cancel := detach(ctx)
+	defer cancel()
+	res, err := p.run(sctx, op, "fetch_work", a)
 	if err != nil {
 		return nil, 0, err
 	}
