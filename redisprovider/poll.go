@@ -14,32 +14,38 @@ import (
 // Long polling.
 //
 // Scripts that make work eligible set a one-member marker on the wake key of
-// each class of fetcher that can take it (a tag queue, an owner's sessions, a
-// capability filter). A fetch that finds nothing joins the process-wide
-// waiter of its set of wake keys. That waiter parks one connection in
-// BZPOPMIN on those keys and wakes every local fetcher when a marker arrives
-// or the connection fails; they then run their fetch script again. An empty
-// fetch also learns when the next delayed item, timer or lock expiry is due
-// and sleeps no longer than that; a due time that appears while fetchers
-// sleep arms their markers (lua/lib_util.lua, U.due). A fetcher that takes
-// work while more is eligible puts the marker back, so a burst is spread over
-// every waiter of every process.
+// each class of fetcher that can take it (a capability filter, a tag queue,
+// the claimable sessions of a queue, an owner's sessions). A fetch that finds
+// nothing sleeps in the process-wide waiter of its set of wake keys. The
+// waiter parks one connection in BZPOPMIN on those keys; each marker it pops
+// wakes one sleeping fetcher, which runs its script again. A fetcher that
+// takes work while more is eligible puts the marker back (in the script), so
+// a burst is handed out one fetcher after another, across every process,
+// without waking fetchers that would find nothing.
+//
+// An empty fetch also learns when the next delayed item, timer or lock
+// expiry is due; the waiter wakes one fetcher then. A due time that appears
+// while fetchers sleep arms their markers (lua/lib_util.lua, U.due).
 //
 // A fetch call that finds its waiter idle and nothing changed since the last
-// empty fetch (no wake, no due time passed, and that fetch recent) does not
-// run its script: an idle fetcher costs one BZPOPMIN per maxBlock.
+// empty fetch (no wake-up, no due time passed, that fetch recent) does not run
+// its script: an idle process costs one BZPOPMIN per maxBlock, whatever the
+// number of fetchers.
 
 const (
 	// maxBlock caps one BZPOPMIN: Redis is asked again at least this often,
 	// and a failover is noticed within it even without a connection error.
 	maxBlock = 10 * time.Second
-	// trustIdle is how long an empty fetch vouches for the state: after it
-	// the next fetch runs its script, which also refreshes the capability
+	// trustIdle is how long an empty fetch vouches for the state: after it a
+	// fetcher runs its script again, which also refreshes the capability
 	// filter registration the scripts use to route wake-ups.
 	trustIdle = 30 * time.Second
 	// retryPause spaces the waiter's attempts while Redis fails.
 	retryPause = 200 * time.Millisecond
 )
+
+// wakeMember is the single member of every wake key (see lua/lib_util.lua).
+const wakeMember = "w"
 
 // tryFunc runs a fetch script once. found reports taken work; otherwise due is
 // how long until something the caller may take becomes eligible (< 0: nothing
@@ -56,44 +62,29 @@ func (p *Provider) poll(ctx context.Context, keys []string, pollTimeout time.Dur
 	deadline := time.NewTimer(pollTimeout)
 	defer deadline.Stop()
 	w := p.waits.join(keys)
-	defer p.waits.leave(w)
+	woken := false // holding a wake-up this fetcher has not used yet
+	defer func() { p.waits.leave(w, woken) }()
 	for {
-		wake, fresh := w.watch()
-		if !fresh {
+		epoch, fresh := w.begin()
+		if fresh {
+			woken = false // another fetcher's script already answered it
+		} else {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			found, due, err := try(ctx)
+			woken = false
 			if err != nil || found {
 				return err
 			}
-			w.idle(wake, due)
+			w.idle(epoch, due)
 		}
-		// every fetcher times its own due work: the blocked BZPOPMIN cannot
-		// be shortened once sent
-		if done, err := w.sleep(ctx, wake, deadline.C); done {
+		done, err := w.sleep(ctx, deadline.C)
+		if done {
 			return err
 		}
+		woken = true
 	}
-}
-
-// sleep waits for a wake-up, the fetcher's due time, its deadline, ctx or
-// Close. done reports that the fetch must return (with err).
-func (w *waiter) sleep(ctx context.Context, wake <-chan struct{}, deadline <-chan time.Time) (done bool, err error) {
-	var dueC <-chan time.Time
-	if at := w.dueAt(); !at.IsZero() {
-		t := time.NewTimer(time.Until(at))
-		defer t.Stop()
-		dueC = t.C
-	}
-	select {
-	case <-wake:
-	case <-dueC:
-	case <-deadline:
-		return true, nil
-	case <-ctx.Done():
-		return true, ctx.Err()
-	case <-w.p.closed:
-		return true, nil
-	}
-	return false, nil
 }
 
 // waitRegistry holds the process's waiters, one per set of wake keys.
@@ -114,7 +105,7 @@ func (r *waitRegistry) join(keys []string) *waiter {
 	defer r.mu.Unlock()
 	w := r.m[id]
 	if w == nil {
-		w = &waiter{p: r.p, keys: keys, wake: make(chan struct{})}
+		w = &waiter{p: r.p, keys: keys}
 		r.m[id] = w
 	}
 	w.mu.Lock()
@@ -127,10 +118,15 @@ func (r *waitRegistry) join(keys []string) *waiter {
 	return w
 }
 
-func (r *waitRegistry) leave(w *waiter) {
+// leave unregisters a fetcher. One that was woken and leaves before running
+// its script passes the wake-up on, so the work it announced is not missed.
+func (r *waitRegistry) leave(w *waiter, woken bool) {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	w.fetchers--
-	w.mu.Unlock()
+	if woken {
+		w.wakeOne()
+	}
 }
 
 // waiter blocks in BZPOPMIN on one set of wake keys for the local fetchers.
@@ -141,51 +137,119 @@ type waiter struct {
 	mu       sync.Mutex
 	fetchers int
 	running  bool
-	wake     chan struct{} // closed (and replaced) at every wake-up
-	due      time.Time     // earliest due time reported since the last wake; zero: none
-	idleAt   time.Time     // when a fetch last found nothing with no wake since; zero: unknown
+	epoch    uint64          // counts wake-ups: an empty fetch older than one proves nothing
+	sleepers []chan struct{} // fetchers waiting for a wake-up, oldest first
+	pending  bool            // a wake-up found no sleeper: the next one runs at once
+	idleAt   time.Time       // last empty fetch with no wake-up since; zero: none
+	due      time.Time       // when something becomes eligible; zero: nothing known
+	dueTimer *time.Timer
 }
 
-// watch returns the channel the next wake-up closes, and whether the state is
-// known to be unchanged since an empty fetch (the caller may skip its script).
-func (w *waiter) watch() (<-chan struct{}, bool) {
+// begin starts a round of a fetcher: the epoch its script result will belong
+// to, and whether the state is known unchanged so the script can be skipped.
+func (w *waiter) begin() (uint64, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := time.Now()
-	fresh := !w.idleAt.IsZero() && now.Sub(w.idleAt) < trustIdle && (w.due.IsZero() || now.Before(w.due))
-	return w.wake, fresh
+	fresh := !w.pending && !w.idleAt.IsZero() && now.Sub(w.idleAt) < trustIdle &&
+		(w.due.IsZero() || now.Before(w.due))
+	return w.epoch, fresh
 }
 
-// dueAt is the earliest due time known since the last wake-up (zero: none).
-func (w *waiter) dueAt() time.Time {
+// idle records an empty fetch of epoch and when, from then, its next work is
+// due (< 0: nothing scheduled).
+func (w *waiter) idle(epoch uint64, due time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.due
-}
-
-// idle records an empty fetch that started while wake was current.
-func (w *waiter) idle(wake <-chan struct{}, due time.Duration) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if wake != w.wake {
-		return // woken meanwhile: the result is already stale
+	if epoch != w.epoch {
+		return // a wake-up came meanwhile: the result is already stale
 	}
 	now := time.Now()
 	w.idleAt = now
-	if due >= 0 {
-		if t := now.Add(due); w.due.IsZero() || t.Before(w.due) {
-			w.due = t
+	if due < 0 {
+		return
+	}
+	if at := now.Add(due); w.due.IsZero() || at.Before(w.due) {
+		w.due = at
+		if w.dueTimer == nil {
+			w.dueTimer = time.AfterFunc(due, w.onDue)
+		} else {
+			w.dueTimer.Reset(due)
 		}
 	}
 }
 
-// signal wakes every local fetcher and forgets what the last empty fetch
-// vouched for. The caller holds w.mu.
-func (w *waiter) signal() {
-	close(w.wake)
-	w.wake = make(chan struct{})
+// onDue wakes one fetcher when delayed work becomes eligible: its script
+// applies what is due and passes the marker on if more is eligible.
+func (w *waiter) onDue() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	w.due = time.Time{}
+	w.wakeOne()
+}
+
+// sleep waits for a wake-up, the deadline, ctx or Close. done reports that
+// the fetch must return (with err).
+func (w *waiter) sleep(ctx context.Context, deadline <-chan time.Time) (done bool, err error) {
+	w.mu.Lock()
+	if w.pending {
+		w.pending = false
+		w.mu.Unlock()
+		return false, nil
+	}
+	ch := make(chan struct{})
+	w.sleepers = append(w.sleepers, ch)
+	w.mu.Unlock()
+	select {
+	case <-ch:
+		return false, nil
+	case <-deadline:
+		done = true
+	case <-ctx.Done():
+		done, err = true, ctx.Err()
+	case <-w.p.closed:
+		done = true
+	}
+	w.forget(ch)
+	return done, err
+}
+
+// forget removes a sleeper that leaves. If a wake-up was handed to it in the
+// meantime, the wake-up goes to another fetcher instead of being lost.
+func (w *waiter) forget(ch chan struct{}) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i, c := range w.sleepers {
+		if c == ch {
+			w.sleepers = append(w.sleepers[:i], w.sleepers[i+1:]...)
+			return
+		}
+	}
+	w.wakeOne()
+}
+
+// wakeOne wakes the longest-sleeping fetcher, or lets the next one run at
+// once. The caller holds w.mu.
+func (w *waiter) wakeOne() {
+	w.epoch++
 	w.idleAt = time.Time{}
+	if len(w.sleepers) == 0 {
+		w.pending = true
+		return
+	}
+	close(w.sleepers[0])
+	w.sleepers = w.sleepers[1:]
+}
+
+// wakeAll wakes every sleeping fetcher (the connection failed: each will see
+// why). The caller holds w.mu.
+func (w *waiter) wakeAll() {
+	w.epoch++
+	w.idleAt = time.Time{}
+	for _, ch := range w.sleepers {
+		close(ch)
+	}
+	w.sleepers = nil
 }
 
 // run is the waiter's loop: it blocks while fetchers wait and stops when none
@@ -196,7 +260,10 @@ func (w *waiter) run(r *waitRegistry, id string) {
 		w.mu.Lock()
 		if w.fetchers == 0 {
 			w.running = false
-			w.idleAt = time.Time{}
+			w.idleAt, w.pending, w.due = time.Time{}, false, time.Time{}
+			if w.dueTimer != nil {
+				w.dueTimer.Stop()
+			}
 			delete(r.m, id)
 			w.mu.Unlock()
 			r.mu.Unlock()
@@ -204,7 +271,7 @@ func (w *waiter) run(r *waitRegistry, id string) {
 		}
 		r.mu.Unlock()
 		if !w.idleAt.IsZero() && time.Since(w.idleAt) >= trustIdle {
-			w.signal() // let the fetchers refresh what their scripts registered
+			w.wakeOne() // refresh what the scripts registered
 		}
 		w.mu.Unlock()
 		if !w.block() {
@@ -235,12 +302,12 @@ func (w *waiter) block() bool {
 			w.rearm(res)
 			return true
 		}
-		w.signal()
+		w.wakeOne()
 	case !errors.Is(err, redis.Nil):
 		// a killed connection, failover or restart: the fetchers find out
 		// with their next script; the pause keeps a dead server from being
 		// hammered
-		w.signal()
+		w.wakeAll()
 		w.mu.Unlock()
 		time.Sleep(retryPause)
 		w.mu.Lock()
@@ -259,6 +326,3 @@ func (w *waiter) rearm(res any) {
 		w.p.blocking.ZAdd(context.Background(), key, redis.Z{Score: 0, Member: wakeMember})
 	}
 }
-
-// wakeMember is the single member of every wake key (see lua/lib_util.lua).
-const wakeMember = "w"
