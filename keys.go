@@ -91,10 +91,10 @@ var families = []family{
 	{"wwake", "ww", []partKind{str}, "ZSET: wake-up marker for fetchers of one tag queue"},
 
 	// sessions
-	{"sess", "s", []partKind{str}, "HASH: session record (owner, locked until, last activity, item count, head index)"},
-	{"squeue", "sq", []partKind{str}, "ZSET: ready items of one session (seq -> seq)"},
-	{"sclaim", "sc", []partKind{str}, "ZSET: claimable sessions by the tag queue of their head item (session -> head seq)"},
-	{"sowned", "so", []partKind{str, str}, "ZSET: sessions of one owner by the tag queue of their head item (session -> head seq)"},
+	{"sess", "s", []partKind{str}, "HASH: session record (owner, locked until, last activity, item count, where its queues are indexed)"},
+	{"squeue", "sq", []partKind{str, str}, "ZSET: ready items of one session in one tag queue (seq -> seq)"},
+	{"sclaim", "sc", []partKind{str}, "ZSET: claimable sessions with ready items in one tag queue (session -> seq of the first)"},
+	{"sowned", "so", []partKind{str, str}, "ZSET: one owner's sessions with ready items in one tag queue (session -> seq of the first)"},
 	{"sowner", "sown", []partKind{str}, "SET: sessions claimed by one owner"},
 	{"slive", "slive", nil, "ZSET: claimed sessions (session -> locked until)"},
 	{"sidle", "sidle", nil, "ZSET: sessions whose lock expired (session -> locked until)"},
@@ -248,13 +248,14 @@ func (k Keys) WorkWake(queue string) string { return k.build("ww", queue) }
 // Session names a session record.
 func (k Keys) Session(session string) string { return k.build("s", session) }
 
-// SessionQueue names the ready items of one session.
-func (k Keys) SessionQueue(session string) string { return k.build("sq", session) }
+// SessionQueue names the ready items of one session in one tag queue ('*':
+// all of them).
+func (k Keys) SessionQueue(queue, session string) string { return k.build("sq", queue, session) }
 
-// SessionsClaimable names the claimable sessions whose head item is in queue.
+// SessionsClaimable names the claimable sessions with ready items in queue.
 func (k Keys) SessionsClaimable(queue string) string { return k.build("sc", queue) }
 
-// SessionsOwned names one owner's sessions whose head item is in queue.
+// SessionsOwned names one owner's sessions with ready items in queue.
 func (k Keys) SessionsOwned(queue, owner string) string { return k.build("so", queue, owner) }
 
 // SessionsOfOwner names the set of sessions claimed by owner.

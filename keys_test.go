@@ -47,7 +47,7 @@ func TestKeysGoAndLuaAgree(t *testing.T) {
 		{"wact", []string{"i"}, k.WorkActivities("i")},
 		{"wwake", []string{"d"}, k.WorkWake("d")},
 		{"sess", []string{"s"}, k.Session("s")},
-		{"squeue", []string{"s"}, k.SessionQueue("s")},
+		{"squeue", []string{"t:g", "s"}, k.SessionQueue("t:g", "s")},
 		{"sclaim", []string{"t:a:b"}, k.SessionsClaimable("t:a:b")},
 		{"sowned", []string{"t:a:b", "own:er"}, k.SessionsOwned("t:a:b", "own:er")},
 		{"sowner", []string{"o"}, k.SessionsOfOwner("o")},

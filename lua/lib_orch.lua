@@ -330,7 +330,7 @@ function O.take(inst, ver, token, lock_ms, now, dropped)
   local seqs, n = drop_orphans(inst, redis.call('ZRANGEBYSCORE', oq, '-inf', now))
   if n > 0 then
     dropped[#dropped + 1] = inst
-    dropped[#dropped + 1] = n
+    dropped[#dropped + 1] = U.id(n)
   end
   if #seqs == 0 then
     O.reindex(inst, now)

@@ -1,16 +1,19 @@
 -- lib_sess: session routing.
 --
--- A session record s:<sid> holds o (owner), u (locked until), l (last
--- activity), n (items of the session in any state) and the index entry of its
--- head: hs (head seq), hq (its tag queue), hc ('o' owned, 'c' claimable), ho
--- (owner it is filed under). Only the head of a session's ready queue is
--- indexed, in sc:<q> when claimable or so:<q>:<owner> when owned (and in the
--- '*' partition of each), scored by the head's seq. A fetch therefore reads
--- one entry per index it may take from and never walks over other owners'
--- sessions; claiming or expiring a session moves one entry, not its items.
+-- A session's ready items are kept per tag queue, in sq:<q>:<sid> (FIFO) and
+-- sq:*:<sid> (all of them). For each of those queues the session is indexed
+-- once, by the seq of its first ready item: in sc:<q> while claimable (no
+-- owner, or its lock expired) or in so:<q>:<owner> while owned. A fetch reads
+-- one entry per index it may take from, so it never walks over other owners'
+-- sessions or over items its tag filter excludes, and items reach a worker in
+-- FIFO order among those it can take. Claiming or expiring a session moves
+-- one index entry per tag queue, not its items.
 --
--- Claimed sessions are in slive by lock expiry; when a lock expires (seen by
--- maintenance) the session moves to sidle and its head becomes claimable.
+-- The record s:<sid> holds o (owner), u (locked until), l (last activity),
+-- n (items of the session in any state), hc/ho (the class the session is
+-- filed under: 'o' with owner ho, or 'c') and f:<q> (the seq filed for queue
+-- q). Claimed sessions are in slive by lock expiry; when a lock expires (seen
+-- by maintenance) the session moves to sidle and is refiled as claimable.
 -- Sessions in sidle without items are also in sorph, for cleanup.
 
 -- owner returns the owner holding a valid lock on the session, or false.
@@ -39,59 +42,64 @@ function S.remove_item(sid)
   end
 end
 
--- unfile removes the session's head entry from the index it is filed in.
-local function unfile(sid, hq, hc, ho)
-  if hc == 'o' then
-    redis.call('ZREM', K.sowned(hq, ho), sid)
-    redis.call('ZREM', K.sowned('*', ho), sid)
+-- index returns the index key of queue q for a class ('o' + owner, or 'c').
+local function index(q, class, owner)
+  if class == 'o' then return K.sowned(q, owner) end
+  return K.sclaim(q)
+end
+
+-- file indexes the session's queue q at order and wakes the fetchers that may
+-- take from it. An owned entry also tells the claimable fetchers when the
+-- owner's lock runs out and it becomes theirs.
+local function file(sid, q, order, class, owner, now)
+  redis.call('ZADD', index(q, class, owner), order, sid)
+  if class == 'o' then
+    U.ready(K.owned(q, owner))
+    U.due(K.cwake(q), tonumber(redis.call('HGET', K.sess(sid), 'u')), now)
   else
-    redis.call('ZREM', K.sclaim(hq), sid)
-    redis.call('ZREM', K.sclaim('*'), sid)
+    U.ready(K.cwake(q))
   end
 end
 
--- file indexes the session's head and wakes the fetchers that may take it.
-local function file(sid, hs, hq, hc, ho, now)
-  local order = tonumber(hs)
-  if hc == 'o' then
-    redis.call('ZADD', K.sowned(hq, ho), order, sid)
-    redis.call('ZADD', K.sowned('*', ho), order, sid)
-    U.ready(K.owned(hq, ho))
-    U.ready(K.owned('*', ho))
-    -- when the owner's lock runs out the head becomes everybody's
-    local untl = tonumber(redis.call('HGET', K.sess(sid), 'u'))
-    U.due(K.cwake(hq), untl, now)
-    U.due(K.cwake('*'), untl, now)
-  else
-    redis.call('ZADD', K.sclaim(hq), order, sid)
-    redis.call('ZADD', K.sclaim('*'), order, sid)
-    U.ready(K.cwake(hq))
-    U.ready(K.cwake('*'))
-  end
-end
-
--- rehead makes the session's index entry match its current head item and
--- owner. Cheap when nothing changed.
-function S.rehead(sid, now)
+-- refile moves every indexed queue of the session to the class its lock
+-- gives it now (owned by the lock holder, or claimable).
+local function refile(sid, now)
   local sk = K.sess(sid)
-  local old = redis.call('HMGET', sk, 'hs', 'hq', 'hc', 'ho')
-  local hs, hq, hc, ho = false, false, false, false
-  local head = redis.call('ZRANGE', K.squeue(sid), 0, 0)
-  if head[1] then
-    hs = head[1]
-    hq = redis.call('HGET', K.witem(hs), 'q')
-    ho = S.owner(sid, now)
-    if ho then hc = 'o' else hc = 'c' end
+  local owner = S.owner(sid, now)
+  local class = owner and 'o' or 'c'
+  local r = redis.call('HMGET', sk, 'hc', 'ho')
+  if r[1] == class and (r[2] or false) == owner then return class, owner end
+  local f = redis.call('HGETALL', sk)
+  for i = 1, #f, 2 do
+    local q = string.match(f[i], '^f:(.*)$')
+    if q then
+      if r[1] then redis.call('ZREM', index(q, r[1], r[2]), sid) end
+      file(sid, q, tonumber(f[i + 1]), class, owner, now)
+    end
   end
-  if old[1] == hs and old[2] == hq and old[3] == hc and old[4] == ho then return end
-  if old[1] then unfile(sid, old[2], old[3], old[4]) end
-  if not hs then
-    redis.call('HDEL', sk, 'hs', 'hq', 'hc', 'ho')
-    return
+  redis.call('HSET', sk, 'hc', class)
+  if owner then redis.call('HSET', sk, 'ho', owner) else redis.call('HDEL', sk, 'ho') end
+  return class, owner
+end
+
+-- sync brings the session's index entries up to date after its queues qs
+-- changed (or, with qs empty, after its lock did).
+function S.sync(sid, qs, now)
+  local sk = K.sess(sid)
+  local class, owner = refile(sid, now)
+  for _, q in ipairs(qs) do
+    local head = redis.call('ZRANGE', K.squeue(q, sid), 0, 0)[1] or false
+    local filed = redis.call('HGET', sk, 'f:' .. q) or false
+    if head ~= filed then
+      if filed then redis.call('ZREM', index(q, class, owner), sid) end
+      if head then
+        file(sid, q, tonumber(head), class, owner, now)
+        redis.call('HSET', sk, 'f:' .. q, head)
+      else
+        redis.call('HDEL', sk, 'f:' .. q)
+      end
+    end
   end
-  redis.call('HSET', sk, 'hs', hs, 'hq', hq, 'hc', hc)
-  if ho then redis.call('HSET', sk, 'ho', ho) else redis.call('HDEL', sk, 'ho') end
-  file(sid, hs, hq, hc, ho, now)
 end
 
 -- claim gives the session to owner until now + lock_ms and records activity.
@@ -119,7 +127,7 @@ function S.expire(sid, now)
   local untl = redis.call('ZSCORE', K.slive(), sid)
   redis.call('ZREM', K.slive(), sid)
   redis.call('ZADD', K.sidle(), untl, sid)
-  S.rehead(sid, now)
+  S.sync(sid, {}, now)
   if tonumber(redis.call('HGET', K.sess(sid), 'n') or '0') <= 0 then
     redis.call('SADD', K.sorphan(), sid)
   end

@@ -8,8 +8,8 @@
 --
 -- A ready item without session sits in wq:<q> and wq:* (score = seq, so each
 -- queue is FIFO and an AnyTag fetch reads one queue). A ready session item
--- sits in its session's queue sq:<sid>; only the session's head is indexed,
--- see lib_sess.
+-- sits in its session's queues sq:<q>:<sid> and sq:*:<sid>, which are indexed
+-- by their first item (see lib_sess).
 
 -- The batch of expired locks and due items one call of maintenance handles.
 W.MAINTAIN_BATCH = 100
@@ -18,8 +18,9 @@ W.MAINTAIN_BATCH = 100
 function W.ready(seq, q, sid, now)
   redis.call('HSET', K.witem(seq), 'st', 'r')
   if sid then
-    redis.call('ZADD', K.squeue(sid), seq, seq)
-    S.rehead(sid, now)
+    redis.call('ZADD', K.squeue(q, sid), seq, seq)
+    redis.call('ZADD', K.squeue('*', sid), seq, seq)
+    S.sync(sid, { q, '*' }, now)
     return
   end
   redis.call('ZADD', K.wq(q), seq, seq)
@@ -31,8 +32,9 @@ end
 -- unready withdraws a ready item from its queue.
 function W.unready(seq, q, sid, now)
   if sid then
-    redis.call('ZREM', K.squeue(sid), seq)
-    S.rehead(sid, now)
+    redis.call('ZREM', K.squeue(q, sid), seq)
+    redis.call('ZREM', K.squeue('*', sid), seq)
+    S.sync(sid, { q, '*' }, now)
     return
   end
   redis.call('ZREM', K.wq(q), seq)
@@ -202,13 +204,8 @@ end
 -- take locks the picked item for token, claiming its session for owner.
 function W.take(seq, sid, owner, token, lock_ms, session_ms, now)
   local q = redis.call('HGET', K.witem(seq), 'q')
-  if sid then
-    redis.call('ZREM', K.squeue(sid), seq)
-    S.claim(sid, owner, session_ms, now)
-    S.rehead(sid, now)
-  else
-    W.unready(seq, q, false, now)
-  end
+  if sid then S.claim(sid, owner, session_ms, now) end
+  W.unready(seq, q, sid, now)
   local n = W.lock(seq, q, sid, token, now + lock_ms, now)
   return { 1, redis.call('HGET', K.witem(seq), 'j'), token, n }
 end

@@ -16,4 +16,6 @@ local untl = now + extend
 redis.call('HSET', K.witem(it.seq), 'u', untl)
 redis.call('ZADD', K.wlocked(), untl, it.seq)
 if it.s then S.touch(it.s, now) end
+-- a renewal may also shorten the lock: waiters must learn the new expiry
+W.arm_due(it.q, it.s or false, untl, now)
 return 1

@@ -69,65 +69,86 @@ func (p *Provider) DeleteInstance(ctx context.Context, instance string, force bo
 
 // DeleteInstanceBulk deletes terminal (Completed or Failed) root instances
 // matching the filter, oldest completion first, each with its descendants
-// in one atomic step. Running roots, and trees with a running descendant,
-// are skipped.
+// in one atomic step, until Limit roots are deleted. Running roots, and trees
+// with a running descendant, are skipped.
 func (p *Provider) DeleteInstanceBulk(ctx context.Context, f duroxide.InstanceFilter) (duroxide.DeleteInstanceResult, error) {
 	const op = "delete_instance_bulk"
 	var total duroxide.DeleteInstanceResult
-	roots, err := p.terminalRoots(ctx, op, f)
-	if err != nil {
-		return total, err
-	}
-	for _, root := range roots {
+	left := bulkLimit(f)
+	err := p.eachTerminalRoot(ctx, op, f, func(root string) (deleted bool, err error) {
 		tree, err := p.GetInstanceTree(ctx, root)
 		if err != nil {
-			return total, err
+			return false, err
 		}
 		res, err := p.DeleteInstancesAtomic(ctx, tree.AllIDs, false)
 		if err != nil {
 			if duroxide.IsRetryable(err) {
-				return total, err
+				return false, err
 			}
-			continue // a descendant runs, or the tree grew: not eligible now
+			return false, nil // a descendant runs, or the tree grew: not eligible now
 		}
+		left--
 		total.InstancesDeleted += res.InstancesDeleted
 		total.ExecutionsDeleted += res.ExecutionsDeleted
 		total.EventsDeleted += res.EventsDeleted
 		total.QueueMessagesDeleted += res.QueueMessagesDeleted
-	}
-	return total, nil
+		return true, nil
+	}, func() bool { return left > 0 })
+	return total, err
 }
 
-// terminalRoots selects up to the filter's limit of terminal roots matching
-// it, from the index of terminal roots by completion time.
-func (p *Provider) terminalRoots(ctx context.Context, op string, f duroxide.InstanceFilter) ([]string, error) {
-	limit := bulkLimit(f)
+// eachTerminalRoot calls fn with the terminal roots matching the filter,
+// oldest completion first, while more() holds. Roots come from the index of
+// terminal roots a page at a time; an allow-list is checked id by id. fn
+// reports whether it deleted the root (so it left the index).
+func (p *Provider) eachTerminalRoot(ctx context.Context, op string, f duroxide.InstanceFilter, fn func(string) (bool, error), more func() bool) error {
+	key := p.keys.Terminal()
+	if f.InstanceIDs != nil {
+		for _, id := range f.InstanceIDs {
+			if !more() {
+				return nil
+			}
+			score, err := p.rdb.ZScore(ctx, key, id).Result()
+			if isRedisNil(err) || (err == nil && f.CompletedBefore > 0 && score >= float64(f.CompletedBefore)) {
+				continue
+			}
+			if err != nil {
+				return p.fail(op, err)
+			}
+			if _, err := fn(id); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	max := "+inf"
 	if f.CompletedBefore > 0 {
 		max = fmt.Sprintf("(%d", f.CompletedBefore)
 	}
-	key := p.keys.Terminal()
-	if f.InstanceIDs == nil {
-		ids, err := p.rdb.ZRangeByScore(ctx, key, &redis.ZRangeBy{Min: "-inf", Max: max, Count: int64(limit)}).Result()
-		return ids, p.fail(op, err)
-	}
-	var out []string
-	for _, id := range f.InstanceIDs {
-		if len(out) == limit {
-			break
-		}
-		score, err := p.rdb.ZScore(ctx, key, id).Result()
-		if isRedisNil(err) {
-			continue
-		}
+	// deleted roots leave the index, skipped ones stay before the next page
+	skipped := int64(0)
+	for more() {
+		page, err := p.rdb.ZRangeByScore(ctx, key, &redis.ZRangeBy{Min: "-inf", Max: max, Offset: skipped, Count: listPage}).Result()
 		if err != nil {
-			return nil, p.fail(op, err)
+			return p.fail(op, err)
 		}
-		if f.CompletedBefore == 0 || score < float64(f.CompletedBefore) {
-			out = append(out, id)
+		for _, id := range page {
+			if !more() {
+				return nil
+			}
+			deleted, err := fn(id)
+			if err != nil {
+				return err
+			}
+			if !deleted {
+				skipped++
+			}
+		}
+		if len(page) < listPage {
+			return nil
 		}
 	}
-	return out, nil
+	return nil
 }
 
 func bulkLimit(f duroxide.InstanceFilter) int {

@@ -25,7 +25,7 @@ func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, poll
 	enc, fid := filterSpec(filter)
 	if enc == "" {
 		// an empty range list accepts nothing: wait out the poll, ask nobody
-		return nil, p.sleep(ctx, pollTimeout)
+		return nil, p.fail(op, p.sleep(ctx, pollTimeout))
 	}
 	lock := p.lockFor(lockTimeout)
 	var item *duroxide.OrchestrationItem

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 
 	dxredis "github.com/duroxide-go/duroxide-redis"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
@@ -153,17 +154,26 @@ func blockingClient(c redis.UniversalClient, size int) (redis.UniversalClient, b
 	case *redis.Client:
 		o := *c.Options()
 		o.PushNotificationProcessor = nil // New makes its own; sharing one fails
+		o.MaintNotificationsConfig = noMaintNotifications()
 		o.PoolSize, o.MinIdleConns, o.MaxIdleConns = size, 0, 0
 		o.ReadTimeout = maxBlock + 5*time.Second
 		return redis.NewClient(&o), true
 	case *redis.ClusterClient:
 		o := *c.Options()
 		o.PushNotificationProcessor = nil
+		o.MaintNotificationsConfig = noMaintNotifications()
 		o.PoolSize, o.MinIdleConns, o.MaxIdleConns = size, 0, 0
 		o.ReadTimeout = maxBlock + 5*time.Second
 		return redis.NewClusterClient(&o), true
 	}
 	return c, false
+}
+
+// noMaintNotifications disables maintenance notifications on the blocking
+// client: they are for the command client, and copying the caller's config
+// would read it while go-redis updates it during a handshake.
+func noMaintNotifications() *maintnotifications.Config {
+	return &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 }
 
 // loadScripts checks the server and loads every script, so that pipelines

@@ -19,9 +19,17 @@ func (p *Provider) RenewSessionLock(ctx context.Context, ownerIDs []string, exte
 	if len(ownerIDs) == 0 {
 		return 0, nil
 	}
-	var a args
-	a.ms(extendFor).ms(idleTimeout).int(len(ownerIDs))
+	owners := make([]string, 0, len(ownerIDs))
+	seen := make(map[string]bool, len(ownerIDs))
 	for _, o := range ownerIDs {
+		if !seen[o] { // each session counts once, however often its owner is listed
+			seen[o] = true
+			owners = append(owners, o)
+		}
+	}
+	var a args
+	a.ms(extendFor).ms(idleTimeout).int(len(owners))
+	for _, o := range owners {
 		a.str(o)
 	}
 	res, err := p.run(ctx, op, "renew_sessions", a)

@@ -49,7 +49,7 @@ func (p *Provider) FetchWorkItem(ctx context.Context, lockTimeout, pollTimeout t
 		}
 	}
 	if len(queues) == 0 {
-		return nil, p.sleep(ctx, pollTimeout) // NoTags: this worker takes nothing
+		return nil, p.fail(op, p.sleep(ctx, pollTimeout)) // NoTags: this worker takes nothing
 	}
 	var a args
 	a.str("").ms(p.lockFor(lockTimeout))

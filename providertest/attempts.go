@@ -1,0 +1,396 @@
+package providertest
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// Attempt counts, the provider's half of poison-message detection (seed 000
+// "Peek-Lock Semantics", abandon_orchestration_item / abandon_work_item; seed
+// 003 ignore_attempt "never below 0"; CONTRACT.md settled details "Abandon";
+// provider decisions 3 and 4): every fetch of a message counts an attempt,
+// an abandon with ignoreAttempt takes it back, and a batch reports the
+// largest count among its messages.
+
+func init() { register("Attempts", runAttempts) }
+
+// attDelay is an abandon delay long enough to observe that the work is not
+// visible right after the abandon.
+const attDelay = 1200 * time.Millisecond
+
+// attVisibleWithin bounds the wait for delayed work to reappear.
+const attVisibleWithin = attDelay + 2*time.Second
+
+// runAttempts runs the orchestrator and worker attempt-count cases.
+func runAttempts(t *testing.T, h Harness) {
+	for _, c := range []struct {
+		name string
+		run  func(t *testing.T, h Harness)
+	}{
+		{"OrchestrationAttemptCountStartsAtOne", attOrchStartsAtOne},
+		{"OrchestrationAttemptCountIncrementsPerFetch", attOrchPerFetch},
+		{"OrchestrationAttemptCountIncrementsAfterLockExpiry", attOrchExpiry},
+		{"OrchestrationAbandonIgnoreAttemptUndoesIncrement", attOrchIgnore},
+		{"OrchestrationIgnoredAttemptsNeverGoBelowZero", attOrchFloor},
+		{"OrchestrationAbandonExpiredLockIgnoreAttempt", attOrchExpiredIgnore},
+		{"OrchestrationAbandonDelayStillCountsAttempt", attOrchDelay},
+		{"OrchestrationBatchAttemptCountIsMaxOverMessages", attOrchBatchMax},
+		{"OrchestrationLockExpiryRedeliversWithLateArrivals", attOrchLateArrival},
+		{"OrchestrationAbandonAppliesToFetchedBatchOnly", attOrchBatchOnly},
+		{"OrchestrationAckDoesNotCarryAttemptsToNewMessages", attOrchAckResets},
+		{"OrchestrationAttemptCountIsPerInstance", attOrchPerInstance},
+		{"WorkerAttemptCountStartsAtOne", attWorkStartsAtOne},
+		{"WorkerAttemptCountIncrementsPerFetch", attWorkPerFetch},
+		{"WorkerAttemptCountIncrementsAfterLockExpiry", attWorkExpiry},
+		{"WorkerAbandonIgnoreAttemptUndoesIncrement", attWorkIgnore},
+		{"WorkerIgnoreAttemptAfterLockExpiry", attWorkExpiredIgnore},
+		{"WorkerAbandonDelayStillCountsAttempt", attWorkDelay},
+		{"WorkerAbandonDelayWithIgnoreAttempt", attWorkDelayIgnore},
+		{"WorkerAttemptCountIsPerItem", attWorkPerItem},
+		{"WorkerReenqueuedItemStartsAtOne", attWorkReenqueued},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.run(t, h) })
+	}
+}
+
+// ---- helpers ----------------------------------------------------------------
+
+// attPoke is an orchestrator message for instance, distinguished by n.
+func attPoke(instance, n string) duroxide.WorkItem {
+	return duroxide.ExternalRaised{Instance: instance, Name: "ev", Data: `"` + n + `"`}
+}
+
+// attFetch fetches an orchestration item that must hold exactly msgs with
+// the given attempt count.
+func attFetch(e *env, lock time.Duration, attempts uint32, msgs ...duroxide.WorkItem) *duroxide.OrchestrationItem {
+	e.t.Helper()
+	item := e.mustFetch(lock)
+	if !reflect.DeepEqual(item.Messages, msgs) {
+		e.t.Fatalf("messages = %#v, want %#v", item.Messages, msgs)
+	}
+	if item.AttemptCount != attempts {
+		e.t.Fatalf("AttemptCount = %d, want %d", item.AttemptCount, attempts)
+	}
+	return item
+}
+
+// attAbandon abandons an orchestration lock or fails the test.
+func attAbandon(e *env, token string, delay time.Duration, ignore bool) {
+	e.t.Helper()
+	if err := e.p.AbandonOrchestrationItem(e.ctx, token, delay, ignore); err != nil {
+		e.t.Fatalf("AbandonOrchestrationItem(delay %v, ignore %v): %v", delay, ignore, err)
+	}
+}
+
+// attCycle fetches msgs expecting each count in turn, abandoning after each
+// fetch (ignoreAttempt as given).
+func attCycle(e *env, ignore bool, counts []uint32, msgs ...duroxide.WorkItem) {
+	e.t.Helper()
+	for _, c := range counts {
+		attAbandon(e, attFetch(e, longLock, c, msgs...).LockToken, 0, ignore)
+	}
+}
+
+// attFetchWork fetches a worker item that must be item with the given
+// attempt count.
+func attFetchWork(e *env, lock time.Duration, attempts uint32, item duroxide.WorkItem) *duroxide.LockedWorkItem {
+	e.t.Helper()
+	w := e.fetchWork(lock, nil, duroxide.DefaultOnly())
+	if w == nil {
+		e.t.Fatalf("FetchWorkItem returned nothing, want %#v", item)
+	}
+	if !reflect.DeepEqual(w.Item, item) || w.AttemptCount != attempts {
+		e.t.Fatalf("FetchWorkItem = %#v (attempt %d), want %#v (attempt %d)", w.Item, w.AttemptCount, item, attempts)
+	}
+	return w
+}
+
+// attAbandonWork abandons a worker lock or fails the test.
+func attAbandonWork(e *env, token string, delay time.Duration, ignore bool) {
+	e.t.Helper()
+	if err := e.p.AbandonWorkItem(e.ctx, token, delay, ignore); err != nil {
+		e.t.Fatalf("AbandonWorkItem(delay %v, ignore %v): %v", delay, ignore, err)
+	}
+}
+
+// attNoWork asserts the worker queue has nothing fetchable now.
+func attNoWork(e *env) {
+	e.t.Helper()
+	if w := e.fetchWork(longLock, nil, duroxide.AnyTag()); w != nil {
+		e.t.Fatalf("FetchWorkItem returned %#v, want nothing", w.Item)
+	}
+}
+
+// attWaitFetch waits for an orchestration item to become fetchable and
+// checks its messages and attempt count.
+func attWaitFetch(e *env, attempts uint32, msgs ...duroxide.WorkItem) {
+	e.t.Helper()
+	var item *duroxide.OrchestrationItem
+	eventually(e.t, attVisibleWithin, "delayed orchestration work visible", func() bool {
+		item = e.fetch(longLock, nil)
+		return item != nil
+	})
+	if !reflect.DeepEqual(item.Messages, msgs) || item.AttemptCount != attempts {
+		e.t.Fatalf("fetch = %#v (attempt %d), want %#v (attempt %d)", item.Messages, item.AttemptCount, msgs, attempts)
+	}
+}
+
+// attWaitWork waits for a worker item to become fetchable and checks it.
+func attWaitWork(e *env, attempts uint32, item duroxide.WorkItem) {
+	e.t.Helper()
+	var w *duroxide.LockedWorkItem
+	eventually(e.t, attVisibleWithin, "delayed worker item visible", func() bool {
+		w = e.fetchWork(longLock, nil, duroxide.DefaultOnly())
+		return w != nil
+	})
+	if !reflect.DeepEqual(w.Item, item) || w.AttemptCount != attempts {
+		e.t.Fatalf("FetchWorkItem = %#v (attempt %d), want %#v (attempt %d)", w.Item, w.AttemptCount, item, attempts)
+	}
+}
+
+// ---- orchestrator queue ----------------------------------------------------------
+
+// attOrchStartsAtOne proves the first fetch of a message reports attempt 1
+// (seed 003 fetch_orchestration_item: "number of times this item has been
+// fetched").
+func attOrchStartsAtOne(t *testing.T, h Harness) {
+	e := setup(t, h)
+	e.enqueue(startItem("A", "Orch"), 0)
+	attFetch(e, longLock, 1, startItem("A", "Orch"))
+}
+
+// attOrchPerFetch proves each fetch after a counted abandon adds one (seed
+// 000 abandon: attempt_count unchanged unless ignore_attempt).
+func attOrchPerFetch(t *testing.T, h Harness) {
+	e := setup(t, h)
+	e.enqueue(startItem("A", "Orch"), 0)
+	attCycle(e, false, []uint32{1, 2, 3, 4}, startItem("A", "Orch"))
+}
+
+// attOrchExpiry proves a re-fetch after lock expiry counts an attempt, as a
+// crashed dispatcher's delivery must (seed 000 peek-lock 2c; decision 4).
+func attOrchExpiry(t *testing.T, h Harness) {
+	e := setup(t, h)
+	e.enqueue(startItem("A", "Orch"), 0)
+	attFetch(e, shortLock, 1, startItem("A", "Orch"))
+	time.Sleep(afterShort)
+	attCycle(e, false, []uint32{2, 3}, startItem("A", "Orch"))
+}
+
+// attOrchIgnore proves abandon with ignoreAttempt undoes the fetch's
+// increment, and only that one (seed 000 / seed 003 ignore_attempt).
+func attOrchIgnore(t *testing.T, h Harness) {
+	e := setup(t, h)
+	e.enqueue(startItem("A", "Orch"), 0)
+	attCycle(e, false, []uint32{1}, startItem("A", "Orch"))
+	attCycle(e, true, []uint32{2, 2, 2}, startItem("A", "Orch"))
+	attCycle(e, false, []uint32{2, 3}, startItem("A", "Orch"))
+}
+
+// attOrchFloor proves repeated ignored attempts leave the count at zero
+// between fetches, so each fetch reports 1: it never drifts below 0 or wraps
+// (seed 003 "never below 0").
+func attOrchFloor(t *testing.T, h Harness) {
+	e := setup(t, h)
+	e.enqueue(startItem("A", "Orch"), 0)
+	attCycle(e, true, []uint32{1, 1, 1, 1}, startItem("A", "Orch"))
+}
+
+// attOrchExpiredIgnore proves abandoning an expired, not yet reclaimed lock
+// with ignoreAttempt succeeds and takes the attempt back (decision 3).
+func attOrchExpiredIgnore(t *testing.T, h Harness) {
+	e := setup(t, h)
+	e.enqueue(startItem("A", "Orch"), 0)
+	item := attFetch(e, shortLock, 1, startItem("A", "Orch"))
+	time.Sleep(afterShort)
+	attAbandon(e, item.LockToken, 0, true)
+	attFetch(e, longLock, 1, startItem("A", "Orch"))
+}
+
+// attOrchDelay proves an abandon with a delay hides the batch for the delay
+// and still counts the attempt (seed 000 abandon delay).
+func attOrchDelay(t *testing.T, h Harness) {
+	e := setup(t, h)
+	e.enqueue(startItem("A", "Orch"), 0)
+	attAbandon(e, attFetch(e, longLock, 1, startItem("A", "Orch")).LockToken, attDelay, false)
+	e.noFetch(nil)
+	attWaitFetch(e, 2, startItem("A", "Orch"))
+}
+
+// attOrchBatchMax proves a batch reports the largest count among its
+// messages: a fresh message joining retried ones does not reset it, and an
+// ignored attempt is taken back from each message (seed 000 fetch step 3
+// and abandon; CONTRACT.md settled details "Abandon").
+func attOrchBatchMax(t *testing.T, h Harness) {
+	e := setup(t, h)
+	e.enqueue(startItem("A", "Orch"), 0)
+	attCycle(e, false, []uint32{1, 2}, startItem("A", "Orch"))
+	e.enqueue(attPoke("A", "late"), 0)
+	attCycle(e, true, []uint32{3, 3}, startItem("A", "Orch"), attPoke("A", "late"))
+	attCycle(e, false, []uint32{3, 4}, startItem("A", "Orch"), attPoke("A", "late"))
+}
+
+// attOrchLateArrival proves a message that arrived while the instance was
+// locked is not counted by that fetch: after expiry the re-delivered batch
+// holds both, counting the old one's second attempt (decision 4; seed 000
+// "Messages arriving after fetch are NOT tagged").
+func attOrchLateArrival(t *testing.T, h Harness) {
+	e := setup(t, h)
+	e.enqueue(startItem("A", "Orch"), 0)
+	attFetch(e, shortLock, 1, startItem("A", "Orch"))
+	e.enqueue(attPoke("A", "late"), 0)
+	time.Sleep(afterShort)
+	attCycle(e, true, []uint32{2, 2}, startItem("A", "Orch"), attPoke("A", "late"))
+}
+
+// attOrchBatchOnly proves an abandon's delay and count apply to the
+// fetched batch only: a message that arrived during the lock is fetchable at
+// once as a first attempt, and the delayed one returns later at attempt 2
+// (CONTRACT.md settled details "Abandon").
+func attOrchBatchOnly(t *testing.T, h Harness) {
+	e := setup(t, h)
+	e.start("A", nil)
+	e.enqueue(attPoke("A", "first"), 0)
+	item := attFetch(e, longLock, 1, attPoke("A", "first"))
+	e.enqueue(attPoke("A", "late"), 0)
+	attAbandon(e, item.LockToken, attDelay, false)
+	item = attFetch(e, longLock, 1, attPoke("A", "late"))
+	e.ack(item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1})
+	attWaitFetch(e, 2, attPoke("A", "first"))
+}
+
+// attOrchAckResets proves an ack carries no attempts over: messages enqueued
+// after it start at 1 (seed 000 ack deletes the processed messages).
+func attOrchAckResets(t *testing.T, h Harness) {
+	e := setup(t, h)
+	e.enqueue(startItem("A", "Orch"), 0)
+	attCycle(e, false, []uint32{1, 2}, startItem("A", "Orch"))
+	item := attFetch(e, longLock, 3, startItem("A", "Orch"))
+	e.ack(item.LockToken, duroxide.OrchestrationCommit{
+		ExecutionID:  1,
+		HistoryDelta: []duroxide.Event{started("A", 1, "Orch", "1.0.0")},
+		Metadata:     duroxide.ExecutionMetadata{OrchestrationName: "Orch", OrchestrationVersion: "1.0.0"},
+	})
+	e.noFetch(nil)
+	e.enqueue(attPoke("A", "next"), 0)
+	attFetch(e, longLock, 1, attPoke("A", "next"))
+}
+
+// attOrchPerInstance proves attempts belong to messages: retrying one
+// instance leaves another's first fetch at 1 (seed 000 peek-lock).
+func attOrchPerInstance(t *testing.T, h Harness) {
+	e := setup(t, h)
+	e.enqueue(startItem("A", "Orch"), 0)
+	attCycle(e, false, []uint32{1, 2}, startItem("A", "Orch"))
+	e.enqueue(startItem("B", "Orch"), 0)
+	attFetch(e, longLock, 3, startItem("A", "Orch"))
+	attFetch(e, longLock, 1, startItem("B", "Orch"))
+}
+
+// ---- worker queue --------------------------------------------------------------
+
+// attWorkStartsAtOne proves the first worker fetch reports attempt 1 (seed
+// 000 checklist: fetch_work_item increments attempt_count).
+func attWorkStartsAtOne(t *testing.T, h Harness) {
+	e := setup(t, h)
+	e.enqueueWork(activity("A", 2))
+	attFetchWork(e, longLock, 1, activity("A", 2))
+}
+
+// attWorkPerFetch proves each re-fetch after a counted abandon adds one
+// (seed 000 abandon_work_item).
+func attWorkPerFetch(t *testing.T, h Harness) {
+	e := setup(t, h)
+	e.enqueueWork(activity("A", 2))
+	for _, c := range []uint32{1, 2, 3, 4} {
+		attAbandonWork(e, attFetchWork(e, longLock, c, activity("A", 2)).LockToken, 0, false)
+	}
+}
+
+// attWorkExpiry proves a re-fetch after worker lock expiry counts an attempt
+// (seed 000 peek-lock 2c).
+func attWorkExpiry(t *testing.T, h Harness) {
+	e := setup(t, h)
+	e.enqueueWork(activity("A", 2))
+	attFetchWork(e, shortLock, 1, activity("A", 2))
+	time.Sleep(afterShort)
+	attFetchWork(e, shortLock, 2, activity("A", 2))
+	time.Sleep(afterShort)
+	attFetchWork(e, longLock, 3, activity("A", 2))
+}
+
+// attWorkIgnore proves AbandonWorkItem with ignoreAttempt undoes the fetch's
+// increment and never goes below zero (seed 003 abandon_work_item).
+func attWorkIgnore(t *testing.T, h Harness) {
+	e := setup(t, h)
+	e.enqueueWork(activity("A", 2))
+	for _, step := range []struct {
+		want   uint32
+		ignore bool
+	}{{1, true}, {1, true}, {1, false}, {2, true}, {2, true}, {2, false}, {3, false}} {
+		attAbandonWork(e, attFetchWork(e, longLock, step.want, activity("A", 2)).LockToken, 0, step.ignore)
+	}
+}
+
+// attWorkExpiredIgnore proves the attempt counted by a re-fetch after expiry
+// is the one ignoreAttempt takes back (seed 003 abandon_work_item).
+func attWorkExpiredIgnore(t *testing.T, h Harness) {
+	e := setup(t, h)
+	e.enqueueWork(activity("A", 2))
+	attFetchWork(e, shortLock, 1, activity("A", 2))
+	time.Sleep(afterShort)
+	attAbandonWork(e, attFetchWork(e, longLock, 2, activity("A", 2)).LockToken, 0, true)
+	attFetchWork(e, longLock, 2, activity("A", 2))
+}
+
+// attWorkDelay proves a delayed abandon hides the item for the delay and
+// still counts the attempt (seed 000 abandon_work_item delay).
+func attWorkDelay(t *testing.T, h Harness) {
+	e := setup(t, h)
+	e.enqueueWork(activity("A", 2))
+	attAbandonWork(e, attFetchWork(e, longLock, 1, activity("A", 2)).LockToken, attDelay, false)
+	attNoWork(e)
+	attWaitWork(e, 2, activity("A", 2))
+}
+
+// attWorkDelayIgnore proves delay and ignoreAttempt combine: hidden for the
+// delay, then fetched at the same count (seed 003 abandon_work_item).
+func attWorkDelayIgnore(t *testing.T, h Harness) {
+	e := setup(t, h)
+	e.enqueueWork(activity("A", 2))
+	attAbandonWork(e, attFetchWork(e, longLock, 1, activity("A", 2)).LockToken, 0, false)
+	attAbandonWork(e, attFetchWork(e, longLock, 2, activity("A", 2)).LockToken, attDelay, true)
+	attNoWork(e)
+	attWaitWork(e, 2, activity("A", 2))
+}
+
+// attWorkPerItem proves worker attempts are per item: a retried item keeps
+// its count while a fresh one starts at 1 (seed 000 peek-lock).
+func attWorkPerItem(t *testing.T, h Harness) {
+	e := setup(t, h)
+	e.enqueueWork(activity("A", 2))
+	for _, c := range []uint32{1, 2} {
+		attAbandonWork(e, attFetchWork(e, longLock, c, activity("A", 2)).LockToken, 0, false)
+	}
+	e.enqueueWork(activity("A", 3))
+	attFetchWork(e, longLock, 3, activity("A", 2))
+	attFetchWork(e, longLock, 1, activity("A", 3))
+}
+
+// attWorkReenqueued proves an acked item's attempts die with it: the same
+// activity enqueued again starts at 1 (seed 000 ack_work_item deletes).
+func attWorkReenqueued(t *testing.T, h Harness) {
+	e := setup(t, h)
+	e.enqueueWork(activity("A", 2))
+	attAbandonWork(e, attFetchWork(e, longLock, 1, activity("A", 2)).LockToken, 0, false)
+	w := attFetchWork(e, longLock, 2, activity("A", 2))
+	if err := e.p.AckWorkItem(e.ctx, w.LockToken, nil); err != nil {
+		t.Fatalf("AckWorkItem: %v", err)
+	}
+	attNoWork(e)
+	e.enqueueWork(activity("A", 2))
+	attFetchWork(e, longLock, 1, activity("A", 2))
+}
