@@ -1,0 +1,206 @@
+package providertest
+
+import (
+	"fmt"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// Executions (seed 001 "Multi-Execution Tests"; seed 003 ack execution_id
+// and read; CONTRACT.md: current execution = max(current, ExecutionID)).
+
+// orcExecutionCases lists the multi-execution cases.
+func orcExecutionCases() []orcCase {
+	return []orcCase{
+		{"ExecutionIsolation", orcExecutionIsolation},
+		{"LatestExecutionDetection", orcLatestExecution},
+		{"ExecutionIDSequencing", orcExecutionSequencing},
+		{"ContinueAsNewCreatesNewExecution", orcContinueAsNewCase},
+		{"ExecutionHistoryPersistence", orcHistoryPersistence},
+		{"CurrentExecutionNeverMovesBack", orcCurrentIsMax},
+		{"FetchLoadsCurrentExecutionHistory", orcFetchLoadsHistory},
+	}
+}
+
+// orcCAN is the ContinueAsNew message an execution sends to its instance.
+func orcCAN(instance string) duroxide.ContinueAsNew {
+	return duroxide.ContinueAsNew{Instance: instance, Orchestration: "Orch", Input: `"again"`}
+}
+
+// orcEndWithContinueAsNew acks a turn of execution exec that ends it with
+// ContinueAsNew: the event, the message to itself and the status.
+func (e *env) orcEndWithContinueAsNew(instance string, exec uint64) {
+	e.t.Helper()
+	prev := e.orcRead(instance, exec)
+	item := e.orcLock(instance, orcRaise(instance, "end"))
+	e.orcWantExecution(item, exec)
+	next := prev[len(prev)-1].EventID + 1
+	e.ack(item.LockToken, duroxide.OrchestrationCommit{
+		ExecutionID:       exec,
+		HistoryDelta:      []duroxide.Event{event(next, instance, exec, duroxide.OrchestrationContinuedAsNewEvent{Input: `"again"`})},
+		OrchestratorItems: []duroxide.WorkItem{orcCAN(instance)},
+		Metadata:          duroxide.ExecutionMetadata{Status: "ContinuedAsNew", Output: ptr(`"again"`)},
+	})
+}
+
+// orcStartNext fetches the ContinueAsNew message (still delivered for
+// execution exec-1) and acks execution exec's first turn.
+func (e *env) orcStartNext(instance string, exec uint64) {
+	e.t.Helper()
+	item := e.fetchInstance(instance)
+	e.orcWantMessages(item, orcCAN(instance))
+	e.orcWantExecution(item, exec-1)
+	e.ack(item.LockToken, duroxide.OrchestrationCommit{
+		ExecutionID:  exec,
+		HistoryDelta: []duroxide.Event{started(instance, exec, "Orch", "1.0.0")},
+		Metadata:     duroxide.ExecutionMetadata{Status: "Running", OrchestrationName: "Orch", OrchestrationVersion: "1.0.0"},
+	})
+}
+
+// orcContinueAsNew moves instance from execution exec-1 to exec the way the
+// runtime does.
+func (e *env) orcContinueAsNew(instance string, exec uint64) {
+	e.t.Helper()
+	e.orcEndWithContinueAsNew(instance, exec-1)
+	e.orcStartNext(instance, exec)
+}
+
+// orcWantExecution asserts the execution a fetched item belongs to.
+func (e *env) orcWantExecution(item *duroxide.OrchestrationItem, exec uint64) {
+	e.t.Helper()
+	if item.ExecutionID != exec {
+		e.t.Fatalf("fetched %s for execution %d, want %d", item.Instance, item.ExecutionID, exec)
+	}
+}
+
+// orcWantEventsOf asserts every event of an execution carries its ids.
+func (e *env) orcWantEventsOf(instance string, exec uint64) {
+	e.t.Helper()
+	for _, ev := range e.orcRead(instance, exec) {
+		if ev.InstanceID != instance || ev.ExecutionID != exec {
+			e.t.Fatalf("execution %d of %s holds event %d of %s execution %d", exec, instance, ev.EventID, ev.InstanceID, ev.ExecutionID)
+		}
+	}
+}
+
+// orcExecutionIsolation proves each execution keeps its own history: the
+// same event ids live in both, each read returns only its execution's
+// events, and appending to one leaves the other alone (seed 001
+// test_execution_isolation).
+func orcExecutionIsolation(e *env) {
+	e.start("A", nil)
+	e.orcTurn("A", orcCommit("A", 1, 2))
+	e.orcContinueAsNew("A", 2)
+	e.orcTurn("A", orcCommit("A", 2, 2))
+	e.orcWantHistory("A", 1, 1, 2, 3)
+	e.orcWantHistory("A", 2, 1, 2)
+	e.orcWantEventsOf("A", 1)
+	e.orcWantEventsOf("A", 2)
+	e.orcAppend("A", 1, 4)
+	e.orcWantHistory("A", 1, 1, 2, 3, 4)
+	e.orcWantHistory("A", 2, 1, 2)
+}
+
+// orcLatestExecution proves Read always returns the latest execution's
+// history (seed 001 test_latest_execution_detection; seed 003 read).
+func orcLatestExecution(e *env) {
+	e.start("A", nil)
+	e.orcWantHistory("A", 0, 1)
+	for exec := uint64(2); exec <= 3; exec++ {
+		e.orcContinueAsNew("A", exec)
+		e.orcTurn("A", orcCommit("A", exec, 2, 3))
+		orcSameEvents(e.t, "Read", e.orcRead("A", 0), e.orcRead("A", exec))
+		e.orcWantHistory("A", 0, 1, 2, 3)
+	}
+	if a := e.p.Admin(); a != nil {
+		if latest, err := a.LatestExecutionID(e.ctx, "A"); err != nil || latest != 3 {
+			e.t.Fatalf("LatestExecutionID = %d, %v; want 3", latest, err)
+		}
+	}
+}
+
+// orcExecutionSequencing proves fetched items report the execution the
+// runtime chose: 1 for a new instance, then each execution id acked (seed 001
+// test_execution_id_sequencing).
+func orcExecutionSequencing(e *env) {
+	item := e.orcLock("A", startItem("A", "Orch"))
+	e.orcWantExecution(item, 1)
+	c := orcCommit("A", 1, 1)
+	c.Metadata.OrchestrationName = "Orch"
+	e.ack(item.LockToken, c)
+	for exec := uint64(2); exec <= 3; exec++ {
+		e.orcContinueAsNew("A", exec)
+		item := e.orcLock("A", orcRaise("A", fmt.Sprint(exec)))
+		e.orcWantExecution(item, exec)
+		e.ack(item.LockToken, orcCommit("A", exec, 2))
+	}
+	if a := e.p.Admin(); a != nil {
+		if ids, err := a.ListExecutions(e.ctx, "A"); err != nil || fmt.Sprint(ids) != "[1 2 3]" {
+			e.t.Fatalf("ListExecutions = %v, %v; want [1 2 3]", ids, err)
+		}
+	}
+}
+
+// orcContinueAsNewCase proves that acking execution 2 after a ContinueAsNew
+// switches Read to execution 2 while ReadWithExecution(1) still returns the
+// old history, and the next fetch loads execution 2 (seed 001
+// test_continue_as_new_creates_new_execution; CONTRACT.md ContinueAsNew).
+func orcContinueAsNewCase(e *env) {
+	e.start("A", nil)
+	e.orcTurn("A", orcCommit("A", 1, 2))
+	old := e.orcRead("A", 1)
+	e.orcEndWithContinueAsNew("A", 1)
+	e.orcWantHistory("A", 0, 1, 2, 3) // still execution 1
+	e.orcStartNext("A", 2)
+	e.orcWantHistory("A", 0, 1)
+	e.orcWantEventsOf("A", 2)
+	orcSameEvents(e.t, "execution 1", e.orcRead("A", 1)[:2], old)
+	e.orcWantHistory("A", 1, 1, 2, 3)
+	item := e.orcLock("A", orcRaise("A", "x"))
+	e.orcWantExecution(item, 2)
+	orcSameEvents(e.t, "fetched history", item.History, e.orcRead("A", 2))
+}
+
+// orcHistoryPersistence proves every execution's history persists unchanged
+// while later executions grow (seed 001 test_execution_history_persistence).
+func orcHistoryPersistence(e *env) {
+	e.start("A", nil)
+	e.orcContinueAsNew("A", 2)
+	e.orcTurn("A", orcCommit("A", 2, 2))
+	e.orcContinueAsNew("A", 3)
+	first, second := e.orcRead("A", 1), e.orcRead("A", 2)
+	e.orcTurn("A", orcCommit("A", 3, 2, 3))
+	e.orcTurn("A", orcCommit("A", 3, 4))
+	orcSameEvents(e.t, "execution 1", e.orcRead("A", 1), first)
+	orcSameEvents(e.t, "execution 2", e.orcRead("A", 2), second)
+	e.orcWantHistory("A", 1, 1, 2)
+	e.orcWantHistory("A", 2, 1, 2, 3)
+	e.orcWantHistory("A", 3, 1, 2, 3, 4)
+}
+
+// orcCurrentIsMax proves an ack for an older execution appends to it without
+// moving the current execution back (CONTRACT.md: current execution =
+// max(current, ExecutionID); seed 000 ack pseudocode MAX).
+func orcCurrentIsMax(e *env) {
+	e.start("A", nil)
+	e.orcContinueAsNew("A", 2)
+	e.orcTurn("A", orcCommit("A", 1, 3))
+	e.orcWantHistory("A", 1, 1, 2, 3)
+	e.orcWantHistory("A", 0, 1)
+	e.orcWantExecution(e.orcLock("A", orcRaise("A", "x")), 2)
+}
+
+// orcFetchLoadsHistory proves a fetch loads the current execution's full
+// history, ordered, as Read returns it (seed 000 "fetch_orchestration_item()
+// loads correct history"; seed 003 "History Loading").
+func orcFetchLoadsHistory(e *env) {
+	item := e.orcLock("A", startItem("A", "Orch"))
+	if len(item.History) != 0 || item.HistoryError != "" {
+		e.t.Fatalf("new instance fetched with history %v / error %q, want none", orcIDs(item.History), item.HistoryError)
+	}
+	e.ack(item.LockToken, orcCommit("A", 1, 1, 2))
+	e.orcTurn("A", orcCommit("A", 1, 3, 4))
+	item = e.orcLock("A", orcRaise("A", "x"))
+	orcSameEvents(e.t, "fetched history", item.History, e.orcRead("A", 1))
+	e.orcWantHistory("A", 0, 1, 2, 3, 4)
+}
