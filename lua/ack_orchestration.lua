@@ -47,11 +47,8 @@ local inst, untl = O.lock_of(token)
 if not inst or untl <= now then
   return redis.error_reply('DXPERM lock_token ' .. token .. ' is invalid or expired')
 end
-local bad, prev = I.check_ids(inst, eid, ids)
-if bad then
-  return redis.error_reply('DXPERM event_id ' .. bad .. ' of instance ' .. inst .. ' execution ' .. eid ..
-    ' is not after event_id ' .. prev .. ' (duplicate or out of order); nothing was written')
-end
+local bad = I.check_ids(inst, eid, ids)
+if bad then return redis.error_reply(bad) end
 
 local has_record = I.apply_metadata(inst, eid, name, ver, parent, now)
 local ek = I.ensure_exec(inst, eid, now)

@@ -11,11 +11,8 @@ local ids, events = {}, {}
 for i = 1, U.num() do
   ids[i], events[i] = U.arg(), U.arg()
 end
-local bad, prev = I.check_ids(inst, eid, ids)
-if bad then
-  return redis.error_reply('DXPERM event_id ' .. bad .. ' of instance ' .. inst .. ' execution ' .. eid ..
-    ' is not after event_id ' .. prev .. ' (duplicate or out of order); nothing was written')
-end
+local bad = I.check_ids(inst, eid, ids)
+if bad then return redis.error_reply(bad) end
 local now = U.now()
 I.ensure_exec(inst, eid, now)
 I.append(inst, eid, ids, events)

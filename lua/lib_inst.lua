@@ -5,13 +5,16 @@
 I.TERMINAL = { Completed = true, Failed = true, ContinuedAsNew = true }
 
 -- check_ids validates that ids (decimal strings, in delta order) strictly
--- increase and follow the last event id stored for the execution. Returns the
--- offending id and its predecessor, or nil. History is append-only and ordered
--- by event id, so this one comparison also rejects duplicates.
+-- increase and follow the last event id stored for the execution. Returns
+-- the error to report, or nil. History is append-only and ordered by event
+-- id, so this one comparison also rejects duplicates.
 function I.check_ids(inst, eid, ids)
   local prev = redis.call('HGET', K.exec(inst, eid), 'max') or '0'
   for _, id in ipairs(ids) do
-    if U.cmpid(id, prev) <= 0 then return id, prev end
+    if U.cmpid(id, prev) <= 0 then
+      return 'DXPERM event_id ' .. id .. ' of instance ' .. inst .. ' execution ' .. eid ..
+        ' is not after event_id ' .. prev .. ' (duplicate or out of order); nothing was written'
+    end
     prev = id
   end
   return nil
@@ -23,7 +26,8 @@ function I.ensure_exec(inst, eid, now)
   local ek = K.exec(inst, eid)
   if redis.call('HSETNX', ek, 'st', 'Running') == 1 then
     redis.call('HSET', ek, 't0', now)
-    redis.call('ZADD', K.execs(inst), tonumber(eid), eid)
+    -- the id as score, given as text: a u64 is not a Lua number
+    redis.call('ZADD', K.execs(inst), eid, eid)
     U.count('executions', 1)
   end
   return ek

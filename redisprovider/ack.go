@@ -102,10 +102,10 @@ func appendOrchestratorItems(op string, a *args, items []duroxide.WorkItem) erro
 			return err
 		}
 		var at uint64
-		if t, ok := asTimer(item); ok {
+		if t, ok := as[duroxide.TimerFired](item); ok {
 			at = t.FireAtMs
 		}
-		a.str(inst).str(string(body)).u64(at)
+		a.str(inst).str(string(body)).at(at)
 	}
 	return nil
 }
@@ -141,33 +141,13 @@ func deref(s *string) string {
 // lock may be abandoned until another fetch takes the instance; an unknown
 // token is a permanent error.
 func (p *Provider) AbandonOrchestrationItem(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool) error {
-	const op = "abandon_orchestration_item"
-	if err := checkToken(op, lockToken); err != nil {
-		return err
-	}
-	if err := checkDurations(op, delay); err != nil {
-		return err
-	}
-	var a args
-	a.str(lockToken).ms(delay).flag(ignoreAttempt)
-	_, err := p.run(ctx, op, "abandon_orchestration", a)
-	return err
+	return p.abandon(ctx, "abandon_orchestration_item", "abandon_orchestration", lockToken, delay, ignoreAttempt)
 }
 
 // RenewOrchestrationItemLock extends a valid, unexpired lock to now +
 // extendFor. An expired or unknown lock is a permanent error.
 func (p *Provider) RenewOrchestrationItemLock(ctx context.Context, lockToken string, extendFor time.Duration) error {
-	const op = "renew_orchestration_item_lock"
-	if err := checkToken(op, lockToken); err != nil {
-		return err
-	}
-	if err := checkDurations(op, extendFor); err != nil {
-		return err
-	}
-	var a args
-	a.str(lockToken).ms(extendFor)
-	_, err := p.run(ctx, op, "renew_orchestration", a)
-	return err
+	return p.renew(ctx, "renew_orchestration_item_lock", "renew_orchestration", lockToken, extendFor)
 }
 
 // EnqueueForOrchestrator adds a message for its instance, visible after

@@ -202,7 +202,7 @@ func (p *Provider) prune(ctx context.Context, op string, ids []string, opts duro
 		return duroxide.PruneResult{}, invalid(op, "negative KeepLast")
 	}
 	var a args
-	a.int(opts.KeepLast).u64(opts.CompletedBefore).u64(instBefore).int(len(ids))
+	a.int(opts.KeepLast).at(opts.CompletedBefore).at(instBefore).int(len(ids))
 	for _, id := range ids {
 		a.str(id)
 	}

@@ -13,43 +13,19 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// Work item variants may arrive as values or pointers; these helpers accept
-// both.
-
-func asActivity(item duroxide.WorkItem) (duroxide.ActivityExecute, bool) {
-	switch v := item.(type) {
-	case duroxide.ActivityExecute:
+// as returns item as variant T. Work items may arrive as values or
+// pointers (both implement WorkItem); as accepts both.
+func as[T any](item duroxide.WorkItem) (T, bool) {
+	switch v := any(item).(type) {
+	case T:
 		return v, true
-	case *duroxide.ActivityExecute:
+	case *T:
 		if v != nil {
 			return *v, true
 		}
 	}
-	return duroxide.ActivityExecute{}, false
-}
-
-func asTimer(item duroxide.WorkItem) (duroxide.TimerFired, bool) {
-	switch v := item.(type) {
-	case duroxide.TimerFired:
-		return v, true
-	case *duroxide.TimerFired:
-		if v != nil {
-			return *v, true
-		}
-	}
-	return duroxide.TimerFired{}, false
-}
-
-func asStart(item duroxide.WorkItem) (duroxide.StartOrchestration, bool) {
-	switch v := item.(type) {
-	case duroxide.StartOrchestration:
-		return v, true
-	case *duroxide.StartOrchestration:
-		if v != nil {
-			return *v, true
-		}
-	}
-	return duroxide.StartOrchestration{}, false
+	var zero T
+	return zero, false
 }
 
 // isNilItem reports a nil interface or a nil pointer inside it (calling
@@ -80,7 +56,7 @@ func orchestratorItem(op string, item duroxide.WorkItem) (instance string, body 
 	if isNilItem(item) {
 		return "", nil, invalid(op, "nil work item")
 	}
-	if _, ok := asActivity(item); ok {
+	if _, ok := as[duroxide.ActivityExecute](item); ok {
 		return "", nil, invalid(op, "ActivityExecute belongs to the worker queue, not the orchestrator queue")
 	}
 	instance = item.InstanceID()
@@ -99,7 +75,7 @@ func workerItem(op string, item duroxide.WorkItem) (duroxide.ActivityExecute, []
 	if isNilItem(item) {
 		return duroxide.ActivityExecute{}, nil, invalid(op, "nil work item")
 	}
-	act, ok := asActivity(item)
+	act, ok := as[duroxide.ActivityExecute](item)
 	if !ok {
 		return act, nil, invalid(op, "the worker queue takes only ActivityExecute, got %T", item)
 	}

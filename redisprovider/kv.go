@@ -74,9 +74,9 @@ func (p *Provider) GetKVValue(ctx context.Context, instance, key string) (string
 	if !ok {
 		return "", false, duroxide.Permanent(op, "unexpected script reply")
 	}
-	e, err := parseKVEntry(s)
+	e, err := kvEntry(op, instance, key, s)
 	if err != nil {
-		return "", false, duroxide.Permanent(op, "instance "+instance+" key "+strconv.Quote(key)+": "+err.Error())
+		return "", false, err
 	}
 	return e.Value, true, nil
 }
@@ -98,13 +98,23 @@ func (p *Provider) GetKVAllValues(ctx context.Context, instance string) (map[str
 	flat := r.strs(0)
 	out := make(map[string]string, len(flat)/2)
 	for i := 0; i+1 < len(flat); i += 2 {
-		e, err := parseKVEntry(flat[i+1])
+		e, err := kvEntry(op, instance, flat[i], flat[i+1])
 		if err != nil {
-			return nil, duroxide.Permanent(op, "instance "+instance+" key "+strconv.Quote(flat[i])+": "+err.Error())
+			return nil, err
 		}
 		out[flat[i]] = e.Value
 	}
 	return out, r.err
+}
+
+// kvEntry parses a stored entry read for op; a corrupt one is a permanent
+// error naming the instance and key.
+func kvEntry(op, instance, key, raw string) (duroxide.KVEntry, error) {
+	e, err := parseKVEntry(raw)
+	if err != nil {
+		return e, duroxide.Permanent(op, "instance "+instance+" key "+strconv.Quote(key)+": "+err.Error())
+	}
+	return e, nil
 }
 
 // GetInstanceStats reports sizes of an instance's current execution and KV

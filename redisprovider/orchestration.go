@@ -81,7 +81,7 @@ func (p *Provider) fetchOrchestrationOnce(ctx context.Context, op string, lock t
 	}
 	p.logDropped(r.strs(10))
 	if ctx.Err() != nil {
-		p.release(op, token)
+		p.giveBack(op, "abandon_orchestration", token)
 		return nil, 0, ctx.Err()
 	}
 	item := p.decodeOrchestrationItem(r)
@@ -96,17 +96,6 @@ func dueIn(r *reply, nowAt, dueAt int) time.Duration {
 		return -1
 	}
 	return time.Duration(due-r.int(nowAt)) * time.Millisecond
-}
-
-// release gives back a lock whose fetch the caller abandoned (its context
-// ended while the reply was on the way); the attempt is not counted.
-func (p *Provider) release(op, token string) {
-	var a args
-	a.str(token).ms(0).flag(true)
-	if _, err := p.run(context.Background(), op, "abandon_orchestration", a); err != nil {
-		p.log.Warn("duroxide-redis: could not release the lock of a cancelled fetch; it expires instead",
-			"op", op, "error", err)
-	}
 }
 
 // logDropped reports orphan QueueMessages the fetch deleted.
@@ -158,7 +147,7 @@ func (p *Provider) decodeOrchestrationItem(r *reply) *duroxide.OrchestrationItem
 // written without a turn, from its OrchestrationStarted event.
 func describeNewInstance(item *duroxide.OrchestrationItem) {
 	for _, m := range item.Messages {
-		if s, ok := asStart(m); ok {
+		if s, ok := as[duroxide.StartOrchestration](m); ok {
 			item.OrchestrationName = s.Orchestration
 			item.Version = ""
 			if s.Version != nil {

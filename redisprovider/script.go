@@ -16,6 +16,14 @@ type args []any
 
 func (a *args) str(s string) *args { *a = append(*a, s); return a }
 
+// maxScriptTime caps instants handed to scripts: Lua numbers are doubles
+// (exact to 2^53), and miniredis's Lua cannot parse integers of 2^63 and up.
+// 2^53 ms is 285,000 years from the epoch: "never" for any deadline.
+const maxScriptTime = 1 << 53
+
+// at writes an instant in ms since the epoch for a script.
+func (a *args) at(ms uint64) *args { return a.u64(min(ms, maxScriptTime)) }
+
 func (a *args) u64(v uint64) *args { *a = append(*a, strconv.FormatUint(v, 10)); return a }
 
 func (a *args) int(v int) *args { *a = append(*a, strconv.Itoa(v)); return a }
@@ -44,7 +52,11 @@ func millis(d time.Duration) int64 {
 	if d <= 0 {
 		return 0
 	}
-	return int64((d + time.Millisecond - 1) / time.Millisecond)
+	ms := int64(d / time.Millisecond)
+	if d%time.Millisecond != 0 {
+		ms++ // rounding by adding first would overflow near MaxInt64
+	}
+	return ms
 }
 
 // detachGrace is how long a fetch script may outlive its caller's deadline.

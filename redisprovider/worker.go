@@ -135,7 +135,7 @@ func (p *Provider) fetchWorkOnce(ctx context.Context, op string, a args) (*durox
 		return nil, dueIn(r, 1, 2), r.err
 	}
 	if ctx.Err() != nil {
-		p.releaseWork(op, token)
+		p.giveBack(op, "abandon_work", token)
 		return nil, 0, ctx.Err()
 	}
 	raw, _ := r.str(1)
@@ -150,16 +150,6 @@ func (p *Provider) fetchWorkOnce(ctx context.Context, op string, a args) (*durox
 		return nil, 0, duroxide.Permanent(op, "stored work item cannot be decoded (lock_token "+token+" left to expire): "+err.Error())
 	}
 	return &duroxide.LockedWorkItem{Item: item, LockToken: token, AttemptCount: uint32(attempts)}, 0, nil
-}
-
-// releaseWork gives back a worker lock whose fetch the caller abandoned.
-func (p *Provider) releaseWork(op, token string) {
-	var a args
-	a.str(token).ms(0).flag(true)
-	if _, err := p.run(context.Background(), op, "abandon_work", a); err != nil {
-		p.log.Warn("duroxide-redis: could not release the lock of a cancelled fetch; it expires instead",
-			"op", op, "error", err)
-	}
 }
 
 // AckWorkItem deletes the locked item and enqueues completion (nil: none)
@@ -190,32 +180,12 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 // visible again after delay; ignoreAttempt undoes the attempt its fetch
 // counted. An unknown token is a permanent error.
 func (p *Provider) AbandonWorkItem(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool) error {
-	const op = "abandon_work_item"
-	if err := checkToken(op, lockToken); err != nil {
-		return err
-	}
-	if err := checkDurations(op, delay); err != nil {
-		return err
-	}
-	var a args
-	a.str(lockToken).ms(delay).flag(ignoreAttempt)
-	_, err := p.run(ctx, op, "abandon_work", a)
-	return err
+	return p.abandon(ctx, "abandon_work_item", "abandon_work", lockToken, delay, ignoreAttempt)
 }
 
 // RenewWorkItemLock extends a valid, unexpired worker lock to now +
 // extendFor. It fails permanently once the item was cancelled or the lock
 // lost: that is how a running activity learns it must stop.
 func (p *Provider) RenewWorkItemLock(ctx context.Context, lockToken string, extendFor time.Duration) error {
-	const op = "renew_work_item_lock"
-	if err := checkToken(op, lockToken); err != nil {
-		return err
-	}
-	if err := checkDurations(op, extendFor); err != nil {
-		return err
-	}
-	var a args
-	a.str(lockToken).ms(extendFor)
-	_, err := p.run(ctx, op, "renew_work", a)
-	return err
+	return p.renew(ctx, "renew_work_item_lock", "renew_work", lockToken, extendFor)
 }
