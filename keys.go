@@ -304,25 +304,32 @@ func (k Keys) Terminal() string { return k.build("iterm") }
 func LuaKeyFunctions() string {
 	var b strings.Builder
 	for _, f := range families {
-		args := make([]string, len(f.parts))
-		for i := range f.parts {
-			args[i] = fmt.Sprintf("a%d", i+1)
-		}
-		fmt.Fprintf(&b, "function K.%s(%s) return P .. '%s'", f.lua, strings.Join(args, ", "), f.token)
-		for i, kind := range f.parts {
-			b.WriteString(" .. ':' .. ")
-			isString := func(j int) bool { return f.parts[j] == partString }
-			switch {
-			case kind == partUint:
-				fmt.Fprintf(&b, "U.id(a%d)", i+1)
-			case needsLength(i, len(f.parts), isString):
-				fmt.Fprintf(&b, "#a%d .. '.' .. a%d", i+1, i+1)
-			default:
-				fmt.Fprintf(&b, "a%d", i+1)
-			}
-		}
-		b.WriteString(" end\n")
+		b.WriteString(luaKeyFunction(f))
 	}
+	return b.String()
+}
+
+// luaKeyFunction returns the Lua definition of one family's key function.
+func luaKeyFunction(f family) string {
+	var b strings.Builder
+	args := make([]string, len(f.parts))
+	for i := range f.parts {
+		args[i] = fmt.Sprintf("a%d", i+1)
+	}
+	fmt.Fprintf(&b, "function K.%s(%s) return P .. '%s'", f.lua, strings.Join(args, ", "), f.token)
+	isString := func(j int) bool { return f.parts[j] == partString }
+	for i, kind := range f.parts {
+		b.WriteString(" .. ':' .. ")
+		switch {
+		case kind == partUint:
+			fmt.Fprintf(&b, "U.id(a%d)", i+1)
+		case needsLength(i, len(f.parts), isString):
+			fmt.Fprintf(&b, "#a%d .. '.' .. a%d", i+1, i+1)
+		default:
+			fmt.Fprintf(&b, "a%d", i+1)
+		}
+	}
+	b.WriteString(" end\n")
 	return b.String()
 }
 

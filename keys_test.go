@@ -126,8 +126,8 @@ func TestEveryScriptBuilds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(src, "-- requires:") {
-			t.Errorf("%s: no requires line", n)
+		if !strings.Contains(src, "KEYS[1]") {
+			t.Errorf("%s: no prelude", n)
 		}
 		if err := rdb.ScriptLoad(context.Background(), src).Err(); err != nil {
 			t.Errorf("%s does not compile: %v", n, err)

@@ -7,7 +7,6 @@
 -- KEYS[1]  namespace prefix
 -- ARGV     token, delay ms, ignore attempt ('0'|'1')
 -- Reply    1, or an error 'DXPERM ...'
--- requires: orch
 local token, delay, ignore = U.arg(), U.num(), U.arg() == '1'
 local now = U.now()
 local inst = O.lock_of(token)

@@ -4,7 +4,6 @@
 -- KEYS[1]  namespace prefix
 -- ARGV     token, delay ms, ignore attempt ('0'|'1')
 -- Reply    1, or an error 'DXPERM ...'
--- requires: work sess
 local token, delay, ignore = U.arg(), U.num(), U.arg() == '1'
 local now = U.now()
 local it = W.locked(token)

@@ -16,7 +16,6 @@
 --          n cancelled, then n x (instance, execution id, activity id),
 --          n kv ops, then n x (op 's'|'c'|'a', key, value, updated ms)
 -- Reply    1, or an error 'DXPERM ...'
--- requires: orch inst work sess kv
 local token, eid = U.arg(), U.arg()
 local status, has_output, output = U.arg(), U.arg() == '1', U.arg()
 local name, ver, parent, pinned = U.arg(), U.arg(), U.arg(), U.arg()

@@ -5,7 +5,6 @@
 -- KEYS[1]  namespace prefix
 -- ARGV     token, has completion ('0'|'1'), completion instance, json
 -- Reply    1, or an error 'DXPERM ...'
--- requires: work sess orch
 local token, has, target, json = U.arg(), U.arg() == '1', U.arg(), U.arg()
 local now = U.now()
 local it = W.locked(token)
@@ -13,6 +12,6 @@ if not it or it.u <= now then
   return redis.error_reply('DXPERM lock_token ' .. token .. ' is invalid or expired (activity cancelled or lock lost)')
 end
 if it.s then S.touch(it.s, now) end
-W.delete(it.seq, now)
+W.delete(it, now)
 if has then O.enqueue(target, json, now, now) end
 return 1

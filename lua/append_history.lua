@@ -5,7 +5,6 @@
 -- KEYS[1]  namespace prefix
 -- ARGV     instance, execution id, n, then n x (event id, json)
 -- Reply    1, or an error 'DXPERM ...'
--- requires: inst
 local inst, eid = U.arg(), U.arg()
 local ids, events = {}, {}
 for i = 1, U.num() do

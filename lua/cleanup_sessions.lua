@@ -4,7 +4,6 @@
 -- KEYS[1]  namespace prefix
 -- ARGV     batch
 -- Reply    {removed, more ('0'|'1')}
--- requires: sess work
 local batch = U.num()
 local now = U.now()
 local expired = S.maintain(now, batch)

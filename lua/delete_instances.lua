@@ -7,7 +7,6 @@
 -- ARGV     force ('0'|'1'), n, then n x instance
 -- Reply    {instances, executions, events, queue messages} deleted, or an
 --          error 'DXPERM ...'
--- requires: inst orch work sess
 local force = U.arg() == '1'
 local ids, set = {}, {}
 for i = 1, U.num() do

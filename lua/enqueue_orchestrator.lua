@@ -4,7 +4,6 @@
 -- KEYS[1]  namespace prefix
 -- ARGV     instance, json, delay ms
 -- Reply    1
--- requires: orch
 local inst, json, delay = U.arg(), U.arg(), U.num()
 local now = U.now()
 O.enqueue(inst, json, now + delay, now)

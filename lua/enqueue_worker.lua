@@ -4,9 +4,11 @@
 -- ARGV     json, queue ('d' | 't:<tag>'), session ('' none, else '+' .. id),
 --          instance, execution id, activity id
 -- Reply    1
--- requires: work sess
 local json, q, sess, inst, e, a = U.arg(), U.arg(), U.arg(), U.arg(), U.arg(), U.arg()
 local sid = false
 if sess ~= '' then sid = string.sub(sess, 2) end
-W.enqueue(json, q, sid, inst, e, a, U.now())
+-- only session routing needs the clock
+local now = 0
+if sid then now = U.now() end
+W.enqueue(json, q, sid, inst, e, a, now)
 return 1

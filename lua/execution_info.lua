@@ -4,7 +4,6 @@
 -- ARGV     instance, execution id
 -- Reply    nil for an unknown execution, else {status, output, started,
 --          completed, events}
--- requires:
 local inst, eid = U.arg(), U.arg()
 local e = redis.call('HMGET', K.exec(inst, eid), 'st', 'out', 't0', 't1')
 if not e[1] then return false end

@@ -8,9 +8,8 @@
 --          'min,max;min,max' inclusive ranges), filter id
 -- Reply    {1, instance, token, attempts, name, version, execution id,
 --           messages, history, kv, dropped}
---       or {0, now, next due ms or nil, dropped}
+--       or {0, now, when to run again (ms), dropped}
 -- dropped lists instance, count pairs of orphan QueueMessages deleted.
--- requires: orch
 local token, lock_ms, enc, fid = U.arg(), U.num(), U.arg(), U.arg()
 local now = U.now()
 O.maintain(now)
@@ -27,6 +26,4 @@ for _ = 1, O.MAINTAIN_BATCH do
   end
 end
 O.register(fid, enc, now)
-local due = O.nextdue()
-U.idle(K.owake(fid), due, now)
-return { 0, now, due, dropped }
+return { 0, now, U.idle(K.owake(fid), O.nextdue(), now), dropped }

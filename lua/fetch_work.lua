@@ -6,8 +6,7 @@
 -- KEYS[1]  namespace prefix
 -- ARGV     token, lock ms, session routing ('0'|'1'), owner, session lock ms,
 --          n queues, then n x queue ('d', 't:<tag>' or '*' for any)
--- Reply    {1, json, token, attempts} or {0, now, next due ms or nil}
--- requires: work sess
+-- Reply    {1, json, token, attempts} or {0, now, when to run again (ms)}
 local token, lock_ms = U.arg(), U.num()
 local routed, owner, session_ms = U.arg() == '1', U.arg(), U.num()
 local queues = {}
@@ -25,6 +24,6 @@ if seq then
   end
   return res
 end
-local due = W.nextdue()
-for _, c in ipairs(classes) do U.idle(c[2], due, now) end
-return { 0, now, due }
+local nextdue, wake = W.nextdue(), nil
+for _, c in ipairs(classes) do wake = U.idle(c[2], nextdue, now) end
+return { 0, now, wake }

@@ -3,5 +3,4 @@
 -- KEYS[1]  namespace prefix
 -- ARGV     instance, key
 -- Reply    '<updated ms>:<value>', or nil when absent
--- requires: kv
 return V.value(U.arg(), U.arg())

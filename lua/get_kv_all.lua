@@ -4,5 +4,4 @@
 -- KEYS[1]  namespace prefix
 -- ARGV     instance
 -- Reply    {{key, '<updated ms>:<value>', ...}}
--- requires: kv
 return { V.live(U.arg()) }

@@ -5,7 +5,6 @@
 -- ARGV     instance
 -- Reply    nil for an unknown instance, else {name, version, current
 --          execution, created, updated, parent, status, output}
--- requires:
 local inst = U.arg()
 local r = redis.call('HMGET', K.inst(inst), 'name', 'ver', 'cur', 'created', 'updated', 'parent')
 if not r[3] then return false end

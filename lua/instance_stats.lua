@@ -6,7 +6,6 @@
 -- ARGV     instance
 -- Reply    nil for an unknown instance, else {event count, history bytes,
 --          first event or nil, live KV keys, KV value bytes (store + delta)}
--- requires: kv
 local inst = U.arg()
 local cur = redis.call('HGET', K.inst(inst), 'cur')
 if not cur then return false end

@@ -194,7 +194,7 @@ function I.delete(inst, now)
   local wa = K.wact(inst)
   for _, m in ipairs(redis.call('ZRANGE', wa, 0, -1)) do
     local parts = U.split(m, ':')
-    msgs = msgs + W.delete(parts[3], now)
+    msgs = msgs + W.delete(W.fields(parts[3]), now)
   end
   redis.call('DEL', wa, ik, K.ichildren(inst), K.kv(inst), K.kvdelta(inst))
   local n = 0

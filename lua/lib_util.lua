@@ -59,37 +59,43 @@ function U.split(s, sep)
   end
 end
 
+-- A blocked fetcher runs its script again at least this often (the reply
+-- of an empty fetch says when), so what it registered stays fresh and the
+-- longest it can oversleep a due time nobody announced is bounded.
+U.REFRESH = 10000
+
 -- ready sets the wake-up marker of key: fetchers blocked on it have work they
--- can take now. One member, so markers never pile up.
+-- can take now. One member, so markers never pile up; its expiry is set when
+-- it is created.
 function U.ready(key)
-  redis.call('ZADD', key, 0, 'w')
-  redis.call('PEXPIRE', key, U.WAKE_TTL)
-end
-
--- due tells the fetchers blocked on key that something they could take becomes
--- eligible at time t. When a waiter on key is already known to wake by t it
--- will see the new item then, and nothing is sent.
-function U.due(key, t, now)
-  local known = redis.call('ZSCORE', K.wakedue(), key)
-  if known then
-    known = tonumber(known)
-    if known > now and known <= t then return end
+  if redis.call('ZADD', key, 0, 'w') == 1 then
+    redis.call('PEXPIRE', key, U.WAKE_TTL)
   end
-  redis.call('ZADD', K.wakedue(), t, key)
-  U.ready(key)
 end
 
--- idle records that a fetcher blocked on key found nothing to take and will
--- wake by nextdue (false: only when a marker arrives). The marker it consumed
--- is removed: no work of its class is eligible now.
+-- due tells the fetchers blocked on key that something they could take
+-- becomes eligible at time t. wakedue holds, per key, the latest time a
+-- fetcher blocked on it will wake by itself: when that is no later than t
+-- (or past, or nobody waits) the fetchers see the new item in time anyway.
+function U.due(key, t, now)
+  local wake = redis.call('ZSCORE', K.wakedue(), key)
+  if wake and tonumber(wake) > now and tonumber(wake) > t then U.ready(key) end
+end
+
+-- idle records that a fetcher blocked on key found nothing to take; it will
+-- run its script again at the returned time: when the next work is due
+-- (nextdue, or false for none), after U.REFRESH at the latest. The marker it
+-- consumed is removed: no work of its class is eligible now.
 function U.idle(key, nextdue, now)
   redis.call('ZREM', key, 'w')
-  if nextdue then
-    redis.call('ZADD', K.wakedue(), nextdue, key)
-  else
-    redis.call('ZREM', K.wakedue(), key)
+  local wake = now + U.REFRESH
+  if nextdue and nextdue < wake then wake = nextdue end
+  local latest = redis.call('ZSCORE', K.wakedue(), key)
+  if not latest or tonumber(latest) <= now or tonumber(latest) < wake then
+    redis.call('ZADD', K.wakedue(), wake, key)
   end
   redis.call('ZREMRANGEBYSCORE', K.wakedue(), '-inf', now - U.WAKE_TTL)
+  return wake
 end
 
 -- first returns the lowest score of a sorted set, or false when it is empty.

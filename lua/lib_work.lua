@@ -14,9 +14,9 @@
 -- The batch of expired locks and due items one call of maintenance handles.
 W.MAINTAIN_BATCH = 100
 
--- ready offers a ready item to the fetchers that may take it.
+-- ready offers an item to the fetchers that may take it (its state field
+-- says 'r' already).
 function W.ready(seq, q, sid, now)
-  redis.call('HSET', K.witem(seq), 'st', 'r')
   if sid then
     redis.call('ZADD', K.squeue(q, sid), seq, seq)
     redis.call('ZADD', K.squeue('*', sid), seq, seq)
@@ -63,7 +63,7 @@ end
 function W.enqueue(json, q, sid, inst, e, a, now)
   local seq = redis.call('INCR', K.seq())
   local wk = K.witem(seq)
-  redis.call('HSET', wk, 'j', json, 'q', q, 'i', inst, 'e', e, 'a', a, 'n', 0)
+  redis.call('HSET', wk, 'j', json, 'q', q, 'i', inst, 'e', e, 'a', a, 'n', 0, 'st', 'r')
   if sid then
     redis.call('HSET', wk, 's', sid)
     S.add_item(sid)
@@ -87,14 +87,20 @@ function W.lock(seq, q, sid, token, untl, now)
   return n
 end
 
--- locked returns the fields of the item token holds, or nil when the token is
--- unknown (never issued, acked, cancelled, or its expired lock reclaimed).
+-- locked returns the item token holds, or nil when the token is unknown
+-- (never issued, acked, cancelled, or its expired lock reclaimed).
 function W.locked(token)
   local seq = redis.call('HGET', K.wtoks(), token)
   if not seq then return nil end
-  local it = redis.call('HMGET', K.witem(seq), 'k', 'u', 'q', 's', 'j')
-  if it[1] ~= token then return nil end
-  return { seq = seq, u = tonumber(it[2]), q = it[3], s = it[4], j = it[5] }
+  local it = W.fields(seq)
+  if it.k ~= token then return nil end
+  return it
+end
+
+-- fields reads what the queue functions need of an item (false when absent).
+function W.fields(seq)
+  local r = redis.call('HMGET', K.witem(seq), 'st', 'q', 's', 'i', 'e', 'a', 'k', 'u')
+  return { seq = seq, st = r[1], q = r[2], s = r[3], i = r[4], e = r[5], a = r[6], k = r[7], u = tonumber(r[8]) }
 end
 
 -- unlock releases an item's lock: visible again now, or after delay ms.
@@ -113,29 +119,29 @@ function W.unlock(seq, now, delay, ignore)
     redis.call('ZADD', K.wdelay(), at, seq)
     W.arm_due(it[2], it[3], at, now)
   else
+    redis.call('HSET', wk, 'st', 'r')
     W.ready(seq, it[2], it[3], now)
   end
 end
 
--- delete removes an item in whatever state it is: acked, cancelled by its
--- orchestration (the holder's next ack or renew fails) or deleted with it.
-function W.delete(seq, now)
-  local wk = K.witem(seq)
-  local it = redis.call('HMGET', wk, 'st', 'q', 's', 'i', 'e', 'a', 'k')
-  local st, q, sid = it[1], it[2], it[3]
+-- delete removes an item (it: W.fields) in whatever state it is: acked,
+-- cancelled by its orchestration (the holder's next ack or renew fails) or
+-- deleted with it.
+function W.delete(it, now)
+  local seq, st, sid = it.seq, it.st, it.s
   if not st then return 0 end
   if st == 'r' then
-    W.unready(seq, q, sid, now)
+    W.unready(seq, it.q, sid, now)
     U.count('w_unl', -1)
   elseif st == 'd' then
     redis.call('ZREM', K.wdelay(), seq)
     U.count('w_unl', -1)
   else
     redis.call('ZREM', K.wlocked(), seq)
-    if it[7] then redis.call('HDEL', K.wtoks(), it[7]) end
+    if it.k then redis.call('HDEL', K.wtoks(), it.k) end
   end
-  redis.call('ZREM', K.wact(it[4]), it[5] .. ':' .. it[6] .. ':' .. seq)
-  redis.call('DEL', wk)
+  redis.call('ZREM', K.wact(it.i), it.e .. ':' .. it.a .. ':' .. seq)
+  redis.call('DEL', K.witem(seq))
   if sid then S.remove_item(sid) end
   return 1
 end
@@ -145,7 +151,7 @@ function W.cancel(inst, e, a, now)
   local prefix = e .. ':' .. a .. ':'
   local members = redis.call('ZRANGEBYLEX', K.wact(inst), '[' .. prefix, '(' .. e .. ':' .. a .. ';')
   for _, m in ipairs(members) do
-    W.delete(string.sub(m, #prefix + 1), now)
+    W.delete(W.fields(string.sub(m, #prefix + 1)), now)
   end
 end
 
@@ -159,6 +165,7 @@ function W.maintain(now)
   for _, seq in ipairs(redis.call('ZRANGEBYSCORE', K.wdelay(), '-inf', now, 'LIMIT', 0, n)) do
     redis.call('ZREM', K.wdelay(), seq)
     local it = redis.call('HMGET', K.witem(seq), 'q', 's')
+    redis.call('HSET', K.witem(seq), 'st', 'r')
     W.ready(seq, it[1], it[2], now)
   end
   S.maintain(now, n)
@@ -203,9 +210,10 @@ end
 
 -- take locks the picked item for token, claiming its session for owner.
 function W.take(seq, sid, owner, token, lock_ms, session_ms, now)
-  local q = redis.call('HGET', K.witem(seq), 'q')
+  local r = redis.call('HMGET', K.witem(seq), 'q', 'j')
+  local q = r[1]
   if sid then S.claim(sid, owner, session_ms, now) end
   W.unready(seq, q, sid, now)
   local n = W.lock(seq, q, sid, token, now + lock_ms, now)
-  return { 1, redis.call('HGET', K.witem(seq), 'j'), token, n }
+  return { 1, r[2], token, n }
 end

@@ -11,7 +11,6 @@
 --          ms (0 = no bound), instance before ms (0 = no bound), n, then
 --          n x instance
 -- Reply    {instances processed, executions, events deleted}
--- requires: inst
 local keep, before, inst_before = U.num(), U.num(), U.num()
 if keep < 1 then keep = 1 end
 

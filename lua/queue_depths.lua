@@ -7,7 +7,6 @@
 -- KEYS[1]  namespace prefix
 -- ARGV     none
 -- Reply    {orchestrator, worker, timer}
--- requires: orch work sess
 local now = U.now()
 O.maintain(now)
 W.maintain(now)

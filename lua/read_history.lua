@@ -5,7 +5,6 @@
 -- KEYS[1]  namespace prefix
 -- ARGV     instance, execution id ('' = current)
 -- Reply    {execution id, events}
--- requires:
 local inst, eid = U.arg(), U.arg()
 if eid == '' then eid = redis.call('HGET', K.inst(inst), 'cur') or '1' end
 return { eid, redis.call('LRANGE', K.history(inst, eid), 0, -1) }

@@ -5,7 +5,6 @@
 -- KEYS[1]  namespace prefix
 -- ARGV     token, extend ms
 -- Reply    1, or an error 'DXPERM ...'
--- requires: orch
 local token, extend = U.arg(), U.num()
 local now = U.now()
 local inst, untl = O.lock_of(token)

@@ -4,7 +4,6 @@
 -- KEYS[1]  namespace prefix
 -- ARGV     extend ms, idle ms, n, then n x owner
 -- Reply    number of sessions renewed
--- requires: sess work
 local extend, idle = U.num(), U.num()
 local now = U.now()
 local n = 0

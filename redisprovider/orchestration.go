@@ -88,12 +88,12 @@ func (p *Provider) fetchOrchestrationOnce(ctx context.Context, op string, lock t
 	return item, 0, r.err
 }
 
-// dueIn reads the {now, next due} pair of an empty fetch reply as a duration
-// (-1: nothing scheduled).
+// dueIn reads the {now, rerun at} pair of an empty fetch reply as the time
+// until the fetcher must run its script again.
 func dueIn(r *reply, nowAt, dueAt int) time.Duration {
 	due, ok := r.optInt(dueAt)
 	if !ok {
-		return -1
+		return maxBlock
 	}
 	return time.Duration(due-r.int(nowAt)) * time.Millisecond
 }

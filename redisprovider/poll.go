@@ -23,23 +23,21 @@ import (
 // a burst is handed out one fetcher after another, across every process,
 // without waking fetchers that would find nothing.
 //
-// An empty fetch also learns when the next delayed item, timer or lock
-// expiry is due; the waiter wakes one fetcher then. A due time that appears
-// while fetchers sleep arms their markers (lua/lib_util.lua, U.due).
+// An empty fetch also learns when to run again: when the next delayed item,
+// timer or lock expiry is due, and after 10 s at the latest (U.REFRESH in
+// lua/lib_util.lua). The waiter wakes one fetcher then. A due time that
+// appears while fetchers sleep arms their markers when one of them would
+// otherwise sleep past it (U.due).
 //
 // A fetch call that finds its waiter idle and nothing changed since the last
-// empty fetch (no wake-up, no due time passed, that fetch recent) does not run
-// its script: an idle process costs one BZPOPMIN per maxBlock, whatever the
-// number of fetchers.
+// empty fetch (no wake-up, that fetch's rerun time not reached) does not run
+// its script: an idle process costs one script and one BZPOPMIN per 10 s,
+// whatever the number of fetchers.
 
 const (
 	// maxBlock caps one BZPOPMIN: Redis is asked again at least this often,
 	// and a failover is noticed within it even without a connection error.
 	maxBlock = 10 * time.Second
-	// trustIdle is how long an empty fetch vouches for the state: after it a
-	// fetcher runs its script again, which also refreshes the capability
-	// filter registration the scripts use to route wake-ups.
-	trustIdle = 30 * time.Second
 	// retryPause spaces the waiter's attempts while Redis fails.
 	retryPause = 200 * time.Millisecond
 )
@@ -48,8 +46,8 @@ const (
 const wakeMember = "w"
 
 // tryFunc runs a fetch script once. found reports taken work; otherwise due is
-// how long until something the caller may take becomes eligible (< 0: nothing
-// scheduled).
+// how long until the script must run again (something becomes eligible, or
+// its registration needs refreshing).
 type tryFunc func(ctx context.Context) (found bool, due time.Duration, err error)
 
 // poll runs try until it finds work, pollTimeout passes or ctx ends. With a
@@ -140,8 +138,7 @@ type waiter struct {
 	epoch    uint64          // counts wake-ups: an empty fetch older than one proves nothing
 	sleepers []chan struct{} // fetchers waiting for a wake-up, oldest first
 	pending  bool            // a wake-up found no sleeper: the next one runs at once
-	idleAt   time.Time       // last empty fetch with no wake-up since; zero: none
-	due      time.Time       // when something becomes eligible; zero: nothing known
+	due      time.Time       // when the last empty fetch must run again; zero: no empty fetch since the last wake-up
 	dueTimer *time.Timer
 }
 
@@ -150,41 +147,33 @@ type waiter struct {
 func (w *waiter) begin() (uint64, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	now := time.Now()
-	fresh := !w.pending && !w.idleAt.IsZero() && now.Sub(w.idleAt) < trustIdle &&
-		(w.due.IsZero() || now.Before(w.due))
-	return w.epoch, fresh
+	return w.epoch, !w.pending && !w.due.IsZero() && time.Now().Before(w.due)
 }
 
-// idle records an empty fetch of epoch and when, from then, its next work is
-// due (< 0: nothing scheduled).
+// idle records an empty fetch of epoch that must run again after due.
 func (w *waiter) idle(epoch uint64, due time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if epoch != w.epoch {
 		return // a wake-up came meanwhile: the result is already stale
 	}
-	now := time.Now()
-	w.idleAt = now
-	if due < 0 {
+	at := time.Now().Add(due)
+	if !w.due.IsZero() && !at.Before(w.due) {
 		return
 	}
-	if at := now.Add(due); w.due.IsZero() || at.Before(w.due) {
-		w.due = at
-		if w.dueTimer == nil {
-			w.dueTimer = time.AfterFunc(due, w.onDue)
-		} else {
-			w.dueTimer.Reset(due)
-		}
+	w.due = at
+	if w.dueTimer == nil {
+		w.dueTimer = time.AfterFunc(due, w.onDue)
+	} else {
+		w.dueTimer.Reset(due)
 	}
 }
 
-// onDue wakes one fetcher when delayed work becomes eligible: its script
-// applies what is due and passes the marker on if more is eligible.
+// onDue wakes one fetcher when its rerun time comes: its script applies what
+// is due and passes the marker on if more is eligible.
 func (w *waiter) onDue() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.due = time.Time{}
 	w.wakeOne()
 }
 
@@ -231,8 +220,7 @@ func (w *waiter) forget(ch chan struct{}) {
 // wakeOne wakes the longest-sleeping fetcher, or lets the next one run at
 // once. The caller holds w.mu.
 func (w *waiter) wakeOne() {
-	w.epoch++
-	w.idleAt = time.Time{}
+	w.forgetIdle()
 	if len(w.sleepers) == 0 {
 		w.pending = true
 		return
@@ -244,12 +232,21 @@ func (w *waiter) wakeOne() {
 // wakeAll wakes every sleeping fetcher (the connection failed: each will see
 // why). The caller holds w.mu.
 func (w *waiter) wakeAll() {
-	w.epoch++
-	w.idleAt = time.Time{}
+	w.forgetIdle()
 	for _, ch := range w.sleepers {
 		close(ch)
 	}
 	w.sleepers = nil
+}
+
+// forgetIdle drops what the last empty fetch vouched for: something
+// happened. The caller holds w.mu.
+func (w *waiter) forgetIdle() {
+	w.epoch++
+	w.due = time.Time{}
+	if w.dueTimer != nil {
+		w.dueTimer.Stop()
+	}
 }
 
 // run is the waiter's loop: it blocks while fetchers wait and stops when none
@@ -259,20 +256,14 @@ func (w *waiter) run(r *waitRegistry, id string) {
 		r.mu.Lock()
 		w.mu.Lock()
 		if w.fetchers == 0 {
-			w.running = false
-			w.idleAt, w.pending, w.due = time.Time{}, false, time.Time{}
-			if w.dueTimer != nil {
-				w.dueTimer.Stop()
-			}
+			w.running, w.pending = false, false
+			w.forgetIdle()
 			delete(r.m, id)
 			w.mu.Unlock()
 			r.mu.Unlock()
 			return
 		}
 		r.mu.Unlock()
-		if !w.idleAt.IsZero() && time.Since(w.idleAt) >= trustIdle {
-			w.wakeOne() // refresh what the scripts registered
-		}
 		w.mu.Unlock()
 		if !w.block() {
 			return
