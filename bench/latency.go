@@ -1,0 +1,127 @@
+// Scenario 4, dispatch latency: at a low, steady rate (500/s by default, far
+// below any ceiling) every item finds its fetcher already blocked in a long
+// poll, so what is measured is the wake-up path itself: enqueue start to
+// FetchWorkItem return. Then the other side of long polling: what a blocked
+// fetcher with no work costs Redis per idle second.
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+	"github.com/duroxide-go/duroxide-redis/redisprovider"
+)
+
+func runLatency(ctx context.Context, e *env) error {
+	for _, c := range e.opts.Concurrency {
+		if err := e.dispatchLatency(ctx, c); err != nil {
+			return err
+		}
+	}
+	poll := e.opts.IdlePoll
+	if err := e.idleFetcher(ctx, vIdleWork, func(ctx context.Context, p *redisprovider.Provider) (bool, error) {
+		item, err := p.FetchWorkItem(ctx, 0, poll, nil, duroxide.DefaultOnly())
+		return item != nil, err
+	}); err != nil {
+		return err
+	}
+	return e.idleFetcher(ctx, vIdleOrch, func(ctx context.Context, p *redisprovider.Provider) (bool, error) {
+		item, err := p.FetchOrchestrationItem(ctx, 0, poll, nil)
+		return item != nil, err
+	})
+}
+
+func (e *env) dispatchLatency(ctx context.Context, c int) error {
+	p, done, err := e.provider(ctx, "latency")
+	if err != nil {
+		return err
+	}
+	defer done()
+	return e.runFlow(ctx, flow{
+		label:   fmt.Sprintf("latency c=%d", c),
+		rate:    e.opts.Rate,
+		enqueue: activityProducer(p, e.opts.Payload, e.opts.FanOut),
+		consume: activityWorkers(p, c, true),
+		record: func(m *meter, s *sink, k counts) {
+			pt := Point{Scenario: "latency", Variant: vLatency, Concurrency: c, Unit: "items",
+				Ops: m.count(), Seconds: m.seconds(), Latency: m.percentiles(),
+				LatencyOf: fmt.Sprintf("enqueue start to FetchWorkItem return, %.0f items/s, %d blocked workers", e.opts.Rate, c),
+				Metrics:   map[string]float64{}, Counts: &k}
+			k.perOp(pt.Metrics, pt.Ops)
+			pt.Note = callsNote(k, pt.Ops, "evalsha:fetch_work", "bzpopmin")
+			e.add(pt)
+		},
+	})
+}
+
+// idleFetcher watches one fetcher poll an empty namespace back to back, as an
+// idle dispatcher does, and counts the Redis commands it causes.
+func (e *env) idleFetcher(ctx context.Context, variant string, fetch func(ctx context.Context, p *redisprovider.Provider) (bool, error)) error {
+	p, done, err := e.provider(ctx, "idle")
+	if err != nil {
+		return err
+	}
+	defer done()
+	poll := e.opts.IdlePoll
+	// the window opens once the fetcher has run its first script and parked
+	m := newMeter(min(poll, 500*time.Millisecond), e.opts.IdleWindow, 0)
+	cs := startConsumers(ctx, 1, func(ctx context.Context, w int) error {
+		for ctx.Err() == nil {
+			start := time.Now()
+			got, err := fetch(ctx, p)
+			if err != nil {
+				return err
+			}
+			if got {
+				return fmt.Errorf("%s: work in an empty namespace", variant)
+			}
+			m.observe(start, time.Now())
+		}
+		return nil
+	})
+	err = e.measure(ctx, variant, m, func(ctx context.Context) error {
+		select {
+		case <-time.After(time.Until(m.to)):
+			return cs.failed()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}, func(k counts) {
+		// the rate shown is Redis calls per idle second, the figure that matters
+		pt := Point{Scenario: "latency", Variant: variant, Concurrency: 1, Unit: "calls",
+			Ops: k.ClientCalls, Seconds: k.Seconds, Metrics: idleMetrics(k, poll), Counts: &k}
+		pt.Metrics["polls"] = float64(m.count())
+		pt.Note = idleNote(k, poll)
+		e.add(pt)
+	})
+	if stopErr := cs.stop(); err == nil && !stopped(stopErr) {
+		err = stopErr
+	}
+	return err
+}
+
+// idleMetrics turns an idle window's counts into rates.
+func idleMetrics(k counts, poll time.Duration) map[string]float64 {
+	perSec := float64(k.ClientCalls) / k.Seconds
+	return map[string]float64{
+		"client_calls_per_sec":          perSec,
+		"client_calls_per_poll_timeout": perSec * poll.Seconds(),
+		"redis_cmds_per_sec":            float64(k.RedisCmds) / k.Seconds,
+		"poll_timeout_sec":              poll.Seconds(),
+	}
+}
+
+// idleNote lists what an idle client sent, command by command.
+func idleNote(k counts, poll time.Duration) string {
+	s := fmt.Sprintf("%d calls in %.1fs (poll %v):", k.ClientCalls, k.Seconds, poll)
+	for _, name := range sortedKeys(k.ByCall) {
+		s += fmt.Sprintf(" %s %d", shortCall(name), k.ByCall[name])
+	}
+	if !k.BZPopKnown {
+		s += " (BZPOPMIN uncountable here)"
+	}
+	return s
+}

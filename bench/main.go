@@ -1,0 +1,353 @@
+// Command bench is the throughput and latency harness of duroxide-redis.
+//
+//	go run ./bench                                   # smoke: embedded miniredis, seconds
+//	go run ./bench -redis redis://127.0.0.1:6379/0   # the real benchmark
+//
+// It drives the provider only through the duroxide Provider API, next to
+// the two references a figure needs to mean anything on a shared machine:
+// the machine's own ceiling (plain EVALSHA calls through the same client
+// pool) and a well-known peer (asynq) measured in the same run on the same
+// Redis. See README.md in this directory for the scenarios and a recorded
+// run.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/duroxide-go/duroxide-redis/redisprovider"
+)
+
+// Options configures one run. Zero values mean "the default of the mode"
+// (see defaults): a smoke run and a real run differ only in sizes.
+type Options struct {
+	RedisURL    string        // empty: embedded miniredis, smoke sizes
+	Duration    time.Duration // measured window of one point
+	Warmup      time.Duration // unmeasured lead-in of one point
+	Concurrency []int         // client goroutines per point (workers, dispatchers)
+	Payload     int           // bytes of an activity input / task payload
+	FanOut      int           // activities per orchestration (turns, memory)
+	InFlight    int           // items (round trip) or orchestrations (turns) in flight per unit of concurrency
+	Rate        float64       // enqueues per second of the dispatch-latency scenario
+	IdleWindow  time.Duration // how long a blocked fetcher is watched
+	IdlePoll    time.Duration // the poll timeout of that fetcher
+	ScaleDepths []int         // queued instances of the scale scenario
+	Histories   []int         // history lengths of the turn-cost sweep
+	Memory      int           // orchestrations completed by the memory scenario
+	AsynqPoll   time.Duration // asynq's tuned TaskCheckInterval (its default is 1s)
+	PoolSize    int           // go-redis pool size (0: go-redis default, 10 x GOMAXPROCS)
+	Scenarios   []string      // subset to run (nil: all)
+	Out         string        // JSON report path ("": a temp dir)
+	SVG         string        // chart path ("": next to Out)
+	Progress    bool          // live progress on stderr
+}
+
+// defaults fills the zero fields of o for its mode. The smoke sizes keep the
+// whole run to a few seconds on miniredis (whose figures mean nothing
+// anyway); the real ones aim at stable figures in a few minutes.
+func defaults(o Options) Options {
+	smoke := o.RedisURL == ""
+	pick := func(real, smokeV time.Duration) time.Duration {
+		if smoke {
+			return smokeV
+		}
+		return real
+	}
+	if o.Duration == 0 {
+		o.Duration = pick(5*time.Second, 200*time.Millisecond)
+	}
+	if o.Warmup == 0 {
+		o.Warmup = min(o.Duration/5, pick(time.Second, 50*time.Millisecond))
+	}
+	if len(o.Concurrency) == 0 {
+		// miniredis compiles every script it runs: at 32 dispatchers with
+		// their orchestrations in flight a smoke window would see nothing
+		// complete
+		o.Concurrency = []int{1, 8, 32}
+		if smoke {
+			o.Concurrency = []int{1, 4}
+		}
+	}
+	if o.Payload == 0 {
+		o.Payload = 100
+	}
+	if o.FanOut == 0 {
+		o.FanOut = 5
+	}
+	if o.InFlight == 0 {
+		o.InFlight = 4
+		if smoke {
+			o.InFlight = 2
+		}
+	}
+	if o.Rate == 0 {
+		o.Rate = 500
+	}
+	if o.IdleWindow == 0 {
+		o.IdleWindow = pick(30*time.Second, 300*time.Millisecond)
+	}
+	if o.IdlePoll == 0 {
+		o.IdlePoll = pick(time.Second, 100*time.Millisecond)
+	}
+	if len(o.ScaleDepths) == 0 {
+		if smoke {
+			o.ScaleDepths = []int{10, 500}
+		} else {
+			o.ScaleDepths = []int{10, 100000}
+		}
+	}
+	if len(o.Histories) == 0 {
+		o.Histories = []int{10, 100, 1000}
+	}
+	if o.Memory == 0 {
+		o.Memory = 1000
+		if smoke {
+			o.Memory = 10
+		}
+	}
+	if o.AsynqPoll == 0 {
+		o.AsynqPoll = 10 * time.Millisecond
+	}
+	return o
+}
+
+// scenario is one named part of the benchmark.
+type scenario struct {
+	name string
+	doc  string
+	run  func(ctx context.Context, e *env) error
+}
+
+// scenarios in run order: the peer runs right after our matching scenarios,
+// so the two are measured on a Redis in the same state.
+var scenarios = []scenario{
+	{"ceiling", "EVALSHA of a trivial and of a 3-command script: the calls/s every figure is divided by", runCeiling},
+	{"roundtrip", "activity round trips: EnqueueForWorker, FetchWorkItem (long poll), AckWorkItem", runRoundTrip},
+	{"latency", "enqueue-to-fetch latency at a steady rate; commands of an idle blocked fetcher", runLatency},
+	{"peer", "asynq on the same Redis: no-op tasks end to end, latency, idle commands", runPeer},
+	{"turns", "orchestrations fanning out and in through a synthetic runtime; turn cost vs history length", runTurns},
+	{"scale", "fetch+ack latency with few vs many queued instances and activities", runScale},
+	{"memory", "Redis bytes per completed orchestration vs its JSON history", runMemory},
+}
+
+// env is what every scenario works with.
+type env struct {
+	opts     Options
+	embedded bool // miniredis: figures are smoke, not performance
+	url      string
+	main     *redis.Client // the provider's and the ceiling's client (hooked: client calls)
+	admin    *redis.Client // probes and cleanup, kept out of the counts
+	calls    *callCounter
+	runID    string
+	out      io.Writer
+	prog     *progress
+	report   *Report
+	nsN      atomic.Int64
+}
+
+// namespace returns a fresh provider namespace for scenario.
+func (e *env) namespace(scenario string) string {
+	return fmt.Sprintf("bench-%s-%s-%d", e.runID, scenario, e.nsN.Add(1))
+}
+
+// provider opens a provider on a fresh namespace; done closes it and deletes
+// the namespace's keys.
+func (e *env) provider(ctx context.Context, scenario string) (p *redisprovider.Provider, done func(), err error) {
+	p, err = redisprovider.New(ctx, redisprovider.Options{Client: e.main, Namespace: e.namespace(scenario)})
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, func() {
+		p.Close()
+		e.cleanup(p.Keys().Prefix() + "*")
+	}, nil
+}
+
+// cleanup deletes the keys of pattern, reporting (not failing on) errors.
+func (e *env) cleanup(pattern string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := deleteKeys(ctx, e.admin, pattern); err != nil {
+		fmt.Fprintf(e.out, "warning: cleanup of %s: %v\n", pattern, err)
+	}
+}
+
+// Run executes the benchmark described by o and writes its report. The error
+// lists the scenarios that failed (a provider bug shows up here, precisely,
+// rather than being worked around).
+func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*Report, error) {
+	o = defaults(o)
+	e := &env{opts: o, out: stdout, calls: newCallCounter(), runID: strconv.FormatInt(time.Now().UnixNano()%1e9, 36)}
+	e.prog = newProgress(stderr, o.Progress)
+	e.url = o.RedisURL
+	if e.url == "" {
+		m, err := miniredis.Run()
+		if err != nil {
+			return nil, fmt.Errorf("starting miniredis: %w", err)
+		}
+		defer m.Close()
+		e.embedded = true
+		e.url = "redis://" + m.Addr() + "/0"
+	}
+	ro, err := redis.ParseURL(e.url)
+	if err != nil {
+		return nil, fmt.Errorf("-redis %q: %w", e.url, err)
+	}
+	if o.PoolSize > 0 {
+		ro.PoolSize = o.PoolSize
+	}
+	e.main = redis.NewClient(ro)
+	e.main.AddHook(e.calls)
+	defer e.main.Close()
+	ao := *ro
+	ao.PoolSize = 4
+	e.admin = redis.NewClient(&ao)
+	defer e.admin.Close()
+	if err := e.admin.Ping(ctx).Err(); err != nil {
+		return nil, fmt.Errorf("redis at %s: %w", e.url, err)
+	}
+
+	e.report = newReport(ctx, e, os.Args)
+	fmt.Fprintln(stdout, e.report.Banner())
+	var failed []string
+	for _, s := range scenarios {
+		if !selected(o.Scenarios, s.name) {
+			continue
+		}
+		fmt.Fprintf(stdout, "\n== %s: %s\n", s.name, s.doc)
+		start := time.Now()
+		// a generous bound: a scenario that overruns it is hung, and says so
+		sctx, cancel := context.WithTimeout(ctx, 20*time.Minute)
+		err := s.run(sctx, e)
+		cancel()
+		if err != nil {
+			failed = append(failed, s.name)
+			e.report.Errors = append(e.report.Errors, ScenarioError{Scenario: s.name, Error: err.Error()})
+			fmt.Fprintf(stdout, "!! %s FAILED: %v\n", s.name, err)
+		} else {
+			fmt.Fprintf(stdout, "   (%s done in %.1fs)\n", s.name, time.Since(start).Seconds())
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	e.report.finish(e)
+	e.report.WriteText(stdout)
+	if err := e.report.save(o.Out, o.SVG, stdout); err != nil {
+		return e.report, err
+	}
+	if len(failed) > 0 {
+		return e.report, fmt.Errorf("scenarios failed: %s", strings.Join(failed, ", "))
+	}
+	return e.report, nil
+}
+
+func selected(names []string, name string) bool {
+	if len(names) == 0 {
+		return true
+	}
+	for _, n := range names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// intList is a flag of comma-separated integers.
+type intList []int
+
+func (l *intList) String() string {
+	s := make([]string, len(*l))
+	for i, v := range *l {
+		s[i] = strconv.Itoa(v)
+	}
+	return strings.Join(s, ",")
+}
+
+func (l *intList) Set(v string) error {
+	*l = nil
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(strings.ReplaceAll(f, "_", "")))
+		if err != nil || n <= 0 {
+			return fmt.Errorf("%q is not a positive integer", f)
+		}
+		*l = append(*l, n)
+	}
+	return nil
+}
+
+func main() {
+	var o Options
+	var conc, depths, hist intList
+	var scen string
+	flag.StringVar(&o.RedisURL, "redis", "", "Redis URL, e.g. redis://127.0.0.1:6379/0 (default: embedded miniredis smoke run)")
+	flag.DurationVar(&o.Duration, "duration", 0, "measured time per point (default 5s; smoke 200ms)")
+	flag.DurationVar(&o.Warmup, "warmup", 0, "unmeasured lead-in per point (default min(duration/5, 1s))")
+	flag.Var(&conc, "concurrency", "comma-separated concurrency levels (default 1,8,32; smoke 1,4)")
+	flag.IntVar(&o.Payload, "payload", 0, "payload bytes of an activity input / task (default 100)")
+	flag.IntVar(&o.FanOut, "fanout", 0, "activities per orchestration (default 5)")
+	flag.IntVar(&o.InFlight, "inflight", 0, "items or orchestrations in flight per unit of concurrency (default 4; smoke 2)")
+	flag.Float64Var(&o.Rate, "rate", 0, "enqueues/s of the dispatch-latency scenario (default 500)")
+	flag.DurationVar(&o.IdleWindow, "idle", 0, "how long an idle blocked fetcher is watched (default 30s; smoke 300ms)")
+	flag.DurationVar(&o.IdlePoll, "idle-poll", 0, "poll timeout of the idle fetcher (default 1s; smoke 100ms)")
+	flag.Var(&depths, "scale", "queued instances compared by the scale scenario (default 10,100000; smoke 10,500)")
+	flag.Var(&hist, "history", "history lengths of the turn-cost sweep (default 10,100,1000)")
+	flag.IntVar(&o.Memory, "memory", 0, "orchestrations completed by the memory scenario (default 1000; smoke 10)")
+	flag.DurationVar(&o.AsynqPoll, "asynq-poll", 0, "asynq's tuned TaskCheckInterval (default 10ms; asynq's own default 1s is measured too)")
+	flag.IntVar(&o.PoolSize, "pool", 0, "go-redis pool size (default: go-redis's, 10 x GOMAXPROCS)")
+	flag.StringVar(&scen, "scenarios", "", "comma-separated subset of: "+scenarioNames())
+	flag.StringVar(&o.Out, "out", "", "JSON report path (default: a new temp dir)")
+	flag.StringVar(&o.SVG, "svg", "", "SVG chart path (default: the -out path with .svg)")
+	flag.BoolVar(&o.Progress, "progress", true, "show live progress on stderr")
+	flag.Parse()
+	o.Concurrency, o.ScaleDepths, o.Histories = conc, depths, hist
+	if scen != "" {
+		for _, s := range strings.Split(scen, ",") {
+			s = strings.TrimSpace(s)
+			if !strings.Contains(","+scenarioNames()+",", ","+s+",") {
+				fmt.Fprintf(os.Stderr, "unknown scenario %q (have %s)\n", s, scenarioNames())
+				os.Exit(2)
+			}
+			o.Scenarios = append(o.Scenarios, s)
+		}
+	}
+	if o.Out == "" {
+		dir, err := os.MkdirTemp("", "duroxide-bench-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		o.Out = filepath.Join(dir, "results.json")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if _, err := Run(ctx, o, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		if errors.Is(err, context.Canceled) {
+			os.Exit(130)
+		}
+		os.Exit(1)
+	}
+}
+
+func scenarioNames() string {
+	names := make([]string, len(scenarios))
+	for i, s := range scenarios {
+		names[i] = s.name
+	}
+	return strings.Join(names, ",")
+}

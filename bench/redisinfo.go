@@ -1,0 +1,421 @@
+// What the harness learns from Redis and the machine rather than from its own
+// clocks: command counts (client calls counted by a go-redis hook, server
+// commands from INFO), memory, the facts that make a result comparable, and
+// the key cleanup that keeps runs from disturbing each other.
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	dxredis "github.com/duroxide-go/duroxide-redis"
+)
+
+// callCounter is a go-redis hook that counts the commands a client sends, by
+// name; EVALSHA / EVAL are counted per script ("evalsha:fetch_work"). Client
+// calls are what the targets speak of (round trips, "one command per poll
+// timeout"): the server's own count also includes every command a script runs
+// inside Redis.
+type callCounter struct {
+	counts  sync.Map // name -> *atomic.Int64
+	scripts sync.Map // sha1 hex -> script name
+}
+
+func newCallCounter() *callCounter {
+	c := &callCounter{}
+	for _, name := range dxredis.ScriptNames() {
+		if src, err := dxredis.Script(name); err == nil {
+			c.nameScript(name, src)
+		}
+	}
+	return c
+}
+
+// nameScript lets the counter report calls of src under name.
+func (c *callCounter) nameScript(name, src string) {
+	sum := sha1.Sum([]byte(src))
+	c.scripts.Store(hex.EncodeToString(sum[:]), name)
+}
+
+func (c *callCounter) add(cmd redis.Cmder) {
+	name := cmd.Name()
+	if name == "evalsha" || name == "eval" {
+		if args := cmd.Args(); len(args) > 1 {
+			key := fmt.Sprint(args[1])
+			if name == "eval" {
+				sum := sha1.Sum([]byte(key))
+				key = hex.EncodeToString(sum[:])
+			}
+			if s, ok := c.scripts.Load(key); ok {
+				name += ":" + s.(string)
+			}
+		}
+	}
+	v, ok := c.counts.Load(name)
+	if !ok {
+		v, _ = c.counts.LoadOrStore(name, new(atomic.Int64))
+	}
+	v.(*atomic.Int64).Add(1)
+}
+
+// DialHook implements redis.Hook.
+func (c *callCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+// ProcessHook implements redis.Hook.
+func (c *callCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.add(cmd)
+		return next(ctx, cmd)
+	}
+}
+
+// ProcessPipelineHook implements redis.Hook.
+func (c *callCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			c.add(cmd)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// snapshot copies the counts.
+func (c *callCounter) snapshot() map[string]int64 {
+	out := make(map[string]int64)
+	c.counts.Range(func(k, v any) bool {
+		out[k.(string)] = v.(*atomic.Int64).Load()
+		return true
+	})
+	return out
+}
+
+// serverSnap is one reading of the server's command counters.
+type serverSnap struct {
+	total int64            // total_commands_processed (script-internal commands included)
+	cmds  map[string]int64 // calls per command from INFO commandstats; nil when unsupported (miniredis)
+	usec  map[string]int64 // server time per command, same source
+	cpu   float64          // used_cpu_user + used_cpu_sys of the server process, seconds (0: unknown)
+}
+
+// readServer takes one reading with a single INFO call (Redis 7 takes several
+// sections at once; miniredis knows only "stats"), which the next reading's
+// delta then subtracts.
+func readServer(ctx context.Context, admin *redis.Client, embedded bool) (serverSnap, error) {
+	section := []any{"info", "stats", "commandstats", "cpu"}
+	if embedded {
+		section = []any{"info", "stats"}
+	}
+	txt, err := admin.Do(ctx, section...).Text()
+	if err != nil {
+		return serverSnap{}, fmt.Errorf("INFO stats: %w", err)
+	}
+	s := serverSnap{}
+	if !embedded {
+		s.cmds, s.usec = map[string]int64{}, map[string]int64{}
+	}
+	for _, line := range strings.Split(txt, "\n") {
+		line = strings.TrimSpace(line)
+		if v, ok := strings.CutPrefix(line, "total_commands_processed:"); ok {
+			s.total, _ = strconv.ParseInt(v, 10, 64)
+		}
+		for _, k := range []string{"used_cpu_user:", "used_cpu_sys:"} {
+			if v, ok := strings.CutPrefix(line, k); ok {
+				f, _ := strconv.ParseFloat(v, 64)
+				s.cpu += f
+			}
+		}
+		if rest, ok := strings.CutPrefix(line, "cmdstat_"); ok && s.cmds != nil {
+			name, fields, _ := strings.Cut(rest, ":")
+			for _, f := range strings.Split(fields, ",") {
+				k, v, _ := strings.Cut(f, "=")
+				n, _ := strconv.ParseInt(v, 10, 64)
+				switch k {
+				case "calls":
+					s.cmds[name] = n
+				case "usec":
+					s.usec[name] = n
+				}
+			}
+		}
+	}
+	return s, nil
+}
+
+// counts is what happened between two readings.
+type counts struct {
+	Seconds      float64          `json:"seconds"`
+	ClientCalls  int64            `json:"client_calls"`             // hooked client(s), plus the provider's BZPOPMIN from the server
+	ByCall       map[string]int64 `json:"by_call,omitempty"`        // the same, per command / script
+	RedisCmds    int64            `json:"redis_cmds"`               // every command Redis ran, script-internal ones included
+	EvalUsecCall float64          `json:"evalsha_usec,omitempty"`   // server time per EVALSHA (commandstats)
+	BZPopMin     int64            `json:"bzpopmin,omitempty"`       // server-side count; the blocking client is not hooked
+	BZPopKnown   bool             `json:"bzpopmin_known"`           // false on miniredis: BZPOPMIN calls are then missing from ClientCalls
+	ServerCPU    float64          `json:"server_cpu_sec,omitempty"` // Redis process CPU time (INFO cpu)
+	ClientCPU    float64          `json:"client_cpu_sec,omitempty"` // this process's CPU time (the harness, the provider's client code, asynq)
+	Unsupported  string           `json:"unsupported,omitempty"`    // what this server could not tell
+	ServerByCmd  map[string]int64 `json:"server_by_cmd,omitempty"`  // commandstats delta, for the curious
+}
+
+// probe brackets a measurement: start() reads the counters, stop() reads
+// them again and returns the difference.
+type probe struct {
+	e     *env
+	calls map[string]int64
+	srv   serverSnap
+	cpu   float64
+	at    time.Time
+	err   error
+}
+
+func (e *env) startProbe(ctx context.Context) *probe {
+	p := &probe{e: e, calls: e.calls.snapshot(), at: time.Now(), cpu: processCPU()}
+	p.srv, p.err = readServer(ctx, e.admin, e.embedded)
+	return p
+}
+
+// stop returns the counts since start.
+func (p *probe) stop(ctx context.Context) (counts, error) {
+	calls, cpu := p.e.calls.snapshot(), processCPU()
+	srv, err := readServer(ctx, p.e.admin, p.e.embedded)
+	if p.err != nil {
+		err = p.err
+	}
+	if err != nil {
+		return counts{}, err
+	}
+	c := counts{Seconds: time.Since(p.at).Seconds(), ByCall: map[string]int64{}}
+	for k, v := range calls {
+		if d := v - p.calls[k]; d > 0 {
+			c.ByCall[k] = d
+			c.ClientCalls += d
+		}
+	}
+	c.RedisCmds = srv.total - p.srv.total - 1 // the first reading's own INFO
+	c.ClientCPU = cpu - p.cpu
+	if srv.cpu > 0 {
+		c.ServerCPU = srv.cpu - p.srv.cpu
+	}
+	if srv.cmds == nil {
+		c.Unsupported = "INFO commandstats (BZPOPMIN and per-command server counts)"
+		return c, nil
+	}
+	c.ServerByCmd = map[string]int64{}
+	for k, v := range srv.cmds {
+		if d := v - p.srv.cmds[k]; d > 0 && k != "info" {
+			c.ServerByCmd[k] = d
+		}
+	}
+	c.BZPopMin, c.BZPopKnown = c.ServerByCmd["bzpopmin"], true
+	// the provider's blocking client is built from the hooked client's options,
+	// which do not carry hooks: count its BZPOPMIN on the server side
+	if c.BZPopMin > c.ByCall["bzpopmin"] {
+		c.ClientCalls += c.BZPopMin - c.ByCall["bzpopmin"]
+		c.ByCall["bzpopmin"] = c.BZPopMin
+	}
+	if n := c.ServerByCmd["evalsha"]; n > 0 {
+		c.EvalUsecCall = float64(srv.usec["evalsha"]-p.srv.usec["evalsha"]) / float64(n)
+	}
+	return c, nil
+}
+
+// perOp adds per-operation command figures to a point's metrics.
+func (c counts) perOp(metrics map[string]float64, ops int64) {
+	if ops <= 0 {
+		return
+	}
+	metrics["client_calls_per_op"] = float64(c.ClientCalls) / float64(ops)
+	metrics["redis_cmds_per_op"] = float64(c.RedisCmds) / float64(ops)
+	if c.EvalUsecCall > 0 {
+		metrics["evalsha_server_usec"] = c.EvalUsecCall
+	}
+	// CPU per operation: on a machine where client and server share the
+	// cores, these two add up to what one operation costs the machine
+	if c.ServerCPU > 0 {
+		metrics["redis_cpu_us_per_op"] = 1e6 * c.ServerCPU / float64(ops)
+	}
+	if c.ClientCPU > 0 {
+		metrics["client_cpu_us_per_op"] = 1e6 * c.ClientCPU / float64(ops)
+	}
+}
+
+// deleteKeys removes every key matching pattern with SCAN + DEL. Bench-only:
+// a library must never walk the keyspace, but a harness cleaning up its own
+// uniquely named namespace may. DEL, not UNLINK: memory freed in the
+// background would still be freeing while the next scenario measures (the
+// memory scenario's used_memory delta first of all).
+func deleteKeys(ctx context.Context, admin *redis.Client, pattern string) (int, error) {
+	var (
+		cursor uint64
+		n      int
+	)
+	for {
+		keys, next, err := admin.Scan(ctx, cursor, pattern, 1000).Result()
+		if err != nil {
+			return n, fmt.Errorf("SCAN %s: %w", pattern, err)
+		}
+		if len(keys) > 0 {
+			if err := admin.Del(ctx, keys...).Err(); err != nil {
+				return n, fmt.Errorf("DEL: %w", err)
+			}
+			n += len(keys)
+		}
+		if cursor = next; cursor == 0 {
+			return n, nil
+		}
+	}
+}
+
+// scanKeys lists the keys matching pattern.
+func scanKeys(ctx context.Context, admin *redis.Client, pattern string) ([]string, error) {
+	var out []string
+	iter := admin.Scan(ctx, 0, pattern, 1000).Iterator()
+	for iter.Next(ctx) {
+		out = append(out, iter.Val())
+	}
+	return out, iter.Err()
+}
+
+// usedMemory reads INFO memory used_memory (0, nil on miniredis, which has
+// no such section).
+func usedMemory(ctx context.Context, admin *redis.Client, embedded bool) (int64, error) {
+	if embedded {
+		return 0, nil
+	}
+	txt, err := admin.Info(ctx, "memory").Result()
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(txt, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("INFO memory has no used_memory")
+}
+
+// Machine describes where a run happened: without it a figure means nothing.
+type Machine struct {
+	CPUModel     string            `json:"cpu_model"`
+	CPUs         int               `json:"cpus"`
+	GOMAXPROCS   int               `json:"gomaxprocs"`
+	MemTotal     string            `json:"mem_total"`
+	Kernel       string            `json:"kernel"`
+	GoVersion    string            `json:"go_version"`
+	Server       string            `json:"server"` // "redis 7.0.15" or "miniredis v2.40.0 (embedded)"
+	ServerConfig map[string]string `json:"server_config,omitempty"`
+	Modules      map[string]string `json:"modules"` // versions of go-redis, asynq, miniredis
+	PoolSize     int               `json:"client_pool_size"`
+	LoadStart    string            `json:"loadavg_start"` // /proc/loadavg: a busy shared machine shows here
+	LoadEnd      string            `json:"loadavg_end"`
+	Loopback     bool              `json:"loopback"`
+}
+
+// machine gathers the facts; anything unreadable is left empty rather than
+// failing the run.
+func (e *env) machine(ctx context.Context) Machine {
+	m := Machine{
+		CPUs:       runtime.NumCPU(),
+		GOMAXPROCS: runtime.GOMAXPROCS(0),
+		GoVersion:  runtime.Version(),
+		Modules:    map[string]string{},
+		PoolSize:   e.main.Options().PoolSize,
+	}
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		n := 0
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			k, v, _ := strings.Cut(sc.Text(), ":")
+			switch strings.TrimSpace(k) {
+			case "model name":
+				m.CPUModel = strings.TrimSpace(v)
+			case "processor":
+				n++
+			}
+		}
+		f.Close()
+		if n > 0 {
+			m.CPUs = n
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				m.MemTotal = strings.TrimSpace(v)
+			}
+		}
+	}
+	m.LoadStart = loadAvg()
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = "linux " + strings.TrimSpace(string(b))
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			switch d.Path {
+			case "github.com/redis/go-redis/v9", "github.com/hibiken/asynq", "github.com/alicebob/miniredis/v2":
+				m.Modules[d.Path] = d.Version
+			}
+		}
+	}
+	if host, _, err := net.SplitHostPort(e.main.Options().Addr); err == nil {
+		ip := net.ParseIP(host)
+		m.Loopback = host == "localhost" || (ip != nil && ip.IsLoopback())
+	}
+	if e.embedded {
+		m.Server = "miniredis " + m.Modules["github.com/alicebob/miniredis/v2"] + " (embedded, in this process)"
+		return m
+	}
+	if txt, err := e.admin.Info(ctx, "server").Result(); err == nil {
+		for _, line := range strings.Split(txt, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
+				m.Server = "redis " + v
+			}
+		}
+	}
+	m.ServerConfig = map[string]string{}
+	for _, k := range []string{"hz", "appendonly", "appendfsync", "save", "maxmemory-policy", "io-threads"} {
+		if v, err := e.admin.ConfigGet(ctx, k).Result(); err == nil {
+			m.ServerConfig[k] = v[k]
+		}
+	}
+	return m
+}
+
+// sortedKeys returns the keys of m in order, for stable output.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// loadAvg is the 1, 5 and 15 minute load average ("" when unknown). On a
+// shared machine it says whether other work competed with the run.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}
