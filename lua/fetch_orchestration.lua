@@ -7,9 +7,11 @@
 -- ARGV     token, lock ms, filter encoding ('*' any, '' none,
 --          'min,max;min,max' inclusive ranges), filter id
 -- Reply    {1, instance, token, attempts, name, version, execution id,
---           messages, history, kv, dropped}
+--           messages, history, kv, dropped, now, when to run again (ms) or nil}
 --       or {0, now, when to run again (ms), dropped}
--- dropped lists instance, count pairs of orphan QueueMessages deleted.
+-- dropped lists instance, count pairs of orphan QueueMessages deleted. A
+-- fetch that takes the last eligible instance also answers when to run
+-- again, so the caller's next fetch can wait without asking first.
 local token, lock_ms, enc, fid = U.arg(), U.num(), U.arg(), U.arg()
 local now = U.now()
 O.maintain(now)
@@ -19,11 +21,16 @@ for _ = 1, O.MAINTAIN_BATCH do
   if not inst then break end
   local res = O.take(inst, ver, token, lock_ms, now, dropped)
   if res then
-    -- one marker wakes one waiter: pass it on while more work is eligible
-    if O.pick(enc) then U.ready(K.owake(fid)) end
     res[#res + 1] = dropped
+    res[#res + 1] = now
+    -- one marker wakes one waiter: pass it on while more work is eligible
+    if O.pick(enc) then
+      U.ready(K.owake(fid))
+      res[#res + 1] = false
+    else
+      res[#res + 1] = O.idle(fid, enc, now)
+    end
     return res
   end
 end
-O.register(fid, enc, now)
-return { 0, now, U.idle(K.owake(fid), O.nextdue(), now), dropped }
+return { 0, now, O.idle(fid, enc, now), dropped }

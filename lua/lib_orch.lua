@@ -268,6 +268,13 @@ function O.maintain(now)
   redis.call('ZREMRANGEBYSCORE', K.ofut(), '-inf', now)
 end
 
+-- idle records that a fetcher with filter fid (encoding enc) has nothing
+-- more to take and returns when it must run again.
+function O.idle(fid, enc, now)
+  O.register(fid, enc, now)
+  return U.idle(K.owake(fid), O.nextdue(), now)
+end
+
 -- nextdue is the earliest time something not eligible now becomes eligible.
 function O.nextdue()
   return U.minof(U.first(K.odelay()), U.first(K.olocked()))

@@ -2,7 +2,13 @@ package redisprovider
 
 import (
 	"context"
+	"errors"
+	"net"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
 // The lock operations both queues share: the scripts differ, the checks and
@@ -37,12 +43,37 @@ func (p *Provider) renew(ctx context.Context, op, script, token string, extendFo
 	return err
 }
 
+// giveBackTimeout bounds the release of a lock nobody will use.
+const giveBackTimeout = time.Second
+
 // giveBack releases a lock whose fetch the caller abandoned (its context
 // ended while the reply was on the way), without counting the attempt. If
 // Redis cannot be reached the lock expires instead.
 func (p *Provider) giveBack(op, script, token string) {
-	if err := p.abandon(context.Background(), op, script, token, 0, true); err != nil {
-		p.log.Warn("duroxide-redis: could not release the lock of a cancelled fetch; it expires instead",
+	ctx, cancel := context.WithTimeout(context.Background(), giveBackTimeout)
+	defer cancel()
+	if err := p.abandon(ctx, op, script, token, 0, true); err != nil && duroxide.IsRetryable(err) {
+		p.log.Warn("duroxide-redis: could not release the lock of a fetch whose reply was lost; it expires instead",
 			"op", op, "error", err)
 	}
+}
+
+// lostReply releases, in the background, the lock a fetch may have taken
+// when its reply was lost (a transport error after the script was sent); an
+// unknown token just means the script never ran. The caller returns at once:
+// the release is a courtesy, the lock expires anyway.
+func (p *Provider) lostReply(op, script, token string, err error) {
+	if duroxide.IsRetryable(err) && maybeSent(err) {
+		go p.giveBack(op, script, token)
+	}
+}
+
+// maybeSent reports whether a failed call may have reached Redis: a failure
+// to connect, or to get a pooled connection, proves it did not.
+func maybeSent(err error) bool {
+	var ne *net.OpError
+	if errors.As(err, &ne) && ne.Op == "dial" {
+		return false
+	}
+	return !errors.Is(err, redis.ErrPoolTimeout) && !errors.Is(err, redis.ErrPoolExhausted)
 }

@@ -72,6 +72,7 @@ func (p *Provider) fetchOrchestrationOnce(ctx context.Context, op string, lock t
 	defer cancel()
 	res, err := p.run(sctx, op, "fetch_orchestration", a)
 	if err != nil {
+		p.lostReply(op, "abandon_orchestration", token, err)
 		return nil, 0, err
 	}
 	r := newReply(op, res)
@@ -85,17 +86,27 @@ func (p *Provider) fetchOrchestrationOnce(ctx context.Context, op string, lock t
 		return nil, 0, ctx.Err()
 	}
 	item := p.decodeOrchestrationItem(r)
-	return item, 0, r.err
+	return item, rerunIn(r, 11, 12), r.err
 }
 
 // dueIn reads the {now, rerun at} pair of an empty fetch reply as the time
 // until the fetcher must run its script again.
 func dueIn(r *reply, nowAt, dueAt int) time.Duration {
+	if d := rerunIn(r, nowAt, dueAt); d >= 0 {
+		return d
+	}
+	return maxBlock
+}
+
+// rerunIn reads an optional {now, rerun at} pair: the time until the caller
+// must run its script again, or -1 when the reply does not say (more work is
+// eligible).
+func rerunIn(r *reply, nowAt, dueAt int) time.Duration {
 	due, ok := r.optInt(dueAt)
 	if !ok {
-		return maxBlock
+		return -1
 	}
-	return time.Duration(due-r.int(nowAt)) * time.Millisecond
+	return max(time.Duration(due-r.int(nowAt))*time.Millisecond, 0)
 }
 
 // logDropped reports orphan QueueMessages the fetch deleted.

@@ -45,9 +45,10 @@ const (
 // wakeMember is the single member of every wake key (see lua/lib_util.lua).
 const wakeMember = "w"
 
-// tryFunc runs a fetch script once. found reports taken work; otherwise due is
-// how long until the script must run again (something becomes eligible, or
-// its registration needs refreshing).
+// tryFunc runs a fetch script once. found reports taken work. due is how long
+// until the caller's script must run again (something becomes eligible, or
+// its registration needs refreshing); with work taken it is -1 unless the
+// script saw that nothing more is eligible.
 type tryFunc func(ctx context.Context) (found bool, due time.Duration, err error)
 
 // poll runs try until it finds work, pollTimeout passes or ctx ends. With a
@@ -72,10 +73,16 @@ func (p *Provider) poll(ctx context.Context, keys []string, pollTimeout time.Dur
 			}
 			found, due, err := try(ctx)
 			woken = false
-			if err != nil || found {
+			if err != nil {
 				return err
 			}
-			w.idle(epoch, due)
+			if due >= 0 {
+				// nothing more eligible: the next fetch may wait at once
+				w.idle(epoch, due)
+			}
+			if found {
+				return nil
+			}
 		}
 		done, err := w.sleep(ctx, deadline.C)
 		if done {

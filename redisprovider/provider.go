@@ -41,14 +41,19 @@ const DefaultLockTimeout = 30 * time.Second
 type Options struct {
 	// Client is used as-is when set: a *redis.Client (single node or
 	// Sentinel failover) or a *redis.ClusterClient. The provider never
-	// closes it. Long polls block on a separate client built from Client's
-	// options (PoolSize BlockingPoolSize, ReadTimeout fitted to the
-	// blocking calls); any other UniversalClient is used for blocking too,
-	// and then its pool must leave room for one parked connection per
-	// distinct kind of waiter (see README).
+	// closes it. Configure it as New does a client of its own: MaxRetries -1
+	// (go-redis re-sends a command whose reply was lost, which would apply
+	// an ack or enqueue twice) and ContextTimeoutEnabled (so calls honour
+	// their context's deadline); New logs a warning otherwise. Long polls
+	// block on a separate client built from Client's options (PoolSize
+	// BlockingPoolSize, ReadTimeout fitted to the blocking calls); any other
+	// UniversalClient is used for blocking too, and then its pool must leave
+	// room for one parked connection per distinct kind of waiter (see
+	// README).
 	Client redis.UniversalClient
 	// URL is parsed with redis.ParseURL when Client is nil, e.g.
-	// redis://127.0.0.1:6379/0.
+	// redis://127.0.0.1:6379/0. The client New builds never re-sends a
+	// command (MaxRetries -1) and honours context deadlines.
 	URL string
 	// Namespace prefixes every key, inside a hash tag so the namespace lives
 	// in one Cluster slot. Default "duroxide". Must not contain '{' or '}'.
@@ -135,8 +140,12 @@ func (p *Provider) connect(opts Options) error {
 		if err != nil {
 			return &duroxide.ProviderError{Operation: op, Message: "invalid URL: " + err.Error(), Err: err}
 		}
+		o.MaxRetries = -1
+		o.ContextTimeoutEnabled = true
 		p.rdb = redis.NewClient(o)
 		p.ownsClient = true
+	} else {
+		warnUnsafeClient(p.log, p.rdb)
 	}
 	size := opts.BlockingPoolSize
 	if size == 0 {
@@ -157,6 +166,7 @@ func blockingClient(c redis.UniversalClient, size int) (redis.UniversalClient, b
 		o.MaintNotificationsConfig = noMaintNotifications()
 		o.PoolSize, o.MinIdleConns, o.MaxIdleConns = size, 0, 0
 		o.ReadTimeout = maxBlock + 5*time.Second
+		o.MaxRetries = -1 // a lost reply may have popped a marker: wake the fetchers instead
 		return redis.NewClient(&o), true
 	case *redis.ClusterClient:
 		o := *c.Options()
@@ -164,9 +174,29 @@ func blockingClient(c redis.UniversalClient, size int) (redis.UniversalClient, b
 		o.MaintNotificationsConfig = noMaintNotifications()
 		o.PoolSize, o.MinIdleConns, o.MaxIdleConns = size, 0, 0
 		o.ReadTimeout = maxBlock + 5*time.Second
+		o.MaxRetries = -1
 		return redis.NewClusterClient(&o), true
 	}
 	return c, false
+}
+
+// warnUnsafeClient logs when a caller's client may re-send a command whose
+// reply was lost (applying it twice) or ignore context deadlines.
+func warnUnsafeClient(log *slog.Logger, c redis.UniversalClient) {
+	var retries int
+	var ctxTimeout bool
+	switch c := c.(type) {
+	case *redis.Client:
+		retries, ctxTimeout = c.Options().MaxRetries, c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		retries, ctxTimeout = c.Options().MaxRetries, c.Options().ContextTimeoutEnabled
+	default:
+		return
+	}
+	if retries >= 0 || !ctxTimeout {
+		log.Warn("duroxide-redis: Options.Client should set MaxRetries: -1 (a retried command whose reply was lost runs twice) and ContextTimeoutEnabled: true (calls honour their deadline)",
+			"max_retries", retries, "context_timeout_enabled", ctxTimeout)
+	}
 }
 
 // noMaintNotifications disables maintenance notifications on the blocking

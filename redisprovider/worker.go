@@ -128,6 +128,7 @@ func (p *Provider) fetchWorkOnce(ctx context.Context, op string, a args) (*durox
 	defer cancel()
 	res, err := p.run(sctx, op, "fetch_work", a)
 	if err != nil {
+		p.lostReply(op, "abandon_work", token, err)
 		return nil, 0, err
 	}
 	r := newReply(op, res)
@@ -149,7 +150,7 @@ func (p *Provider) fetchWorkOnce(ctx context.Context, op string, a args) (*durox
 		// fetched in a tight loop
 		return nil, 0, duroxide.Permanent(op, "stored work item cannot be decoded (lock_token "+token+" left to expire): "+err.Error())
 	}
-	return &duroxide.LockedWorkItem{Item: item, LockToken: token, AttemptCount: uint32(attempts)}, 0, nil
+	return &duroxide.LockedWorkItem{Item: item, LockToken: token, AttemptCount: uint32(attempts)}, rerunIn(r, 4, 5), nil
 }
 
 // AckWorkItem deletes the locked item and enqueues completion (nil: none)
