@@ -10,8 +10,13 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// pruneBatch is how many instances one prune script call handles.
-const pruneBatch = 100
+const (
+	// pruneBatch is how many instances one prune script call handles.
+	pruneBatch = 100
+	// bulkBatch is how many root instances (with their trees) one bulk
+	// deletion script call examines.
+	bulkBatch = 100
+)
 
 // DeleteInstancesAtomic deletes the given instances and everything stored
 // for them in one script, all or nothing. Without force it refuses when one
@@ -70,85 +75,60 @@ func (p *Provider) DeleteInstance(ctx context.Context, instance string, force bo
 // DeleteInstanceBulk deletes terminal (Completed or Failed) root instances
 // matching the filter, oldest completion first, each with its descendants
 // in one atomic step, until Limit roots are deleted. Running roots, and trees
-// with a running descendant, are skipped.
+// with a running descendant, are skipped. Roots are read from the index of
+// terminal roots a page at a time and deleted bulkBatch per script call.
 func (p *Provider) DeleteInstanceBulk(ctx context.Context, f duroxide.InstanceFilter) (duroxide.DeleteInstanceResult, error) {
 	const op = "delete_instance_bulk"
 	var total duroxide.DeleteInstanceResult
 	left := bulkLimit(f)
-	err := p.eachTerminalRoot(ctx, op, f, func(root string) (deleted bool, err error) {
-		tree, err := p.GetInstanceTree(ctx, root)
-		if err != nil {
-			return false, err
-		}
-		res, err := p.DeleteInstancesAtomic(ctx, tree.AllIDs, false)
-		if err != nil {
-			if duroxide.IsRetryable(err) {
-				return false, err
+	deleteBatch := func(roots []string) (skipped int, err error) {
+		for len(roots) > 0 && left > 0 {
+			n := min(len(roots), bulkBatch)
+			var a args
+			a.at(f.CompletedBefore).int(left).int(n)
+			for _, id := range roots[:n] {
+				a.str(id)
 			}
-			return false, nil // a descendant runs, or the tree grew: not eligible now
-		}
-		left--
-		total.InstancesDeleted += res.InstancesDeleted
-		total.ExecutionsDeleted += res.ExecutionsDeleted
-		total.EventsDeleted += res.EventsDeleted
-		total.QueueMessagesDeleted += res.QueueMessagesDeleted
-		return true, nil
-	}, func() bool { return left > 0 })
-	return total, err
-}
-
-// eachTerminalRoot calls fn with the terminal roots matching the filter,
-// oldest completion first, while more() holds. Roots come from the index of
-// terminal roots a page at a time; an allow-list is checked id by id. fn
-// reports whether it deleted the root (so it left the index).
-func (p *Provider) eachTerminalRoot(ctx context.Context, op string, f duroxide.InstanceFilter, fn func(string) (bool, error), more func() bool) error {
-	key := p.keys.Terminal()
-	if f.InstanceIDs != nil {
-		for _, id := range f.InstanceIDs {
-			if !more() {
-				return nil
-			}
-			score, err := p.rdb.ZScore(ctx, key, id).Result()
-			if isRedisNil(err) || (err == nil && f.CompletedBefore > 0 && score >= float64(f.CompletedBefore)) {
-				continue
-			}
+			res, err := p.run(ctx, op, "delete_trees", a)
 			if err != nil {
-				return p.fail(op, err)
+				return skipped, err
 			}
-			if _, err := fn(id); err != nil {
-				return err
+			r := newReply(op, res)
+			left -= int(r.int(0))
+			skipped += int(r.int(1))
+			total.InstancesDeleted += uint64(r.int(2))
+			total.ExecutionsDeleted += uint64(r.int(3))
+			total.EventsDeleted += uint64(r.int(4))
+			total.QueueMessagesDeleted += uint64(r.int(5))
+			if r.err != nil {
+				return skipped, r.err
 			}
+			roots = roots[n:]
 		}
-		return nil
+		return skipped, nil
+	}
+	if f.InstanceIDs != nil {
+		_, err := deleteBatch(f.InstanceIDs)
+		return total, err
 	}
 	max := "+inf"
 	if f.CompletedBefore > 0 {
 		max = fmt.Sprintf("(%d", f.CompletedBefore)
 	}
 	// deleted roots leave the index, skipped ones stay before the next page
-	skipped := int64(0)
-	for more() {
-		page, err := p.rdb.ZRangeByScore(ctx, key, &redis.ZRangeBy{Min: "-inf", Max: max, Offset: skipped, Count: listPage}).Result()
+	offset := int64(0)
+	for left > 0 {
+		page, err := p.rdb.ZRangeByScore(ctx, p.keys.Terminal(), &redis.ZRangeBy{Min: "-inf", Max: max, Offset: offset, Count: listPage}).Result()
 		if err != nil {
-			return p.fail(op, err)
+			return total, p.fail(op, err)
 		}
-		for _, id := range page {
-			if !more() {
-				return nil
-			}
-			deleted, err := fn(id)
-			if err != nil {
-				return err
-			}
-			if !deleted {
-				skipped++
-			}
+		skipped, err := deleteBatch(page)
+		if err != nil || len(page) < listPage {
+			return total, err
 		}
-		if len(page) < listPage {
-			return nil
-		}
+		offset += int64(skipped)
 	}
-	return nil
+	return total, nil
 }
 
 func bulkLimit(f duroxide.InstanceFilter) int {
