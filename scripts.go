@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 //go:embed lua/*.lua
@@ -34,7 +35,7 @@ func Script(name string) (string, error) {
 	if err != nil || strings.HasPrefix(name, "lib_") {
 		return "", fmt.Errorf("dxredis: no script %q", name)
 	}
-	defs, err := definitions()
+	defs, err := libraryDefinitions()
 	if err != nil {
 		return "", err
 	}
@@ -67,6 +68,10 @@ var (
 	// word matches an identifier.
 	word = regexp.MustCompile(`[A-Za-z_]\w*`)
 )
+
+// libraryDefinitions parses the libraries once per process: every provider
+// assembles its scripts at New.
+var libraryDefinitions = sync.OnceValues(definitions)
 
 // definitions splits the key functions and every library into definitions,
 // in emission order.
