@@ -21,6 +21,7 @@ func runPeer(ctx context.Context, e *env) error {
 	// a pool like the provider's (same options, its own connections) and
 	// counted by the same hook
 	ro := *e.main.Options()
+	ro.MaxRetries = -1 // Options() holds the normalized 0, which NewClient reads as "3"
 	rdb := redis.NewClient(&ro)
 	rdb.AddHook(e.calls)
 	defer rdb.Close()

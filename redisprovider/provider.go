@@ -193,7 +193,9 @@ func warnUnsafeClient(log *slog.Logger, c redis.UniversalClient) {
 	default:
 		return
 	}
-	if retries >= 0 || !ctxTimeout {
+	// Options() holds normalized values: go-redis turns a Client's -1 into 0
+	// and a ClusterClient's 0 into -1, so "no retries" is any value <= 0.
+	if retries > 0 || !ctxTimeout {
 		log.Warn("duroxide-redis: Options.Client should set MaxRetries: -1 (a retried command whose reply was lost runs twice) and ContextTimeoutEnabled: true (calls honour their deadline)",
 			"max_retries", retries, "context_timeout_enabled", ctxTimeout)
 	}
