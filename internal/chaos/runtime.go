@@ -19,7 +19,7 @@ type Faults struct {
 	// expire before anyone gets the item again.
 	Vanish float64
 	// Abandon: the dispatcher gives the item back with a short random delay
-	// (for orchestrations also with a random ignoreAttempt).
+	// and a random ignoreAttempt.
 	Abandon float64
 	// LateAck: the dispatcher stalls until its lock has surely expired and
 	// then acks; the ack must be refused with a lock_token error.
@@ -167,16 +167,9 @@ func (r *Runtime) runTurn(ctx context.Context, rng *rand.Rand, item *duroxide.Or
 	// would: its events then carry this holder's time, so they can never be
 	// byte-identical to those of the holder that reclaims the lock meanwhile
 	commit, completes, problem := turn(item, r.cfg.FanOut)
-	switch r.cfg.Orch.pick(rng) {
-	case vanish:
-		r.vanished.Add(1)
-		return false
-	case abandon:
-		r.giveBack(ctx, rng, inst, token, "abandon_orchestration_item", r.p.AbandonOrchestrationItem)
-		return true
-	case lateAck:
-		r.late.Add(1)
-		sleep(ctx, r.cfg.LockTimeout+2*clockSlack)
+	f := r.cfg.Orch.pick(rng)
+	if acks, alive := r.misbehave(ctx, rng, f, inst, token, "abandon_orchestration_item", r.p.AbandonOrchestrationItem); !acks {
+		return alive
 	}
 	if problem != "" {
 		r.check.Violationf("instance %s: %s", inst, problem)
@@ -196,10 +189,30 @@ func (r *Runtime) runTurn(ctx context.Context, rng *rand.Rand, item *duroxide.Or
 	return true
 }
 
+// abandonFunc is the abandon method of one queue.
+type abandonFunc func(ctx context.Context, token string, delay time.Duration, ignoreAttempt bool) error
+
+// misbehave applies fault f to the lock token holds on key (key names it for
+// the checker). acks reports whether the holder goes on to ack (at once, or
+// after a late-ack stall); alive is false when the dispatcher vanished.
+func (r *Runtime) misbehave(ctx context.Context, rng *rand.Rand, f fault, key, token, abandonOp string, abandonItem abandonFunc) (acks, alive bool) {
+	switch f {
+	case vanish:
+		r.vanished.Add(1)
+		return false, false
+	case abandon:
+		r.giveBack(ctx, rng, key, token, abandonOp, abandonItem)
+		return false, true
+	case lateAck:
+		r.late.Add(1)
+		sleep(ctx, r.cfg.LockTimeout+2*clockSlack)
+	}
+	return true, true
+}
+
 // giveBack abandons the item that token locks (key for the checker) with a
 // random delay of up to 50 ms and a random ignoreAttempt.
-func (r *Runtime) giveBack(ctx context.Context, rng *rand.Rand, key, token, op string,
-	abandon func(ctx context.Context, token string, delay time.Duration, ignoreAttempt bool) error) {
+func (r *Runtime) giveBack(ctx context.Context, rng *rand.Rand, key, token, op string, abandon abandonFunc) {
 	r.abandoned.Add(1)
 	r.check.Releasing(key, token)
 	delay, ignore := time.Duration(rng.Intn(50))*time.Millisecond, rng.Intn(2) == 0
@@ -281,17 +294,11 @@ func (r *Runtime) runActivity(ctx context.Context, rng *rand.Rand, item *duroxid
 	akey := activityKey(act.Instance, act.ExecutionID, act.ID)
 	key, token := "activity "+akey, item.LockToken
 	r.check.Fetched(key, token, fetchStart, time.Now())
-	switch r.cfg.Work.pick(rng) {
-	case vanish:
-		r.vanished.Add(1)
-		return false
-	case abandon:
-		r.giveBack(ctx, rng, key, token, "abandon_work_item", r.p.AbandonWorkItem)
-		return true
-	case lateAck:
-		r.late.Add(1)
-		sleep(ctx, r.cfg.LockTimeout+2*clockSlack)
-	default:
+	f := r.cfg.Work.pick(rng)
+	if acks, alive := r.misbehave(ctx, rng, f, key, token, "abandon_work_item", r.p.AbandonWorkItem); !acks {
+		return alive
+	}
+	if f == behave {
 		sleep(ctx, time.Duration(rng.Intn(3))*time.Millisecond) // the activity's work
 	}
 	result := activityResult(act, token)
