@@ -56,7 +56,7 @@ func TestSmokeRunsEveryScenario(t *testing.T) {
 		{"latency", vLatency}, {"latency", vIdleWork}, {"latency", vIdleOrch},
 		{"peer", vAsynqRT}, {"peer", vAsynqLatTun}, {"peer", vIdleAsynq},
 		{"turns", vTurns}, {"turns", vHistory(10)}, {"turns", vHistory(1000)},
-		{"scale", vScale("orchestrator", 200)}, {"scale", vScale("worker", 10)},
+		{"scale", vScale("orchestrator", 200)}, {"scale", vScale("worker", 10)}, {"scale", vScale("worker with sessions", 200)},
 	} {
 		if rep.find(v.scenario, v.variant, 0) == nil {
 			t.Errorf("no point for %s / %s", v.scenario, v.variant)

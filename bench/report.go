@@ -282,7 +282,8 @@ func (r *Report) scaleRatios(e *env) {
 	lo, hi := d[0], d[len(d)-1]
 	var parts []string
 	ok, have := true, false
-	for _, kind := range []string{"orchestrator", "worker"} {
+	for _, k := range scaleKinds {
+		kind := k.name
 		for _, c := range e.opts.Concurrency {
 			a, b := r.find("scale", vScale(kind, lo), c), r.find("scale", vScale(kind, hi), c)
 			if a == nil || b == nil || a.Latency == nil || b.Latency == nil || a.Latency.P50 == 0 {
