@@ -192,6 +192,19 @@ const (
 	vTurns       = "fan-out/fan-in orchestrations"
 )
 
+// fetchAck completes a point whose operation is a fetch then an ack: their
+// medians, the per-operation counts and Redis's time per script.
+func (pt *Point) fetchAck(fetch, ack *meter, k counts) {
+	if f, a := fetch.percentiles(), ack.percentiles(); f != nil && a != nil {
+		pt.Metrics["fetch_p50_ms"], pt.Metrics["ack_p50_ms"] = f.P50, a.P50
+		pt.Note = fmt.Sprintf("fetch p50 %s ms, ack p50 %s ms", fmtMs(f.P50), fmtMs(a.P50))
+	}
+	k.perOp(pt.Metrics, pt.Ops)
+	if k.EvalUsecCall > 0 {
+		pt.Note += fmt.Sprintf(", Redis %.0f us/script", k.EvalUsecCall)
+	}
+}
+
 func vScale(kind string, depth int) string       { return fmt.Sprintf("%s, %d queued", kind, depth) }
 func vHistory(events int) string                 { return fmt.Sprintf("turn on %d-event history", events) }
 func (r *Report) ratio(x Ratio)                  { r.Ratios = append(r.Ratios, x) }

@@ -230,14 +230,7 @@ func (e *env) scale(ctx context.Context, kind scaleKind) error {
 					Ops: m.count(), Seconds: m.seconds(), Latency: fa.percentiles(),
 					LatencyOf: fmt.Sprintf("fetch + ack with %s (the rate also includes the enqueue that keeps the depth)", kind.waiting(depth)),
 					Metrics:   map[string]float64{"queued": float64(depth)}, Counts: &k}
-				if f, a := fetch.percentiles(), ack.percentiles(); f != nil && a != nil {
-					pt.Metrics["fetch_p50_ms"], pt.Metrics["ack_p50_ms"] = f.P50, a.P50
-					pt.Note = fmt.Sprintf("fetch p50 %s, ack p50 %s ms", fmtMs(f.P50), fmtMs(a.P50))
-				}
-				k.perOp(pt.Metrics, pt.Ops)
-				if k.EvalUsecCall > 0 {
-					pt.Note += fmt.Sprintf(", Redis %.0f us/script", k.EvalUsecCall)
-				}
+				pt.fetchAck(fetch, ack, k)
 				e.add(pt)
 			})
 			if err != nil {

@@ -343,14 +343,7 @@ func (e *env) historyCost(ctx context.Context, n int) error {
 			Ops: m.count(), Seconds: m.seconds(), Latency: turn.percentiles(),
 			LatencyOf: "FetchOrchestrationItem + AckOrchestrationItem appending one event (the rate also includes the EnqueueForOrchestrator that feeds the next turn)",
 			Metrics:   map[string]float64{"instances": float64(pool)}, Counts: &k}
-		if f, a := fetch.percentiles(), ack.percentiles(); f != nil && a != nil {
-			pt.Metrics["fetch_p50_ms"], pt.Metrics["ack_p50_ms"] = f.P50, a.P50
-			pt.Note = fmt.Sprintf("fetch p50 %s ms, ack p50 %s ms", fmtMs(f.P50), fmtMs(a.P50))
-		}
-		k.perOp(pt.Metrics, pt.Ops)
-		if k.EvalUsecCall > 0 {
-			pt.Note += fmt.Sprintf(", Redis %.0f us/script", k.EvalUsecCall)
-		}
+		pt.fetchAck(fetch, ack, k)
 		e.add(pt)
 	})
 	return err
