@@ -40,6 +40,8 @@ const (
 	maxBlock = 10 * time.Second
 	// retryPause spaces the waiter's attempts while Redis fails.
 	retryPause = 200 * time.Millisecond
+	// rearmTimeout bounds putting back a popped wake-up marker.
+	rearmTimeout = 5 * time.Second
 )
 
 // wakeMember is the single member of every wake key (see lua/lib_util.lua).
@@ -293,34 +295,48 @@ func (w *waiter) block() bool {
 	default:
 	}
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	rearm, pause := false, false
 	switch {
 	case err == nil:
 		if w.fetchers == 0 {
-			w.rearm(res)
-			return true
+			rearm = true
+		} else {
+			w.wakeOne()
 		}
-		w.wakeOne()
 	case !errors.Is(err, redis.Nil):
 		// a killed connection, failover or restart: the fetchers find out
 		// with their next script; the pause keeps a dead server from being
 		// hammered
 		w.wakeAll()
-		w.mu.Unlock()
+		pause = true
+	}
+	w.mu.Unlock()
+	// no I/O under w.mu: joining fetchers take it
+	if rearm {
+		w.rearm(res)
+	}
+	if pause {
 		time.Sleep(retryPause)
-		w.mu.Lock()
 	}
 	return true
 }
 
 // rearm puts back a marker popped after the last local fetcher left, so a
-// fetcher elsewhere still gets it.
+// fetcher elsewhere still gets it. Best effort: a failure only delays that
+// fetcher until its next scheduled run.
 func (w *waiter) rearm(res any) {
 	v, ok := res.([]any)
 	if !ok || len(v) < 1 {
 		return
 	}
-	if key, ok := v[0].(string); ok {
-		w.p.blocking.ZAdd(context.Background(), key, redis.Z{Score: 0, Member: wakeMember})
+	key, ok := v[0].(string)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), rearmTimeout)
+	defer cancel()
+	var a args
+	if _, err := w.p.run(ctx, "rearm_wake", "rearm_wake", *a.str(key)); err != nil {
+		w.p.log.Warn("duroxide-redis: could not put back a wake-up marker", "key", key, "err", err)
 	}
 }

@@ -1,0 +1,14 @@
+-- rearm_wake: set again a wake-up marker that a process's waiter popped
+-- after its last local fetcher had left, so a fetcher elsewhere still gets
+-- the wake-up. Through U.ready, so the marker gets the expiry every marker
+-- has (a plain ZADD of a popped, hence deleted, key would live forever).
+--
+-- KEYS[1]  namespace prefix
+-- ARGV     wake key (a key of this namespace, as BZPOPMIN returned it)
+-- Reply    1, or an error 'DXPERM ...'
+local key = U.arg()
+if string.sub(key, 1, #P) ~= P then
+  return redis.error_reply('DXPERM rearm_wake: key outside the namespace')
+end
+U.ready(key)
+return 1
