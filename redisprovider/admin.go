@@ -85,18 +85,13 @@ func (p *Provider) ListExecutions(ctx context.Context, instance string) ([]uint6
 // ReadHistoryWithExecutionID returns one execution's events, ordered by
 // event id.
 func (p *Provider) ReadHistoryWithExecutionID(ctx context.Context, instance string, executionID uint64) ([]duroxide.Event, error) {
-	return p.readHistory(ctx, "read_history_with_execution_id", instance, strconv.FormatUint(executionID, 10))
+	return p.readHistory(ctx, "read_history_with_execution_id", instance, strconv.FormatUint(executionID, 10), false)
 }
 
 // ReadHistory returns the current execution's events; an unknown instance is
 // a not-found error.
 func (p *Provider) ReadHistory(ctx context.Context, instance string) ([]duroxide.Event, error) {
-	const op = "read_history"
-	eid, err := p.latestExecution(ctx, op, instance)
-	if err != nil {
-		return nil, err
-	}
-	return p.readHistory(ctx, op, instance, strconv.FormatUint(eid, 10))
+	return p.readHistory(ctx, "read_history", instance, "", true)
 }
 
 // LatestExecutionID returns the current execution of an instance.

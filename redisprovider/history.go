@@ -2,7 +2,7 @@ package redisprovider
 
 import (
 	"context"
-	"fmt"
+	"strconv"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
@@ -11,15 +11,18 @@ import (
 // event id; empty for an unknown instance. Stored data that cannot be decoded
 // is a permanent error: a partial history would be silently wrong.
 func (p *Provider) Read(ctx context.Context, instance string) ([]duroxide.Event, error) {
-	return p.readHistory(ctx, "read", instance, "")
+	return p.readHistory(ctx, "read", instance, "", false)
 }
 
 // ReadWithExecution returns the events of one execution, ordered by event id.
 func (p *Provider) ReadWithExecution(ctx context.Context, instance string, executionID uint64) ([]duroxide.Event, error) {
-	return p.readHistory(ctx, "read_with_execution", instance, fmt.Sprint(executionID))
+	return p.readHistory(ctx, "read_with_execution", instance, strconv.FormatUint(executionID, 10), false)
 }
 
-func (p *Provider) readHistory(ctx context.Context, op, instance, execution string) ([]duroxide.Event, error) {
+// readHistory reads one execution (” = the current one) in one script, so
+// the execution it resolves and the events it returns belong together.
+// mustExist makes an instance without a record a not-found error.
+func (p *Provider) readHistory(ctx context.Context, op, instance, execution string, mustExist bool) ([]duroxide.Event, error) {
 	if instance == "" {
 		return nil, invalid(op, "empty instance id")
 	}
@@ -30,16 +33,21 @@ func (p *Provider) readHistory(ctx context.Context, op, instance, execution stri
 		return nil, err
 	}
 	r := newReply(op, res)
-	raw := r.strs(1)
+	eid, _ := r.str(0)
+	raw, known := r.strs(1), r.int(2) == 1
 	if r.err != nil {
 		return nil, r.err
 	}
-	events := make([]duroxide.Event, len(raw))
-	for i, e := range raw {
-		if err := events[i].UnmarshalJSON([]byte(e)); err != nil {
-			eid, _ := r.str(0)
-			return nil, duroxide.Permanent(op, fmt.Sprintf("instance %s execution %s: stored event at position %d cannot be decoded: %v", instance, eid, i, err))
-		}
+	if mustExist && !known {
+		return nil, notFound(op, "instance "+instance)
+	}
+	x, err := strconv.ParseUint(eid, 10, 64)
+	if err != nil {
+		return nil, duroxide.Permanent(op, "instance "+instance+": corrupt execution id "+strconv.Quote(eid))
+	}
+	events, problem := decodeHistory(raw, x)
+	if problem != "" {
+		return nil, duroxide.Permanent(op, "instance "+instance+": "+problem)
 	}
 	return events, nil
 }
