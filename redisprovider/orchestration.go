@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
@@ -23,67 +21,30 @@ func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, poll
 		return nil, err
 	}
 	enc, fid := filterSpec(filter)
-	if enc == "" {
-		// an empty range list accepts nothing: wait out the poll, ask nobody
-		return nil, p.fail(op, p.sleep(ctx, pollTimeout))
+	var keys []string
+	if enc != "" { // an empty range list accepts nothing
+		keys = []string{p.keys.OrchWake(fid)}
 	}
-	lock := p.lockFor(lockTimeout)
-	var item *duroxide.OrchestrationItem
-	err := p.poll(ctx, []string{p.keys.OrchWake(fid)}, pollTimeout, func(ctx context.Context) (bool, time.Duration, error) {
-		var due time.Duration
-		var err error
-		item, due, err = p.fetchOrchestrationOnce(ctx, op, lock, enc, fid)
-		return item != nil, due, err
-	})
-	if err != nil {
-		return nil, p.fail(op, err)
-	}
-	return item, nil
-}
-
-// sleep waits d (or until ctx ends) without touching Redis.
-func (p *Provider) sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-p.closed:
-		return nil
-	}
-}
-
-// fetchOrchestrationOnce runs the fetch script once. The script runs detached
-// from ctx's cancellation: once sent, its lock must be known to be released
-// if the caller is gone.
-func (p *Provider) fetchOrchestrationOnce(ctx context.Context, op string, lock time.Duration, enc, fid string) (*duroxide.OrchestrationItem, time.Duration, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, 0, err
-	}
-	token := uuid.NewString()
 	var a args
-	a.str(token).ms(lock).str(enc).str(fid)
-	sctx, cancel := detach(ctx)
-	defer cancel()
-	res, err := p.run(sctx, op, "fetch_orchestration", a)
-	if err != nil {
-		p.lostReply(op, "abandon_orchestration", token, err)
+	a.ms(p.lockFor(lockTimeout)).str(enc).str(fid)
+	return fetchLoop(ctx, p, op, keys, pollTimeout, func(ctx context.Context) (*duroxide.OrchestrationItem, time.Duration, error) {
+		return p.fetchOrchestrationOnce(ctx, op, a)
+	})
+}
+
+// fetchOrchestrationOnce runs the fetch script once (see fetchScript).
+func (p *Provider) fetchOrchestrationOnce(ctx context.Context, op string, a args) (*duroxide.OrchestrationItem, time.Duration, error) {
+	r, _, err := p.fetchScript(ctx, op, "fetch_orchestration", "abandon_orchestration", a)
+	if r == nil {
 		return nil, 0, err
 	}
-	r := newReply(op, res)
 	if r.int(0) == 0 {
 		p.logDropped(r.strs(3))
 		return nil, dueIn(r, 1, 2), r.err
 	}
 	p.logDropped(r.strs(10))
-	if ctx.Err() != nil {
-		p.giveBack(op, "abandon_orchestration", token)
-		return nil, 0, ctx.Err()
+	if err != nil {
+		return nil, 0, err
 	}
 	item := p.decodeOrchestrationItem(r)
 	return item, rerunIn(r, 11, 12), r.err

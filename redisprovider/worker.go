@@ -5,8 +5,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
@@ -48,11 +46,8 @@ func (p *Provider) FetchWorkItem(ctx context.Context, lockTimeout, pollTimeout t
 			return nil, err
 		}
 	}
-	if len(queues) == 0 {
-		return nil, p.fail(op, p.sleep(ctx, pollTimeout)) // NoTags: this worker takes nothing
-	}
 	var a args
-	a.str("").ms(p.lockFor(lockTimeout))
+	a.ms(p.lockFor(lockTimeout))
 	if session != nil {
 		a.flag(true).str(session.OwnerID).ms(session.LockTimeout)
 	} else {
@@ -62,17 +57,10 @@ func (p *Provider) FetchWorkItem(ctx context.Context, lockTimeout, pollTimeout t
 	for _, q := range queues {
 		a.str(q)
 	}
-	var item *duroxide.LockedWorkItem
-	err = p.poll(ctx, p.workWakeKeys(queues, session), pollTimeout, func(ctx context.Context) (bool, time.Duration, error) {
-		var due time.Duration
-		var err error
-		item, due, err = p.fetchWorkOnce(ctx, op, a)
-		return item != nil, due, err
+	// NoTags: no queues, no wake keys, this worker takes nothing
+	return fetchLoop(ctx, p, op, p.workWakeKeys(queues, session), pollTimeout, func(ctx context.Context) (*duroxide.LockedWorkItem, time.Duration, error) {
+		return p.fetchWorkOnce(ctx, op, a)
 	})
-	if err != nil {
-		return nil, p.fail(op, err)
-	}
-	return item, nil
 }
 
 // tagQueues lists the tag queues a filter reads ('d' untagged, 't:<tag>',
@@ -116,28 +104,14 @@ func (p *Provider) workWakeKeys(queues []string, session *duroxide.SessionFetchC
 	return keys
 }
 
-// fetchWorkOnce runs the fetch script once, detached from ctx's cancellation
-// (see fetchOrchestrationOnce). a holds a placeholder for the token.
+// fetchWorkOnce runs the fetch script once (see fetchScript).
 func (p *Provider) fetchWorkOnce(ctx context.Context, op string, a args) (*duroxide.LockedWorkItem, time.Duration, error) {
-	if err := ctx.Err(); err != nil {
+	r, token, err := p.fetchScript(ctx, op, "fetch_work", "abandon_work", a)
+	if r == nil || err != nil {
 		return nil, 0, err
 	}
-	token := uuid.NewString()
-	a = append(args{token}, a[1:]...)
-	sctx, cancel := detach(ctx)
-	defer cancel()
-	res, err := p.run(sctx, op, "fetch_work", a)
-	if err != nil {
-		p.lostReply(op, "abandon_work", token, err)
-		return nil, 0, err
-	}
-	r := newReply(op, res)
 	if r.int(0) == 0 {
 		return nil, dueIn(r, 1, 2), r.err
-	}
-	if ctx.Err() != nil {
-		p.giveBack(op, "abandon_work", token)
-		return nil, 0, ctx.Err()
 	}
 	raw, _ := r.str(1)
 	attempts := r.int(3)

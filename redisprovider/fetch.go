@@ -1,0 +1,75 @@
+package redisprovider
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// What both queues' fetches share: the long-poll loop around a fetch script,
+// and one run of that script with a new lock token.
+
+// fetchLoop polls once until it returns an item, pollTimeout passes or ctx
+// ends. No wake keys means the caller's filter accepts nothing: it waits out
+// the poll without asking Redis.
+func fetchLoop[T any](ctx context.Context, p *Provider, op string, keys []string, pollTimeout time.Duration,
+	once func(ctx context.Context) (*T, time.Duration, error)) (*T, error) {
+	if len(keys) == 0 {
+		return nil, p.fail(op, p.sleep(ctx, pollTimeout))
+	}
+	var item *T
+	err := p.poll(ctx, keys, pollTimeout, func(ctx context.Context) (bool, time.Duration, error) {
+		var due time.Duration
+		var err error
+		item, due, err = once(ctx)
+		return item != nil, due, err
+	})
+	if err != nil {
+		return nil, p.fail(op, err)
+	}
+	return item, nil
+}
+
+// fetchScript runs a fetch script once with a new lock token as its first
+// argument, followed by a. The script runs detached from ctx's cancellation:
+// once sent, the lock it may take must be known, and given back (by the
+// abandon script) when the reply is lost or the caller has left meanwhile.
+// r is nil when the script's reply never arrived; reply field 0 says whether
+// it took work.
+func (p *Provider) fetchScript(ctx context.Context, op, script, abandon string, a args) (r *reply, token string, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, "", err
+	}
+	token = uuid.NewString()
+	sctx, cancel := detach(ctx)
+	defer cancel()
+	res, err := p.run(sctx, op, script, append(args{token}, a...))
+	if err != nil {
+		p.lostReply(op, abandon, token, err)
+		return nil, "", err
+	}
+	r = newReply(op, res)
+	if r.int(0) != 0 && ctx.Err() != nil {
+		p.giveBack(op, abandon, token)
+		return r, token, ctx.Err()
+	}
+	return r, token, nil
+}
+
+// sleep waits d (or until ctx ends) without touching Redis.
+func (p *Provider) sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-p.closed:
+		return nil
+	}
+}
