@@ -54,9 +54,7 @@ local ek = I.ensure_exec(inst, eid, now)
 I.apply_status(ek, status, has_output, output, pinned, now)
 I.append(inst, eid, ids, events)
 for _, w in ipairs(workers) do
-  local sid = false
-  if w[3] ~= '' then sid = string.sub(w[3], 2) end
-  W.enqueue(w[1], w[2], sid, w[4], w[5], w[6], now)
+  W.enqueue(w[1], w[2], U.opt(w[3]), w[4], w[5], w[6], now)
 end
 -- after the enqueues: an activity scheduled and cancelled in one turn goes
 for _, c in ipairs(cancels) do

@@ -5,8 +5,7 @@
 --          instance, execution id, activity id
 -- Reply    1
 local json, q, sess, inst, e, a = U.arg(), U.arg(), U.arg(), U.arg(), U.arg(), U.arg()
-local sid = false
-if sess ~= '' then sid = string.sub(sess, 2) end
+local sid = U.opt(sess)
 -- only session routing needs the clock
 local now = 0
 if sid then now = U.now() end

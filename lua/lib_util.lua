@@ -32,6 +32,13 @@ function U.num()
   return tonumber(U.arg())
 end
 
+-- opt decodes an optional string as Go's args.opt writes it: '' is absent
+-- (false), anything else is '+' followed by the value.
+function U.opt(s)
+  if s == '' then return false end
+  return string.sub(s, 2)
+end
+
 -- cmpid compares two ids written as decimal strings without leading zeros.
 -- Event and execution ids are u64: a double would round them above 2^53.
 function U.cmpid(a, b)

@@ -82,12 +82,9 @@ func appendEvents(op string, a *args, events []duroxide.Event) error {
 func appendWorkerItems(op string, a *args, items []duroxide.WorkItem) error {
 	a.int(len(items))
 	for _, item := range items {
-		act, body, err := workerItem(op, item)
-		if err != nil {
+		if err := a.workerItem(op, item); err != nil {
 			return err
 		}
-		a.str(string(body)).str(queueOf(act.Tag)).opt(act.SessionID)
-		a.str(act.Instance).u64(act.ExecutionID).u64(act.ID)
 	}
 	return nil
 }

@@ -70,23 +70,27 @@ func orchestratorItem(op string, item duroxide.WorkItem) (instance string, body 
 	return instance, body, nil
 }
 
-// workerItem validates a message bound for the worker queue.
-func workerItem(op string, item duroxide.WorkItem) (duroxide.ActivityExecute, []byte, error) {
+// workerItem validates a message bound for the worker queue and appends its
+// arguments, in the order enqueue_worker.lua and ack_orchestration.lua read
+// them: json, tag queue, session (opt), instance, execution id, activity id.
+func (a *args) workerItem(op string, item duroxide.WorkItem) error {
 	if isNilItem(item) {
-		return duroxide.ActivityExecute{}, nil, invalid(op, "nil work item")
+		return invalid(op, "nil work item")
 	}
 	act, ok := as[duroxide.ActivityExecute](item)
 	if !ok {
-		return act, nil, invalid(op, "the worker queue takes only ActivityExecute, got %T", item)
+		return invalid(op, "the worker queue takes only ActivityExecute, got %T", item)
 	}
 	if act.Instance == "" {
-		return act, nil, invalid(op, "ActivityExecute %q has an empty instance id", act.Name)
+		return invalid(op, "ActivityExecute %q has an empty instance id", act.Name)
 	}
 	body, err := duroxide.MarshalWorkItem(act)
 	if err != nil {
-		return act, nil, invalid(op, "ActivityExecute of instance %q: %v", act.Instance, err)
+		return invalid(op, "ActivityExecute of instance %q: %v", act.Instance, err)
 	}
-	return act, body, nil
+	a.str(string(body)).str(queueOf(act.Tag)).opt(act.SessionID)
+	a.str(act.Instance).u64(act.ExecutionID).u64(act.ID)
+	return nil
 }
 
 // queueOf names the tag queue of an activity: 'd' untagged, 't:<tag>' tagged.

@@ -12,14 +12,11 @@ import (
 // (and session). Any other item is a permanent error.
 func (p *Provider) EnqueueForWorker(ctx context.Context, item duroxide.WorkItem) error {
 	const op = "enqueue_for_worker"
-	act, body, err := workerItem(op, item)
-	if err != nil {
+	var a args
+	if err := a.workerItem(op, item); err != nil {
 		return err
 	}
-	var a args
-	a.str(string(body)).str(queueOf(act.Tag)).opt(act.SessionID)
-	a.str(act.Instance).u64(act.ExecutionID).u64(act.ID)
-	_, err = p.run(ctx, op, "enqueue_worker", a)
+	_, err := p.run(ctx, op, "enqueue_worker", a)
 	return err
 }
 
