@@ -12,18 +12,6 @@ local before, limit = U.num(), U.num()
 local roots = {}
 for i = 1, U.num() do roots[i] = U.arg() end
 
--- tree lists root and its descendants, breadth first.
-local function tree(root)
-  local ids, i = { root }, 1
-  while ids[i] do
-    for _, child in ipairs(redis.call('ZRANGE', K.ichildren(ids[i]), 0, -1)) do
-      ids[#ids + 1] = child
-    end
-    i = i + 1
-  end
-  return ids
-end
-
 -- eligible reports whether root is a terminal root completed in time whose
 -- tree runs nothing.
 local function eligible(root, ids)
@@ -39,7 +27,7 @@ local now = U.now()
 local out = { 0, 0, 0, 0, 0, 0 }
 for _, root in ipairs(roots) do
   if out[1] >= limit then break end
-  local ids = tree(root)
+  local ids = I.tree(root)
   if eligible(root, ids) then
     out[1] = out[1] + 1
     for _, id in ipairs(ids) do

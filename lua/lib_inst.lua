@@ -201,3 +201,45 @@ function I.delete(inst, now)
   if existed then n = 1 end
   return n, execs, events, msgs
 end
+
+-- tree lists root and its descendants, breadth first, each once: parent
+-- links come from callers' acks, and a non-root may sit on a cycle.
+function I.tree(root)
+  local ids, seen, i = { root }, { [root] = true }, 1
+  while ids[i] do
+    for _, child in ipairs(redis.call('ZRANGE', K.ichildren(ids[i]), 0, -1)) do
+      if not seen[child] then
+        seen[child] = true
+        ids[#ids + 1] = child
+      end
+    end
+    i = i + 1
+  end
+  return ids
+end
+
+-- delete_set deletes the instances ids, all or nothing. It refuses (nil and
+-- the reason, nothing changed) when, without force, one of them is Running,
+-- or when a child of one of them is not in the set (it would be orphaned).
+-- Returns {instances, executions, events, queue messages} deleted.
+function I.delete_set(ids, force, now)
+  local set = {}
+  for _, id in ipairs(ids) do set[id] = true end
+  for _, inst in ipairs(ids) do
+    if not force and redis.call('HGET', K.inst(inst), 'ist') == 'Running' then
+      return nil, 'DXPERM instance ' .. inst .. ' is Running; delete it with force or wait until it ends; nothing was deleted'
+    end
+    for _, child in ipairs(redis.call('ZRANGE', K.ichildren(inst), 0, -1)) do
+      if not set[child] then
+        return nil, 'DXPERM child ' .. child .. ' of instance ' .. inst ..
+          ' is not in the deletion set and would be orphaned; nothing was deleted'
+      end
+    end
+  end
+  local total = { 0, 0, 0, 0 }
+  for _, inst in ipairs(ids) do
+    local a, b, c, d = I.delete(inst, now)
+    total[1], total[2], total[3], total[4] = total[1] + a, total[2] + b, total[3] + c, total[4] + d
+  end
+  return total
+end

@@ -242,20 +242,16 @@ func (p *Provider) GetParentID(ctx context.Context, instance string) (string, er
 // GetInstanceTree returns an instance and all its descendants, breadth
 // first, the root first.
 func (p *Provider) GetInstanceTree(ctx context.Context, instance string) (duroxide.InstanceTree, error) {
-	tree := duroxide.InstanceTree{RootID: instance}
-	seen := map[string]bool{}
-	for queue := []string{instance}; len(queue) > 0; queue = queue[1:] {
-		id := queue[0]
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
-		tree.AllIDs = append(tree.AllIDs, id)
-		kids, err := p.ListChildren(ctx, id)
-		if err != nil {
-			return duroxide.InstanceTree{}, err
-		}
-		queue = append(queue, kids...)
+	const op = "get_instance_tree"
+	if instance == "" {
+		return duroxide.InstanceTree{}, invalid(op, "empty instance id")
 	}
-	return tree, nil
+	var a args
+	a.str(instance)
+	res, err := p.run(ctx, op, "instance_tree", a)
+	if err != nil {
+		return duroxide.InstanceTree{}, err
+	}
+	r := newReply(op, res)
+	return duroxide.InstanceTree{RootID: instance, AllIDs: r.strs(0)}, r.err
 }

@@ -40,7 +40,25 @@ func (p *Provider) DeleteInstancesAtomic(ctx context.Context, ids []string, forc
 	if len(seen) == 0 {
 		return duroxide.DeleteInstanceResult{}, nil
 	}
-	res, err := p.run(ctx, op, "delete_instances", a)
+	return p.deleteScript(ctx, op, "delete_instances", a)
+}
+
+// DeleteInstance deletes a root instance with all its descendants, in one
+// script that reads the tree itself. A sub-orchestration cannot be deleted
+// on its own.
+func (p *Provider) DeleteInstance(ctx context.Context, instance string, force bool) (duroxide.DeleteInstanceResult, error) {
+	const op = "delete_instance"
+	if instance == "" {
+		return duroxide.DeleteInstanceResult{}, invalid(op, "empty instance id")
+	}
+	var a args
+	a.flag(force).str(instance)
+	return p.deleteScript(ctx, op, "delete_tree", a)
+}
+
+// deleteScript runs a deletion script and reads its totals.
+func (p *Provider) deleteScript(ctx context.Context, op, script string, a args) (duroxide.DeleteInstanceResult, error) {
+	res, err := p.run(ctx, op, script, a)
 	if err != nil {
 		return duroxide.DeleteInstanceResult{}, err
 	}
@@ -51,25 +69,6 @@ func (p *Provider) DeleteInstancesAtomic(ctx context.Context, ids []string, forc
 		EventsDeleted:        uint64(r.int(2)),
 		QueueMessagesDeleted: uint64(r.int(3)),
 	}, r.err
-}
-
-// DeleteInstance deletes a root instance with all its descendants. A
-// sub-orchestration cannot be deleted on its own.
-func (p *Provider) DeleteInstance(ctx context.Context, instance string, force bool) (duroxide.DeleteInstanceResult, error) {
-	const op = "delete_instance"
-	parent, err := p.GetParentID(ctx, instance)
-	if err != nil {
-		return duroxide.DeleteInstanceResult{}, err
-	}
-	if parent != "" {
-		return duroxide.DeleteInstanceResult{}, duroxide.Permanent(op,
-			"instance "+instance+" is a sub-orchestration of "+parent+": delete the root instance instead")
-	}
-	tree, err := p.GetInstanceTree(ctx, instance)
-	if err != nil {
-		return duroxide.DeleteInstanceResult{}, err
-	}
-	return p.DeleteInstancesAtomic(ctx, tree.AllIDs, force)
 }
 
 // DeleteInstanceBulk deletes terminal (Completed or Failed) root instances
