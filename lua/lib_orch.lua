@@ -151,31 +151,37 @@ local function make_delayed(inst, at, now)
   O.arm_due(O.partition(inst), at, now)
 end
 
+-- file_instance indexes an unlocked instance that is in no index and has no
+-- state: ready when a message is visible, delayed when all are in the
+-- future, nowhere when it has none (one read). Its cost is the number of visible
+-- messages, which the next fetch takes anyway. Returns whether it filed it.
+local function file_instance(inst, now)
+  local oq = K.oq(inst)
+  local first = redis.call('ZRANGE', oq, 0, 0, 'WITHSCORES')
+  if #first == 0 then return false end
+  local at = tonumber(first[2])
+  if at > now then
+    make_delayed(inst, at, now)
+    return true
+  end
+  local vis = redis.call('ZRANGEBYSCORE', oq, '-inf', now)
+  local order = tonumber(vis[1])
+  for i = 2, #vis do
+    local n = tonumber(vis[i])
+    if n < order then order = n end
+  end
+  make_ready(inst, order)
+  return true
+end
+
 -- reindex files an unlocked instance where its pending messages say it
--- belongs. Its cost is the number of visible messages, which the next fetch
--- takes anyway.
+-- belongs, whatever index it is in now.
 function O.reindex(inst, now)
   local om = K.om(inst)
   local st = redis.call('HGET', om, 'st')
   if st == 'l' then return end
   O.unindex(inst, st)
-  local oq = K.oq(inst)
-  local vis = redis.call('ZRANGEBYSCORE', oq, '-inf', now)
-  if #vis > 0 then
-    local order = tonumber(vis[1])
-    for i = 2, #vis do
-      local n = tonumber(vis[i])
-      if n < order then order = n end
-    end
-    make_ready(inst, order)
-    return
-  end
-  local at = U.first(oq)
-  if at then
-    make_delayed(inst, at, now)
-    return
-  end
-  redis.call('HDEL', om, 'st')
+  if not file_instance(inst, now) and st then redis.call('HDEL', om, 'st') end
 end
 
 -- enqueue adds a message for inst, visible at vis. A locked instance is not
@@ -234,7 +240,7 @@ function O.release(inst, tok, now)
   redis.call('HDEL', om, 'tok', 'until', 'st')
   if tok then redis.call('HDEL', K.otoks(), tok) end
   redis.call('ZREM', K.olocked(), inst)
-  O.reindex(inst, now)
+  file_instance(inst, now)
 end
 
 -- lock_of returns the instance and lock expiry of a token, or nil when the
@@ -304,9 +310,8 @@ local QUEUED = '{"QueueMessage":'
 -- drop_orphans deletes QueueMessages sent to an instance that has no history
 -- and no StartOrchestration among seqs: nothing will ever consume them.
 -- Returns the seqs that remain and how many were dropped.
-local function drop_orphans(inst, seqs)
-  local cur = redis.call('HGET', K.inst(inst), 'cur') or '1'
-  if redis.call('EXISTS', K.history(inst, cur)) == 1 then return seqs, 0 end
+local function drop_orphans(inst, seqs, has_history)
+  if has_history then return seqs, 0 end
   local om = K.om(inst)
   local bodies = {}
   for i, seq in ipairs(seqs) do
@@ -333,22 +338,32 @@ end
 function O.take(inst, ver, token, lock_ms, now, dropped)
   O.unindex(inst, 'r' .. ver)
   local om, oq, ot = K.om(inst), K.oq(inst), K.ot(inst)
-  redis.call('HDEL', om, 'st')
-  local seqs, n = drop_orphans(inst, redis.call('ZRANGEBYSCORE', oq, '-inf', now))
+  local rec = redis.call('HMGET', K.inst(inst), 'name', 'ver', 'cur')
+  local history = redis.call('LRANGE', K.history(inst, rec[3] or '1'), 0, -1)
+  local vis = redis.call('ZRANGEBYSCORE', oq, '-inf', now, 'WITHSCORES')
+  local seqs, at = {}, {}
+  for i = 1, #vis, 2 do
+    seqs[#seqs + 1] = vis[i]
+    at[vis[i]] = vis[i + 1]
+  end
+  local n
+  seqs, n = drop_orphans(inst, seqs, #history > 0)
   if n > 0 then
     dropped[#dropped + 1] = inst
     dropped[#dropped + 1] = U.id(n)
   end
   if #seqs == 0 then
-    O.reindex(inst, now)
+    redis.call('HDEL', om, 'st')
+    file_instance(inst, now)
     return nil
   end
   table.sort(seqs, function(a, b) return tonumber(a) < tonumber(b) end)
+  -- every visible message is tagged now (orphans were deleted)
+  redis.call('ZREMRANGEBYSCORE', oq, '-inf', now)
   local untl = now + lock_ms
   local msgs, attempts = {}, 0
   for i, seq in ipairs(seqs) do
-    redis.call('ZADD', ot, redis.call('ZSCORE', oq, seq), seq)
-    redis.call('ZREM', oq, seq)
+    redis.call('ZADD', ot, at[seq], seq)
     local a = redis.call('HINCRBY', om, 'a' .. seq, 1)
     if a > attempts then attempts = a end
     msgs[i] = redis.call('HGET', om, 'm' .. seq)
@@ -358,9 +373,6 @@ function O.take(inst, ver, token, lock_ms, now, dropped)
   redis.call('HSET', K.otoks(), token, inst)
   redis.call('ZADD', K.olocked(), untl, inst)
   O.arm_due(ver, untl, now)
-  local rec = redis.call('HMGET', K.inst(inst), 'name', 'ver', 'cur')
-  local cur = rec[3] or '1'
-  return { 1, inst, token, attempts, rec[1], rec[2], rec[3], msgs,
-    redis.call('LRANGE', K.history(inst, cur), 0, -1),
+  return { 1, inst, token, attempts, rec[1], rec[2], rec[3], msgs, history,
     redis.call('HGETALL', K.kv(inst)) }
 end
