@@ -52,9 +52,7 @@ func runCeiling(ctx context.Context, e *env) error {
 				})
 			}, func(k counts) {
 				p := Point{Scenario: "ceiling", Variant: s.variant, Concurrency: c, Unit: "calls",
-					Ops: m.count(), Seconds: m.seconds(), Latency: m.percentiles(), LatencyOf: "one EVALSHA call",
-					Metrics: map[string]float64{}, Counts: &k}
-				k.perOp(p.Metrics, p.Ops)
+					LatencyOf: "one EVALSHA call"}.measured(m, m, k)
 				p.Note = callsNote(k, p.Ops)
 				e.add(p)
 			})

@@ -9,6 +9,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
@@ -47,10 +49,8 @@ func (e *env) dispatchLatency(ctx context.Context, c int) error {
 		consume: activityWorkers(p, c, true),
 		record: func(m *meter, s *sink, k counts) {
 			pt := Point{Scenario: "latency", Variant: vLatency, Concurrency: c, Unit: "items",
-				Ops: m.count(), Seconds: m.seconds(), Latency: m.percentiles(),
 				LatencyOf: fmt.Sprintf("enqueue start to FetchWorkItem return, %.0f items/s, %d blocked workers", e.opts.Rate, c),
-				Metrics:   map[string]float64{}, Counts: &k}
-			k.perOp(pt.Metrics, pt.Ops)
+			}.measured(m, m, k)
 			pt.Note = callsNote(k, pt.Ops, "evalsha:fetch_work", "bzpopmin")
 			e.add(pt)
 		},
@@ -82,25 +82,37 @@ func (e *env) idleFetcher(ctx context.Context, variant string, fetch func(ctx co
 		}
 		return nil
 	})
-	err = e.measure(ctx, variant, m, func(ctx context.Context) error {
-		select {
-		case <-time.After(time.Until(m.to)):
-			return cs.failed()
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}, func(k counts) {
-		// the rate shown is Redis calls per idle second, the figure that matters
-		pt := Point{Scenario: "latency", Variant: variant, Concurrency: 1, Unit: "calls",
-			Ops: k.ClientCalls, Seconds: k.Seconds, Metrics: idleMetrics(k, poll), Counts: &k}
-		pt.Metrics["polls"] = float64(m.count())
-		pt.Note = idleNote(k, poll)
-		e.add(pt)
-	})
+	err = e.idlePoint(ctx, Point{Scenario: "latency", Variant: variant, Concurrency: 1}, poll, m, m, cs.failed)
 	if stopErr := cs.stop(); err == nil && !stopped(stopErr) {
 		err = stopErr
 	}
 	return err
+}
+
+// idlePoint waits out m's window while a client idles (failed, when set,
+// reports it breaking down) and adds pt with what the client sent: its rate is
+// Redis calls per idle second, the figure that matters. polls, when set,
+// counted the client's fetches.
+func (e *env) idlePoint(ctx context.Context, pt Point, poll time.Duration, m, polls *meter, failed func() error) error {
+	return e.measure(ctx, pt.Variant, m, func(ctx context.Context) error {
+		select {
+		case <-time.After(time.Until(m.to)):
+			if failed == nil {
+				return nil
+			}
+			return failed()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}, func(k counts) {
+		pt.Unit, pt.Ops, pt.Seconds, pt.Counts = "calls", k.ClientCalls, k.Seconds, &k
+		pt.Metrics = idleMetrics(k, poll)
+		if polls != nil {
+			pt.Metrics["polls"] = float64(polls.count())
+		}
+		pt.Note = idleNote(k, poll)
+		e.add(pt)
+	})
 }
 
 // idleMetrics turns an idle window's counts into rates.
@@ -117,7 +129,7 @@ func idleMetrics(k counts, poll time.Duration) map[string]float64 {
 // idleNote lists what an idle client sent, command by command.
 func idleNote(k counts, poll time.Duration) string {
 	s := fmt.Sprintf("%d calls in %.1fs (poll %v):", k.ClientCalls, k.Seconds, poll)
-	for _, name := range sortedKeys(k.ByCall) {
+	for _, name := range slices.Sorted(maps.Keys(k.ByCall)) {
 		s += fmt.Sprintf(" %s %d", shortCall(name), k.ByCall[name])
 	}
 	if !k.BZPopKnown {

@@ -10,8 +10,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -61,19 +62,18 @@ func runMemory(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
+	// the provider keeps the JSON bytes of each execution's stored events
 	jsonBytes := 0
 	for i := 1; i <= k; i++ {
-		h, err := p.Read(ctx, fmt.Sprintf("mem-%d", i))
+		inst := fmt.Sprintf("mem-%d", i)
+		st, err := p.GetInstanceStats(ctx, inst)
 		if err != nil {
 			return err
 		}
-		for _, ev := range h {
-			b, err := json.Marshal(ev)
-			if err != nil {
-				return err
-			}
-			jsonBytes += len(b)
+		if st == nil {
+			return fmt.Errorf("memory: instance %s not found", inst)
 		}
+		jsonBytes += int(st.HistorySizeBytes)
 	}
 	total := 0
 	for _, v := range usage {
@@ -92,7 +92,7 @@ func runMemory(ctx context.Context, e *env) error {
 		pt.Metrics["used_memory_delta_per_orch"] = per(int(after - before))
 	}
 	var fam []string
-	for _, f := range sortedKeys(usage) {
+	for _, f := range slices.Sorted(maps.Keys(usage)) {
 		pt.Metrics["bytes_per_orch."+f] = per(usage[f])
 	}
 	for _, f := range topFamilies(usage, 4) {
@@ -141,7 +141,7 @@ func keyUsage(ctx context.Context, admin *redis.Client, prefix string, embedded 
 
 // topFamilies returns the n families holding the most bytes.
 func topFamilies(usage map[string]int, n int) []string {
-	fams := sortedKeys(usage)
+	fams := slices.Sorted(maps.Keys(usage))
 	sort.SliceStable(fams, func(i, j int) bool { return usage[fams[i]] > usage[fams[j]] })
 	return fams[:min(n, len(fams))]
 }

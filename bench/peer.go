@@ -45,11 +45,9 @@ func runPeer(ctx context.Context, e *env) error {
 			consume: asynqServer(p, c, e.opts.AsynqPoll),
 			record: func(m *meter, s *sink, k counts) {
 				pt := Point{Scenario: "peer", Variant: vAsynqRT, Concurrency: c, Unit: "tasks",
-					Ops: m.count(), Seconds: m.seconds(), Latency: m.percentiles(),
 					LatencyOf: fmt.Sprintf("enqueue start to handler call, %d tasks in flight", c*e.opts.InFlight),
-					Metrics:   map[string]float64{}, Counts: &k,
-					Note: fmt.Sprintf("asynq %s, poll %v; ", asynqpeer.Version(), e.opts.AsynqPoll) + callsNote(k, m.count())}
-				k.perOp(pt.Metrics, pt.Ops)
+				}.measured(m, m, k)
+				pt.Note = fmt.Sprintf("asynq %s, poll %v; ", asynqpeer.Version(), e.opts.AsynqPoll) + callsNote(k, pt.Ops)
 				e.add(pt)
 			},
 		})
@@ -80,10 +78,9 @@ func runPeer(ctx context.Context, e *env) error {
 				consume: asynqServer(p, c, v.poll),
 				record: func(m *meter, s *sink, k counts) {
 					pt := Point{Scenario: "peer", Variant: v.variant, Concurrency: c, Unit: "tasks",
-						Ops: m.count(), Seconds: m.seconds(), Latency: m.percentiles(),
 						LatencyOf: fmt.Sprintf("enqueue start to handler call, %.0f tasks/s, TaskCheckInterval %s", e.opts.Rate, pollName),
-						Metrics:   map[string]float64{}, Counts: &k, Note: "poll " + pollName + "; " + callsNote(k, m.count())}
-					k.perOp(pt.Metrics, pt.Ops)
+					}.measured(m, m, k)
+					pt.Note = "poll " + pollName + "; " + callsNote(k, pt.Ops)
 					e.add(pt)
 				},
 			})
@@ -136,17 +133,5 @@ func (e *env) idleAsynq(ctx context.Context, newPeer func() (*asynqpeer.Peer, fu
 	}
 	defer stop()
 	m := newMeter(500*time.Millisecond, max(e.opts.IdleWindow/2, 100*time.Millisecond), 0)
-	return e.measure(ctx, vIdleAsynq, m, func(ctx context.Context) error {
-		select {
-		case <-time.After(time.Until(m.to)):
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}, func(k counts) {
-		pt := Point{Scenario: "peer", Variant: vIdleAsynq, Concurrency: 8, Unit: "calls",
-			Ops: k.ClientCalls, Seconds: k.Seconds, Metrics: idleMetrics(k, time.Second), Counts: &k}
-		pt.Note = idleNote(k, time.Second)
-		e.add(pt)
-	})
+	return e.idlePoint(ctx, Point{Scenario: "peer", Variant: vIdleAsynq, Concurrency: 8}, time.Second, m, nil, nil)
 }

@@ -15,7 +15,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -129,18 +128,17 @@ func readServer(ctx context.Context, admin *redis.Client, embedded bool) (server
 	if !embedded {
 		s.cmds, s.usec = map[string]int64{}, map[string]int64{}
 	}
+	if v, ok := infoField(txt, "total_commands_processed"); ok {
+		s.total, _ = strconv.ParseInt(v, 10, 64)
+	}
+	for _, k := range []string{"used_cpu_user", "used_cpu_sys"} {
+		if v, ok := infoField(txt, k); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			s.cpu += f
+		}
+	}
 	for _, line := range strings.Split(txt, "\n") {
-		line = strings.TrimSpace(line)
-		if v, ok := strings.CutPrefix(line, "total_commands_processed:"); ok {
-			s.total, _ = strconv.ParseInt(v, 10, 64)
-		}
-		for _, k := range []string{"used_cpu_user:", "used_cpu_sys:"} {
-			if v, ok := strings.CutPrefix(line, k); ok {
-				f, _ := strconv.ParseFloat(v, 64)
-				s.cpu += f
-			}
-		}
-		if rest, ok := strings.CutPrefix(line, "cmdstat_"); ok && s.cmds != nil {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"); ok && s.cmds != nil {
 			name, fields, _ := strings.Cut(rest, ":")
 			for _, f := range strings.Split(fields, ",") {
 				k, v, _ := strings.Cut(f, "=")
@@ -301,12 +299,20 @@ func usedMemory(ctx context.Context, admin *redis.Client, embedded bool) (int64,
 	if err != nil {
 		return 0, err
 	}
-	for _, line := range strings.Split(txt, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
-			return strconv.ParseInt(v, 10, 64)
-		}
+	if v, ok := infoField(txt, "used_memory"); ok {
+		return strconv.ParseInt(v, 10, 64)
 	}
 	return 0, fmt.Errorf("INFO memory has no used_memory")
+}
+
+// infoField finds the value of key in an INFO reply ("key:value" lines).
+func infoField(txt, key string) (string, bool) {
+	for _, line := range strings.Split(txt, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), key+":"); ok {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // Machine describes where a run happened: without it a figure means nothing.
@@ -354,10 +360,8 @@ func (e *env) machine(ctx context.Context) Machine {
 		}
 	}
 	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
-				m.MemTotal = strings.TrimSpace(v)
-			}
+		if v, ok := infoField(string(b), "MemTotal"); ok {
+			m.MemTotal = strings.TrimSpace(v)
 		}
 	}
 	m.LoadStart = loadAvg()
@@ -381,10 +385,8 @@ func (e *env) machine(ctx context.Context) Machine {
 		return m
 	}
 	if txt, err := e.admin.Info(ctx, "server").Result(); err == nil {
-		for _, line := range strings.Split(txt, "\n") {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
-				m.Server = "redis " + v
-			}
+		if v, ok := infoField(txt, "redis_version"); ok {
+			m.Server = "redis " + v
 		}
 	}
 	m.ServerConfig = map[string]string{}
@@ -394,16 +396,6 @@ func (e *env) machine(ctx context.Context) Machine {
 		}
 	}
 	return m
-}
-
-// sortedKeys returns the keys of m in order, for stable output.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // loadAvg is the 1, 5 and 15 minute load average ("" when unknown). On a

@@ -192,14 +192,26 @@ const (
 	vTurns       = "fan-out/fan-in orchestrations"
 )
 
-// fetchAck completes a point whose operation is a fetch then an ack: their
-// medians, the per-operation counts and Redis's time per script.
+// measured fills what every metered point takes from its window: the
+// operations m counted and its length, the latencies lat recorded, the Redis
+// counts and the per-operation figures derived from them (added to the
+// metrics pt already has).
+func (pt Point) measured(m, lat *meter, k counts) Point {
+	pt.Ops, pt.Seconds, pt.Latency, pt.Counts = m.count(), m.seconds(), lat.percentiles(), &k
+	if pt.Metrics == nil {
+		pt.Metrics = map[string]float64{}
+	}
+	k.perOp(pt.Metrics, pt.Ops)
+	return pt
+}
+
+// fetchAck completes a measured point whose operation is a fetch then an ack:
+// their medians and Redis's time per script.
 func (pt *Point) fetchAck(fetch, ack *meter, k counts) {
 	if f, a := fetch.percentiles(), ack.percentiles(); f != nil && a != nil {
 		pt.Metrics["fetch_p50_ms"], pt.Metrics["ack_p50_ms"] = f.P50, a.P50
 		pt.Note = fmt.Sprintf("fetch p50 %s ms, ack p50 %s ms", fmtMs(f.P50), fmtMs(a.P50))
 	}
-	k.perOp(pt.Metrics, pt.Ops)
 	if k.EvalUsecCall > 0 {
 		pt.Note += fmt.Sprintf(", Redis %.0f us/script", k.EvalUsecCall)
 	}

@@ -66,8 +66,7 @@ func (e *env) scriptCosts(ctx context.Context) error {
 		}},
 		{"ack_work", func(ctx context.Context, i int) error {
 			act := items[i].Item.(duroxide.ActivityExecute)
-			return p.AckWorkItem(ctx, items[i].LockToken, duroxide.ActivityCompleted{
-				Instance: act.Instance, ExecutionID: act.ExecutionID, ID: act.ID, Result: `"ok"`})
+			return p.AckWorkItem(ctx, items[i].LockToken, okCompletion(act))
 		}},
 	}
 	for _, st := range steps {
@@ -142,10 +141,8 @@ func (e *env) roundTrip(ctx context.Context, c int) error {
 		consume: activityWorkers(p, c, false),
 		record: func(m *meter, s *sink, k counts) {
 			pt := Point{Scenario: "roundtrip", Variant: vRoundTrip, Concurrency: c, Unit: "round trips",
-				Ops: m.count(), Seconds: m.seconds(), Latency: m.percentiles(),
 				LatencyOf: fmt.Sprintf("enqueue start to ack done, %d items in flight", c*e.opts.InFlight),
-				Metrics:   map[string]float64{}, Counts: &k}
-			k.perOp(pt.Metrics, pt.Ops)
+			}.measured(m, m, k)
 			pt.Note = callsNote(k, pt.Ops, "evalsha:fetch_work")
 			e.add(pt)
 		},
@@ -198,9 +195,7 @@ func activityWorkers(p *redisprovider.Provider, c int, atFetch bool) func(ctx co
 				}
 				// not cancellable: a fetched item is always finished, so the
 				// drain's counts stay exact
-				err = p.AckWorkItem(context.WithoutCancel(ctx), item.LockToken, duroxide.ActivityCompleted{
-					Instance: act.Instance, ExecutionID: act.ExecutionID, ID: act.ID, Result: `"ok"`,
-				})
+				err = p.AckWorkItem(context.WithoutCancel(ctx), item.LockToken, okCompletion(act))
 				if err != nil {
 					return fmt.Errorf("AckWorkItem: %w", err)
 				}
@@ -212,6 +207,12 @@ func activityWorkers(p *redisprovider.Provider, c int, atFetch bool) func(ctx co
 		})
 		return cs.stop, cs.failed, nil
 	}
+}
+
+// okCompletion is the successful result every benchmark worker acks activity
+// a with.
+func okCompletion(a duroxide.ActivityExecute) duroxide.ActivityCompleted {
+	return duroxide.ActivityCompleted{Instance: a.Instance, ExecutionID: a.ExecutionID, ID: a.ID, Result: `"ok"`}
 }
 
 // callsNote summarises client calls per operation for the table, naming the

@@ -128,8 +128,7 @@ func takeActivity(ctx context.Context, p *redisprovider.Provider, session *durox
 			return at, err
 		}
 	}
-	return at, p.AckWorkItem(context.WithoutCancel(ctx), item.LockToken, duroxide.ActivityCompleted{
-		Instance: act.Instance, ExecutionID: act.ExecutionID, ID: act.ID, Result: `"ok"`})
+	return at, p.AckWorkItem(context.WithoutCancel(ctx), item.LockToken, okCompletion(act))
 }
 
 // otherOwnersSessions makes n sessions, tagged bgTag, that a new owner
@@ -227,9 +226,9 @@ func (e *env) scale(ctx context.Context, kind scaleKind) error {
 				})
 			}, func(k counts) {
 				pt := Point{Scenario: "scale", Variant: vScale(kind.name, depth), Concurrency: c, Unit: "fetch+acks",
-					Ops: m.count(), Seconds: m.seconds(), Latency: fa.percentiles(),
 					LatencyOf: fmt.Sprintf("fetch + ack with %s (the rate also includes the enqueue that keeps the depth)", kind.waiting(depth)),
-					Metrics:   map[string]float64{"queued": float64(depth)}, Counts: &k}
+					Metrics:   map[string]float64{"queued": float64(depth)},
+				}.measured(m, fa, k)
 				pt.fetchAck(fetch, ack, k)
 				e.add(pt)
 			})

@@ -248,16 +248,15 @@ func (e *env) turns(ctx context.Context, c int) error {
 		},
 		record: func(m *meter, s *sink, k counts) {
 			pt := Point{Scenario: "turns", Variant: vTurns, Concurrency: c, Unit: "orchestrations",
-				Ops: m.count(), Seconds: m.seconds(), Latency: m.percentiles(),
 				LatencyOf: fmt.Sprintf("start (enqueue) to completion (final ack), fan-out %d, %d orchestrations in flight", e.opts.FanOut, c*e.opts.InFlight),
 				Metrics: map[string]float64{
 					"turns_per_sec":      r.turns.rate(),
 					"activities_per_sec": acts.m.rate(),
-				}, Counts: &k}
+				},
+			}.measured(m, m, k)
 			if n := r.turns.count(); n > 0 {
 				pt.Metrics["client_calls_per_turn"] = float64(k.ClientCalls) / float64(n)
 			}
-			k.perOp(pt.Metrics, pt.Ops)
 			pt.Note = fmt.Sprintf("%s turns/s, %s activities/s, %.1f calls/orchestration",
 				human(r.turns.rate()), human(acts.m.rate()), pt.Metrics["client_calls_per_op"])
 			e.add(pt)
@@ -340,9 +339,9 @@ func (e *env) historyCost(ctx context.Context, n int) error {
 		})
 	}, func(k counts) {
 		pt := Point{Scenario: "turns", Variant: vHistory(n), Concurrency: 1, Unit: "turns",
-			Ops: m.count(), Seconds: m.seconds(), Latency: turn.percentiles(),
 			LatencyOf: "FetchOrchestrationItem + AckOrchestrationItem appending one event (the rate also includes the EnqueueForOrchestrator that feeds the next turn)",
-			Metrics:   map[string]float64{"instances": float64(pool)}, Counts: &k}
+			Metrics:   map[string]float64{"instances": float64(pool)},
+		}.measured(m, turn, k)
 		pt.fetchAck(fetch, ack, k)
 		e.add(pt)
 	})
