@@ -135,14 +135,17 @@ func sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
-// orchestrator is one incarnation of an orchestrator dispatcher; it returns
-// when ctx ends or when it vanishes.
-func (r *Runtime) orchestrator(ctx context.Context, rng *rand.Rand) {
+// dispatchLoop is the loop of every dispatcher incarnation: fetch (op) under
+// the call deadline, back off after a failed fetch, and hand each item to
+// handle with the time its fetch began. It returns when ctx ends or when
+// handle reports that the dispatcher vanished.
+func dispatchLoop[T any](ctx context.Context, r *Runtime, rng *rand.Rand, op string,
+	fetch func(context.Context) (*T, error), handle func(item *T, fetchStart time.Time) bool) {
 	for ctx.Err() == nil {
-		var item *duroxide.OrchestrationItem
+		var item *T
 		start := time.Now()
-		class := r.call(ctx, "fetch_orchestration_item", func(ctx context.Context) (err error) {
-			item, err = r.p.FetchOrchestrationItem(ctx, r.cfg.LockTimeout, r.cfg.PollTimeout, nil)
+		class := r.call(ctx, op, func(ctx context.Context) (err error) {
+			item, err = fetch(ctx)
 			return err
 		})
 		if class != OK {
@@ -152,17 +155,27 @@ func (r *Runtime) orchestrator(ctx context.Context, rng *rand.Rand) {
 		if item == nil {
 			continue
 		}
-		r.check.Fetched(item.Instance, item.LockToken, start, time.Now())
-		if !r.runTurn(ctx, rng, item) {
+		if !handle(item, start) {
 			return
 		}
 	}
 }
 
+// orchestrator is one incarnation of an orchestrator dispatcher; it returns
+// when ctx ends or when it vanishes.
+func (r *Runtime) orchestrator(ctx context.Context, rng *rand.Rand) {
+	dispatchLoop(ctx, r, rng, "fetch_orchestration_item", func(ctx context.Context) (*duroxide.OrchestrationItem, error) {
+		return r.p.FetchOrchestrationItem(ctx, r.cfg.LockTimeout, r.cfg.PollTimeout, nil)
+	}, func(item *duroxide.OrchestrationItem, fetchStart time.Time) bool {
+		return r.runTurn(ctx, rng, item, fetchStart)
+	})
+}
+
 // runTurn handles one fetched orchestration item; false means the dispatcher
 // vanished.
-func (r *Runtime) runTurn(ctx context.Context, rng *rand.Rand, item *duroxide.OrchestrationItem) bool {
+func (r *Runtime) runTurn(ctx context.Context, rng *rand.Rand, item *duroxide.OrchestrationItem, fetchStart time.Time) bool {
 	inst, token := item.Instance, item.LockToken
+	r.check.Fetched(inst, token, fetchStart, time.Now())
 	// the turn is computed before any late-ack pause, as a real dispatcher
 	// would: its events then carry this holder's time, so they can never be
 	// byte-identical to those of the holder that reclaims the lock meanwhile
@@ -263,24 +276,11 @@ func (r *Runtime) ack(ctx context.Context, rng *rand.Rand, key, token, op string
 // worker is one incarnation of a worker dispatcher; it returns when ctx ends
 // or when it vanishes.
 func (r *Runtime) worker(ctx context.Context, rng *rand.Rand) {
-	for ctx.Err() == nil {
-		var item *duroxide.LockedWorkItem
-		start := time.Now()
-		class := r.call(ctx, "fetch_work_item", func(ctx context.Context) (err error) {
-			item, err = r.p.FetchWorkItem(ctx, r.cfg.LockTimeout, r.cfg.PollTimeout, nil, duroxide.DefaultOnly())
-			return err
-		})
-		if class != OK {
-			backoff(ctx, rng)
-			continue
-		}
-		if item == nil {
-			continue
-		}
-		if !r.runActivity(ctx, rng, item, start) {
-			return
-		}
-	}
+	dispatchLoop(ctx, r, rng, "fetch_work_item", func(ctx context.Context) (*duroxide.LockedWorkItem, error) {
+		return r.p.FetchWorkItem(ctx, r.cfg.LockTimeout, r.cfg.PollTimeout, nil, duroxide.DefaultOnly())
+	}, func(item *duroxide.LockedWorkItem, fetchStart time.Time) bool {
+		return r.runActivity(ctx, rng, item, fetchStart)
+	})
 }
 
 // runActivity "runs" one fetched activity and acks its result; false means
