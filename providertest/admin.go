@@ -19,19 +19,13 @@ func init() { register("Admin", runAdmin) }
 // view of the interval in which it was taken.
 const admTimeSlack = 5000
 
-// admCase is one named Admin case.
-type admCase struct {
-	name string
-	run  func(e *env)
-}
-
 // runAdmin runs the management cases; the whole section is skipped when the
 // provider has no management capability.
 func runAdmin(t *testing.T, h Harness) {
 	if h.New(t).Admin() == nil {
 		t.Skip("Provider.Admin() returned nil: the provider has no ProviderAdmin, management cases skipped")
 	}
-	cases := []admCase{
+	runCases(t, h, []envCase{
 		{"ListInstancesNewestFirst", admListInstances},
 		{"ListInstancesByStatus", admListByStatus},
 		{"ListInstancesByStatusFollowsCurrentExecution", admListByStatusFollows},
@@ -77,10 +71,7 @@ func runAdmin(t *testing.T, h Harness) {
 		{"PruneBulkFilters", admPruneBulkFilter},
 		{"StoredKeysEmptyAfterDeletingEverything", func(e *env) { admStoredKeysEverything(e, h) }},
 		{"StoredKeysEmptyAfterDeleteAndSessionCleanup", func(e *env) { admStoredKeysSession(e, h) }},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { c.run(setup(t, h)) })
-	}
+	})
 }
 
 // ---- helpers -------------------------------------------------------------
@@ -194,28 +185,6 @@ func admExec(e *env, id string, execution uint64) duroxide.ExecutionInfo {
 func admWantNotFound(t *testing.T, err error, op string) {
 	t.Helper()
 	wantPermanent(t, err, op, "not found")
-}
-
-// admJSON renders events as their JSON, for comparisons.
-func admJSON(t *testing.T, evs []duroxide.Event) []string {
-	t.Helper()
-	out := make([]string, len(evs))
-	for i, ev := range evs {
-		b, err := ev.MarshalJSON()
-		if err != nil {
-			t.Fatalf("MarshalJSON: %v", err)
-		}
-		out[i] = string(b)
-	}
-	return out
-}
-
-// admWantEvents asserts got holds exactly the events want.
-func admWantEvents(t *testing.T, what string, got, want []duroxide.Event) {
-	t.Helper()
-	if g, w := admJSON(t, got), admJSON(t, want); !slices.Equal(g, w) {
-		t.Fatalf("%s:\n got %q\nwant %q", what, g, w)
-	}
 }
 
 // admEvents is the number of events acked in the given executions of in.
@@ -430,13 +399,13 @@ func admReadHistory(e *env) {
 	if err != nil {
 		e.t.Fatalf("ReadHistory: %v", err)
 	}
-	admWantEvents(e.t, "ReadHistory(x)", got, x.hist[2])
+	sameEvents(e.t, "ReadHistory(x)", got, x.hist[2])
 	for _, id := range []uint64{1, 2} {
 		got, err := a.ReadHistoryWithExecutionID(e.ctx, "x", id)
 		if err != nil {
 			e.t.Fatalf("ReadHistoryWithExecutionID(x, %d): %v", id, err)
 		}
-		admWantEvents(e.t, "ReadHistoryWithExecutionID", got, x.hist[id])
+		sameEvents(e.t, "ReadHistoryWithExecutionID", got, x.hist[id])
 	}
 }
 
@@ -635,12 +604,8 @@ func admQueueDepths(e *env) {
 		e.t.Fatal("FetchWorkItem returned nothing, want an item")
 	}
 	admWantDepths(e, 1, 1, 0)
-	if err := e.p.AbandonWorkItem(e.ctx, w.LockToken, 0, false); err != nil {
-		e.t.Fatalf("AbandonWorkItem: %v", err)
-	}
-	if err := e.p.AbandonOrchestrationItem(e.ctx, item.LockToken, 0, false); err != nil {
-		e.t.Fatalf("AbandonOrchestrationItem: %v", err)
-	}
+	e.abandonWork(w.LockToken, 0, false)
+	e.abandon(item.LockToken, 0, false)
 	admWantDepths(e, 3, 2, 0)
 }
 
@@ -682,12 +647,8 @@ func admQueueDepthsAbandonDelay(e *env) {
 		e.t.Fatal("FetchWorkItem returned nothing, want an item")
 	}
 	admWantDepths(e, 0, 0, 0)
-	if err := e.p.AbandonOrchestrationItem(e.ctx, item.LockToken, time.Minute, false); err != nil {
-		e.t.Fatalf("AbandonOrchestrationItem: %v", err)
-	}
-	if err := e.p.AbandonWorkItem(e.ctx, w.LockToken, time.Minute, false); err != nil {
-		e.t.Fatalf("AbandonWorkItem: %v", err)
-	}
+	e.abandon(item.LockToken, time.Minute, false)
+	e.abandonWork(w.LockToken, time.Minute, false)
 	admWantDepths(e, 0, 0, 2)
 	e.noFetch(nil)
 }
@@ -761,7 +722,7 @@ func admWantBystander(e *env, y *kvInst) {
 	if err != nil {
 		e.t.Fatalf("ReadHistory(bystander): %v", err)
 	}
-	admWantEvents(e.t, "bystander history", got, y.hist[1])
+	sameEvents(e.t, "bystander history", got, y.hist[1])
 	admWantMetrics(e, duroxide.SystemMetrics{TotalInstances: 1, TotalExecutions: 1, RunningInstances: 1, TotalEvents: admEvents(y, 1)})
 }
 
@@ -780,7 +741,7 @@ func admDeleteRefusesRunning(e *env) {
 	if err != nil {
 		e.t.Fatalf("ReadHistory(done): %v", err)
 	}
-	admWantEvents(e.t, "history of done after the refused delete", got, done.hist[1])
+	sameEvents(e.t, "history of done after the refused delete", got, done.hist[1])
 	if st := admInfo(e, "done").Status; st != "Completed" {
 		e.t.Fatalf("status of done = %q after the refused delete, want Completed", st)
 	}
@@ -918,7 +879,7 @@ func admInFlightAckAfterRecreate(e *env) {
 	if err != nil {
 		e.t.Fatalf("ReadHistory: %v", err)
 	}
-	admWantEvents(e.t, "history of the new instance", got, x.hist[1])
+	sameEvents(e.t, "history of the new instance", got, x.hist[1])
 	if info := admInfo(e, "x"); info.Status != "Running" || info.Output != nil {
 		e.t.Fatalf("GetInstanceInfo = %+v, want Running without output", info)
 	}
@@ -977,7 +938,7 @@ func admRecreateClean(e *env) {
 	if err != nil {
 		e.t.Fatalf("ReadHistory: %v", err)
 	}
-	admWantEvents(e.t, "history of the new instance", got, x.hist[1])
+	sameEvents(e.t, "history of the new instance", got, x.hist[1])
 	x.wantLive(nil, "a", "b")
 	if cs, err := e.p.GetCustomStatus(e.ctx, "x", 0); err != nil || cs != nil {
 		e.t.Fatalf("GetCustomStatus = %+v, %v; want nil (never set on the new instance)", cs, err)
@@ -1225,15 +1186,11 @@ func admWantPrunedHistory(e *env, in *kvInst, kept ...uint64) {
 	e.t.Helper()
 	admWantExecutions(e, in.id, kept...)
 	for x := uint64(1); x <= in.exec; x++ {
-		evs, err := e.p.ReadWithExecution(e.ctx, in.id, x)
-		if err != nil {
-			e.t.Fatalf("ReadWithExecution(%q, %d): %v", in.id, x, err)
-		}
 		want := []duroxide.Event(nil)
 		if slices.Contains(kept, x) {
 			want = in.hist[x]
 		}
-		admWantEvents(e.t, "history after prune", evs, want)
+		sameEvents(e.t, "history after prune", e.read(in.id, x), want)
 	}
 }
 

@@ -77,20 +77,12 @@ func attFetch(e *env, lock time.Duration, attempts uint32, msgs ...duroxide.Work
 	return item
 }
 
-// attAbandon abandons an orchestration lock or fails the test.
-func attAbandon(e *env, token string, delay time.Duration, ignore bool) {
-	e.t.Helper()
-	if err := e.p.AbandonOrchestrationItem(e.ctx, token, delay, ignore); err != nil {
-		e.t.Fatalf("AbandonOrchestrationItem(delay %v, ignore %v): %v", delay, ignore, err)
-	}
-}
-
 // attCycle fetches msgs expecting each count in turn, abandoning after each
 // fetch (ignoreAttempt as given).
 func attCycle(e *env, ignore bool, counts []uint32, msgs ...duroxide.WorkItem) {
 	e.t.Helper()
 	for _, c := range counts {
-		attAbandon(e, attFetch(e, longLock, c, msgs...).LockToken, 0, ignore)
+		e.abandon(attFetch(e, longLock, c, msgs...).LockToken, 0, ignore)
 	}
 }
 
@@ -108,31 +100,11 @@ func attFetchWork(e *env, lock time.Duration, attempts uint32, item duroxide.Wor
 	return w
 }
 
-// attAbandonWork abandons a worker lock or fails the test.
-func attAbandonWork(e *env, token string, delay time.Duration, ignore bool) {
-	e.t.Helper()
-	if err := e.p.AbandonWorkItem(e.ctx, token, delay, ignore); err != nil {
-		e.t.Fatalf("AbandonWorkItem(delay %v, ignore %v): %v", delay, ignore, err)
-	}
-}
-
-// attNoWork asserts the worker queue has nothing fetchable now.
-func attNoWork(e *env) {
-	e.t.Helper()
-	if w := e.fetchWork(longLock, nil, duroxide.AnyTag()); w != nil {
-		e.t.Fatalf("FetchWorkItem returned %#v, want nothing", w.Item)
-	}
-}
-
 // attWaitFetch waits for an orchestration item to become fetchable and
 // checks its messages and attempt count.
 func attWaitFetch(e *env, attempts uint32, msgs ...duroxide.WorkItem) {
 	e.t.Helper()
-	var item *duroxide.OrchestrationItem
-	eventually(e.t, attVisibleWithin, "delayed orchestration work visible", func() bool {
-		item = e.fetch(longLock, nil)
-		return item != nil
-	})
+	item, _ := e.waitFetch(attVisibleWithin, "delayed orchestration work visible")
 	if !reflect.DeepEqual(item.Messages, msgs) || item.AttemptCount != attempts {
 		e.t.Fatalf("fetch = %#v (attempt %d), want %#v (attempt %d)", item.Messages, item.AttemptCount, msgs, attempts)
 	}
@@ -206,7 +178,7 @@ func attOrchExpiredIgnore(t *testing.T, h Harness) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	item := attFetch(e, shortLock, 1, startItem("A", "Orch"))
 	time.Sleep(afterShort)
-	attAbandon(e, item.LockToken, 0, true)
+	e.abandon(item.LockToken, 0, true)
 	attFetch(e, longLock, 1, startItem("A", "Orch"))
 }
 
@@ -215,7 +187,7 @@ func attOrchExpiredIgnore(t *testing.T, h Harness) {
 func attOrchDelay(t *testing.T, h Harness) {
 	e := setup(t, h)
 	e.enqueue(startItem("A", "Orch"), 0)
-	attAbandon(e, attFetch(e, longLock, 1, startItem("A", "Orch")).LockToken, attDelay, false)
+	e.abandon(attFetch(e, longLock, 1, startItem("A", "Orch")).LockToken, attDelay, false)
 	e.noFetch(nil)
 	attWaitFetch(e, 2, startItem("A", "Orch"))
 }
@@ -256,7 +228,7 @@ func attOrchBatchOnly(t *testing.T, h Harness) {
 	e.enqueue(attPoke("A", "first"), 0)
 	item := attFetch(e, longLock, 1, attPoke("A", "first"))
 	e.enqueue(attPoke("A", "late"), 0)
-	attAbandon(e, item.LockToken, attDelay, false)
+	e.abandon(item.LockToken, attDelay, false)
 	item = attFetch(e, longLock, 1, attPoke("A", "late"))
 	e.ack(item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1})
 	attWaitFetch(e, 2, attPoke("A", "first"))
@@ -306,7 +278,7 @@ func attWorkPerFetch(t *testing.T, h Harness) {
 	e := setup(t, h)
 	e.enqueueWork(activity("A", 2))
 	for _, c := range []uint32{1, 2, 3, 4} {
-		attAbandonWork(e, attFetchWork(e, longLock, c, activity("A", 2)).LockToken, 0, false)
+		e.abandonWork(attFetchWork(e, longLock, c, activity("A", 2)).LockToken, 0, false)
 	}
 }
 
@@ -331,7 +303,7 @@ func attWorkIgnore(t *testing.T, h Harness) {
 		want   uint32
 		ignore bool
 	}{{1, true}, {1, true}, {1, false}, {2, true}, {2, true}, {2, false}, {3, false}} {
-		attAbandonWork(e, attFetchWork(e, longLock, step.want, activity("A", 2)).LockToken, 0, step.ignore)
+		e.abandonWork(attFetchWork(e, longLock, step.want, activity("A", 2)).LockToken, 0, step.ignore)
 	}
 }
 
@@ -342,7 +314,7 @@ func attWorkExpiredIgnore(t *testing.T, h Harness) {
 	e.enqueueWork(activity("A", 2))
 	attFetchWork(e, shortLock, 1, activity("A", 2))
 	time.Sleep(afterShort)
-	attAbandonWork(e, attFetchWork(e, longLock, 2, activity("A", 2)).LockToken, 0, true)
+	e.abandonWork(attFetchWork(e, longLock, 2, activity("A", 2)).LockToken, 0, true)
 	attFetchWork(e, longLock, 2, activity("A", 2))
 }
 
@@ -351,8 +323,8 @@ func attWorkExpiredIgnore(t *testing.T, h Harness) {
 func attWorkDelay(t *testing.T, h Harness) {
 	e := setup(t, h)
 	e.enqueueWork(activity("A", 2))
-	attAbandonWork(e, attFetchWork(e, longLock, 1, activity("A", 2)).LockToken, attDelay, false)
-	attNoWork(e)
+	e.abandonWork(attFetchWork(e, longLock, 1, activity("A", 2)).LockToken, attDelay, false)
+	e.noWork(duroxide.AnyTag())
 	attWaitWork(e, 2, activity("A", 2))
 }
 
@@ -361,9 +333,9 @@ func attWorkDelay(t *testing.T, h Harness) {
 func attWorkDelayIgnore(t *testing.T, h Harness) {
 	e := setup(t, h)
 	e.enqueueWork(activity("A", 2))
-	attAbandonWork(e, attFetchWork(e, longLock, 1, activity("A", 2)).LockToken, 0, false)
-	attAbandonWork(e, attFetchWork(e, longLock, 2, activity("A", 2)).LockToken, attDelay, true)
-	attNoWork(e)
+	e.abandonWork(attFetchWork(e, longLock, 1, activity("A", 2)).LockToken, 0, false)
+	e.abandonWork(attFetchWork(e, longLock, 2, activity("A", 2)).LockToken, attDelay, true)
+	e.noWork(duroxide.AnyTag())
 	attWaitWork(e, 2, activity("A", 2))
 }
 
@@ -373,7 +345,7 @@ func attWorkPerItem(t *testing.T, h Harness) {
 	e := setup(t, h)
 	e.enqueueWork(activity("A", 2))
 	for _, c := range []uint32{1, 2} {
-		attAbandonWork(e, attFetchWork(e, longLock, c, activity("A", 2)).LockToken, 0, false)
+		e.abandonWork(attFetchWork(e, longLock, c, activity("A", 2)).LockToken, 0, false)
 	}
 	e.enqueueWork(activity("A", 3))
 	attFetchWork(e, longLock, 3, activity("A", 2))
@@ -385,12 +357,10 @@ func attWorkPerItem(t *testing.T, h Harness) {
 func attWorkReenqueued(t *testing.T, h Harness) {
 	e := setup(t, h)
 	e.enqueueWork(activity("A", 2))
-	attAbandonWork(e, attFetchWork(e, longLock, 1, activity("A", 2)).LockToken, 0, false)
+	e.abandonWork(attFetchWork(e, longLock, 1, activity("A", 2)).LockToken, 0, false)
 	w := attFetchWork(e, longLock, 2, activity("A", 2))
-	if err := e.p.AckWorkItem(e.ctx, w.LockToken, nil); err != nil {
-		t.Fatalf("AckWorkItem: %v", err)
-	}
-	attNoWork(e)
+	e.ackWork(w.LockToken, nil)
+	e.noWork(duroxide.AnyTag())
 	e.enqueueWork(activity("A", 2))
 	attFetchWork(e, longLock, 1, activity("A", 2))
 }

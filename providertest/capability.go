@@ -4,7 +4,6 @@ import (
 	"reflect"
 	"sort"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -190,18 +189,10 @@ func capWantOnly(e *env, f *duroxide.DispatcherCapabilityFilter, want ...string)
 	got := make([]string, len(items))
 	for i, item := range items {
 		got[i] = item.Instance
-		capAbandon(e, item.LockToken)
+		e.abandon(item.LockToken, 0, true)
 	}
 	sort.Strings(got)
 	capWantInstances(e.t, got, want)
-}
-
-// capAbandon abandons an orchestration lock (no delay, attempt ignored).
-func capAbandon(e *env, token string) {
-	e.t.Helper()
-	if err := e.p.AbandonOrchestrationItem(e.ctx, token, 0, true); err != nil {
-		e.t.Fatalf("AbandonOrchestrationItem: %v", err)
-	}
 }
 
 // capAckPin acks a fetched item with no events and the given pin (nil:
@@ -222,21 +213,10 @@ func capRepin(e *env, instance string, pin *semver.Version) {
 	capPoke(e, instance)
 }
 
-// capWantMessages asserts an item's messages are exactly want, in order.
-func capWantMessages(t *testing.T, item *duroxide.OrchestrationItem, want ...duroxide.WorkItem) {
-	t.Helper()
-	if !reflect.DeepEqual(item.Messages, want) {
-		t.Fatalf("messages of %q = %#v, want %#v", item.Instance, item.Messages, want)
-	}
-}
-
 // capWantHistory asserts the event types of one execution's history.
 func capWantHistory(e *env, instance string, execution uint64, types ...string) {
 	e.t.Helper()
-	events, err := e.p.ReadWithExecution(e.ctx, instance, execution)
-	if err != nil {
-		e.t.Fatalf("ReadWithExecution(%s, %d): %v", instance, execution, err)
-	}
+	events := e.read(instance, execution)
 	got := make([]string, len(events))
 	for i, ev := range events {
 		got[i] = ev.Kind.EventType()
@@ -289,7 +269,7 @@ func capEndWithContinueAsNew(e *env, instance string, eventID uint64, cancelled 
 func capStartExecution2(e *env, instance string, pin *semver.Version) {
 	e.t.Helper()
 	item := capFetchIs(e, nil, instance)
-	capWantMessages(e.t, item, capContinueAsNewItem(instance))
+	e.wantMessages(item, capContinueAsNewItem(instance))
 	capAckExecution2(e, item, pin)
 }
 
@@ -324,7 +304,8 @@ func capCorrupted(e *env, h Harness, instance, pin string) {
 
 // capWantCorruptItem asserts item is instance's with a history error, no
 // history, the pending poke and the given attempt count.
-func capWantCorruptItem(t *testing.T, item *duroxide.OrchestrationItem, instance string, attempts uint32) {
+func capWantCorruptItem(e *env, item *duroxide.OrchestrationItem, instance string, attempts uint32) {
+	t := e.t
 	t.Helper()
 	if item == nil || item.Instance != instance {
 		t.Fatalf("fetch = %#v, want instance %q with a history error", item, instance)
@@ -335,7 +316,7 @@ func capWantCorruptItem(t *testing.T, item *duroxide.OrchestrationItem, instance
 	if item.AttemptCount != attempts || item.ExecutionID != 1 {
 		t.Fatalf("AttemptCount = %d, ExecutionID = %d, want %d and 1", item.AttemptCount, item.ExecutionID, attempts)
 	}
-	capWantMessages(t, item, capPokeItem(instance))
+	e.wantMessages(item, capPokeItem(instance))
 }
 
 // ---- category A -------------------------------------------------------------
@@ -346,7 +327,7 @@ func capFilterNone(t *testing.T, h Harness) {
 	e := setup(t, h)
 	capSeed(e, capInstance{"A", "1.2.3"})
 	item := capFetchIs(e, nil, "A")
-	capWantMessages(t, item, capPokeItem("A"))
+	e.wantMessages(item, capPokeItem("A"))
 	if item.ExecutionID != 1 || item.OrchestrationName != "Orch" || len(item.History) != 1 {
 		t.Fatalf("item = %#v, want execution 1 of Orch with 1 event", item)
 	}
@@ -358,7 +339,7 @@ func capCompatible(t *testing.T, h Harness) {
 	e := setup(t, h)
 	capSeed(e, capInstance{"A", "1.2.3"})
 	item := capFetchIs(e, filter(t, "1.0.0", "1.99.99"), "A")
-	capWantMessages(t, item, capPokeItem("A"))
+	e.wantMessages(item, capPokeItem("A"))
 	e.noFetch(nil)
 }
 
@@ -370,7 +351,7 @@ func capIncompatible(t *testing.T, h Harness) {
 	capSeed(e, capInstance{"A", "1.2.3"})
 	e.noFetch(filter(t, "2.0.0", "3.0.0"))
 	item := capFetchIs(e, nil, "A")
-	capWantMessages(t, item, capPokeItem("A"))
+	e.wantMessages(item, capPokeItem("A"))
 	if item.AttemptCount != 1 {
 		t.Fatalf("AttemptCount = %d after a skipping fetch, want 1", item.AttemptCount)
 	}
@@ -410,7 +391,7 @@ func capUnpinned(t *testing.T, h Harness) {
 		filter(t, "0.0.0", "0.0.1"), filter(t, "99.0.0", "99.9.9"), filter(t, "5.0.0", "5.0.0", "7.0.0", "8.0.0"),
 	} {
 		item := capFetchIs(e, f, "A")
-		capAbandon(e, item.LockToken)
+		e.abandon(item.LockToken, 0, true)
 	}
 }
 
@@ -431,7 +412,7 @@ func capAcrossAcks(t *testing.T, h Harness) {
 	e := setup(t, h)
 	capSeed(e, capInstance{"A", "1.0.0"})
 	capRepin(e, "A", ver(t, "1.0.0"))
-	capAbandon(e, capFetchIs(e, filter(t, "1.0.0", "1.99.99"), "A").LockToken)
+	e.abandon(capFetchIs(e, filter(t, "1.0.0", "1.99.99"), "A").LockToken, 0, true)
 	capRepin(e, "A", nil)
 	e.noFetch(filter(t, "2.0.0", "9.0.0"))
 	capFetchIs(e, filter(t, "1.0.0", "1.0.0"), "A")
@@ -457,7 +438,7 @@ func capOverwrite(t *testing.T, h Harness) {
 	capPoke(e, "A")
 	capAckPin(e, item, ver(t, "2.0.0"))
 	e.noFetch(filter(t, "1.0.0", "1.0.0"))
-	capWantMessages(t, capFetchIs(e, filter(t, "2.0.0", "2.0.0"), "A"), capPokeItem("A"))
+	e.wantMessages(capFetchIs(e, filter(t, "2.0.0", "2.0.0"), "A"), capPokeItem("A"))
 }
 
 // ---- version comparison ---------------------------------------------------------
@@ -569,7 +550,7 @@ func capCANOwnPin(t *testing.T, h Harness) {
 	capAckExecution2(e, item, ver(t, "2.0.0"))
 	e.noFetch(filter(t, "1.0.0", "1.99.99"))
 	item = capFetchIs(e, filter(t, "2.0.0", "2.99.99"), "A")
-	capWantMessages(t, item, capPokeItem("A"))
+	e.wantMessages(item, capPokeItem("A"))
 	if item.ExecutionID != 2 || len(item.History) != 1 {
 		t.Fatalf("ExecutionID = %d with %d events, want execution 2 with 1 event", item.ExecutionID, len(item.History))
 	}
@@ -630,9 +611,7 @@ func capCANCancelled(t *testing.T, h Harness) {
 	wantPermanent(t, e.p.AckWorkItem(e.ctx, w.LockToken, completed("A", 2)), "ack_work_item", "lock_token")
 	capStartExecution2(e, "A", ver(t, "2.0.0"))
 	e.noFetch(nil)
-	if w := e.fetchWork(longLock, nil, duroxide.AnyTag()); w != nil {
-		t.Fatalf("worker queue still holds %#v", w.Item)
-	}
+	e.noWork(duroxide.AnyTag())
 	capWantHistory(e, "A", 1, "OrchestrationStarted", "ActivityScheduled", "OrchestrationContinuedAsNew")
 	capWantHistory(e, "A", 2, "OrchestrationStarted")
 }
@@ -647,12 +626,10 @@ func capStaleCompletion(t *testing.T, h Harness) {
 	w := capScheduleActivity(e, "A", 2)
 	capEndWithContinueAsNew(e, "A", 3)
 	capStartExecution2(e, "A", ver(t, "2.0.0"))
-	if err := e.p.AckWorkItem(e.ctx, w.LockToken, completed("A", 2)); err != nil {
-		t.Fatalf("AckWorkItem: %v", err)
-	}
+	e.ackWork(w.LockToken, completed("A", 2))
 	e.noFetch(filter(t, "1.0.0", "1.99.99"))
 	item := capFetchIs(e, filter(t, "2.0.0", "2.99.99"), "A")
-	capWantMessages(t, item, completed("A", 2))
+	e.wantMessages(item, completed("A", 2))
 	if item.ExecutionID != 2 {
 		t.Fatalf("ExecutionID = %d, want 2", item.ExecutionID)
 	}
@@ -676,7 +653,7 @@ func capDelayedRepin(t *testing.T, h Harness) {
 		item = e.fetch(longLock, cur)
 		return item != nil
 	})
-	capWantMessages(t, item, capPokeItem("A"))
+	e.wantMessages(item, capPokeItem("A"))
 }
 
 // capExpiredFiltered proves an instance whose lock expired is offered again
@@ -716,34 +693,16 @@ func capConcurrent(t *testing.T, h Harness) {
 	capSeed(e, capInstance{"A", "1.0.0"}, capInstance{"B", "2.0.0"})
 	const n = 8
 	f := filter(t, "1.0.0", "1.0.0")
-	var wg sync.WaitGroup
-	items := make([]*duroxide.OrchestrationItem, n)
-	errs := make([]error, n)
-	gate := make(chan struct{})
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			<-gate
-			items[i], errs[i] = e.p.FetchOrchestrationItem(e.ctx, longLock, 0, f)
-		}(i)
-	}
-	close(gate)
-	wg.Wait()
-	got := 0
-	for i := range items {
-		if errs[i] != nil {
-			t.Fatalf("concurrent fetch %d: %v", i, errs[i])
-		}
-		if items[i] != nil {
-			if items[i].Instance != "A" {
-				t.Fatalf("concurrent fetch returned incompatible instance %q", items[i].Instance)
-			}
-			got++
+	won := race(e, n, func() (*duroxide.OrchestrationItem, error) {
+		return e.p.FetchOrchestrationItem(e.ctx, longLock, 0, f)
+	})
+	for _, item := range won {
+		if item.Instance != "A" {
+			t.Fatalf("concurrent fetch returned incompatible instance %q", item.Instance)
 		}
 	}
-	if got != 1 {
-		t.Fatalf("%d of %d concurrent fetches got the instance, want exactly 1", got, n)
+	if len(won) != 1 {
+		t.Fatalf("%d of %d concurrent fetches got the instance, want exactly 1", len(won), n)
 	}
 	capWantDrain(e, nil, "B")
 }
@@ -808,7 +767,7 @@ func capFilterBeforeDecode(t *testing.T, h Harness) {
 	e := setup(t, h)
 	capCorrupted(e, h, "A", "99.0.0")
 	e.noFetch(filter(t, "1.0.0", "2.0.0"))
-	capWantCorruptItem(t, e.fetch(longLock, nil), "A", 1)
+	capWantCorruptItem(e, e.fetch(longLock, nil), "A", 1)
 }
 
 // capCorruptFiltered proves an unfiltered fetch of undecodable history
@@ -821,13 +780,11 @@ func capCorruptFiltered(t *testing.T, h Harness) {
 	capCorrupted(e, h, "A", "5.0.0")
 	e.noFetch(filter(t, "1.0.0", "2.0.0"))
 	item := e.fetch(longLock, nil)
-	capWantCorruptItem(t, item, "A", 1)
+	capWantCorruptItem(e, item, "A", 1)
 	e.noFetch(nil)
 	e.noFetch(filter(t, "5.0.0", "5.0.0"))
-	if err := e.p.AbandonOrchestrationItem(e.ctx, item.LockToken, 0, false); err != nil {
-		t.Fatalf("AbandonOrchestrationItem: %v", err)
-	}
-	capWantCorruptItem(t, e.fetch(longLock, filter(t, "5.0.0", "5.0.0")), "A", 2)
+	e.abandon(item.LockToken, 0, false)
+	capWantCorruptItem(e, e.fetch(longLock, filter(t, "5.0.0", "5.0.0")), "A", 2)
 }
 
 // capCorruptAttempts proves each fetch cycle of undecodable history counts
@@ -837,14 +794,12 @@ func capCorruptAttempts(t *testing.T, h Harness) {
 	capNeedCorrupt(t, h)
 	e := setup(t, h)
 	capCorrupted(e, h, "A", "")
-	capWantCorruptItem(t, e.fetch(shortLock, nil), "A", 1)
+	capWantCorruptItem(e, e.fetch(shortLock, nil), "A", 1)
 	time.Sleep(afterShort)
 	item := e.fetch(longLock, nil)
-	capWantCorruptItem(t, item, "A", 2)
-	if err := e.p.AbandonOrchestrationItem(e.ctx, item.LockToken, 0, false); err != nil {
-		t.Fatalf("AbandonOrchestrationItem: %v", err)
-	}
-	capWantCorruptItem(t, e.fetch(longLock, nil), "A", 3)
+	capWantCorruptItem(e, item, "A", 2)
+	e.abandon(item.LockToken, 0, false)
+	capWantCorruptItem(e, e.fetch(longLock, nil), "A", 3)
 }
 
 // capCorruptAck proves the poison ack of an item with undecodable history
@@ -858,7 +813,7 @@ func capCorruptAck(t *testing.T, h Harness) {
 	e := setup(t, h)
 	capCorrupted(e, h, "A", "1.0.0")
 	item := e.fetch(longLock, nil)
-	capWantCorruptItem(t, item, "A", 1)
+	capWantCorruptItem(e, item, "A", 1)
 	details := duroxide.ErrorDetails{Poison: &duroxide.PoisonError{AttemptCount: 1, MaxAttempts: 0,
 		MessageType: duroxide.PoisonMessageType{FailedDeserialization: &duroxide.PoisonFailedDeserialization{
 			Instance: "A", ExecutionID: 1, Error: item.HistoryError}},
@@ -878,7 +833,7 @@ func capCorruptAck(t *testing.T, h Harness) {
 		t.Log("provider has no Admin: the Failed status cannot be read back")
 	}
 	capPoke(e, "A")
-	capWantCorruptItem(t, e.fetch(longLock, nil), "A", 1)
+	capWantCorruptItem(e, e.fetch(longLock, nil), "A", 1)
 }
 
 // capCorruptPrevious proves only the current execution's history is read:

@@ -44,10 +44,7 @@ const (
 
 // runConcurrency runs the concurrency cases.
 func runConcurrency(t *testing.T, h Harness) {
-	for _, c := range []struct {
-		name string
-		run  func(e *env)
-	}{
+	runCases(t, h, []envCase{
 		{"ConcurrentInstanceFetching", ccInstanceFetching},
 		{"ConcurrentWorkItemFetching", ccWorkItemFetching},
 		{"ConcurrentFetchSameInstance", ccFetchSameInstance},
@@ -58,44 +55,7 @@ func runConcurrency(t *testing.T, h Harness) {
 		{"MessagesFloodDuringLock", ccFloodDuringLock},
 		{"OrchestratorQueueStress", ccOrchStress},
 		{"WorkerQueueStress", ccWorkStress},
-	} {
-		t.Run(c.name, func(t *testing.T) { c.run(setup(t, h)) })
-	}
-}
-
-// ccAll runs f(0..n-1) in n goroutines released at the same moment and
-// waits for all of them.
-func ccAll(n int, f func(i int)) {
-	var wg sync.WaitGroup
-	gate := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-gate
-			f(i)
-		}()
-	}
-	close(gate)
-	wg.Wait()
-}
-
-// ccLockErr describes what is wrong with err as the answer to an operation
-// on a lost lock: it must be a permanent provider error naming op and
-// lock_token. "" = as expected.
-func ccLockErr(err error, op string) string {
-	var pe *duroxide.ProviderError
-	switch {
-	case err == nil:
-		return "no error"
-	case !errors.As(err, &pe):
-		return fmt.Sprintf("%T %v is not a *duroxide.ProviderError", err, err)
-	case duroxide.IsRetryable(err):
-		return fmt.Sprintf("retryable error %v", err)
-	case !strings.Contains(err.Error(), op) || !strings.Contains(err.Error(), "lock_token"):
-		return fmt.Sprintf("error %q does not mention %s and lock_token", err, op)
-	}
-	return ""
+	})
 }
 
 // ---- focused races ----------------------------------------------------------
@@ -133,9 +93,7 @@ func ccWorkItemFetching(e *env) {
 		return w.Item.InstanceID(), nil
 	})
 	ccWantOnce(e.t, got, want)
-	if w := e.fetchWork(longLock, nil, duroxide.AnyTag()); w != nil {
-		e.t.Fatalf("worker queue still returned %v", w.Item)
-	}
+	e.noWork(duroxide.AnyTag())
 }
 
 // ccStartMany enqueues a StartOrchestration for n instances named prefix-i.
@@ -155,7 +113,7 @@ func ccDrain(e *env, fetch func() (string, error)) []string {
 	e.t.Helper()
 	got := make([][]string, ccGoroutines)
 	errs := make([]error, ccGoroutines)
-	ccAll(ccGoroutines, func(i int) {
+	together(ccGoroutines, func(i int) {
 		for {
 			id, err := fetch()
 			if err != nil || id == "" {
@@ -183,19 +141,6 @@ func ccWantOnce(t *testing.T, got, want []string) {
 	}
 }
 
-// ccRace runs one fetch per goroutine at the same moment and returns the
-// non-nil results; errors fail the test.
-func ccRace[T any](e *env, fetch func() (*T, error)) []*T {
-	e.t.Helper()
-	got := make([]*T, ccGoroutines)
-	errs := make([]error, ccGoroutines)
-	ccAll(ccGoroutines, func(i int) { got[i], errs[i] = fetch() })
-	if err := errors.Join(errs...); err != nil {
-		e.t.Fatalf("concurrent fetch: %v", err)
-	}
-	return slices.DeleteFunc(got, func(p *T) bool { return p == nil })
-}
-
 // ccFetchSameInstance proves that when several dispatchers fetch the same
 // available instance at the same moment exactly one gets it (seed 004
 // scenario 1, "Concurrent Fetch of Same Instance"), round after round.
@@ -203,7 +148,7 @@ func ccFetchSameInstance(e *env) {
 	for round := range 10 {
 		id := fmt.Sprintf("cc-same-%d", round)
 		e.enqueue(startItem(id, "Orch"), 0)
-		won := ccRace(e, func() (*duroxide.OrchestrationItem, error) {
+		won := race(e, ccGoroutines, func() (*duroxide.OrchestrationItem, error) {
 			return e.p.FetchOrchestrationItem(e.ctx, longLock, 0, nil)
 		})
 		if len(won) != 1 || won[0].Instance != id {
@@ -222,7 +167,7 @@ func ccOrchExpiration(e *env) {
 	ccRaise(e, "cc-exp", "m")
 	old := e.mustFetch(shortLock)
 	time.Sleep(afterShort)
-	won := ccRace(e, func() (*duroxide.OrchestrationItem, error) {
+	won := race(e, ccGoroutines, func() (*duroxide.OrchestrationItem, error) {
 		return e.p.FetchOrchestrationItem(e.ctx, longLock, 0, nil)
 	})
 	if len(won) != 1 || won[0].Instance != "cc-exp" || won[0].AttemptCount != 2 {
@@ -239,12 +184,9 @@ func ccOrchExpiration(e *env) {
 // the winner's completion reaches the orchestrator queue.
 func ccWorkExpiration(e *env) {
 	e.enqueueWork(activity("cc-wexp", 1))
-	old := e.fetchWork(shortLock, nil, duroxide.DefaultOnly())
-	if old == nil {
-		e.t.Fatal("FetchWorkItem returned no item")
-	}
+	old := e.mustFetchWork(shortLock, duroxide.DefaultOnly())
 	time.Sleep(afterShort)
-	won := ccRace(e, func() (*duroxide.LockedWorkItem, error) {
+	won := race(e, ccGoroutines, func() (*duroxide.LockedWorkItem, error) {
 		return e.p.FetchWorkItem(e.ctx, longLock, 0, nil, duroxide.DefaultOnly())
 	})
 	if len(won) != 1 || won[0].AttemptCount != 2 {
@@ -266,7 +208,7 @@ func ccOrchAckPrevention(e *env) {
 	ccRaise(e, "cc-ack", "m")
 	item := e.mustFetch(longLock)
 	errs := make([]error, ccGoroutines)
-	ccAll(ccGoroutines, func(i int) {
+	together(ccGoroutines, func(i int) {
 		errs[i] = e.p.AckOrchestrationItem(e.ctx, item.LockToken, ccCommit(item, "m"))
 	})
 	ccWantOneSuccess(e.t, errs, "ack_orchestration_item")
@@ -279,12 +221,9 @@ func ccOrchAckPrevention(e *env) {
 // delivered.
 func ccWorkAckPrevention(e *env) {
 	e.enqueueWork(activity("cc-wack", 1))
-	w := e.fetchWork(longLock, nil, duroxide.DefaultOnly())
-	if w == nil {
-		e.t.Fatal("FetchWorkItem returned no item")
-	}
+	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
 	errs := make([]error, ccGoroutines)
-	ccAll(ccGoroutines, func(i int) {
+	together(ccGoroutines, func(i int) {
 		errs[i] = e.p.AckWorkItem(e.ctx, w.LockToken, completed("cc-wack", 1))
 	})
 	ccWantOneSuccess(e.t, errs, "ack_work_item")
@@ -299,7 +238,7 @@ func ccWantOneSuccess(t *testing.T, errs []error, op string) {
 	for _, err := range errs {
 		if err == nil {
 			ok++
-		} else if p := ccLockErr(err, op); p != "" {
+		} else if p := permanentProblem(err, op, "lock_token"); p != "" {
 			t.Fatalf("losing concurrent %s: %s", op, p)
 		}
 	}
@@ -318,7 +257,7 @@ func ccFloodDuringLock(e *env) {
 	item := e.mustFetch(longLock)
 	errs := make([]error, ccGoroutines+1)
 	stolen := make(chan string, 1)
-	ccAll(ccGoroutines+1, func(i int) {
+	together(ccGoroutines+1, func(i int) {
 		if i == ccGoroutines { // a rival dispatcher during the flood
 			errs[i] = ccRival(e, stolen)
 			return
@@ -404,11 +343,7 @@ func ccCommit(item *duroxide.OrchestrationItem, data ...string) duroxide.Orchest
 // followed by ExternalEvent events carrying data, with event ids 1..n.
 func ccWantExternals(e *env, instance string, data ...string) {
 	e.t.Helper()
-	hist, err := e.p.Read(e.ctx, instance)
-	if err != nil {
-		e.t.Fatalf("Read(%q): %v", instance, err)
-	}
-	if got := ccExternals(e.t, hist); !slices.Equal(got, data) {
+	if got := ccExternals(e.t, e.read(instance, 0)); !slices.Equal(got, data) {
 		e.t.Fatalf("history of %q carries %v, want %v", instance, got, data)
 	}
 }
@@ -604,7 +539,7 @@ func (s *ccStress) run() {
 			s.dispatch(ctx, rng)
 		}()
 	}
-	ccAll(len(s.plan), func(p int) { s.produce(s.plan[p]) })
+	together(len(s.plan), func(p int) { s.produce(s.plan[p]) })
 	s.touch()
 	deadline := time.Now().Add(ccRunLimit)
 	for s.committed() < len(s.byKey) && time.Now().Before(deadline) && s.quiet() < ccQuiet && !t.Failed() {
@@ -731,7 +666,7 @@ func ccFinish(t *testing.T, rng *rand.Rand, l *ccLease) {
 	h.opAt[1] = time.Now()
 	h.ok = err == nil
 	if err != nil {
-		if p := ccLockErr(err, op); p != "" {
+		if p := permanentProblem(err, op, "lock_token"); p != "" {
 			t.Errorf("%s of %s: %s", h.op, h.key, p)
 		}
 	}
@@ -921,11 +856,7 @@ func (s *ccStress) checkHistories() {
 	final := map[string][]string{}
 	for i := range ccInstances {
 		inst := ccInstance(i)
-		hist, err := s.e.p.Read(s.e.ctx, inst)
-		if err != nil {
-			t.Fatalf("Read(%s): %v", inst, err)
-		}
-		final[inst] = ccExternals(t, hist)
+		final[inst] = ccExternals(t, s.e.read(inst, 0))
 		got, want := slices.Sorted(slices.Values(final[inst])), slices.Sorted(slices.Values(sent[inst]))
 		if !slices.Equal(got, want) {
 			t.Errorf("history of %s holds %d messages, want exactly the %d sent to it", inst, len(got), len(want))
@@ -971,9 +902,7 @@ func ccWorkStress(e *env) {
 		want[k] = 1
 	}
 	ccWantCompletions(e, want)
-	if w := e.fetchWork(longLock, nil, duroxide.AnyTag()); w != nil {
-		e.t.Fatalf("worker queue still returned %v", w.Item)
-	}
+	e.noWork(duroxide.AnyTag())
 }
 
 // workLease fetches a worker item as a lease whose ack completes it.

@@ -3,7 +3,10 @@ package providertest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -38,6 +41,19 @@ func setup(t *testing.T, h Harness) *env {
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	t.Cleanup(cancel)
 	return &env{t: t, p: h.New(t), ctx: ctx}
+}
+
+// envCase is one named case; run gets a fresh provider.
+type envCase struct {
+	name string
+	run  func(e *env)
+}
+
+// runCases runs each case as a subtest on its own provider.
+func runCases(t *testing.T, h Harness, cases []envCase) {
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { c.run(setup(t, h)) })
+	}
 }
 
 // ptr returns a pointer to v.
@@ -141,6 +157,42 @@ func (e *env) ack(token string, c duroxide.OrchestrationCommit) {
 	}
 }
 
+// abandon abandons an orchestration lock or fails the test.
+func (e *env) abandon(token string, delay time.Duration, ignore bool) {
+	e.t.Helper()
+	if err := e.p.AbandonOrchestrationItem(e.ctx, token, delay, ignore); err != nil {
+		e.t.Fatalf("AbandonOrchestrationItem(delay %v, ignore %v): %v", delay, ignore, err)
+	}
+}
+
+// waitFetch polls until an orchestration item is fetchable (within
+// within) and returns it with the time it was fetched.
+func (e *env) waitFetch(within time.Duration, what string) (*duroxide.OrchestrationItem, time.Time) {
+	e.t.Helper()
+	var item *duroxide.OrchestrationItem
+	eventually(e.t, within, what, func() bool {
+		item = e.fetch(longLock, nil)
+		return item != nil
+	})
+	return item, time.Now()
+}
+
+// read reads an execution's history (execution 0: Read, the current one).
+func (e *env) read(instance string, execution uint64) []duroxide.Event {
+	e.t.Helper()
+	var h []duroxide.Event
+	var err error
+	if execution == 0 {
+		h, err = e.p.Read(e.ctx, instance)
+	} else {
+		h, err = e.p.ReadWithExecution(e.ctx, instance, execution)
+	}
+	if err != nil {
+		e.t.Fatalf("read history of %s execution %d: %v", instance, execution, err)
+	}
+	return h
+}
+
 // fetchWork fetches a worker item without waiting; nil when none.
 func (e *env) fetchWork(lock time.Duration, s *duroxide.SessionFetchConfig, tags duroxide.TagFilter) *duroxide.LockedWorkItem {
 	e.t.Helper()
@@ -149,6 +201,40 @@ func (e *env) fetchWork(lock time.Duration, s *duroxide.SessionFetchConfig, tags
 		e.t.Fatalf("FetchWorkItem: %v", err)
 	}
 	return w
+}
+
+// mustFetchWork fetches a worker item under f that must exist.
+func (e *env) mustFetchWork(lock time.Duration, f duroxide.TagFilter) *duroxide.LockedWorkItem {
+	e.t.Helper()
+	w := e.fetchWork(lock, nil, f)
+	if w == nil {
+		e.t.Fatalf("FetchWorkItem(%v) returned no item, want one", f.Kind)
+	}
+	return w
+}
+
+// noWork asserts that no worker item is available to f.
+func (e *env) noWork(f duroxide.TagFilter) {
+	e.t.Helper()
+	if w := e.fetchWork(longLock, nil, f); w != nil {
+		e.t.Fatalf("FetchWorkItem(%v) returned %+v, want none", f.Kind, w.Item)
+	}
+}
+
+// ackWork acks a worker item (completion nil: none) or fails the test.
+func (e *env) ackWork(token string, completion duroxide.WorkItem) {
+	e.t.Helper()
+	if err := e.p.AckWorkItem(e.ctx, token, completion); err != nil {
+		e.t.Fatalf("AckWorkItem: %v", err)
+	}
+}
+
+// abandonWork abandons a worker lock or fails the test.
+func (e *env) abandonWork(token string, delay time.Duration, ignore bool) {
+	e.t.Helper()
+	if err := e.p.AbandonWorkItem(e.ctx, token, delay, ignore); err != nil {
+		e.t.Fatalf("AbandonWorkItem(delay %v, ignore %v): %v", delay, ignore, err)
+	}
 }
 
 // start creates instance with a first turn: StartOrchestration fetched and
@@ -182,21 +268,31 @@ func (e *env) fetchInstance(instance string) *duroxide.OrchestrationItem {
 // text names op (and each of the words given).
 func wantPermanent(t *testing.T, err error, op string, words ...string) {
 	t.Helper()
-	if err == nil {
-		t.Fatalf("want a permanent %s error, got nil", op)
+	if p := permanentProblem(err, op, words...); p != "" {
+		t.Fatal(p)
 	}
+}
+
+// permanentProblem says what is wrong with err as a permanent error of op:
+// it must be a non-retryable *duroxide.ProviderError whose text names op and
+// each of the words given. "" = as expected. It serves goroutines that may
+// not call t.Fatal.
+func permanentProblem(err error, op string, words ...string) string {
 	var pe *duroxide.ProviderError
-	if !errors.As(err, &pe) {
-		t.Fatalf("want *duroxide.ProviderError, got %T: %v", err, err)
-	}
-	if duroxide.IsRetryable(err) {
-		t.Fatalf("want a permanent error, got a retryable one: %v", err)
+	switch {
+	case err == nil:
+		return fmt.Sprintf("want a permanent %s error, got nil", op)
+	case !errors.As(err, &pe):
+		return fmt.Sprintf("want *duroxide.ProviderError, got %T: %v", err, err)
+	case duroxide.IsRetryable(err):
+		return fmt.Sprintf("want a permanent error, got a retryable one: %v", err)
 	}
 	for _, w := range append([]string{op}, words...) {
 		if !strings.Contains(err.Error(), w) {
-			t.Fatalf("error %q does not mention %q", err, w)
+			return fmt.Sprintf("error %q does not mention %q", err, w)
 		}
 	}
+	return ""
 }
 
 // eventually polls cond until it holds or timeout passes.
@@ -209,4 +305,107 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() bo
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// ---- comparisons ----------------------------------------------------------
+
+// itemsJSON encodes work items for comparison (the codec is canonical).
+func itemsJSON(t *testing.T, items []duroxide.WorkItem) []string {
+	t.Helper()
+	out := make([]string, len(items))
+	for i, it := range items {
+		b, err := duroxide.MarshalWorkItem(it)
+		if err != nil {
+			t.Fatalf("MarshalWorkItem(%#v): %v", it, err)
+		}
+		out[i] = string(b)
+	}
+	return out
+}
+
+// sameItems asserts got and want hold the same work items in order.
+func sameItems(t *testing.T, what string, got []duroxide.WorkItem, want ...duroxide.WorkItem) {
+	t.Helper()
+	g, w := itemsJSON(t, got), itemsJSON(t, want)
+	if !slices.Equal(g, w) {
+		t.Fatalf("%s:\n got  %v\n want %v", what, g, w)
+	}
+}
+
+// wantMessages asserts the batch of item is exactly want, in order.
+func (e *env) wantMessages(item *duroxide.OrchestrationItem, want ...duroxide.WorkItem) {
+	e.t.Helper()
+	sameItems(e.t, "messages of instance "+item.Instance, item.Messages, want...)
+}
+
+// eventsJSON renders events as their JSON, for comparisons.
+func eventsJSON(t *testing.T, evs []duroxide.Event) []string {
+	t.Helper()
+	out := make([]string, len(evs))
+	for i, ev := range evs {
+		b, err := ev.MarshalJSON()
+		if err != nil {
+			t.Fatalf("MarshalJSON: %v", err)
+		}
+		out[i] = string(b)
+	}
+	return out
+}
+
+// sameEvents asserts two event lists are identical (full JSON, in order).
+func sameEvents(t *testing.T, what string, got, want []duroxide.Event) {
+	t.Helper()
+	g, w := eventsJSON(t, got), eventsJSON(t, want)
+	if len(g) != len(w) {
+		t.Fatalf("%s: %d events %v, want %d %v", what, len(g), eventIDs(got), len(w), eventIDs(want))
+	}
+	for i := range g {
+		if g[i] != w[i] {
+			t.Fatalf("%s: event %d is\n %s\nwant\n %s", what, i, g[i], w[i])
+		}
+	}
+}
+
+// eventIDs lists the event ids of events.
+func eventIDs(events []duroxide.Event) []uint64 {
+	out := make([]uint64, len(events))
+	for i, ev := range events {
+		out[i] = ev.EventID
+	}
+	return out
+}
+
+// ---- concurrency ----------------------------------------------------------
+
+// together runs fn(i) for i in [0, n) on n goroutines released together
+// (once all of them are running), and waits for all of them.
+func together(n int, fn func(i int)) {
+	var ready, done sync.WaitGroup
+	start := make(chan struct{})
+	ready.Add(n)
+	done.Add(n)
+	for i := range n {
+		go func() {
+			defer done.Done()
+			ready.Done()
+			<-start
+			fn(i)
+		}()
+	}
+	ready.Wait()
+	close(start)
+	done.Wait()
+}
+
+// race runs fetch on n goroutines released together and returns the non-nil
+// results; an error fails the test.
+func race[T any](e *env, n int, fetch func() (*T, error)) []*T {
+	e.t.Helper()
+	got := make([]*T, n)
+	errs := make([]error, n)
+	together(n, func(i int) { got[i], errs[i] = fetch() })
+	if err := errors.Join(errs...); err != nil {
+		e.t.Fatalf("concurrent fetch: %v", err)
+	}
+	return slices.DeleteFunc(got, func(p *T) bool { return p == nil })
 }

@@ -253,12 +253,8 @@ func (in *kvInst) wantHistoryStats() {
 func kvBytes(t *testing.T, evs []duroxide.Event) uint64 {
 	t.Helper()
 	var n uint64
-	for _, ev := range evs {
-		b, err := ev.MarshalJSON()
-		if err != nil {
-			t.Fatalf("MarshalJSON: %v", err)
-		}
-		n += uint64(len(b))
+	for _, j := range eventsJSON(t, evs) {
+		n += uint64(len(j))
 	}
 	return n
 }

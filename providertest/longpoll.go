@@ -490,39 +490,29 @@ func lpAlreadyCancelled(e *env, q lpQueue) {
 	}
 }
 
-// lpCase is a case that exists for one queue only.
-type lpCase struct {
-	name string
-	run  func(e *env)
-}
-
 // lpRunOrchOnly registers the orchestrator-queue-only cases: delayed
 // enqueues, timers and capability filters.
 func lpRunOrchOnly(t *testing.T, h Harness) {
-	for _, c := range []lpCase{
+	runCases(t, h, []envCase{
 		{"DelayedEnqueueWakesWaiter", lpDelayedEnqueue},
 		{"TimerFiredWakesWaiter", lpTimerFired},
 		{"FilteredWaiterWokenByCompatibleWork", lpFilterWoken},
 		{"FilteredWaiterNotHandedIncompatibleWork", lpFilterNotHanded},
 		{"EmptyRangeFilterWaitsPollTimeout", lpEmptyRangeWaits},
 		{"EmptyRangeFilterHonoursCancel", lpEmptyRangeCancel},
-	} {
-		t.Run(c.name, func(t *testing.T) { c.run(setup(t, h)) })
-	}
+	})
 }
 
 // lpRunWorkOnly registers the worker-queue-only cases: tag filters and
 // sessions.
 func lpRunWorkOnly(t *testing.T, h Harness) {
-	for _, c := range []lpCase{
+	runCases(t, h, []envCase{
 		{"TagWaiterWokenByTaggedWork", lpTagWoken},
 		{"TagWaiterNotHandedDefaultWork", lpTagNotHanded},
 		{"SessionWaiterWokenByOwnedSession", lpSessionWoken},
 		{"NoTagsWaitsPollTimeout", lpNoTagsWaits},
 		{"NoTagsHonoursCancel", lpNoTagsCancel},
-	} {
-		t.Run(c.name, func(t *testing.T) { c.run(setup(t, h)) })
-	}
+	})
 }
 
 // lpOrchWaiter starts an orchestration fetch with filter f in the background.
@@ -694,9 +684,7 @@ func lpSessionWoken(e *env) {
 	if claim == nil {
 		e.t.Fatal("owner A could not claim the session")
 	}
-	if err := e.p.AckWorkItem(e.ctx, claim.LockToken, completed("lp-sess", 1)); err != nil {
-		e.t.Fatalf("AckWorkItem: %v", err)
-	}
+	e.ackWork(claim.LockToken, completed("lp-sess", 1))
 	start := time.Now()
 	other := lpWorkWaiter(e, e.ctx, lpPoll+lpSettle, b, duroxide.DefaultOnly())
 	plain := lpWorkWaiter(e, e.ctx, lpPoll+lpSettle, nil, duroxide.DefaultOnly())

@@ -1,10 +1,7 @@
 package providertest
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -41,16 +38,10 @@ const (
 	orcDelayedWithin = orcTimerIn + 3*time.Second
 )
 
-// orcCase is one named test of the section; run gets a fresh provider.
-type orcCase struct {
-	name string
-	run  func(e *env)
-}
-
 // orcGroup is a named sub-group of cases.
 type orcGroup struct {
 	name  string
-	cases []orcCase
+	cases []envCase
 }
 
 // runOrchestrator runs every sub-group in parallel, each case on its own
@@ -72,9 +63,7 @@ func runOrchestrator(t *testing.T, h Harness) {
 	} {
 		t.Run(g.name, func(t *testing.T) {
 			t.Parallel()
-			for _, c := range g.cases {
-				t.Run(c.name, func(t *testing.T) { c.run(setup(t, h)) })
-			}
+			runCases(t, h, g.cases)
 		})
 	}
 }
@@ -126,7 +115,7 @@ func (e *env) orcLock(instance string, msgs ...duroxide.WorkItem) *duroxide.Orch
 		e.enqueue(m, 0)
 	}
 	item := e.fetchInstance(instance)
-	e.orcWantMessages(item, msgs...)
+	e.wantMessages(item, msgs...)
 	return item
 }
 
@@ -138,32 +127,12 @@ func (e *env) orcTurn(instance string, c duroxide.OrchestrationCommit) {
 	e.ack(item.LockToken, c)
 }
 
-// orcAbandon abandons a lock or fails the test.
-func (e *env) orcAbandon(token string, delay time.Duration, ignore bool) {
-	e.t.Helper()
-	if err := e.p.AbandonOrchestrationItem(e.ctx, token, delay, ignore); err != nil {
-		e.t.Fatalf("AbandonOrchestrationItem(delay %v, ignore %v): %v", delay, ignore, err)
-	}
-}
-
 // orcAppend appends events to an execution or fails the test.
 func (e *env) orcAppend(instance string, execution uint64, ids ...uint64) {
 	e.t.Helper()
 	if err := e.p.AppendWithExecution(e.ctx, instance, execution, orcEvents(instance, execution, ids...)); err != nil {
 		e.t.Fatalf("AppendWithExecution(%s, %d, %v): %v", instance, execution, ids, err)
 	}
-}
-
-// orcWaitFetch polls until an orchestration item is fetchable (within
-// within) and returns it with the time it was fetched.
-func (e *env) orcWaitFetch(within time.Duration, what string) (*duroxide.OrchestrationItem, time.Time) {
-	e.t.Helper()
-	var item *duroxide.OrchestrationItem
-	eventually(e.t, within, what, func() bool {
-		item = e.fetch(longLock, nil)
-		return item != nil
-	})
-	return item, time.Now()
 }
 
 // orcDrainWork fetches every worker item visible now (any tag) and returns
@@ -182,92 +151,12 @@ func (e *env) orcDrainWork() []duroxide.WorkItem {
 
 // ---- assertions -------------------------------------------------------------------
 
-// orcJSON encodes work items for comparison (the codec is canonical).
-func orcJSON(t *testing.T, items []duroxide.WorkItem) []string {
-	t.Helper()
-	out := make([]string, len(items))
-	for i, it := range items {
-		b, err := duroxide.MarshalWorkItem(it)
-		if err != nil {
-			t.Fatalf("MarshalWorkItem(%#v): %v", it, err)
-		}
-		out[i] = string(b)
-	}
-	return out
-}
-
-// orcSameItems asserts got and want hold the same work items in order.
-func orcSameItems(t *testing.T, what string, got []duroxide.WorkItem, want ...duroxide.WorkItem) {
-	t.Helper()
-	g, w := orcJSON(t, got), orcJSON(t, want)
-	if fmt.Sprint(g) != fmt.Sprint(w) {
-		t.Fatalf("%s:\n got  %v\n want %v", what, g, w)
-	}
-}
-
-// orcWantMessages asserts the batch of item is exactly want, in order.
-func (e *env) orcWantMessages(item *duroxide.OrchestrationItem, want ...duroxide.WorkItem) {
-	e.t.Helper()
-	orcSameItems(e.t, "messages of instance "+item.Instance, item.Messages, want...)
-}
-
-// orcSameEvents asserts two event lists are identical (full JSON).
-func orcSameEvents(t *testing.T, what string, got, want []duroxide.Event) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d events %v, want %d %v", what, len(got), orcIDs(got), len(want), orcIDs(want))
-	}
-	for i := range got {
-		g, err1 := got[i].MarshalJSON()
-		w, err2 := want[i].MarshalJSON()
-		if err := errors.Join(err1, err2); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		if !bytes.Equal(g, w) {
-			t.Fatalf("%s: event %d is\n %s\nwant\n %s", what, i, g, w)
-		}
-	}
-}
-
-// orcIDs lists the event ids of events.
-func orcIDs(events []duroxide.Event) []uint64 {
-	out := make([]uint64, len(events))
-	for i, ev := range events {
-		out[i] = ev.EventID
-	}
-	return out
-}
-
-// orcRead reads an execution's history (execution 0: Read, the current one).
-func (e *env) orcRead(instance string, execution uint64) []duroxide.Event {
-	e.t.Helper()
-	var h []duroxide.Event
-	var err error
-	if execution == 0 {
-		h, err = e.p.Read(e.ctx, instance)
-	} else {
-		h, err = e.p.ReadWithExecution(e.ctx, instance, execution)
-	}
-	if err != nil {
-		e.t.Fatalf("read history of %s execution %d: %v", instance, execution, err)
-	}
-	return h
-}
-
 // orcWantHistory asserts the event ids of an execution (0: current) are ids.
 func (e *env) orcWantHistory(instance string, execution uint64, ids ...uint64) {
 	e.t.Helper()
-	got := orcIDs(e.orcRead(instance, execution))
+	got := eventIDs(e.read(instance, execution))
 	if fmt.Sprint(got) != fmt.Sprint(append([]uint64{}, ids...)) {
 		e.t.Fatalf("history of %s execution %d has ids %v, want %v", instance, execution, got, ids)
-	}
-}
-
-// orcNoWork asserts the worker queue has nothing fetchable.
-func (e *env) orcNoWork() {
-	e.t.Helper()
-	if w := e.fetchWork(longLock, nil, duroxide.AnyTag()); w != nil {
-		e.t.Fatalf("worker queue holds %#v, want nothing", w.Item)
 	}
 }
 
@@ -324,26 +213,6 @@ func orcFmtStatus(s *duroxide.CustomStatus) string {
 }
 
 // ---- concurrency --------------------------------------------------------------------
-
-// orcConcurrently runs fn(i) for i in [0, n) on n goroutines released
-// together, and waits for all of them.
-func orcConcurrently(n int, fn func(i int)) {
-	var ready, done sync.WaitGroup
-	start := make(chan struct{})
-	ready.Add(n)
-	done.Add(n)
-	for i := range n {
-		go func() {
-			defer done.Done()
-			ready.Done()
-			<-start
-			fn(i)
-		}()
-	}
-	ready.Wait()
-	close(start)
-	done.Wait()
-}
 
 // orcTryFetch fetches from any goroutine: errors are reported with t.Errorf
 // and read as "nothing".

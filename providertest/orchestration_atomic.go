@@ -11,8 +11,8 @@ import (
 // together, the lock is validated first and released last).
 
 // orcAtomicityCases lists the atomicity cases.
-func orcAtomicityCases() []orcCase {
-	return []orcCase{
+func orcAtomicityCases() []envCase {
+	return []envCase{
 		{"AtomicityFailureRollback", orcFailureRollback},
 		{"MultiOperationAtomicAck", orcMultiOpAck},
 		{"LockReleasedOnlyOnSuccessfulAck", orcLockReleasedOnSuccess},
@@ -51,7 +51,7 @@ func (e *env) orcWantUntouchedUnlocked(instance string, ids ...uint64) {
 	e.t.Helper()
 	e.orcWantHistory(instance, 0, ids...)
 	e.orcWantStatus(instance, 0, nil)
-	e.orcNoWork()
+	e.noWork(duroxide.AnyTag())
 	if info := e.orcWantRecord(instance, true); info != nil && info.Status != "Running" {
 		e.t.Fatalf("instance status = %q after a rejected ack, want Running", info.Status)
 	}
@@ -64,9 +64,9 @@ func (e *env) orcWantRichCommitted(instance string, history ...uint64) {
 	last := history[len(history)-1]
 	e.orcWantHistory(instance, 0, history...)
 	e.orcWantStatus(instance, 0, &duroxide.CustomStatus{Status: ptr("busy"), Version: 1})
-	orcSameItems(e.t, "worker queue", e.orcDrainWork(), activity(instance, last))
+	sameItems(e.t, "worker queue", e.orcDrainWork(), activity(instance, last))
 	peer := e.fetchInstance(orcPeer(instance))
-	e.orcWantMessages(peer, orcRaise(orcPeer(instance), "from-"+instance))
+	e.wantMessages(peer, orcRaise(orcPeer(instance), "from-"+instance))
 	if info := e.orcWantRecord(instance, true); info != nil && info.Status != "Completed" {
 		e.t.Fatalf("instance status = %q, want Completed", info.Status)
 	}
@@ -105,14 +105,14 @@ func orcMultiOpAck(e *env) {
 
 	e.orcWantHistory("A", 0, 1, 2, 3, 4, 5)
 	e.orcWantStatus("A", 0, &duroxide.CustomStatus{Status: ptr("s"), Version: 1})
-	orcSameItems(e.t, "worker queue", e.orcDrainWork(), activity("A", 3), activity("A", 4))
+	sameItems(e.t, "worker queue", e.orcDrainWork(), activity("A", 3), activity("A", 4))
 	for range 3 {
 		got := e.mustFetch(longLock)
 		want, ok := out[got.Instance]
 		if !ok {
 			e.t.Fatalf("fetched unexpected or repeated instance %q", got.Instance)
 		}
-		e.orcWantMessages(got, want)
+		e.wantMessages(got, want)
 		delete(out, got.Instance)
 	}
 	e.noFetch(nil)
@@ -132,7 +132,7 @@ func orcLockReleasedOnSuccess(e *env) {
 	wantPermanent(e.t, err, "ack_orchestration_item")
 	e.noFetch(nil)
 	e.ack(item.LockToken, orcCommit("A", 1, 2))
-	e.orcWantMessages(e.fetchInstance("A"), orcRaise("A", "late"))
+	e.wantMessages(e.fetchInstance("A"), orcRaise("A", "late"))
 }
 
 // orcConcurrentAck proves that of many goroutines acking with the same token
@@ -144,7 +144,7 @@ func orcConcurrentAck(e *env) {
 	item := e.orcLock("A", orcRaise("A", "1"))
 	errs := make([]error, n)
 	var wins atomic.Int32
-	orcConcurrently(n, func(i int) {
+	together(n, func(i int) {
 		errs[i] = e.p.AckOrchestrationItem(e.ctx, item.LockToken, orcCommit("A", 1, 2))
 		if errs[i] == nil {
 			wins.Add(1)

@@ -14,8 +14,8 @@ import (
 // errors: permanent for contract violations, ctx errors unwrap to ctx.Err()).
 
 // orcErrorCases lists the error handling cases.
-func orcErrorCases(h Harness) []orcCase {
-	return []orcCase{
+func orcErrorCases(h Harness) []envCase {
+	return []envCase{
 		{"InvalidLockTokenOnAck", orcInvalidTokenOnAck},
 		{"DuplicateEventIDRejection", orcDuplicateEventID},
 		{"MissingInstanceMetadata", orcMissingMetadata},
@@ -44,7 +44,7 @@ func orcInvalidTokenOnAck(e *env) {
 	wantPermanent(e.t, err, "ack_orchestration_item", "lock_token")
 	e.orcWantHistory("A", 0, 1, 2, 3)
 	e.orcWantStatus("A", 0, orcStatus(ptr("busy"), 1))
-	e.orcNoWork()
+	e.noWork(duroxide.AnyTag())
 }
 
 // orcDuplicateEventID proves an ack whose delta repeats a stored event id,
@@ -74,7 +74,7 @@ func orcMissingMetadata(e *env) {
 	e.orcWantDescribed(item, "", "")
 	e.orcWantExecution(item, 1)
 	if len(item.History) != 0 || item.HistoryError != "" {
-		e.t.Fatalf("ghost fetched with history %v / error %q", orcIDs(item.History), item.HistoryError)
+		e.t.Fatalf("ghost fetched with history %v / error %q", eventIDs(item.History), item.HistoryError)
 	}
 	e.orcWantStatus("ghost", 0, nil)
 	e.orcWantHistory("ghost", 0)
@@ -107,7 +107,7 @@ func orcCorrupted(e *env, h Harness) {
 		}
 		e.orcWantAttempt(item, attempt)
 		e.noFetch(nil)
-		e.orcAbandon(item.LockToken, 0, false)
+		e.abandon(item.LockToken, 0, false)
 	}
 }
 
@@ -123,7 +123,7 @@ func orcExpiredDuringAck(e *env) {
 	wantPermanent(e.t, err, "ack_orchestration_item", "lock_token")
 	e.orcWantUntouchedUnlocked("A", 1)
 	again := e.fetchInstance("A")
-	e.orcWantMessages(again, orcRaise("A", "1"))
+	e.wantMessages(again, orcRaise("A", "1"))
 	e.orcWantAttempt(again, 2)
 	e.noFetch(nil) // the rejected ack sent nothing to the peer
 }
@@ -155,5 +155,5 @@ func orcCancelledContext(e *env) {
 	orcWantCancelled(e.t, "FetchOrchestrationItem (long poll)", err)
 	_, err = e.p.Read(cctx, "A")
 	orcWantCancelled(e.t, "Read", err)
-	e.orcWantMessages(e.fetchInstance("A"), orcRaise("A", "1"))
+	e.wantMessages(e.fetchInstance("A"), orcRaise("A", "1"))
 }

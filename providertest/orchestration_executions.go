@@ -10,8 +10,8 @@ import (
 // and read; CONTRACT.md: current execution = max(current, ExecutionID)).
 
 // orcExecutionCases lists the multi-execution cases.
-func orcExecutionCases() []orcCase {
-	return []orcCase{
+func orcExecutionCases() []envCase {
+	return []envCase{
 		{"ExecutionIsolation", orcExecutionIsolation},
 		{"LatestExecutionDetection", orcLatestExecution},
 		{"ExecutionIDSequencing", orcExecutionSequencing},
@@ -31,7 +31,7 @@ func orcCAN(instance string) duroxide.ContinueAsNew {
 // ContinueAsNew: the event, the message to itself and the status.
 func (e *env) orcEndWithContinueAsNew(instance string, exec uint64) {
 	e.t.Helper()
-	prev := e.orcRead(instance, exec)
+	prev := e.read(instance, exec)
 	item := e.orcLock(instance, orcRaise(instance, "end"))
 	e.orcWantExecution(item, exec)
 	next := prev[len(prev)-1].EventID + 1
@@ -48,7 +48,7 @@ func (e *env) orcEndWithContinueAsNew(instance string, exec uint64) {
 func (e *env) orcStartNext(instance string, exec uint64) {
 	e.t.Helper()
 	item := e.fetchInstance(instance)
-	e.orcWantMessages(item, orcCAN(instance))
+	e.wantMessages(item, orcCAN(instance))
 	e.orcWantExecution(item, exec-1)
 	e.ack(item.LockToken, duroxide.OrchestrationCommit{
 		ExecutionID:  exec,
@@ -76,7 +76,7 @@ func (e *env) orcWantExecution(item *duroxide.OrchestrationItem, exec uint64) {
 // orcWantEventsOf asserts every event of an execution carries its ids.
 func (e *env) orcWantEventsOf(instance string, exec uint64) {
 	e.t.Helper()
-	for _, ev := range e.orcRead(instance, exec) {
+	for _, ev := range e.read(instance, exec) {
 		if ev.InstanceID != instance || ev.ExecutionID != exec {
 			e.t.Fatalf("execution %d of %s holds event %d of %s execution %d", exec, instance, ev.EventID, ev.InstanceID, ev.ExecutionID)
 		}
@@ -109,7 +109,7 @@ func orcLatestExecution(e *env) {
 	for exec := uint64(2); exec <= 3; exec++ {
 		e.orcContinueAsNew("A", exec)
 		e.orcTurn("A", orcCommit("A", exec, 2, 3))
-		orcSameEvents(e.t, "Read", e.orcRead("A", 0), e.orcRead("A", exec))
+		sameEvents(e.t, "Read", e.read("A", 0), e.read("A", exec))
 		e.orcWantHistory("A", 0, 1, 2, 3)
 	}
 	if a := e.p.Admin(); a != nil {
@@ -148,17 +148,17 @@ func orcExecutionSequencing(e *env) {
 func orcContinueAsNewCase(e *env) {
 	e.start("A", nil)
 	e.orcTurn("A", orcCommit("A", 1, 2))
-	old := e.orcRead("A", 1)
+	old := e.read("A", 1)
 	e.orcEndWithContinueAsNew("A", 1)
 	e.orcWantHistory("A", 0, 1, 2, 3) // still execution 1
 	e.orcStartNext("A", 2)
 	e.orcWantHistory("A", 0, 1)
 	e.orcWantEventsOf("A", 2)
-	orcSameEvents(e.t, "execution 1", e.orcRead("A", 1)[:2], old)
+	sameEvents(e.t, "execution 1", e.read("A", 1)[:2], old)
 	e.orcWantHistory("A", 1, 1, 2, 3)
 	item := e.orcLock("A", orcRaise("A", "x"))
 	e.orcWantExecution(item, 2)
-	orcSameEvents(e.t, "fetched history", item.History, e.orcRead("A", 2))
+	sameEvents(e.t, "fetched history", item.History, e.read("A", 2))
 }
 
 // orcHistoryPersistence proves every execution's history persists unchanged
@@ -168,11 +168,11 @@ func orcHistoryPersistence(e *env) {
 	e.orcContinueAsNew("A", 2)
 	e.orcTurn("A", orcCommit("A", 2, 2))
 	e.orcContinueAsNew("A", 3)
-	first, second := e.orcRead("A", 1), e.orcRead("A", 2)
+	first, second := e.read("A", 1), e.read("A", 2)
 	e.orcTurn("A", orcCommit("A", 3, 2, 3))
 	e.orcTurn("A", orcCommit("A", 3, 4))
-	orcSameEvents(e.t, "execution 1", e.orcRead("A", 1), first)
-	orcSameEvents(e.t, "execution 2", e.orcRead("A", 2), second)
+	sameEvents(e.t, "execution 1", e.read("A", 1), first)
+	sameEvents(e.t, "execution 2", e.read("A", 2), second)
 	e.orcWantHistory("A", 1, 1, 2)
 	e.orcWantHistory("A", 2, 1, 2, 3)
 	e.orcWantHistory("A", 3, 1, 2, 3, 4)
@@ -196,11 +196,11 @@ func orcCurrentIsMax(e *env) {
 func orcFetchLoadsHistory(e *env) {
 	item := e.orcLock("A", startItem("A", "Orch"))
 	if len(item.History) != 0 || item.HistoryError != "" {
-		e.t.Fatalf("new instance fetched with history %v / error %q, want none", orcIDs(item.History), item.HistoryError)
+		e.t.Fatalf("new instance fetched with history %v / error %q, want none", eventIDs(item.History), item.HistoryError)
 	}
 	e.ack(item.LockToken, orcCommit("A", 1, 1, 2))
 	e.orcTurn("A", orcCommit("A", 1, 3, 4))
 	item = e.orcLock("A", orcRaise("A", "x"))
-	orcSameEvents(e.t, "fetched history", item.History, e.orcRead("A", 1))
+	sameEvents(e.t, "fetched history", item.History, e.read("A", 1))
 	e.orcWantHistory("A", 0, 1, 2, 3, 4)
 }

@@ -13,8 +13,8 @@ import (
 // and 4).
 
 // orcExpirationCases lists the lock expiration cases.
-func orcExpirationCases() []orcCase {
-	return []orcCase{
+func orcExpirationCases() []envCase {
+	return []envCase{
 		{"LockExpiresAfterTimeout", orcLockExpires},
 		{"AbandonReleasesLockImmediately", orcAbandonReleases},
 		{"LockRenewalOnAck", orcAckReleases},
@@ -36,7 +36,7 @@ func orcLockExpires(e *env) {
 	e.noFetch(nil)
 	time.Sleep(orcAfterHold)
 	again := e.fetchInstance("A")
-	e.orcWantMessages(again, orcRaise("A", "1"), orcRaise("A", "2"))
+	e.wantMessages(again, orcRaise("A", "1"), orcRaise("A", "2"))
 	if again.AttemptCount != 2 || again.LockToken == item.LockToken {
 		e.t.Fatalf("refetch after expiry: attempt %d token reused %v; want attempt 2 and a new token",
 			again.AttemptCount, again.LockToken == item.LockToken)
@@ -48,9 +48,9 @@ func orcLockExpires(e *env) {
 // test_abandon_releases_lock_immediately).
 func orcAbandonReleases(e *env) {
 	item := e.orcLock("A", startItem("A", "Orch"), orcRaise("A", "1"))
-	e.orcAbandon(item.LockToken, 0, false)
+	e.abandon(item.LockToken, 0, false)
 	again := e.fetchInstance("A")
-	e.orcWantMessages(again, startItem("A", "Orch"), orcRaise("A", "1"))
+	e.wantMessages(again, startItem("A", "Orch"), orcRaise("A", "1"))
 	e.ack(again.LockToken, orcCommit("A", 1, 1))
 	e.orcWantHistory("A", 0, 1)
 }
@@ -65,7 +65,7 @@ func orcAckReleases(e *env) {
 	c := orcCommit("A", 1, 2)
 	c.OrchestratorItems = []duroxide.WorkItem{orcRaise("A", "self")}
 	e.ack(item.LockToken, c)
-	e.orcWantMessages(e.fetchInstance("A"), orcRaise("A", "late"), orcRaise("A", "self"))
+	e.wantMessages(e.fetchInstance("A"), orcRaise("A", "late"), orcRaise("A", "self"))
 }
 
 // orcConcurrentExpiry proves concurrent fetchers all fail while a lock holds
@@ -77,7 +77,7 @@ func orcConcurrentExpiry(e *env) {
 	old := e.mustFetch(orcHold)
 	begin := time.Now()
 	var early atomic.Int32
-	orcConcurrently(n, func(int) {
+	together(n, func(int) {
 		if e.orcTryFetch(longLock) != nil {
 			early.Add(1)
 		}
@@ -88,7 +88,7 @@ func orcConcurrentExpiry(e *env) {
 	time.Sleep(orcAfterHold)
 	var won atomic.Pointer[duroxide.OrchestrationItem]
 	var wins atomic.Int32
-	orcConcurrently(n, func(int) {
+	together(n, func(int) {
 		if item := e.orcTryFetch(longLock); item != nil {
 			wins.Add(1)
 			won.Store(item)
@@ -112,9 +112,9 @@ func orcExpiredAbandon(e *env) {
 	e.enqueue(orcRaise("A", "1"), 0)
 	first := e.mustFetch(shortLock)
 	time.Sleep(afterShort)
-	e.orcAbandon(first.LockToken, 0, false)
+	e.abandon(first.LockToken, 0, false)
 	second := e.fetchInstance("A")
-	e.orcAbandon(second.LockToken, 0, false)
+	e.abandon(second.LockToken, 0, false)
 	stale := e.mustFetch(shortLock)
 	time.Sleep(afterShort)
 	current := e.fetchInstance("A")
@@ -159,6 +159,6 @@ func orcRenewExpired(e *env) {
 	err = e.p.AckOrchestrationItem(e.ctx, item.LockToken, orcCommit("A", 1, 1))
 	wantPermanent(e.t, err, "ack_orchestration_item", "lock_token")
 	again := e.fetchInstance("A")
-	e.orcWantMessages(again, orcRaise("A", "1"))
+	e.wantMessages(again, orcRaise("A", "1"))
 	e.orcWantHistory("A", 0)
 }

@@ -10,8 +10,8 @@ import (
 // decisions 1 and 5; CONTRACT.md "Custom status").
 
 // orcHistoryCases lists the history cases.
-func orcHistoryCases(h Harness) []orcCase {
-	return []orcCase{
+func orcHistoryCases(h Harness) []envCase {
+	return []envCase{
 		{"ReadOrderedByEventID", orcReadOrdered},
 		{"ReadUnknownInstanceIsEmpty", orcReadUnknown},
 		{"AppendStoresRuntimeProvidedIDs", orcAppendIDs},
@@ -21,8 +21,8 @@ func orcHistoryCases(h Harness) []orcCase {
 }
 
 // orcCustomStatusCases lists the custom status cases.
-func orcCustomStatusCases() []orcCase {
-	return []orcCase{
+func orcCustomStatusCases() []envCase {
+	return []envCase{
 		{"GetCustomStatusReturnsNewerVersion", orcStatusNewer},
 		{"GetCustomStatusUnchangedReturnsNone", orcStatusUnchanged},
 		{"GetCustomStatusUnknownInstanceReturnsNone", orcStatusUnknown},
@@ -45,7 +45,7 @@ func orcReadOrdered(e *env) {
 	e.orcWantHistory("A", 0, want...)
 	e.orcWantHistory("A", 1, want...)
 	item := e.orcLock("A", orcRaise("A", "x"))
-	orcSameEvents(e.t, "fetched history", item.History, e.orcRead("A", 1))
+	sameEvents(e.t, "fetched history", item.History, e.read("A", 1))
 }
 
 // orcReadUnknown proves reading an instance that has no history, whether
@@ -78,9 +78,9 @@ func orcAppendIDs(e *env) {
 	if err := e.p.AppendWithExecution(e.ctx, "A", 2, second); err != nil {
 		e.t.Fatalf("AppendWithExecution: %v", err)
 	}
-	orcSameEvents(e.t, "execution 1", e.orcRead("A", 1), first)
-	orcSameEvents(e.t, "execution 2", e.orcRead("A", 2), second)
-	orcSameEvents(e.t, "Read", e.orcRead("A", 0), first)
+	sameEvents(e.t, "execution 1", e.read("A", 1), first)
+	sameEvents(e.t, "execution 2", e.read("A", 2), second)
+	sameEvents(e.t, "Read", e.read("A", 0), first)
 }
 
 // orcAppendDuplicate proves AppendWithExecution rejects, permanently and
@@ -131,7 +131,7 @@ func orcAppendOnly(e *env, h Harness) {
 // when none is given.
 func (e *env) orcStatusTurn(instance string, statuses ...*string) {
 	e.t.Helper()
-	h := e.orcRead(instance, 0)
+	h := e.read(instance, 0)
 	next := h[len(h)-1].EventID + 1
 	c := orcCommit(instance, 1)
 	for _, s := range statuses {

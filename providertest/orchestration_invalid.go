@@ -12,8 +12,8 @@ import (
 // "enqueues before cancelling" and seed 003 "Empty history_delta").
 
 // orcInvalidCases lists the invalid input cases.
-func orcInvalidCases() []orcCase {
-	return []orcCase{
+func orcInvalidCases() []envCase {
+	return []envCase{
 		{"EmptyInstanceIDs", orcEmptyInstance},
 		{"ActivityExecuteToOrchestratorQueue", orcActivityToOrchestrator},
 		{"ActivityExecuteInOrchestratorItems", orcActivityInOrchestratorItems},
@@ -27,8 +27,8 @@ func orcInvalidCases() []orcCase {
 }
 
 // orcCommitCases lists the commit cases not covered by atomicity.
-func orcCommitCases() []orcCase {
-	return []orcCase{
+func orcCommitCases() []envCase {
+	return []envCase{
 		{"AckCancelsActivities", orcAckCancels},
 		{"AckEnqueuesBeforeCancelling", orcEnqueueBeforeCancel},
 		{"EmptyHistoryDeltaStillCommits", orcEmptyDelta},
@@ -93,7 +93,7 @@ func orcActivityToOrchestrator(e *env) {
 		wantPermanent(e.t, e.p.EnqueueForOrchestrator(e.ctx, item, 0), "enqueue_for_orchestrator")
 	}
 	e.noFetch(nil)
-	e.orcNoWork()
+	e.noWork(duroxide.AnyTag())
 }
 
 // orcActivityInOrchestratorItems proves an ack with an ActivityExecute among
@@ -131,7 +131,7 @@ func orcExecutionIDZero(e *env) {
 	err := e.p.AppendWithExecution(e.ctx, "B", 0, orcEvents("B", 0, 1))
 	wantPermanent(e.t, err, "append_with_execution")
 	if h, err := e.p.ReadWithExecution(e.ctx, "B", 0); err == nil && len(h) != 0 {
-		e.t.Fatalf("execution 0 holds %v after a rejected append", orcIDs(h))
+		e.t.Fatalf("execution 0 holds %v after a rejected append", eventIDs(h))
 	}
 	e.orcWantHistory("B", 0)
 	e.orcRejectAcks(func(c *duroxide.OrchestrationCommit) { c.ExecutionID = 0 })
@@ -197,7 +197,7 @@ func orcAckCancels(e *env) {
 	c = orcCommit("A", 1, 4)
 	c.CancelledActivities = []duroxide.ScheduledActivityIdentifier{{Instance: "A", ExecutionID: 1, ActivityID: 2}}
 	e.orcTurn("A", c)
-	orcSameItems(e.t, "worker queue", e.orcDrainWork(), activity("A", 3), otherExec, activity("B", 2))
+	sameItems(e.t, "worker queue", e.orcDrainWork(), activity("A", 3), otherExec, activity("B", 2))
 }
 
 // orcEnqueueBeforeCancel proves an activity scheduled and cancelled in the
@@ -209,7 +209,7 @@ func orcEnqueueBeforeCancel(e *env) {
 	c.WorkerItems = []duroxide.WorkItem{activity("A", 2), activity("A", 3)}
 	c.CancelledActivities = []duroxide.ScheduledActivityIdentifier{{Instance: "A", ExecutionID: 1, ActivityID: 3}}
 	e.orcTurn("A", c)
-	orcSameItems(e.t, "worker queue", e.orcDrainWork(), activity("A", 2))
+	sameItems(e.t, "worker queue", e.orcDrainWork(), activity("A", 2))
 }
 
 // orcEmptyDelta proves an ack with no events still enqueues its items,
@@ -224,7 +224,7 @@ func orcEmptyDelta(e *env) {
 		OrchestratorItems: []duroxide.WorkItem{orcRaise("B", "b")},
 	})
 	e.orcWantHistory("A", 0, 1)
-	orcSameItems(e.t, "worker queue", e.orcDrainWork(), activity("A", 5))
-	e.orcWantMessages(e.fetchInstance("B"), orcRaise("B", "b"))
+	sameItems(e.t, "worker queue", e.orcDrainWork(), activity("A", 5))
+	e.wantMessages(e.fetchInstance("B"), orcRaise("B", "b"))
 	e.orcLock("A", orcRaise("A", "2"))
 }

@@ -9,8 +9,8 @@ import (
 // "Instance creation"; seed 000 ack pseudocode COALESCE of name and version).
 
 // orcCreationCases lists the instance creation cases.
-func orcCreationCases() []orcCase {
-	return []orcCase{
+func orcCreationCases() []envCase {
+	return []envCase{
 		{"InstanceCreationViaMetadata", orcCreationViaMetadata},
 		{"NoInstanceCreationOnEnqueue", orcNoCreationOnEnqueue},
 		{"NullVersionHandling", orcNullVersion},
@@ -126,10 +126,10 @@ func orcSubOrchCreation(e *env) {
 	})
 	e.orcWantRecord("P-child", false)
 	got := e.fetchInstance("P-child")
-	e.orcWantMessages(got, child)
+	e.wantMessages(got, child)
 	e.orcWantDescribed(got, "Child", "2.0.0")
 	if len(got.History) != 0 {
-		e.t.Fatalf("new child fetched with history %v", orcIDs(got.History))
+		e.t.Fatalf("new child fetched with history %v", eventIDs(got.History))
 	}
 	e.orcFirstTurn(got, duroxide.ExecutionMetadata{
 		Status: "Running", OrchestrationName: "Child", OrchestrationVersion: "2.0.0", ParentInstanceID: "P",

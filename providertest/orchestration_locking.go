@@ -15,8 +15,8 @@ import (
 // duplicate processing under concurrency.
 
 // orcLockingCases lists the instance locking cases.
-func orcLockingCases() []orcCase {
-	return []orcCase{
+func orcLockingCases() []envCase {
+	return []envCase{
 		{"ExclusiveInstanceLock", orcExclusiveLock},
 		{"LockTokenUniqueness", orcTokenUniqueness},
 		{"InvalidLockTokenRejection", orcInvalidTokenRejection},
@@ -45,8 +45,8 @@ func orcExclusiveLock(e *env) {
 	}
 	e.enqueue(orcRaise("A", "x"), 0)
 	e.noFetch(nil)
-	e.orcAbandon(item.LockToken, 0, false)
-	e.orcWantMessages(e.fetchInstance("A"), startItem("A", "Orch"), orcRaise("A", "x"))
+	e.abandon(item.LockToken, 0, false)
+	e.wantMessages(e.fetchInstance("A"), startItem("A", "Orch"), orcRaise("A", "x"))
 }
 
 // orcTokenUniqueness proves every fetch yields a new, non-empty token:
@@ -68,7 +68,7 @@ func orcTokenUniqueness(e *env) {
 	for range 4 {
 		item := e.fetchInstance("A")
 		see(item)
-		e.orcAbandon(item.LockToken, 0, false)
+		e.abandon(item.LockToken, 0, false)
 	}
 }
 
@@ -101,7 +101,7 @@ func orcConcurrentFetching(e *env) {
 		e.enqueue(orcRaise(orcName(i), "x"), 0)
 	}
 	got := make([]*duroxide.OrchestrationItem, n)
-	orcConcurrently(n, func(i int) { got[i] = e.orcTryFetch(longLock) })
+	together(n, func(i int) { got[i] = e.orcTryFetch(longLock) })
 	count := map[string]int{}
 	for _, item := range got {
 		if item != nil {
@@ -125,7 +125,7 @@ func orcAtomicAcquisition(e *env) {
 	const n = 16
 	e.enqueue(startItem("A", "Orch"), 0)
 	var wins atomic.Int32
-	orcConcurrently(n, func(int) {
+	together(n, func(int) {
 		if e.orcTryFetch(longLock) != nil {
 			wins.Add(1)
 		}
@@ -148,7 +148,7 @@ func orcCompletionsBlocked(e *env) {
 		e.noFetch(nil)
 	}
 	e.ack(item.LockToken, orcCommit("A", 1, 2, 3, 4))
-	e.orcWantMessages(e.fetchInstance("A"), late...)
+	e.wantMessages(e.fetchInstance("A"), late...)
 }
 
 // orcCrossInstance proves a lock on one instance neither blocks another
@@ -163,7 +163,7 @@ func orcCrossInstance(e *env) {
 	e.noFetch(nil) // A is still locked
 	e.orcLock("B", orcRaise("B", "2"))
 	e.ack(a.LockToken, orcCommit("A", 1, 1))
-	e.orcWantMessages(e.fetchInstance("A"), orcRaise("A", "2"))
+	e.wantMessages(e.fetchInstance("A"), orcRaise("A", "2"))
 	e.orcWantHistory("A", 0, 1)
 	e.orcWantHistory("B", 0, 1)
 }
@@ -179,7 +179,7 @@ func orcMessageTagging(e *env) {
 	e.enqueue(completed("A", 2), 0)
 	e.ack(item.LockToken, orcCommit("A", 1, 2))
 	next := e.fetchInstance("A")
-	e.orcWantMessages(next, orcRaise("A", "3"), completed("A", 2))
+	e.wantMessages(next, orcRaise("A", "3"), completed("A", 2))
 	e.ack(next.LockToken, orcCommit("A", 1, 3))
 	e.noFetch(nil)
 }
@@ -192,16 +192,16 @@ func orcAckOnlyLocked(e *env) {
 	e.enqueue(orcRaise("A", "later"), orcHold)
 	e.enqueue(orcRaise("B", "b"), 0)
 	a := e.fetchInstance("A")
-	e.orcWantMessages(a, orcRaise("A", "now"))
+	e.wantMessages(a, orcRaise("A", "now"))
 	e.ack(a.LockToken, orcCommit("A", 1, 1))
 	b := e.fetchInstance("B")
-	e.orcWantMessages(b, orcRaise("B", "b"))
+	e.wantMessages(b, orcRaise("B", "b"))
 	e.ack(b.LockToken, orcCommit("B", 1, 1))
-	item, _ := e.orcWaitFetch(orcHold+2*time.Second, "delayed message of A")
+	item, _ := e.waitFetch(orcHold+2*time.Second, "delayed message of A")
 	if item.Instance != "A" {
 		e.t.Fatalf("fetched %q, want A", item.Instance)
 	}
-	e.orcWantMessages(item, orcRaise("A", "later"))
+	e.wantMessages(item, orcRaise("A", "later"))
 }
 
 // orcMTContention proves, with more dispatchers than instances, that no two
@@ -217,7 +217,7 @@ func orcMTContention(e *env) {
 	held := map[string]bool{}
 	var done atomic.Int32
 	deadline := time.Now().Add(20 * time.Second)
-	orcConcurrently(workers, func(int) {
+	together(workers, func(int) {
 		for done.Load() < instances*turns && time.Now().Before(deadline) {
 			item := e.orcTryFetch(longLock)
 			if item == nil {
@@ -256,8 +256,8 @@ func orcMTContention(e *env) {
 // until the last turn, the next message.
 func orcContentionTurn(e *env, item *duroxide.OrchestrationItem, turns int) duroxide.OrchestrationCommit {
 	next := uint64(len(item.History)) + 1
-	want := orcJSON(e.t, []duroxide.WorkItem{orcRaise(item.Instance, fmt.Sprint(next))})
-	if got := orcJSON(e.t, item.Messages); fmt.Sprint(got) != fmt.Sprint(want) {
+	want := itemsJSON(e.t, []duroxide.WorkItem{orcRaise(item.Instance, fmt.Sprint(next))})
+	if got := itemsJSON(e.t, item.Messages); fmt.Sprint(got) != fmt.Sprint(want) {
 		e.t.Errorf("turn %d of %s got messages %v, want %v", next, item.Instance, got, want)
 	}
 	c := orcCommit(item.Instance, 1, next)
@@ -278,7 +278,7 @@ func orcMTNoDuplicates(e *env) {
 	count := map[string]int{}
 	var done atomic.Int32
 	deadline := time.Now().Add(20 * time.Second)
-	orcConcurrently(workers, func(int) {
+	together(workers, func(int) {
 		for done.Load() < instances && time.Now().Before(deadline) {
 			item := e.orcTryFetch(longLock)
 			if item == nil {
@@ -329,7 +329,7 @@ func orcMTExpiryRecovery(e *env) {
 		if it.item.AttemptCount != 2 {
 			e.t.Fatalf("%s recovered with attempt %d, want 2", inst, it.item.AttemptCount)
 		}
-		e.orcWantMessages(it.item, orcRaise(inst, "x"))
+		e.wantMessages(it.item, orcRaise(inst, "x"))
 		err := e.p.AckOrchestrationItem(e.ctx, crashed[inst], orcCommit(inst, 1, 1))
 		wantPermanent(e.t, err, "ack_orchestration_item", "lock_token")
 		e.ack(it.item.LockToken, orcCommit(inst, 1, 1))
@@ -350,7 +350,7 @@ func orcRecoverAll(e *env, workers, n int) map[string]orcRecovered {
 	var mu sync.Mutex
 	got := map[string]orcRecovered{}
 	deadline := time.Now().Add(orcHold + 5*time.Second)
-	orcConcurrently(workers, func(int) {
+	together(workers, func(int) {
 		for time.Now().Before(deadline) {
 			mu.Lock()
 			finished := len(got) == n

@@ -14,8 +14,8 @@ import (
 // provider decision 2).
 
 // orcQueueCases lists the queue semantics cases.
-func orcQueueCases() []orcCase {
-	return []orcCase{
+func orcQueueCases() []envCase {
+	return []envCase{
 		{"FetchEmptyQueueReturnsNone", orcFetchEmpty},
 		{"TimerDelayedVisibility", orcTimerVisibility},
 		{"EnqueuedTimerUsesOnlyDelay", orcEnqueuedTimer},
@@ -31,8 +31,8 @@ func orcQueueCases() []orcCase {
 }
 
 // orcAbandonCases lists the abandon and attempt count cases.
-func orcAbandonCases() []orcCase {
-	return []orcCase{
+func orcAbandonCases() []envCase {
+	return []envCase{
 		{"AbandonDelayAppliesToFetchedBatchOnly", orcAbandonDelay},
 		{"AbandonIgnoreAttemptDecrements", orcAbandonIgnore},
 		{"AbandonUnknownTokenIsPermanent", orcAbandonUnknown},
@@ -57,14 +57,14 @@ func (e *env) orcWantAttempt(item *duroxide.OrchestrationItem, n uint32) {
 // earlier than visibleAt and is exactly msgs of instance.
 func (e *env) orcWaitDelayed(visibleAt time.Time, instance string, msgs ...duroxide.WorkItem) *duroxide.OrchestrationItem {
 	e.t.Helper()
-	item, at := e.orcWaitFetch(orcDelayedWithin, "delayed work of "+instance)
+	item, at := e.waitFetch(orcDelayedWithin, "delayed work of "+instance)
 	if at.Before(visibleAt.Add(-orcClockSlack)) {
 		e.t.Fatalf("delayed work fetched %v before it was due", visibleAt.Sub(at))
 	}
 	if item.Instance != instance {
 		e.t.Fatalf("fetched %q, want %q", item.Instance, instance)
 	}
-	e.orcWantMessages(item, msgs...)
+	e.wantMessages(item, msgs...)
 	return item
 }
 
@@ -105,7 +105,7 @@ func orcEnqueuedTimer(e *env) {
 	future := duroxide.TimerFired{Instance: "A", ExecutionID: 1, ID: 2, FireAtMs: uint64(time.Now().Add(time.Hour).UnixMilli())}
 	e.enqueue(future, 0)
 	item := e.fetchInstance("A")
-	e.orcWantMessages(item, future)
+	e.wantMessages(item, future)
 	e.ack(item.LockToken, orcCommit("A", 1, 1))
 	past := duroxide.TimerFired{Instance: "A", ExecutionID: 1, ID: 3, FireAtMs: 1}
 	begin := time.Now()
@@ -145,8 +145,8 @@ func orcBatchOrder(e *env) {
 			e.enqueue(b[i], 0)
 		}
 	}
-	e.orcWantMessages(e.fetchInstance("A"), a...)
-	e.orcWantMessages(e.fetchInstance("B"), b...)
+	e.wantMessages(e.fetchInstance("A"), a...)
+	e.wantMessages(e.fetchInstance("B"), b...)
 }
 
 // orcBatchNotVisibilityOrder proves a batch is in enqueue order, not in
@@ -156,7 +156,7 @@ func orcBatchNotVisibilityOrder(e *env) {
 	e.enqueue(orcRaise("A", "first-delayed"), 300*time.Millisecond)
 	e.enqueue(orcRaise("A", "second-now"), 0)
 	time.Sleep(time.Second)
-	e.orcWantMessages(e.fetchInstance("A"), orcRaise("A", "first-delayed"), orcRaise("A", "second-now"))
+	e.wantMessages(e.fetchInstance("A"), orcRaise("A", "first-delayed"), orcRaise("A", "second-now"))
 }
 
 // orcTagsAllVisible proves a fetch takes every visible message of the
@@ -169,9 +169,9 @@ func orcTagsAllVisible(e *env) {
 	e.enqueue(msgs[1], 0)
 	e.enqueue(msgs[2], 0)
 	item := e.fetchInstance("A")
-	e.orcWantMessages(item, msgs...)
+	e.wantMessages(item, msgs...)
 	e.ack(item.LockToken, orcCommit("A", 1, 1))
-	e.orcWantMessages(e.fetchInstance("B"), orcRaise("B", "b"))
+	e.wantMessages(e.fetchInstance("B"), orcRaise("B", "b"))
 	e.noFetch(nil)
 }
 
@@ -183,7 +183,7 @@ func orcInstanceOrder(e *env) {
 	e.enqueue(orcRaise("B", "1"), 0)
 	e.enqueue(orcRaise("C", "1"), 0)
 	e.enqueue(orcRaise("A", "2"), 0)
-	e.orcWantMessages(e.fetchInstance("A"), orcRaise("A", "1"), orcRaise("A", "2"))
+	e.wantMessages(e.fetchInstance("A"), orcRaise("A", "1"), orcRaise("A", "2"))
 	e.fetchInstance("B")
 	e.fetchInstance("C")
 }
@@ -200,12 +200,12 @@ func orcOrphanDropped(e *env) {
 	e.enqueue(orcQueued("Z", "orphan"), 0)
 	e.enqueue(orcRaise("Z", "kept"), 0)
 	e.enqueue(orcRaise("Y", "y"), 0)
-	e.orcWantMessages(e.fetchInstance("Z"), orcRaise("Z", "kept"))
-	e.orcWantMessages(e.fetchInstance("Y"), orcRaise("Y", "y"))
+	e.wantMessages(e.fetchInstance("Z"), orcRaise("Z", "kept"))
+	e.wantMessages(e.fetchInstance("Y"), orcRaise("Y", "y"))
 	e.noFetch(nil)
 	for _, inst := range []string{"W", "X"} {
 		e.enqueue(startItem(inst, "Orch"), 0)
-		e.orcWantMessages(e.fetchInstance(inst), startItem(inst, "Orch"))
+		e.wantMessages(e.fetchInstance(inst), startItem(inst, "Orch"))
 	}
 }
 
@@ -237,9 +237,9 @@ func orcAbandonDelay(e *env) {
 	item := e.orcLock("A", orcRaise("A", "1"))
 	e.enqueue(orcRaise("A", "late"), 0)
 	begin := time.Now()
-	e.orcAbandon(item.LockToken, orcTimerIn, false)
+	e.abandon(item.LockToken, orcTimerIn, false)
 	late := e.fetchInstance("A")
-	e.orcWantMessages(late, orcRaise("A", "late"))
+	e.wantMessages(late, orcRaise("A", "late"))
 	e.orcWantAttempt(late, 1)
 	e.ack(late.LockToken, orcCommit("A", 1, 2))
 	e.noFetch(nil)
@@ -259,7 +259,7 @@ func orcAbandonIgnore(e *env) {
 	}{{1, true}, {1, true}, {1, false}, {2, true}, {2, false}, {3, true}} {
 		item := e.fetchInstance("A")
 		e.orcWantAttempt(item, step.want)
-		e.orcAbandon(item.LockToken, 0, step.ignore)
+		e.abandon(item.LockToken, 0, step.ignore)
 	}
 	e.orcWantAttempt(e.fetchInstance("A"), 3)
 }
@@ -271,7 +271,7 @@ func orcAbandonIgnore(e *env) {
 func orcAbandonUnknown(e *env) {
 	wantPermanent(e.t, e.p.AbandonOrchestrationItem(e.ctx, "never-issued", 0, false), "abandon_orchestration_item", "lock_token")
 	item := e.orcLock("A", orcRaise("A", "1"))
-	e.orcAbandon(item.LockToken, 0, false)
+	e.abandon(item.LockToken, 0, false)
 	again := e.fetchInstance("A")
 	wantPermanent(e.t, e.p.AbandonOrchestrationItem(e.ctx, item.LockToken, 0, false), "abandon_orchestration_item", "lock_token")
 	e.noFetch(nil) // the second lock survived the stale abandon
@@ -289,13 +289,13 @@ func orcAttemptCount(e *env) {
 	for want := uint32(1); want <= 2; want++ {
 		item := e.fetchInstance("A")
 		e.orcWantAttempt(item, want)
-		e.orcAbandon(item.LockToken, 0, false)
+		e.abandon(item.LockToken, 0, false)
 	}
 	e.enqueue(orcRaise("A", "2"), 0)
 	item := e.fetchInstance("A")
-	e.orcWantMessages(item, orcRaise("A", "1"), orcRaise("A", "2"))
+	e.wantMessages(item, orcRaise("A", "1"), orcRaise("A", "2"))
 	e.orcWantAttempt(item, 3)
-	e.orcAbandon(item.LockToken, 0, false)
+	e.abandon(item.LockToken, 0, false)
 	item = e.fetchInstance("A")
 	e.orcWantAttempt(item, 4)
 	e.ack(item.LockToken, orcCommit("A", 1, 1))

@@ -33,15 +33,9 @@ const (
 	sessRacers = 8
 )
 
-// sessCase is one named case of the section.
-type sessCase struct {
-	name string
-	run  func(e *env)
-}
-
 // runSessions runs every session-routing case on a fresh provider.
 func runSessions(t *testing.T, h Harness) {
-	cases := []sessCase{
+	runCases(t, h, []envCase{
 		{"NilConfigSkipsSessionItems", sessNilConfigSkipsSessionItems},
 		{"ClaimUnownedSession", sessClaimUnownedSession},
 		{"AffinitySameOwner", sessAffinitySameOwner},
@@ -76,10 +70,7 @@ func runSessions(t *testing.T, h Harness) {
 		{"ConcurrentClaimOneOwnerWins", sessConcurrentClaim},
 		{"EmptyOwnerIDRejected", sessEmptyOwnerRejected},
 		{"NegativeSessionLockTimeoutRejected", sessNegativeLockRejected},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { c.run(setup(t, h)) })
-	}
+	})
 }
 
 // ---- helpers -------------------------------------------------------------------
@@ -153,14 +144,6 @@ func (e *env) sessNothing(owner string) {
 	}
 	if w := e.fetchWork(longLock, cfg, duroxide.AnyTag()); w != nil {
 		e.t.Fatalf("owner %q fetched %+v, want nothing", owner, w.Item)
-	}
-}
-
-// sessAck acks a worker item without completion or fails the test.
-func (e *env) sessAck(w *duroxide.LockedWorkItem) {
-	e.t.Helper()
-	if err := e.p.AckWorkItem(e.ctx, w.LockToken, nil); err != nil {
-		e.t.Fatalf("AckWorkItem: %v", err)
 	}
 }
 
@@ -350,7 +333,7 @@ func sessTagFilterPerItem(e *env) {
 // owner claims the session, and from then on A is the one kept out (seed 003
 // "Claimable-session items: ... no active session").
 func sessTakeoverAfterExpiry(e *env) {
-	e.sessAck(e.sessShortClaim("A", "s1", 1))
+	e.ackWork(e.sessShortClaim("A", "s1", 1).LockToken, nil)
 	e.sessEnqueue("s1", 2)
 	e.sessNothing("B")
 	time.Sleep(afterShort)
@@ -363,7 +346,7 @@ func sessTakeoverAfterExpiry(e *env) {
 // sessOriginalOwnerReclaims proves that the owner whose session lock expired
 // may claim it again, which locks other owners out anew.
 func sessOriginalOwnerReclaims(e *env) {
-	e.sessAck(e.sessShortClaim("A", "s1", 1))
+	e.ackWork(e.sessShortClaim("A", "s1", 1).LockToken, nil)
 	e.sessEnqueue("s1", 2)
 	time.Sleep(afterShort)
 	e.sessTake("A", longLock, "s1", 2)
@@ -439,7 +422,7 @@ func sessTouchRefreshesActivity(e *env, touch func(w *duroxide.LockedWorkItem)) 
 // sessAckRefreshesActivity proves that acking a session item records
 // activity on its (still locked) session.
 func sessAckRefreshesActivity(e *env) {
-	sessTouchRefreshesActivity(e, func(w *duroxide.LockedWorkItem) { e.sessAck(w) })
+	sessTouchRefreshesActivity(e, func(w *duroxide.LockedWorkItem) { e.ackWork(w.LockToken, nil) })
 }
 
 // sessRenewWorkRefreshesActivity proves that renewing a session item's
@@ -533,7 +516,7 @@ func sessRenewDuplicateOwner(e *env) {
 // sessRenewAfterTakeover proves that after a takeover only the new owner's
 // renewals count the session; the former owner renews nothing.
 func sessRenewAfterTakeover(e *env) {
-	e.sessAck(e.sessShortClaim("A", "s1", 1))
+	e.ackWork(e.sessShortClaim("A", "s1", 1).LockToken, nil)
 	e.sessEnqueue("s1", 2)
 	time.Sleep(afterShort)
 	e.sessTake("B", longLock, "s1", 2)
@@ -562,8 +545,8 @@ func sessRenewNegative(e *env) {
 // lock expired and that has no item left, counts them, and that its
 // idleTimeout does not keep them (CONTRACT "Sessions": the argument is not used).
 func sessCleanupRemovesOrphans(e *env) {
-	e.sessAck(e.sessShortClaim("A", "s1", 1))
-	e.sessAck(e.sessShortClaim("B", "s2", 2))
+	e.ackWork(e.sessShortClaim("A", "s1", 1).LockToken, nil)
+	e.ackWork(e.sessShortClaim("B", "s2", 2).LockToken, nil)
 	time.Sleep(afterShort)
 	e.sessCleanup(2, longLock)
 	e.sessCleanup(0, longLock)
@@ -573,13 +556,13 @@ func sessCleanupRemovesOrphans(e *env) {
 // while it has items, ready or locked, and becomes an orphan once the last
 // one is acked.
 func sessCleanupKeepsPending(e *env) {
-	e.sessAck(e.sessShortClaim("A", "s1", 1))
+	e.ackWork(e.sessShortClaim("A", "s1", 1).LockToken, nil)
 	locked := e.sessShortClaim("A", "s2", 3)
 	e.sessEnqueue("s1", 2)
 	time.Sleep(afterShort)
 	e.sessCleanup(0, 0)
 	e.sessTake("B", longLock, "s1", 2)
-	e.sessAck(locked)
+	e.ackWork(locked.LockToken, nil)
 	e.sessCleanup(1, 0)
 	e.sessCleanup(0, 0)
 	e.sessRenew(1, longLock, longLock, "B")
@@ -590,8 +573,8 @@ func sessCleanupKeepsPending(e *env) {
 func sessCleanupKeepsLocked(e *env) {
 	e.sessEnqueue("s1", 1)
 	e.sessEnqueue("s2", 2)
-	e.sessAck(e.sessTake("A", longLock, "s1", 1))
-	e.sessAck(e.sessTake("A", longLock, "s2", 2))
+	e.ackWork(e.sessTake("A", longLock, "s1", 1).LockToken, nil)
+	e.ackWork(e.sessTake("A", longLock, "s2", 2).LockToken, nil)
 	e.sessCleanup(0, 0)
 	e.sessRenew(2, longLock, longLock, "A")
 }
@@ -599,7 +582,7 @@ func sessCleanupKeepsLocked(e *env) {
 // sessCleanupThenRecreate proves that an item arriving for a removed session
 // re-creates it on fetch, claimable by anyone, with a fresh owner and lock.
 func sessCleanupThenRecreate(e *env) {
-	e.sessAck(e.sessShortClaim("A", "s1", 1))
+	e.ackWork(e.sessShortClaim("A", "s1", 1).LockToken, nil)
 	time.Sleep(afterShort)
 	e.sessCleanup(1, 0)
 	e.sessEnqueue("s1", 2)
@@ -618,9 +601,7 @@ func sessCleanupThenRecreate(e *env) {
 func sessAbandonReturnsToOwner(e *env) {
 	e.sessEnqueue("s1", 1)
 	w := e.sessTake("A", longLock, "s1", 1)
-	if err := e.p.AbandonWorkItem(e.ctx, w.LockToken, 0, false); err != nil {
-		e.t.Fatalf("AbandonWorkItem: %v", err)
-	}
+	e.abandonWork(w.LockToken, 0, false)
 	e.sessNothing("B")
 	e.sessWant(e.fetchWork(longLock, sessCfg("A", longLock), duroxide.DefaultOnly()), "s1", 1, 2)
 }
@@ -631,13 +612,9 @@ func sessAbandonReturnsToOwner(e *env) {
 func sessAbandonIgnoreAttempt(e *env) {
 	e.sessEnqueue("s1", 1)
 	w := e.sessTake("A", longLock, "s1", 1)
-	if err := e.p.AbandonWorkItem(e.ctx, w.LockToken, 0, true); err != nil {
-		e.t.Fatalf("AbandonWorkItem(ignoreAttempt): %v", err)
-	}
+	e.abandonWork(w.LockToken, 0, true)
 	w = e.sessTake("A", longLock, "s1", 1)
-	if err := e.p.AbandonWorkItem(e.ctx, w.LockToken, 0, false); err != nil {
-		e.t.Fatalf("AbandonWorkItem: %v", err)
-	}
+	e.abandonWork(w.LockToken, 0, false)
 	e.sessWant(e.fetchWork(longLock, sessCfg("A", longLock), duroxide.DefaultOnly()), "s1", 1, 2)
 }
 
@@ -646,9 +623,7 @@ func sessAbandonIgnoreAttempt(e *env) {
 func sessAbandonAfterExpiry(e *env) {
 	w := e.sessShortClaim("A", "s1", 1)
 	time.Sleep(afterShort)
-	if err := e.p.AbandonWorkItem(e.ctx, w.LockToken, 0, false); err != nil {
-		e.t.Fatalf("AbandonWorkItem: %v", err)
-	}
+	e.abandonWork(w.LockToken, 0, false)
 	e.sessWant(e.fetchWork(longLock, sessCfg("B", longLock), duroxide.DefaultOnly()), "s1", 1, 2)
 	e.sessNothing("A")
 }
@@ -691,33 +666,24 @@ func sessRace(e *env) map[string][]uint64 {
 		mu   sync.Mutex
 		got  = map[string][]uint64{}
 		errs []error
-		wg   sync.WaitGroup
 	)
-	start := make(chan struct{})
-	for i := range sessRacers {
+	together(sessRacers, func(i int) {
 		owner := fmt.Sprintf("racer-%d", i)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			for {
-				w, err := e.p.FetchWorkItem(e.ctx, longLock, 0, sessCfg(owner, longLock), duroxide.DefaultOnly())
-				mu.Lock()
-				if err != nil {
-					errs = append(errs, err)
-				} else if w != nil {
-					act, _ := w.Item.(duroxide.ActivityExecute)
-					got[owner] = append(got[owner], act.ID)
-				}
-				mu.Unlock()
-				if err != nil || w == nil {
-					return
-				}
+		for {
+			w, err := e.p.FetchWorkItem(e.ctx, longLock, 0, sessCfg(owner, longLock), duroxide.DefaultOnly())
+			mu.Lock()
+			if err != nil {
+				errs = append(errs, err)
+			} else if w != nil {
+				act, _ := w.Item.(duroxide.ActivityExecute)
+				got[owner] = append(got[owner], act.ID)
 			}
-		}()
-	}
-	close(start)
-	wg.Wait()
+			mu.Unlock()
+			if err != nil || w == nil {
+				return
+			}
+		}
+	})
 	if len(errs) > 0 {
 		e.t.Fatalf("FetchWorkItem during the race: %v", errs)
 	}

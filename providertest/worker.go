@@ -18,14 +18,8 @@ import (
 
 func init() { register("Worker", runWorker) }
 
-// wkCase is one named case of the section.
-type wkCase struct {
-	name string
-	run  func(e *env)
-}
-
 // wkCases lists the section's cases in the order they are registered.
-var wkCases = []wkCase{
+var wkCases = []envCase{
 	// worker queue
 	{"FetchEmptyQueueReturnsNothing", wkFetchEmptyQueueReturnsNothing},
 	{"FetchReturnsEnqueuedItemUnchanged", wkFetchReturnsEnqueuedItemUnchanged},
@@ -96,9 +90,7 @@ var wkCases = []wkCase{
 
 // runWorker runs every case of the Worker section on a fresh provider.
 func runWorker(t *testing.T, h Harness) {
-	for _, c := range wkCases {
-		t.Run(c.name, func(t *testing.T) { c.run(setup(t, h)) })
-	}
+	runCases(t, h, wkCases)
 }
 
 // ---- helpers -----------------------------------------------------------------
@@ -129,24 +121,6 @@ func (e *env) wkEnqueueAll(items ...duroxide.ActivityExecute) {
 	}
 }
 
-// wkMustFetch fetches a worker item under f that must exist.
-func (e *env) wkMustFetch(lock time.Duration, f duroxide.TagFilter) *duroxide.LockedWorkItem {
-	e.t.Helper()
-	w := e.fetchWork(lock, nil, f)
-	if w == nil {
-		e.t.Fatalf("FetchWorkItem(%v) returned no item, want one", f.Kind)
-	}
-	return w
-}
-
-// wkNoWork asserts that no worker item is available to f.
-func (e *env) wkNoWork(f duroxide.TagFilter) {
-	e.t.Helper()
-	if w := e.fetchWork(longLock, nil, f); w != nil {
-		e.t.Fatalf("FetchWorkItem(%v) returned %+v, want none", f.Kind, w.Item)
-	}
-}
-
 // wkWantItem asserts that a fetched worker item holds exactly want.
 func (e *env) wkWantItem(got *duroxide.LockedWorkItem, want duroxide.ActivityExecute) {
 	e.t.Helper()
@@ -161,11 +135,11 @@ func (e *env) wkWantOrder(f duroxide.TagFilter, want ...duroxide.ActivityExecute
 	e.t.Helper()
 	var got []*duroxide.LockedWorkItem
 	for _, w := range want {
-		item := e.wkMustFetch(longLock, f)
+		item := e.mustFetchWork(longLock, f)
 		e.wkWantItem(item, w)
 		got = append(got, item)
 	}
-	e.wkNoWork(f)
+	e.noWork(f)
 	return got
 }
 
@@ -176,14 +150,6 @@ func (e *env) wkWantAttempts(items []*duroxide.LockedWorkItem, n uint32) {
 		if it.AttemptCount != n {
 			e.t.Fatalf("AttemptCount of %+v = %d, want %d", it.Item, it.AttemptCount, n)
 		}
-	}
-}
-
-// wkAck acks a worker item or fails the test.
-func (e *env) wkAck(token string, completion duroxide.WorkItem) {
-	e.t.Helper()
-	if err := e.p.AckWorkItem(e.ctx, token, completion); err != nil {
-		e.t.Fatalf("AckWorkItem: %v", err)
 	}
 }
 
@@ -279,7 +245,7 @@ func wkFetchEmptyQueueReturnsNothing(e *env) {
 func wkFetchReturnsEnqueuedItemUnchanged(e *env) {
 	want := duroxide.ActivityExecute{Instance: "wk-a", ExecutionID: 3, ID: 7, Name: "Charge", Input: `{"amount":5}`}
 	e.enqueueWork(want)
-	w := e.wkMustFetch(longLock, duroxide.DefaultOnly())
+	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
 	e.wkWantItem(w, want)
 	if w.LockToken == "" || w.AttemptCount != 1 {
 		e.t.Fatalf("LockToken %q AttemptCount %d, want a token and 1", w.LockToken, w.AttemptCount)
@@ -293,9 +259,7 @@ func wkFetchLocksWithUniqueTokens(e *env) {
 	seen := map[string]bool{}
 	for _, w := range e.wkWantOrder(duroxide.AnyTag(), activity("wk-a", 2), activity("wk-a", 3), activity("wk-b", 2)) {
 		seen[w.LockToken] = true
-		if err := e.p.AbandonWorkItem(e.ctx, w.LockToken, 0, false); err != nil {
-			e.t.Fatalf("AbandonWorkItem: %v", err)
-		}
+		e.abandonWork(w.LockToken, 0, false)
 	}
 	for _, w := range e.wkWantOrder(duroxide.AnyTag(), activity("wk-a", 2), activity("wk-a", 3), activity("wk-b", 2)) {
 		seen[w.LockToken] = true
@@ -310,29 +274,25 @@ func wkFetchLocksWithUniqueTokens(e *env) {
 // gone only after the ack (seed 001 test_worker_peek_lock_semantics).
 func wkWorkerPeekLockSemantics(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
-	w := e.wkMustFetch(longLock, duroxide.DefaultOnly())
-	e.wkNoWork(duroxide.AnyTag())
-	if err := e.p.AbandonWorkItem(e.ctx, w.LockToken, 0, false); err != nil {
-		e.t.Fatalf("AbandonWorkItem: %v", err)
-	}
-	w = e.wkMustFetch(longLock, duroxide.DefaultOnly())
+	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
+	e.noWork(duroxide.AnyTag())
+	e.abandonWork(w.LockToken, 0, false)
+	w = e.mustFetchWork(longLock, duroxide.DefaultOnly())
 	e.wkWantItem(w, activity("wk-a", 2))
-	e.wkAck(w.LockToken, nil)
-	e.wkNoWork(duroxide.AnyTag())
+	e.ackWork(w.LockToken, nil)
+	e.noWork(duroxide.AnyTag())
 }
 
 // wkFetchIncrementsAttemptCount: each fetch counts an attempt, whether the
 // previous one ended by abandon or by lock expiry (seed 000 checklist).
 func wkFetchIncrementsAttemptCount(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
-	w := e.wkMustFetch(longLock, duroxide.DefaultOnly())
-	if err := e.p.AbandonWorkItem(e.ctx, w.LockToken, 0, false); err != nil {
-		e.t.Fatalf("AbandonWorkItem: %v", err)
-	}
-	w = e.wkMustFetch(shortLock, duroxide.DefaultOnly())
+	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
+	e.abandonWork(w.LockToken, 0, false)
+	w = e.mustFetchWork(shortLock, duroxide.DefaultOnly())
 	e.wkWantAttempts([]*duroxide.LockedWorkItem{w}, 2)
 	time.Sleep(afterShort)
-	w = e.wkMustFetch(longLock, duroxide.DefaultOnly())
+	w = e.mustFetchWork(longLock, duroxide.DefaultOnly())
 	e.wkWantAttempts([]*duroxide.LockedWorkItem{w}, 3)
 }
 
@@ -350,9 +310,9 @@ func wkWorkerQueueFIFOOrdering(e *env) {
 func wkWorkerAckAtomicity(e *env) {
 	e.start("wk-a", nil)
 	e.enqueueWork(activity("wk-a", 2))
-	w := e.wkMustFetch(longLock, duroxide.DefaultOnly())
-	e.wkAck(w.LockToken, completed("wk-a", 2))
-	e.wkNoWork(duroxide.AnyTag())
+	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
+	e.ackWork(w.LockToken, completed("wk-a", 2))
+	e.noWork(duroxide.AnyTag())
 	e.wkWantMessages("wk-a", completed("wk-a", 2))
 }
 
@@ -362,15 +322,15 @@ func wkWorkerAckAtomicity(e *env) {
 func wkLostLockTokenHandling(e *env) {
 	e.start("wk-a", nil)
 	e.enqueueWork(activity("wk-a", 2))
-	lost := e.wkMustFetch(shortLock, duroxide.DefaultOnly())
+	lost := e.mustFetchWork(shortLock, duroxide.DefaultOnly())
 	time.Sleep(afterShort)
-	w := e.wkMustFetch(longLock, duroxide.DefaultOnly())
+	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
 	e.wkWantItem(w, activity("wk-a", 2))
 	if w.LockToken == lost.LockToken || w.AttemptCount != 2 {
 		e.t.Fatalf("redelivery: token %q (lost %q), attempt %d; want a new token and attempt 2", w.LockToken, lost.LockToken, w.AttemptCount)
 	}
 	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, lost.LockToken, completed("wk-a", 2)), "ack_work_item", "lock_token")
-	e.wkAck(w.LockToken, completed("wk-a", 2))
+	e.ackWork(w.LockToken, completed("wk-a", 2))
 	e.wkWantMessages("wk-a", completed("wk-a", 2))
 }
 
@@ -380,11 +340,11 @@ func wkLostLockTokenHandling(e *env) {
 func wkAckUnknownTokenFails(e *env) {
 	e.start("wk-a", nil)
 	e.enqueueWork(activity("wk-a", 2))
-	w := e.wkMustFetch(longLock, duroxide.DefaultOnly())
+	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
 	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, "wk-no-such-token", completed("wk-a", 2)), "ack_work_item", "lock_token")
-	e.wkNoWork(duroxide.AnyTag())
+	e.noWork(duroxide.AnyTag())
 	e.wkWantMessages("wk-a")
-	e.wkAck(w.LockToken, nil)
+	e.ackWork(w.LockToken, nil)
 }
 
 // wkAckExpiredLockFailsAndRedelivers: an ack after the lock expired is
@@ -393,11 +353,11 @@ func wkAckUnknownTokenFails(e *env) {
 func wkAckExpiredLockFailsAndRedelivers(e *env) {
 	e.start("wk-a", nil)
 	e.enqueueWork(activity("wk-a", 2))
-	w := e.wkMustFetch(shortLock, duroxide.DefaultOnly())
+	w := e.mustFetchWork(shortLock, duroxide.DefaultOnly())
 	time.Sleep(afterShort)
 	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, completed("wk-a", 2)), "ack_work_item", "lock_token")
 	e.wkWantMessages("wk-a")
-	again := e.wkMustFetch(longLock, duroxide.DefaultOnly())
+	again := e.mustFetchWork(longLock, duroxide.DefaultOnly())
 	e.wkWantItem(again, activity("wk-a", 2))
 	e.wkWantAttempts([]*duroxide.LockedWorkItem{again}, 2)
 }
@@ -407,9 +367,9 @@ func wkAckExpiredLockFailsAndRedelivers(e *env) {
 func wkAckNilCompletionOnlyDeletes(e *env) {
 	e.start("wk-a", nil)
 	e.enqueueWork(activity("wk-a", 2))
-	w := e.wkMustFetch(longLock, duroxide.DefaultOnly())
-	e.wkAck(w.LockToken, nil)
-	e.wkNoWork(duroxide.AnyTag())
+	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
+	e.ackWork(w.LockToken, nil)
+	e.noWork(duroxide.AnyTag())
 	e.wkWantMessages("wk-a")
 }
 
@@ -418,9 +378,9 @@ func wkAckNilCompletionOnlyDeletes(e *env) {
 func wkAckCompletionGoesToItsInstance(e *env) {
 	e.wkStartAll("wk-a", "wk-b")
 	e.enqueueWork(activity("wk-b", 2))
-	w := e.wkMustFetch(longLock, duroxide.DefaultOnly())
+	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
 	failed := duroxide.ActivityFailed{Instance: "wk-b", ExecutionID: 1, ID: 2, Details: duroxide.ApplicationFailure("boom")}
-	e.wkAck(w.LockToken, failed)
+	e.ackWork(w.LockToken, failed)
 	e.wkWantMessages("wk-b", failed)
 	e.wkWantMessages("wk-a")
 }
@@ -430,8 +390,8 @@ func wkAckCompletionGoesToItsInstance(e *env) {
 func wkAckTwiceFails(e *env) {
 	e.start("wk-a", nil)
 	e.enqueueWork(activity("wk-a", 2))
-	w := e.wkMustFetch(longLock, duroxide.DefaultOnly())
-	e.wkAck(w.LockToken, completed("wk-a", 2))
+	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
+	e.ackWork(w.LockToken, completed("wk-a", 2))
 	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, completed("wk-a", 2)), "ack_work_item", "lock_token")
 	e.wkWantMessages("wk-a", completed("wk-a", 2))
 }
@@ -440,11 +400,9 @@ func wkAckTwiceFails(e *env) {
 // once, unchanged, and the old token is then unknown (seed 000 checklist).
 func wkAbandonMakesItemVisibleAgain(e *env) {
 	e.enqueueWork(wkTagged("wk-a", 2, "gpu"))
-	w := e.wkMustFetch(longLock, duroxide.TagsOnly("gpu"))
-	if err := e.p.AbandonWorkItem(e.ctx, w.LockToken, 0, false); err != nil {
-		e.t.Fatalf("AbandonWorkItem: %v", err)
-	}
-	again := e.wkMustFetch(longLock, duroxide.TagsOnly("gpu"))
+	w := e.mustFetchWork(longLock, duroxide.TagsOnly("gpu"))
+	e.abandonWork(w.LockToken, 0, false)
+	again := e.mustFetchWork(longLock, duroxide.TagsOnly("gpu"))
 	e.wkWantItem(again, wkTagged("wk-a", 2, "gpu"))
 	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, nil), "ack_work_item", "lock_token")
 }
@@ -454,12 +412,10 @@ func wkAbandonMakesItemVisibleAgain(e *env) {
 func wkAbandonWithDelayHidesItemUntilDelay(e *env) {
 	const delay = 700 * time.Millisecond
 	e.enqueueWork(activity("wk-a", 2))
-	w := e.wkMustFetch(longLock, duroxide.DefaultOnly())
+	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
 	begin := time.Now()
-	if err := e.p.AbandonWorkItem(e.ctx, w.LockToken, delay, false); err != nil {
-		e.t.Fatalf("AbandonWorkItem: %v", err)
-	}
-	e.wkNoWork(duroxide.AnyTag())
+	e.abandonWork(w.LockToken, delay, false)
+	e.noWork(duroxide.AnyTag())
 	var again *duroxide.LockedWorkItem
 	eventually(e.t, delay+2*time.Second, "abandoned item visible again", func() bool {
 		again = e.fetchWork(longLock, nil, duroxide.DefaultOnly())
@@ -475,54 +431,52 @@ func wkAbandonWithDelayHidesItemUntilDelay(e *env) {
 // fetch counted (seed 003 abandon_work_item ignore_attempt).
 func wkAbandonIgnoreAttemptUndoesCount(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
-	w := e.wkMustFetch(longLock, duroxide.DefaultOnly())
-	if err := e.p.AbandonWorkItem(e.ctx, w.LockToken, 0, true); err != nil {
-		e.t.Fatalf("AbandonWorkItem: %v", err)
-	}
-	e.wkWantAttempts([]*duroxide.LockedWorkItem{e.wkMustFetch(longLock, duroxide.DefaultOnly())}, 1)
+	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
+	e.abandonWork(w.LockToken, 0, true)
+	e.wkWantAttempts([]*duroxide.LockedWorkItem{e.mustFetchWork(longLock, duroxide.DefaultOnly())}, 1)
 }
 
 // wkAbandonUnknownTokenFails: abandoning a token never issued is permanent
 // (CONTRACT.md overrides seed 000's idempotent abandon) and unlocks nothing.
 func wkAbandonUnknownTokenFails(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
-	w := e.wkMustFetch(longLock, duroxide.DefaultOnly())
+	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
 	wantPermanent(e.t, e.p.AbandonWorkItem(e.ctx, "wk-no-such-token", 0, false), "abandon_work_item", "lock_token")
-	e.wkNoWork(duroxide.AnyTag())
-	e.wkAck(w.LockToken, nil)
+	e.noWork(duroxide.AnyTag())
+	e.ackWork(w.LockToken, nil)
 }
 
 // wkRenewExtendsLockPastOriginalExpiry: a renewed lock holds past the original
 // expiry: no redelivery, and the holder can still ack (seed 000 checklist).
 func wkRenewExtendsLockPastOriginalExpiry(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
-	w := e.wkMustFetch(wkMediumLock, duroxide.DefaultOnly())
+	w := e.mustFetchWork(wkMediumLock, duroxide.DefaultOnly())
 	if err := e.p.RenewWorkItemLock(e.ctx, w.LockToken, longLock); err != nil {
 		e.t.Fatalf("RenewWorkItemLock: %v", err)
 	}
 	time.Sleep(wkAfterMedium)
-	e.wkNoWork(duroxide.AnyTag())
-	e.wkAck(w.LockToken, nil)
+	e.noWork(duroxide.AnyTag())
+	e.ackWork(w.LockToken, nil)
 }
 
 // wkRenewExpiredLockFails: renewing an expired lock is permanent (seed 000
 // pitfall 5) and the item is redelivered.
 func wkRenewExpiredLockFails(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
-	w := e.wkMustFetch(shortLock, duroxide.DefaultOnly())
+	w := e.mustFetchWork(shortLock, duroxide.DefaultOnly())
 	time.Sleep(afterShort)
 	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, w.LockToken, longLock), "renew_work_item_lock", "lock_token")
-	e.wkWantItem(e.wkMustFetch(longLock, duroxide.DefaultOnly()), activity("wk-a", 2))
+	e.wkWantItem(e.mustFetchWork(longLock, duroxide.DefaultOnly()), activity("wk-a", 2))
 }
 
 // wkRenewUnknownTokenFails: renewing a token never issued is permanent (seed
 // 000 checklist) and extends nothing.
 func wkRenewUnknownTokenFails(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
-	w := e.wkMustFetch(shortLock, duroxide.DefaultOnly())
+	w := e.mustFetchWork(shortLock, duroxide.DefaultOnly())
 	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, "wk-no-such-token", longLock), "renew_work_item_lock", "lock_token")
 	time.Sleep(afterShort)
-	e.wkWantItem(e.wkMustFetch(longLock, duroxide.DefaultOnly()), activity("wk-a", 2))
+	e.wkWantItem(e.mustFetchWork(longLock, duroxide.DefaultOnly()), activity("wk-a", 2))
 	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, nil), "ack_work_item", "lock_token")
 }
 
@@ -530,10 +484,10 @@ func wkRenewUnknownTokenFails(e *env) {
 // (seed 003 renew_work_item_lock "fails gracefully after ack").
 func wkRenewAfterAckFails(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
-	w := e.wkMustFetch(longLock, duroxide.DefaultOnly())
-	e.wkAck(w.LockToken, nil)
+	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
+	e.ackWork(w.LockToken, nil)
 	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, w.LockToken, longLock), "renew_work_item_lock", "lock_token")
-	e.wkNoWork(duroxide.AnyTag())
+	e.noWork(duroxide.AnyTag())
 }
 
 // ---- tag filtering -----------------------------------------------------------
@@ -596,7 +550,7 @@ func wkAnyTagReturnsEverythingInEnqueueOrder(e *env) {
 func wkNoTagsReturnsNothing(e *env) {
 	items := []duroxide.ActivityExecute{activity("wk-a", 2), wkTagged("wk-a", 3, "gpu")}
 	e.wkEnqueueAll(items...)
-	e.wkNoWork(duroxide.NoTags())
+	e.noWork(duroxide.NoTags())
 	e.wkWantAttempts(e.wkWantOrder(duroxide.AnyTag(), items...), 1)
 }
 
@@ -627,7 +581,7 @@ func wkEmptyStringTagIsNotUntagged(e *env) {
 func wkTagPersistsThroughEnqueueForWorker(e *env) {
 	want := wkTagged("wk-a", 2, "gpu")
 	e.enqueueWork(want)
-	e.wkWantItem(e.wkMustFetch(longLock, duroxide.AnyTag()), want)
+	e.wkWantItem(e.mustFetchWork(longLock, duroxide.AnyTag()), want)
 }
 
 // wkTagPersistsThroughOrchestrationAck: WorkerItems of an orchestration ack
@@ -637,7 +591,7 @@ func wkTagPersistsThroughOrchestrationAck(e *env) {
 	e.wkSchedule("wk-a", wkTagged("wk-a", 2, "gpu"), activity("wk-a", 3))
 	e.wkWantOrder(duroxide.DefaultOnly(), activity("wk-a", 3))
 	e.wkWantOrder(duroxide.TagsOnly("gpu"), wkTagged("wk-a", 2, "gpu"))
-	e.wkNoWork(duroxide.AnyTag())
+	e.noWork(duroxide.AnyTag())
 }
 
 // wkInvalidTagFilter: an invalid filter is a permanent fetch_work_item error
@@ -682,7 +636,7 @@ func wkCancelQueuedActivity(e *env) {
 	e.start("wk-a", nil)
 	e.wkSchedule("wk-a", activity("wk-a", 2))
 	e.wkCancel("wk-a", 3, 2)
-	e.wkNoWork(duroxide.AnyTag())
+	e.noWork(duroxide.AnyTag())
 	w, err := e.p.FetchWorkItem(e.ctx, longLock, 0, wkSessionCfg, duroxide.AnyTag())
 	if err != nil || w != nil {
 		e.t.Fatalf("session-aware fetch after cancel = %+v, %v; want nil, nil", w, err)
@@ -702,12 +656,12 @@ func wkCancelLockedActivity(e *env) {
 	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, tok, longLock), "renew_work_item_lock", "lock_token")
 	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, tok, completed("wk-a", 2)), "ack_work_item", "lock_token")
 	wantPermanent(e.t, e.p.AbandonWorkItem(e.ctx, tok, 0, false), "abandon_work_item", "lock_token")
-	e.wkNoWork(duroxide.AnyTag())
+	e.noWork(duroxide.AnyTag())
 	e.wkWantMessages("wk-a")
 	if err := e.p.RenewWorkItemLock(e.ctx, held[1].LockToken, longLock); err != nil {
 		e.t.Fatalf("sibling RenewWorkItemLock: %v", err)
 	}
-	e.wkAck(held[1].LockToken, completed("wk-a", 3))
+	e.ackWork(held[1].LockToken, completed("wk-a", 3))
 	e.wkWantMessages("wk-a", completed("wk-a", 3))
 }
 
@@ -716,10 +670,10 @@ func wkCancelLockedActivity(e *env) {
 func wkCancelledLockedActivityNeverRedelivered(e *env) {
 	e.start("wk-a", nil)
 	e.wkSchedule("wk-a", activity("wk-a", 2))
-	w := e.wkMustFetch(shortLock, duroxide.DefaultOnly())
+	w := e.mustFetchWork(shortLock, duroxide.DefaultOnly())
 	e.wkCancel("wk-a", 3, 2)
 	time.Sleep(afterShort)
-	e.wkNoWork(duroxide.AnyTag())
+	e.noWork(duroxide.AnyTag())
 	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, completed("wk-a", 2)), "ack_work_item", "lock_token")
 	e.wkWantMessages("wk-a")
 }
@@ -759,9 +713,9 @@ func wkCancelLeavesOtherActivitiesUntouched(e *env) {
 func wkCancelOfFinishedActivityIsIgnored(e *env) {
 	e.start("wk-a", nil)
 	e.wkSchedule("wk-a", activity("wk-a", 2), activity("wk-a", 3))
-	w := e.wkMustFetch(longLock, duroxide.DefaultOnly())
+	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
 	e.wkWantItem(w, activity("wk-a", 2))
-	e.wkAck(w.LockToken, completed("wk-a", 2))
+	e.ackWork(w.LockToken, completed("wk-a", 2))
 	item := e.wkCancel("wk-a", 4, 2)
 	want := []duroxide.WorkItem{completed("wk-a", 2), duroxide.ExternalRaised{Instance: "wk-a", Name: "wk", Data: "turn"}}
 	if !reflect.DeepEqual(item.Messages, want) {
@@ -779,7 +733,7 @@ func wkCancelOfFinishedActivityIsIgnored(e *env) {
 func wkEnqueueRejected(item duroxide.WorkItem) func(e *env) {
 	return func(e *env) {
 		wantPermanent(e.t, e.p.EnqueueForWorker(e.ctx, item), "enqueue_for_worker")
-		e.wkNoWork(duroxide.AnyTag())
+		e.noWork(duroxide.AnyTag())
 		w, err := e.p.FetchWorkItem(e.ctx, longLock, 0, wkSessionCfg, duroxide.AnyTag())
 		if err != nil || w != nil {
 			e.t.Fatalf("session-aware fetch after rejected enqueue = %+v, %v; want nil, nil", w, err)
@@ -794,11 +748,11 @@ func wkEnqueueRejected(item duroxide.WorkItem) func(e *env) {
 func wkAckWithActivityExecuteCompletionRejected(e *env) {
 	e.start("wk-a", nil)
 	e.enqueueWork(activity("wk-a", 2))
-	w := e.wkMustFetch(longLock, duroxide.DefaultOnly())
+	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
 	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, activity("wk-a", 3)), "ack_work_item")
-	e.wkNoWork(duroxide.AnyTag())
+	e.noWork(duroxide.AnyTag())
 	e.wkWantMessages("wk-a")
-	e.wkAck(w.LockToken, completed("wk-a", 2))
+	e.ackWork(w.LockToken, completed("wk-a", 2))
 	e.wkWantMessages("wk-a", completed("wk-a", 2))
 }
 
@@ -820,23 +774,23 @@ func wkNegativeFetchRejected(lock, poll time.Duration) func(e *env) {
 // error and the item stays locked by its holder (decision 6).
 func wkNegativeAbandonDelayRejected(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
-	w := e.wkMustFetch(longLock, duroxide.DefaultOnly())
+	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
 	wantPermanent(e.t, e.p.AbandonWorkItem(e.ctx, w.LockToken, -time.Second, false), "abandon_work_item")
-	e.wkNoWork(duroxide.AnyTag())
+	e.noWork(duroxide.AnyTag())
 	if err := e.p.RenewWorkItemLock(e.ctx, w.LockToken, longLock); err != nil {
 		e.t.Fatalf("RenewWorkItemLock after rejected abandon: %v", err)
 	}
-	e.wkAck(w.LockToken, nil)
+	e.ackWork(w.LockToken, nil)
 }
 
 // wkNegativeRenewExtendRejected: a negative extension is a permanent error and
 // does not shorten or drop the lock (decision 6).
 func wkNegativeRenewExtendRejected(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
-	w := e.wkMustFetch(longLock, duroxide.DefaultOnly())
+	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
 	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, w.LockToken, -time.Second), "renew_work_item_lock")
-	e.wkNoWork(duroxide.AnyTag())
-	e.wkAck(w.LockToken, nil)
+	e.noWork(duroxide.AnyTag())
+	e.ackWork(w.LockToken, nil)
 }
 
 // wkEmptyTokenRejected: an empty lock token given to op (through call) is a
@@ -845,9 +799,9 @@ func wkNegativeRenewExtendRejected(e *env) {
 func wkEmptyTokenRejected(op string, call func(e *env) error) func(e *env) {
 	return func(e *env) {
 		e.enqueueWork(activity("wk-a", 2))
-		w := e.wkMustFetch(longLock, duroxide.DefaultOnly())
+		w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
 		wantPermanent(e.t, call(e), op, "lock_token")
-		e.wkNoWork(duroxide.AnyTag())
-		e.wkAck(w.LockToken, nil)
+		e.noWork(duroxide.AnyTag())
+		e.ackWork(w.LockToken, nil)
 	}
 }
