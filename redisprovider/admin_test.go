@@ -4,21 +4,14 @@ import (
 	"context"
 	"slices"
 	"testing"
-
-	"github.com/alicebob/miniredis/v2"
 )
 
 // Parent links come from callers' acks, so children indexes can form a
 // cycle below a non-root; the tree walk (inside a script, where a loop would
 // block Redis) lists each instance once and ends.
 func TestInstanceTreeSurvivesCycles(t *testing.T) {
-	m := miniredis.RunT(t)
+	m, p := newMiniProvider(t)
 	ctx := context.Background()
-	p, err := New(ctx, Options{URL: "redis://" + m.Addr() + "/0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
 	k := p.Keys()
 	for _, e := range [][2]string{{"a", "b"}, {"b", "c"}, {"c", "a"}, {"b", "b"}} {
 		if _, err := m.ZAdd(k.Children(e[0]), 0, e[1]); err != nil {

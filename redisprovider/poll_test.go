@@ -1,24 +1,15 @@
 package redisprovider
 
 import (
-	"context"
 	"testing"
 	"time"
-
-	"github.com/alicebob/miniredis/v2"
 )
 
 // A marker the waiter popped after its last fetcher left is put back with
 // the expiry every marker has: BZPOPMIN deleted the key, and a marker
 // recreated without one would outlive the class it wakes.
 func TestRearmedMarkerExpires(t *testing.T) {
-	m := miniredis.RunT(t)
-	ctx := context.Background()
-	p, err := New(ctx, Options{URL: "redis://" + m.Addr() + "/0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	m, p := newMiniProvider(t)
 	key := p.Keys().WorkWake("d")
 	w := &waiter{p: p, keys: []string{key}}
 	w.rearm([]any{key, wakeMember, "0"})

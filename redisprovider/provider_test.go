@@ -2,12 +2,27 @@ package redisprovider
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"strings"
 	"testing"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 )
+
+// newMiniProvider starts a miniredis and a provider on it, both closed when
+// the test ends.
+func newMiniProvider(t *testing.T) (*miniredis.Miniredis, *Provider) {
+	t.Helper()
+	m := miniredis.RunT(t)
+	p, err := New(context.Background(), Options{URL: "redis://" + m.Addr() + "/0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return m, p
+}
 
 // The warning must fire for go-redis's defaults and stay silent for the
 // settings it recommends, on both client types (whose Options() normalize
