@@ -1,10 +1,39 @@
 package duroxide
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
+
+// Error kinds. A *ProviderError carries at most one kind, and errors.Is finds it through
+// the ProviderError and any fmt.Errorf("%w") layers around it, so callers branch on the
+// kind of a failure, never on its text:
+//
+//	if errors.Is(err, duroxide.ErrLockLost) { /* another dispatcher owns the work now */ }
+//
+// Kinds describe permanent failures; a retryable error carries ErrUnavailable or none.
+var (
+	// ErrLockLost: the lock token is unknown, already used, or its lock expired. For a
+	// worker item it is also the cancellation signal (the item was removed under it).
+	ErrLockLost = errors.New("lock lost")
+	// ErrNotFound: the instance, execution or other named object does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrInvalidInput: the caller's arguments break the contract; nothing was written.
+	ErrInvalidInput = errors.New("invalid input")
+	// ErrDuplicateEvent: an appended event id is not after the last stored one.
+	ErrDuplicateEvent = errors.New("duplicate event")
+	// ErrUndecodable: stored data (history, a work item, KV) cannot be decoded.
+	ErrUndecodable = errors.New("undecodable stored data")
+	// ErrConflict: the object exists but its state forbids the operation (deleting a
+	// running instance without force, deleting a sub-orchestration on its own).
+	ErrConflict = errors.New("conflict")
+	// ErrUnavailable: the storage could not be reached or was busy; always retryable.
+	ErrUnavailable = errors.New("storage unavailable")
+)
 
 // ProviderError is the error every Provider and ProviderAdmin method returns (possibly
-// wrapped with fmt.Errorf("...: %w", err)). The runtime does not parse messages; the only
-// thing it acts on is Retryable:
+// wrapped with fmt.Errorf("...: %w", err)). The runtime acts on two things, never on the
+// message: Retryable, and the kind (see ErrLockLost and its siblings) through errors.Is.
 //
 //   - Retryable errors are transient: the storage could not be reached or was busy
 //     (connection refused, timeouts, Redis LOADING / BUSY / TRYAGAIN, failover). The
@@ -21,11 +50,13 @@ type ProviderError struct {
 	// Operation is the provider method that failed, in duroxide's snake_case naming
 	// (e.g. "ack_orchestration_item"), so logs line up with the Rust providers.
 	Operation string
-	// Message says what went wrong. Errors about lock tokens contain the word
-	// "lock_token" so operators and tests can recognise them.
+	// Message says what went wrong and names the object ("lock_token abc expired").
 	Message string
 	// Retryable selects the runtime's reaction; see the type documentation.
 	Retryable bool
+	// Kind is one of the Err* kinds of this package, or nil when none applies.
+	// errors.Is(err, Kind) holds.
+	Kind error
 	// Err is the optional underlying cause; it is exposed through Unwrap so that
 	// errors.Is / errors.As see through the ProviderError.
 	Err error
@@ -48,14 +79,25 @@ func (e *ProviderError) Unwrap() error {
 	return e.Err
 }
 
-// Retryable builds a transient error: the runtime will retry the operation.
-func Retryable(operation, message string) *ProviderError {
-	return &ProviderError{Operation: operation, Message: message, Retryable: true}
+// Is reports whether target is this error's kind, so errors.Is classifies it.
+func (e *ProviderError) Is(target error) bool {
+	return e != nil && e.Kind != nil && target == e.Kind
 }
 
-// Permanent builds an error that retrying cannot fix.
+// Retryable builds a transient error: the runtime will retry the operation.
+func Retryable(operation, message string) *ProviderError {
+	return &ProviderError{Operation: operation, Message: message, Retryable: true, Kind: ErrUnavailable}
+}
+
+// Permanent builds an error that retrying cannot fix, of no particular kind.
 func Permanent(operation, message string) *ProviderError {
 	return &ProviderError{Operation: operation, Message: message}
+}
+
+// Errorf builds a permanent error of the given kind (ErrNotFound, ErrLockLost, ...) whose
+// message is formatted like fmt.Sprintf.
+func Errorf(operation string, kind error, format string, args ...any) *ProviderError {
+	return &ProviderError{Operation: operation, Message: fmt.Sprintf(format, args...), Kind: kind}
 }
 
 // IsRetryable reports whether err wraps a *ProviderError with Retryable set, looking
