@@ -1,6 +1,7 @@
 package duroxide
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -80,8 +81,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"empty input", "workitem", ``, "unexpected end of input"},
 		{"raw control char", "workitem", "{\"CancelInstance\":{\"instance\":\"a\nb\",\"reason\":\"r\"}}", "control character"},
 		{"invalid UTF-8", "workitem", "{\"CancelInstance\":{\"instance\":\"\xff\",\"reason\":\"r\"}}", "invalid UTF-8"},
-		{"lone leading surrogate", "workitem", `{"CancelInstance":{"instance":"\ud800","reason":"r"}}`, "lone leading surrogate"},
-		{"lone trailing surrogate", "workitem", `{"CancelInstance":{"instance":"\udc00","reason":"r"}}`, "lone trailing surrogate"},
+		{"lone leading surrogate", "workitem", `{"CancelInstance":{"instance":"\ud800","reason":"r"}}`, "invalid surrogate pair"},
+		{"lone trailing surrogate", "workitem", `{"CancelInstance":{"instance":"\udc00","reason":"r"}}`, "invalid surrogate pair"},
 		{"bad escape", "workitem", `{"CancelInstance":{"instance":"\x41","reason":"r"}}`, "invalid escape"},
 		{"leading zero", "workitem", fill(timerTmpl, `01`), "invalid JSON"},
 		{"deep nesting", "workitem", `{"CancelInstance":{"instance":"i","reason":"r","x":` + strings.Repeat("[", 200) + strings.Repeat("]", 200) + `}}`, "recursion limit"},
@@ -133,6 +134,9 @@ func TestDecodeErrors(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %q does not contain %q", err, tc.want)
+			}
+			if !errors.Is(err, ErrUndecodable) {
+				t.Errorf("error %q is not ErrUndecodable", err)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package duroxide
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -126,6 +127,9 @@ func TestEncodeRejectsUnrepresentableValues(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %q does not contain %q", err, tc.want)
+			}
+			if !errors.Is(err, ErrInvalidInput) {
+				t.Errorf("error %q is not ErrInvalidInput", err)
 			}
 		})
 	}
@@ -257,8 +261,8 @@ func TestWorkItemInstanceIDRouting(t *testing.T) {
 			t.Errorf("%T.InstanceID() = %q", it, got)
 		}
 	}
-	if len(items)-1 != len(workItemReaders) {
-		t.Errorf("routing test covers %d variants, codec has %d", len(items)-1, len(workItemReaders))
+	if len(items)-1 != len(workItems.pointers) {
+		t.Errorf("routing test covers %d variants, codec has %d", len(items)-1, len(workItems.pointers))
 	}
 }
 
@@ -273,10 +277,10 @@ func TestEventTypeTags(t *testing.T) {
 			t.Errorf("%T.EventType() = %q, want %q", kind, kind.EventType(), tag)
 		}
 	}
-	for tag, read := range eventKindReaders {
-		kind := read(&fields{})
+	for tag, ptr := range eventKinds.pointers {
+		kind := reflect.New(ptr.Elem()).Elem().Interface().(EventKind)
 		if kind.EventType() != tag {
-			t.Errorf("reader for %q builds %T with tag %q", tag, kind, kind.EventType())
+			t.Errorf("decoder for %q builds %T with tag %q", tag, kind, kind.EventType())
 		}
 		name := reflect.TypeOf(kind).Name()
 		if _, isRenamed := renamed[tag]; !isRenamed && name != tag+"Event" {

@@ -1,6 +1,6 @@
 package duroxide
 
-import "fmt"
+import "reflect"
 
 // ErrorDetails is duroxide's structured failure, carried by ActivityFailed / SubOrchFailed
 // work items and OrchestrationFailed / ActivityFailed / SubOrchestrationFailed events.
@@ -21,16 +21,16 @@ type ErrorDetails struct {
 
 // InfrastructureError mirrors ErrorDetails::Infrastructure.
 type InfrastructureError struct {
-	Operation string
-	Message   string
-	Retryable bool
+	Operation string `dx:"operation"`
+	Message   string `dx:"message"`
+	Retryable bool   `dx:"retryable"`
 }
 
 // ConfigurationError mirrors ErrorDetails::Configuration.
 type ConfigurationError struct {
-	Kind     ConfigErrorKind
-	Resource string // may be empty: duroxide does not always know the resource
-	Message  *string
+	Kind     ConfigErrorKind `dx:"kind"`
+	Resource string          `dx:"resource"` // may be empty: duroxide does not always know the resource
+	Message  *string         `dx:"message"`
 }
 
 // ConfigErrorKind mirrors duroxide's ConfigErrorKind (unit variants only, so a string).
@@ -41,9 +41,9 @@ const ConfigErrorNondeterminism ConfigErrorKind = "Nondeterminism"
 
 // ApplicationError mirrors ErrorDetails::Application.
 type ApplicationError struct {
-	Kind      AppErrorKind
-	Message   string
-	Retryable bool
+	Kind      AppErrorKind `dx:"kind"`
+	Message   string       `dx:"message"`
+	Retryable bool         `dx:"retryable"`
 }
 
 // AppErrorKind mirrors duroxide's AppErrorKind: the unit variants ActivityFailed,
@@ -69,10 +69,10 @@ const (
 // PoisonError mirrors ErrorDetails::Poison. Counts are u32 in duroxide; AttemptCount is
 // the provider-reported attempt count that exceeded MaxAttempts.
 type PoisonError struct {
-	AttemptCount uint32
-	MaxAttempts  uint32
-	MessageType  PoisonMessageType
-	Message      string // the poisoned message, serialized as duroxide JSON text
+	AttemptCount uint32            `dx:"attempt_count"`
+	MaxAttempts  uint32            `dx:"max_attempts"`
+	MessageType  PoisonMessageType `dx:"message_type"`
+	Message      string            `dx:"message"` // the poisoned message, serialized as duroxide JSON text
 }
 
 // PoisonMessageType mirrors duroxide's PoisonMessageType enum: exactly one field is set.
@@ -84,24 +84,24 @@ type PoisonMessageType struct {
 
 // PoisonOrchestration: an orchestration batch kept failing.
 type PoisonOrchestration struct {
-	Instance    string
-	ExecutionID uint64
+	Instance    string `dx:"instance"`
+	ExecutionID uint64 `dx:"execution_id"`
 }
 
 // PoisonActivity: an activity execution kept failing.
 type PoisonActivity struct {
-	Instance     string
-	ExecutionID  uint64
-	ActivityName string
-	ActivityID   uint64
+	Instance     string `dx:"instance"`
+	ExecutionID  uint64 `dx:"execution_id"`
+	ActivityName string `dx:"activity_name"`
+	ActivityID   uint64 `dx:"activity_id"`
 }
 
 // PoisonFailedDeserialization: the provider could not decode the history
 // (OrchestrationItem.HistoryError) for more than the allowed attempts.
 type PoisonFailedDeserialization struct {
-	Instance    string
-	ExecutionID uint64
-	Error       string
+	Instance    string `dx:"instance"`
+	ExecutionID uint64 `dx:"execution_id"`
+	Error       string `dx:"error"`
 }
 
 // ApplicationFailure is the ErrorDetails a failed activity usually carries: a
@@ -114,131 +114,28 @@ func ApplicationFailure(message string) ErrorDetails {
 }
 
 // ---------------------------------------------------------------------------------------
-// ErrorDetails codec
+// Codec: the unions are generic (see codec.go); the two kind enums mix unit and struct
+// variants or are unit-only, so they write and read themselves.
 
 // MarshalJSON writes duroxide's serde_json form, e.g. {"Application":{...}}.
-func (d ErrorDetails) MarshalJSON() ([]byte, error) {
-	return marshalWithContext("ErrorDetails", d.write)
-}
+func (d ErrorDetails) MarshalJSON() ([]byte, error) { return marshalValue(d) }
 
 // UnmarshalJSON reads duroxide's serde_json form strictly; on error d is unchanged.
-func (d *ErrorDetails) UnmarshalJSON(data []byte) error {
-	return unmarshalInto(data, "ErrorDetails", decodeErrorDetails, d)
-}
+func (d *ErrorDetails) UnmarshalJSON(data []byte) error { return unmarshalValue(data, d) }
 
-func (d ErrorDetails) write(w *jsonWriter) {
-	var set []structVariant
-	if d.Infrastructure != nil {
-		set = append(set, *d.Infrastructure)
-	}
-	if d.Configuration != nil {
-		set = append(set, *d.Configuration)
-	}
-	if d.Application != nil {
-		set = append(set, *d.Application)
-	}
-	if d.Poison != nil {
-		set = append(set, *d.Poison)
-	}
-	w.oneOf("ErrorDetails", set)
-}
+// MarshalJSON writes duroxide's serde_json form, e.g. {"Activity":{...}}.
+func (t PoisonMessageType) MarshalJSON() ([]byte, error) { return marshalValue(t) }
 
-// errorDetailsVariant is implemented by the payload structs of ErrorDetails.
-type errorDetailsVariant interface {
-	structVariant
-	readFields(f *fields) ErrorDetails
-}
-
-var errorDetailsReaders = variantReaders(errorDetailsVariant.variant, errorDetailsVariant.readFields,
-	[]errorDetailsVariant{InfrastructureError{}, ConfigurationError{}, ApplicationError{}, PoisonError{}})
-
-func decodeErrorDetails(path string, v jsonValue) (ErrorDetails, error) {
-	return decodeTagged(path, v, errorDetailsReaders)
-}
-
-func (InfrastructureError) variant() string { return "Infrastructure" }
-
-func (e InfrastructureError) writeFields(w *jsonWriter) {
-	w.str("operation", e.Operation)
-	w.str("message", e.Message)
-	w.boolean("retryable", e.Retryable)
-}
-
-func (InfrastructureError) readFields(f *fields) ErrorDetails {
-	return ErrorDetails{Infrastructure: &InfrastructureError{
-		Operation: f.str("operation"),
-		Message:   f.str("message"),
-		Retryable: f.boolean("retryable"),
-	}}
-}
-
-func (ConfigurationError) variant() string { return "Configuration" }
-
-func (e ConfigurationError) writeFields(w *jsonWriter) {
-	w.key("kind")
-	e.Kind.write(w)
-	w.str("resource", e.Resource)
-	w.nullableStr("message", e.Message)
-}
-
-func (ConfigurationError) readFields(f *fields) ErrorDetails {
-	return ErrorDetails{Configuration: &ConfigurationError{
-		Kind:     required(f, "kind", decodeConfigErrorKind),
-		Resource: f.str("resource"),
-		Message:  f.optStr("message"),
-	}}
-}
-
-func (ApplicationError) variant() string { return "Application" }
-
-func (e ApplicationError) writeFields(w *jsonWriter) {
-	w.key("kind")
-	e.Kind.write(w)
-	w.str("message", e.Message)
-	w.boolean("retryable", e.Retryable)
-}
-
-func (ApplicationError) readFields(f *fields) ErrorDetails {
-	return ErrorDetails{Application: &ApplicationError{
-		Kind:      required(f, "kind", decodeAppErrorKind),
-		Message:   f.str("message"),
-		Retryable: f.boolean("retryable"),
-	}}
-}
-
-func (PoisonError) variant() string { return "Poison" }
-
-func (e PoisonError) writeFields(w *jsonWriter) {
-	w.u64("attempt_count", uint64(e.AttemptCount))
-	w.u64("max_attempts", uint64(e.MaxAttempts))
-	w.key("message_type")
-	e.MessageType.write(w)
-	w.str("message", e.Message)
-}
-
-func (PoisonError) readFields(f *fields) ErrorDetails {
-	return ErrorDetails{Poison: &PoisonError{
-		AttemptCount: f.u32("attempt_count"),
-		MaxAttempts:  f.u32("max_attempts"),
-		MessageType:  required(f, "message_type", decodePoisonMessageType),
-		Message:      f.str("message"),
-	}}
-}
-
-// ---------------------------------------------------------------------------------------
-// ConfigErrorKind / AppErrorKind codec (enums with unit variants)
+// UnmarshalJSON reads duroxide's serde_json form strictly; on error t is unchanged.
+func (t *PoisonMessageType) UnmarshalJSON(data []byte) error { return unmarshalValue(data, t) }
 
 // MarshalJSON writes the bare variant name, as serde does for unit variants.
-func (k ConfigErrorKind) MarshalJSON() ([]byte, error) {
-	return marshalWithContext("ConfigErrorKind", k.write)
-}
+func (k ConfigErrorKind) MarshalJSON() ([]byte, error) { return marshalValue(k) }
 
 // UnmarshalJSON accepts "Nondeterminism" (and serde_json's {"Nondeterminism":null}).
-func (k *ConfigErrorKind) UnmarshalJSON(data []byte) error {
-	return unmarshalInto(data, "ConfigErrorKind", decodeConfigErrorKind, k)
-}
+func (k *ConfigErrorKind) UnmarshalJSON(data []byte) error { return unmarshalValue(data, k) }
 
-func (k ConfigErrorKind) write(w *jsonWriter) {
+func (k ConfigErrorKind) writeJSON(w *jsonWriter) {
 	if k != ConfigErrorNondeterminism {
 		w.fail("ConfigErrorKind: unknown variant %q", string(k))
 		return
@@ -246,40 +143,36 @@ func (k ConfigErrorKind) write(w *jsonWriter) {
 	w.string(string(k))
 }
 
-func decodeConfigErrorKind(path string, v jsonValue) (ConfigErrorKind, error) {
-	t, err := externalTag(path, v)
-	if err != nil {
-		return "", err
+func (k *ConfigErrorKind) readJSON(path string, j jsonValue) error {
+	t, err := externalTag(path, j)
+	if err == nil && ConfigErrorKind(t.name) != ConfigErrorNondeterminism {
+		err = decodeErrorf(path, "unknown variant %q", truncate(t.name))
 	}
-	if ConfigErrorKind(t.name) != ConfigErrorNondeterminism {
-		return "", decodeErrorf(path, "unknown variant %q", truncate(t.name))
+	if err == nil {
+		err = t.unit(path)
 	}
-	if err := t.unit(path + "::" + t.name); err != nil {
-		return "", err
+	if err == nil {
+		*k = ConfigErrorNondeterminism
 	}
-	return ConfigErrorNondeterminism, nil
+	return err
 }
 
 // MarshalJSON writes "ActivityFailed" / "OrchestrationFailed" / "Panicked" or
 // {"Cancelled":{"reason":...}}.
-func (k AppErrorKind) MarshalJSON() ([]byte, error) {
-	return marshalWithContext("AppErrorKind", k.write)
-}
+func (k AppErrorKind) MarshalJSON() ([]byte, error) { return marshalValue(k) }
 
 // UnmarshalJSON reads the serde form strictly; on error k is unchanged.
-func (k *AppErrorKind) UnmarshalJSON(data []byte) error {
-	return unmarshalInto(data, "AppErrorKind", decodeAppErrorKind, k)
+func (k *AppErrorKind) UnmarshalJSON(data []byte) error { return unmarshalValue(data, k) }
+
+// cancelled is the payload of AppErrorKind::Cancelled.
+type cancelled struct {
+	Reason string `dx:"reason"`
 }
 
-func (k AppErrorKind) write(w *jsonWriter) {
+func (k AppErrorKind) writeJSON(w *jsonWriter) {
 	switch {
 	case k.Variant == AppErrorCancelled:
-		w.open()
-		w.key(string(AppErrorCancelled))
-		w.open()
-		w.str("reason", k.Reason)
-		w.close()
-		w.close()
+		writeTagged(w, string(AppErrorCancelled), reflect.ValueOf(cancelled{Reason: k.Reason}))
 	case !k.Variant.isUnit():
 		w.fail("AppErrorKind: unknown variant %q", string(k.Variant))
 	case k.Reason != "":
@@ -293,137 +186,21 @@ func (v AppErrorVariant) isUnit() bool {
 	return v == AppErrorActivityFailed || v == AppErrorOrchestrationFailed || v == AppErrorPanicked
 }
 
-func decodeAppErrorKind(path string, v jsonValue) (AppErrorKind, error) {
-	t, err := externalTag(path, v)
+func (k *AppErrorKind) readJSON(path string, j jsonValue) error {
+	t, err := externalTag(path, j)
 	if err != nil {
-		return AppErrorKind{}, err
+		return err
 	}
-	variant := AppErrorVariant(t.name)
-	switch {
+	switch variant := AppErrorVariant(t.name); {
 	case variant == AppErrorCancelled:
-		f, err := t.fields(path + "::" + t.name)
-		if err != nil {
-			return AppErrorKind{}, err
-		}
-		kind := AppErrorKind{Variant: variant, Reason: f.str("reason")}
-		return kind, f.err
+		var c cancelled
+		err = t.readPayload(path+"::"+t.name, reflect.ValueOf(&c).Elem())
+		*k = AppErrorKind{Variant: variant, Reason: c.Reason}
 	case variant.isUnit():
-		return AppErrorKind{Variant: variant}, t.unit(path + "::" + t.name)
+		err = t.unit(path)
+		*k = AppErrorKind{Variant: variant}
 	default:
-		return AppErrorKind{}, decodeErrorf(path, "unknown variant %q", truncate(t.name))
+		err = decodeErrorf(path, "unknown variant %q", truncate(t.name))
 	}
-}
-
-// ---------------------------------------------------------------------------------------
-// PoisonMessageType codec
-
-// MarshalJSON writes duroxide's serde_json form, e.g. {"Activity":{...}}.
-func (t PoisonMessageType) MarshalJSON() ([]byte, error) {
-	return marshalWithContext("PoisonMessageType", t.write)
-}
-
-// UnmarshalJSON reads duroxide's serde_json form strictly; on error t is unchanged.
-func (t *PoisonMessageType) UnmarshalJSON(data []byte) error {
-	return unmarshalInto(data, "PoisonMessageType", decodePoisonMessageType, t)
-}
-
-func (t PoisonMessageType) write(w *jsonWriter) {
-	var set []structVariant
-	if t.Orchestration != nil {
-		set = append(set, *t.Orchestration)
-	}
-	if t.Activity != nil {
-		set = append(set, *t.Activity)
-	}
-	if t.FailedDeserialization != nil {
-		set = append(set, *t.FailedDeserialization)
-	}
-	w.oneOf("PoisonMessageType", set)
-}
-
-type poisonVariant interface {
-	structVariant
-	readFields(f *fields) PoisonMessageType
-}
-
-var poisonReaders = variantReaders(poisonVariant.variant, poisonVariant.readFields,
-	[]poisonVariant{PoisonOrchestration{}, PoisonActivity{}, PoisonFailedDeserialization{}})
-
-func decodePoisonMessageType(path string, v jsonValue) (PoisonMessageType, error) {
-	return decodeTagged(path, v, poisonReaders)
-}
-
-func (PoisonOrchestration) variant() string { return "Orchestration" }
-
-func (p PoisonOrchestration) writeFields(w *jsonWriter) {
-	w.str("instance", p.Instance)
-	w.u64("execution_id", p.ExecutionID)
-}
-
-func (PoisonOrchestration) readFields(f *fields) PoisonMessageType {
-	return PoisonMessageType{Orchestration: &PoisonOrchestration{
-		Instance:    f.str("instance"),
-		ExecutionID: f.u64("execution_id"),
-	}}
-}
-
-func (PoisonActivity) variant() string { return "Activity" }
-
-func (p PoisonActivity) writeFields(w *jsonWriter) {
-	w.str("instance", p.Instance)
-	w.u64("execution_id", p.ExecutionID)
-	w.str("activity_name", p.ActivityName)
-	w.u64("activity_id", p.ActivityID)
-}
-
-func (PoisonActivity) readFields(f *fields) PoisonMessageType {
-	return PoisonMessageType{Activity: &PoisonActivity{
-		Instance:     f.str("instance"),
-		ExecutionID:  f.u64("execution_id"),
-		ActivityName: f.str("activity_name"),
-		ActivityID:   f.u64("activity_id"),
-	}}
-}
-
-func (PoisonFailedDeserialization) variant() string { return "FailedDeserialization" }
-
-func (p PoisonFailedDeserialization) writeFields(w *jsonWriter) {
-	w.str("instance", p.Instance)
-	w.u64("execution_id", p.ExecutionID)
-	w.str("error", p.Error)
-}
-
-func (PoisonFailedDeserialization) readFields(f *fields) PoisonMessageType {
-	return PoisonMessageType{FailedDeserialization: &PoisonFailedDeserialization{
-		Instance:    f.str("instance"),
-		ExecutionID: f.u64("execution_id"),
-		Error:       f.str("error"),
-	}}
-}
-
-// ---------------------------------------------------------------------------------------
-// Shared entry points for the exported MarshalJSON / UnmarshalJSON methods
-
-// marshalWithContext runs write and prefixes any error with the type being encoded.
-func marshalWithContext(what string, write func(*jsonWriter)) ([]byte, error) {
-	out, err := marshal(write)
-	if err != nil {
-		return nil, fmt.Errorf("duroxide: encode %s: %w", what, err)
-	}
-	return out, nil
-}
-
-// unmarshalInto parses data, decodes it with decode and stores the result in dst only on
-// success, so a failed UnmarshalJSON never leaves a half-filled value behind.
-func unmarshalInto[T any](data []byte, what string, decode converter[T], dst *T) error {
-	root, err := parseJSON(what, data)
-	if err != nil {
-		return err
-	}
-	v, err := decode(what, root)
-	if err != nil {
-		return err
-	}
-	*dst = v
-	return nil
+	return err
 }

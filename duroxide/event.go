@@ -1,7 +1,7 @@
 package duroxide
 
 import (
-	"fmt"
+	"reflect"
 	"time"
 )
 
@@ -21,15 +21,15 @@ const CurrentDuroxideVersion = "0.1.27"
 type Event struct {
 	// EventID is assigned by the runtime, starting at InitialEventID; 0 is never valid and
 	// providers reject it. It is unique within an execution.
-	EventID uint64
+	EventID uint64 `dx:"event_id"`
 	// SourceEventID links a completion to the event that scheduled it (e.g. the
 	// ActivityScheduled a result answers); nil when the event stands alone.
-	SourceEventID *uint64
-	InstanceID    string
-	ExecutionID   uint64
-	TimestampMs   uint64 // ms since the Unix epoch, informational only
+	SourceEventID *uint64 `dx:"source_event_id"`
+	InstanceID    string  `dx:"instance_id"`
+	ExecutionID   uint64  `dx:"execution_id"`
+	TimestampMs   uint64  `dx:"timestamp_ms"` // ms since the Unix epoch, informational only
 	// DuroxideVersion is the version of the runtime that wrote the event.
-	DuroxideVersion string
+	DuroxideVersion string `dx:"duroxide_version"`
 	// Kind is the variant payload; it must be one of this package's <Variant>Event types
 	// (value or pointer). A nil or foreign Kind cannot be encoded.
 	Kind EventKind
@@ -60,21 +60,16 @@ func NewEvent(eventID uint64, instance string, executionID uint64, sourceEventID
 // U+2029 unless the Encoder has SetEscapeHTML(false); call MarshalJSON directly when the
 // bytes must be identical to duroxide's.
 func (e Event) MarshalJSON() ([]byte, error) {
-	kind, ok := eventKindOf(e.Kind)
+	kind, v, ok := eventKinds.of(e.Kind)
 	if !ok {
-		return nil, fmt.Errorf("duroxide: encode Event: unsupported kind %T", e.Kind)
+		return nil, encodeErrorf("Event", "unsupported kind %T", e.Kind)
 	}
-	return marshalWithContext("Event(type="+kind.EventType()+")", func(w *jsonWriter) {
-		w.open()
-		w.u64("event_id", e.EventID)
-		w.nullableU64("source_event_id", e.SourceEventID)
-		w.str("instance_id", e.InstanceID)
-		w.u64("execution_id", e.ExecutionID)
-		w.u64("timestamp_ms", e.TimestampMs)
-		w.str("duroxide_version", e.DuroxideVersion)
-		w.str("type", kind.EventType())
-		kind.writeFields(w)
-		w.close()
+	return marshalWithContext("Event(type="+kind+")", func(w *jsonWriter) {
+		w.buf = append(w.buf, '{')
+		writeFields(w, reflect.ValueOf(e))
+		writeFields(w, reflect.ValueOf(eventTag{Type: kind}))
+		writeFields(w, v)
+		w.buf = append(w.buf, '}')
 	})
 }
 
@@ -86,461 +81,285 @@ func (e *Event) UnmarshalJSON(data []byte) error {
 	return unmarshalInto(data, "Event", decodeEvent, e)
 }
 
-func decodeEvent(path string, v jsonValue) (Event, error) {
-	f, err := objectFields(path, v)
-	if err != nil {
+// eventTag is the key that selects the kind of an event; the kind's fields sit next to it
+// in the same object (serde flatten of an internally tagged enum).
+type eventTag struct {
+	Type string `dx:"type"`
+}
+
+var eventKinds = variantsOf[EventKind](EventKind.EventType,
+	OrchestrationStartedEvent{}, OrchestrationCompletedEvent{}, OrchestrationFailedEvent{},
+	ActivityScheduledEvent{}, ActivityCompletedEvent{}, ActivityFailedEvent{},
+	ActivityCancelRequestedEvent{}, TimerCreatedEvent{}, TimerFiredEvent{},
+	ExternalSubscribedEvent{}, ExternalEventEvent{}, OrchestrationChainedEvent{},
+	SubOrchestrationScheduledEvent{}, SubOrchestrationCompletedEvent{},
+	SubOrchestrationFailedEvent{}, SubOrchestrationCancelRequestedEvent{},
+	OrchestrationContinuedAsNewEvent{}, OrchestrationCancelRequestedEvent{},
+	ExternalSubscribedCancelledEvent{}, QueueSubscribedEvent{}, QueueEventDeliveredEvent{},
+	QueueSubscriptionCancelledEvent{}, CustomStatusUpdatedEvent{}, KeyValueSetEvent{},
+	KeyValueClearedEvent{}, KeyValuesClearedEvent{})
+
+func decodeEvent(path string, j jsonValue) (Event, error) {
+	if j.kind != jsonObject {
+		return Event{}, typeError(path, j, "an object")
+	}
+	var ev Event
+	var tag eventTag
+	if err := readFields(path, j.members, reflect.ValueOf(&ev).Elem()); err != nil {
 		return Event{}, err
 	}
-	ev := Event{
-		EventID:         f.u64("event_id"),
-		SourceEventID:   f.optU64("source_event_id"),
-		InstanceID:      f.str("instance_id"),
-		ExecutionID:     f.u64("execution_id"),
-		TimestampMs:     f.u64("timestamp_ms"),
-		DuroxideVersion: f.str("duroxide_version"),
+	if err := readFields(path, j.members, reflect.ValueOf(&tag).Elem()); err != nil {
+		return Event{}, err
 	}
-	typ := f.str("type")
-	if f.err != nil {
-		return Event{}, f.err
-	}
-	read, ok := eventKindReaders[typ]
+	kind, ok := eventKinds.pointers[tag.Type]
 	if !ok {
-		return Event{}, decodeErrorf(path, "unknown event type %q", truncate(typ))
+		return Event{}, decodeErrorf(path, "unknown event type %q", truncate(tag.Type))
 	}
-	f.path = path + "(type=" + typ + ")"
-	ev.Kind = read(f)
-	if f.err != nil {
-		return Event{}, f.err
+	v := reflect.New(kind.Elem()).Elem()
+	if err := readFields(path+"(type="+tag.Type+")", j.members, v); err != nil {
+		return Event{}, err
 	}
+	ev.Kind = v.Interface().(EventKind)
 	return ev, nil
 }
 
-// eventKindCodec is implemented by every <Variant>Event type.
-type eventKindCodec interface {
-	EventKind
-	writeFields(w *jsonWriter)
-	readFields(f *fields) EventKind
-}
-
-func eventKindOf(k EventKind) (eventKindCodec, bool) {
-	c, ok := k.(eventKindCodec)
-	return c, ok && !isNilPointer(k)
-}
-
-var eventKindReaders = variantReaders(eventKindCodec.EventType, eventKindCodec.readFields,
-	[]eventKindCodec{
-		OrchestrationStartedEvent{}, OrchestrationCompletedEvent{}, OrchestrationFailedEvent{},
-		ActivityScheduledEvent{}, ActivityCompletedEvent{}, ActivityFailedEvent{},
-		ActivityCancelRequestedEvent{}, TimerCreatedEvent{}, TimerFiredEvent{},
-		ExternalSubscribedEvent{}, ExternalEventEvent{}, OrchestrationChainedEvent{},
-		SubOrchestrationScheduledEvent{}, SubOrchestrationCompletedEvent{},
-		SubOrchestrationFailedEvent{}, SubOrchestrationCancelRequestedEvent{},
-		OrchestrationContinuedAsNewEvent{}, OrchestrationCancelRequestedEvent{},
-		ExternalSubscribedCancelledEvent{}, QueueSubscribedEvent{}, QueueEventDeliveredEvent{},
-		QueueSubscriptionCancelledEvent{}, CustomStatusUpdatedEvent{}, KeyValueSetEvent{},
-		KeyValueClearedEvent{}, KeyValuesClearedEvent{},
-	})
-
 // ---------------------------------------------------------------------------------------
-// Event kinds, in duroxide's declaration order. Each type carries its wire tag, writer and
-// reader side by side.
+// Event kinds, in duroxide's declaration order; the dx tags are their wire fields.
 
 // OrchestrationStartedEvent is always event InitialEventID of an execution. Providers
 // read it for two facts only: its presence in an ack's delta marks a new execution (the
 // runtime then also sets ExecutionMetadata.PinnedDuroxideVersion), and the length of
 // CarryForwardEvents is reported as InstanceStats.QueuePendingCount.
 type OrchestrationStartedEvent struct {
-	Name           string
-	Version        string
-	Input          string
-	ParentInstance *string // nil for top-level orchestrations
-	ParentID       *uint64 // the parent's SubOrchestrationScheduled event id
+	Name           string  `dx:"name"`
+	Version        string  `dx:"version"`
+	Input          string  `dx:"input"`
+	ParentInstance *string `dx:"parent_instance"` // nil for top-level orchestrations
+	ParentID       *uint64 `dx:"parent_id"`       // the parent's SubOrchestrationScheduled event id
 	// CarryForwardEvents is set on executions started by ContinueAsNew. nil = None (key
 	// omitted); a non-nil pointer to an empty or nil slice = Some(empty), written as [].
-	CarryForwardEvents  *[][2]string
-	InitialCustomStatus *string // nil = none (key omitted)
+	CarryForwardEvents  *[][2]string `dx:"carry_forward_events,omitempty"`
+	InitialCustomStatus *string      `dx:"initial_custom_status,omitempty"` // nil = none (key omitted)
 }
 
 // EventType implements EventKind.
 func (OrchestrationStartedEvent) EventType() string { return "OrchestrationStarted" }
 
-func (k OrchestrationStartedEvent) writeFields(w *jsonWriter) {
-	w.str("name", k.Name)
-	w.str("version", k.Version)
-	w.str("input", k.Input)
-	w.nullableStr("parent_instance", k.ParentInstance)
-	w.nullableU64("parent_id", k.ParentID)
-	if k.CarryForwardEvents != nil {
-		w.pairs("carry_forward_events", *k.CarryForwardEvents)
-	}
-	w.omittableStr("initial_custom_status", k.InitialCustomStatus)
-}
-
-func (OrchestrationStartedEvent) readFields(f *fields) EventKind {
-	return OrchestrationStartedEvent{
-		Name:                f.str("name"),
-		Version:             f.str("version"),
-		Input:               f.str("input"),
-		ParentInstance:      f.optStr("parent_instance"),
-		ParentID:            f.optU64("parent_id"),
-		CarryForwardEvents:  optional(f, "carry_forward_events", asPairs),
-		InitialCustomStatus: f.optStr("initial_custom_status"),
-	}
-}
-
 // OrchestrationCompletedEvent ends an execution successfully.
-type OrchestrationCompletedEvent struct{ Output string }
+type OrchestrationCompletedEvent struct {
+	Output string `dx:"output"`
+}
 
 // EventType implements EventKind.
 func (OrchestrationCompletedEvent) EventType() string { return "OrchestrationCompleted" }
 
-func (k OrchestrationCompletedEvent) writeFields(w *jsonWriter) { w.str("output", k.Output) }
-
-func (OrchestrationCompletedEvent) readFields(f *fields) EventKind {
-	return OrchestrationCompletedEvent{Output: f.str("output")}
-}
-
 // OrchestrationFailedEvent ends an execution with an error.
-type OrchestrationFailedEvent struct{ Details ErrorDetails }
+type OrchestrationFailedEvent struct {
+	Details ErrorDetails `dx:"details"`
+}
 
 // EventType implements EventKind.
 func (OrchestrationFailedEvent) EventType() string { return "OrchestrationFailed" }
 
-func (k OrchestrationFailedEvent) writeFields(w *jsonWriter) {
-	w.key("details")
-	k.Details.write(w)
-}
-
-func (OrchestrationFailedEvent) readFields(f *fields) EventKind {
-	return OrchestrationFailedEvent{Details: f.details("details")}
-}
-
 // ActivityScheduledEvent records that an activity was scheduled; its event id is the ID
 // of the matching ActivityExecute work item.
 type ActivityScheduledEvent struct {
-	Name      string
-	Input     string
-	SessionID *string // nil = no session (key omitted)
-	Tag       *string // nil = default queue (key omitted)
+	Name      string  `dx:"name"`
+	Input     string  `dx:"input"`
+	SessionID *string `dx:"session_id,omitempty"` // nil = no session (key omitted)
+	Tag       *string `dx:"tag,omitempty"`        // nil = default queue (key omitted)
 }
 
 // EventType implements EventKind.
 func (ActivityScheduledEvent) EventType() string { return "ActivityScheduled" }
 
-func (k ActivityScheduledEvent) writeFields(w *jsonWriter) {
-	w.str("name", k.Name)
-	w.str("input", k.Input)
-	w.omittableStr("session_id", k.SessionID)
-	w.omittableStr("tag", k.Tag)
-}
-
-func (ActivityScheduledEvent) readFields(f *fields) EventKind {
-	return ActivityScheduledEvent{
-		Name:      f.str("name"),
-		Input:     f.str("input"),
-		SessionID: f.optStr("session_id"),
-		Tag:       f.optStr("tag"),
-	}
-}
-
 // ActivityCompletedEvent records an activity result.
-type ActivityCompletedEvent struct{ Result string }
+type ActivityCompletedEvent struct {
+	Result string `dx:"result"`
+}
 
 // EventType implements EventKind.
 func (ActivityCompletedEvent) EventType() string { return "ActivityCompleted" }
 
-func (k ActivityCompletedEvent) writeFields(w *jsonWriter) { w.str("result", k.Result) }
-
-func (ActivityCompletedEvent) readFields(f *fields) EventKind {
-	return ActivityCompletedEvent{Result: f.str("result")}
-}
-
 // ActivityFailedEvent records an activity failure.
-type ActivityFailedEvent struct{ Details ErrorDetails }
+type ActivityFailedEvent struct {
+	Details ErrorDetails `dx:"details"`
+}
 
 // EventType implements EventKind.
 func (ActivityFailedEvent) EventType() string { return "ActivityFailed" }
 
-func (k ActivityFailedEvent) writeFields(w *jsonWriter) {
-	w.key("details")
-	k.Details.write(w)
-}
-
-func (ActivityFailedEvent) readFields(f *fields) EventKind {
-	return ActivityFailedEvent{Details: f.details("details")}
-}
-
 // ActivityCancelRequestedEvent records that the orchestration dropped an activity.
-type ActivityCancelRequestedEvent struct{ Reason string }
+type ActivityCancelRequestedEvent struct {
+	Reason string `dx:"reason"`
+}
 
 // EventType implements EventKind.
 func (ActivityCancelRequestedEvent) EventType() string { return "ActivityCancelRequested" }
 
-func (k ActivityCancelRequestedEvent) writeFields(w *jsonWriter) { w.str("reason", k.Reason) }
-
-func (ActivityCancelRequestedEvent) readFields(f *fields) EventKind {
-	return ActivityCancelRequestedEvent{Reason: f.str("reason")}
-}
-
 // TimerCreatedEvent records a durable timer.
-type TimerCreatedEvent struct{ FireAtMs uint64 }
+type TimerCreatedEvent struct {
+	FireAtMs uint64 `dx:"fire_at_ms"`
+}
 
 // EventType implements EventKind.
 func (TimerCreatedEvent) EventType() string { return "TimerCreated" }
 
-func (k TimerCreatedEvent) writeFields(w *jsonWriter) { w.u64("fire_at_ms", k.FireAtMs) }
-
-func (TimerCreatedEvent) readFields(f *fields) EventKind {
-	return TimerCreatedEvent{FireAtMs: f.u64("fire_at_ms")}
-}
-
 // TimerFiredEvent records that a timer fired.
-type TimerFiredEvent struct{ FireAtMs uint64 }
+type TimerFiredEvent struct {
+	FireAtMs uint64 `dx:"fire_at_ms"`
+}
 
 // EventType implements EventKind.
 func (TimerFiredEvent) EventType() string { return "TimerFired" }
 
-func (k TimerFiredEvent) writeFields(w *jsonWriter) { w.u64("fire_at_ms", k.FireAtMs) }
-
-func (TimerFiredEvent) readFields(f *fields) EventKind {
-	return TimerFiredEvent{FireAtMs: f.u64("fire_at_ms")}
-}
-
 // ExternalSubscribedEvent records a wait for an external event.
-type ExternalSubscribedEvent struct{ Name string }
+type ExternalSubscribedEvent struct {
+	Name string `dx:"name"`
+}
 
 // EventType implements EventKind.
 func (ExternalSubscribedEvent) EventType() string { return "ExternalSubscribed" }
 
-func (k ExternalSubscribedEvent) writeFields(w *jsonWriter) { w.str("name", k.Name) }
-
-func (ExternalSubscribedEvent) readFields(f *fields) EventKind {
-	return ExternalSubscribedEvent{Name: f.str("name")}
-}
-
 // ExternalEventEvent records a delivered external event.
-type ExternalEventEvent struct{ Name, Data string }
+type ExternalEventEvent struct {
+	Name string `dx:"name"`
+	Data string `dx:"data"`
+}
 
 // EventType implements EventKind.
 func (ExternalEventEvent) EventType() string { return "ExternalEvent" }
 
-func (k ExternalEventEvent) writeFields(w *jsonWriter) {
-	w.str("name", k.Name)
-	w.str("data", k.Data)
-}
-
-func (ExternalEventEvent) readFields(f *fields) EventKind {
-	return ExternalEventEvent{Name: f.str("name"), Data: f.str("data")}
-}
-
 // OrchestrationChainedEvent records a fire-and-forget orchestration start.
-type OrchestrationChainedEvent struct{ Name, Instance, Input string }
+type OrchestrationChainedEvent struct {
+	Name     string `dx:"name"`
+	Instance string `dx:"instance"`
+	Input    string `dx:"input"`
+}
 
 // EventType implements EventKind.
 func (OrchestrationChainedEvent) EventType() string { return "OrchestrationChained" }
 
-func (k OrchestrationChainedEvent) writeFields(w *jsonWriter) {
-	w.str("name", k.Name)
-	w.str("instance", k.Instance)
-	w.str("input", k.Input)
-}
-
-func (OrchestrationChainedEvent) readFields(f *fields) EventKind {
-	return OrchestrationChainedEvent{Name: f.str("name"), Instance: f.str("instance"), Input: f.str("input")}
-}
-
 // SubOrchestrationScheduledEvent records a child orchestration start; its event id is the
 // ParentID the child's completion reports.
-type SubOrchestrationScheduledEvent struct{ Name, Instance, Input string }
+type SubOrchestrationScheduledEvent struct {
+	Name     string `dx:"name"`
+	Instance string `dx:"instance"`
+	Input    string `dx:"input"`
+}
 
 // EventType implements EventKind.
 func (SubOrchestrationScheduledEvent) EventType() string { return "SubOrchestrationScheduled" }
 
-func (k SubOrchestrationScheduledEvent) writeFields(w *jsonWriter) {
-	w.str("name", k.Name)
-	w.str("instance", k.Instance)
-	w.str("input", k.Input)
-}
-
-func (SubOrchestrationScheduledEvent) readFields(f *fields) EventKind {
-	return SubOrchestrationScheduledEvent{Name: f.str("name"), Instance: f.str("instance"), Input: f.str("input")}
-}
-
 // SubOrchestrationCompletedEvent records a child's result.
-type SubOrchestrationCompletedEvent struct{ Result string }
+type SubOrchestrationCompletedEvent struct {
+	Result string `dx:"result"`
+}
 
 // EventType implements EventKind.
 func (SubOrchestrationCompletedEvent) EventType() string { return "SubOrchestrationCompleted" }
 
-func (k SubOrchestrationCompletedEvent) writeFields(w *jsonWriter) { w.str("result", k.Result) }
-
-func (SubOrchestrationCompletedEvent) readFields(f *fields) EventKind {
-	return SubOrchestrationCompletedEvent{Result: f.str("result")}
-}
-
 // SubOrchestrationFailedEvent records a child's failure.
-type SubOrchestrationFailedEvent struct{ Details ErrorDetails }
+type SubOrchestrationFailedEvent struct {
+	Details ErrorDetails `dx:"details"`
+}
 
 // EventType implements EventKind.
 func (SubOrchestrationFailedEvent) EventType() string { return "SubOrchestrationFailed" }
 
-func (k SubOrchestrationFailedEvent) writeFields(w *jsonWriter) {
-	w.key("details")
-	k.Details.write(w)
-}
-
-func (SubOrchestrationFailedEvent) readFields(f *fields) EventKind {
-	return SubOrchestrationFailedEvent{Details: f.details("details")}
-}
-
 // SubOrchestrationCancelRequestedEvent records that the parent dropped a child.
-type SubOrchestrationCancelRequestedEvent struct{ Reason string }
+type SubOrchestrationCancelRequestedEvent struct {
+	Reason string `dx:"reason"`
+}
 
 // EventType implements EventKind.
 func (SubOrchestrationCancelRequestedEvent) EventType() string {
 	return "SubOrchestrationCancelRequested"
 }
 
-func (k SubOrchestrationCancelRequestedEvent) writeFields(w *jsonWriter) { w.str("reason", k.Reason) }
-
-func (SubOrchestrationCancelRequestedEvent) readFields(f *fields) EventKind {
-	return SubOrchestrationCancelRequestedEvent{Reason: f.str("reason")}
-}
-
 // OrchestrationContinuedAsNewEvent ends an execution that continues as a new one.
-type OrchestrationContinuedAsNewEvent struct{ Input string }
+type OrchestrationContinuedAsNewEvent struct {
+	Input string `dx:"input"`
+}
 
 // EventType implements EventKind.
 func (OrchestrationContinuedAsNewEvent) EventType() string { return "OrchestrationContinuedAsNew" }
 
-func (k OrchestrationContinuedAsNewEvent) writeFields(w *jsonWriter) { w.str("input", k.Input) }
-
-func (OrchestrationContinuedAsNewEvent) readFields(f *fields) EventKind {
-	return OrchestrationContinuedAsNewEvent{Input: f.str("input")}
-}
-
 // OrchestrationCancelRequestedEvent records a CancelInstance request.
-type OrchestrationCancelRequestedEvent struct{ Reason string }
+type OrchestrationCancelRequestedEvent struct {
+	Reason string `dx:"reason"`
+}
 
 // EventType implements EventKind.
 func (OrchestrationCancelRequestedEvent) EventType() string { return "OrchestrationCancelRequested" }
 
-func (k OrchestrationCancelRequestedEvent) writeFields(w *jsonWriter) { w.str("reason", k.Reason) }
-
-func (OrchestrationCancelRequestedEvent) readFields(f *fields) EventKind {
-	return OrchestrationCancelRequestedEvent{Reason: f.str("reason")}
-}
-
 // ExternalSubscribedCancelledEvent records that a wait for an external event was dropped.
-type ExternalSubscribedCancelledEvent struct{ Reason string }
+type ExternalSubscribedCancelledEvent struct {
+	Reason string `dx:"reason"`
+}
 
 // EventType implements EventKind.
 func (ExternalSubscribedCancelledEvent) EventType() string { return "ExternalSubscribedCancelled" }
 
-func (k ExternalSubscribedCancelledEvent) writeFields(w *jsonWriter) { w.str("reason", k.Reason) }
-
-func (ExternalSubscribedCancelledEvent) readFields(f *fields) EventKind {
-	return ExternalSubscribedCancelledEvent{Reason: f.str("reason")}
-}
-
 // QueueSubscribedEvent (Rust QueueSubscribed) records a wait on a persistent queue. Its
 // wire tag is "ExternalSubscribedPersistent", kept by duroxide for compatibility.
-type QueueSubscribedEvent struct{ Name string }
+type QueueSubscribedEvent struct {
+	Name string `dx:"name"`
+}
 
 // EventType implements EventKind.
 func (QueueSubscribedEvent) EventType() string { return "ExternalSubscribedPersistent" }
 
-func (k QueueSubscribedEvent) writeFields(w *jsonWriter) { w.str("name", k.Name) }
-
-func (QueueSubscribedEvent) readFields(f *fields) EventKind {
-	return QueueSubscribedEvent{Name: f.str("name")}
-}
-
 // QueueEventDeliveredEvent (Rust QueueEventDelivered) records a consumed QueueMessage.
 // Its wire tag is "ExternalEventPersistent".
-type QueueEventDeliveredEvent struct{ Name, Data string }
+type QueueEventDeliveredEvent struct {
+	Name string `dx:"name"`
+	Data string `dx:"data"`
+}
 
 // EventType implements EventKind.
 func (QueueEventDeliveredEvent) EventType() string { return "ExternalEventPersistent" }
 
-func (k QueueEventDeliveredEvent) writeFields(w *jsonWriter) {
-	w.str("name", k.Name)
-	w.str("data", k.Data)
-}
-
-func (QueueEventDeliveredEvent) readFields(f *fields) EventKind {
-	return QueueEventDeliveredEvent{Name: f.str("name"), Data: f.str("data")}
-}
-
 // QueueSubscriptionCancelledEvent (Rust QueueSubscriptionCancelled) records a dropped
 // queue wait. Its wire tag is "ExternalSubscribedPersistentCancelled".
-type QueueSubscriptionCancelledEvent struct{ Reason string }
+type QueueSubscriptionCancelledEvent struct {
+	Reason string `dx:"reason"`
+}
 
 // EventType implements EventKind.
 func (QueueSubscriptionCancelledEvent) EventType() string {
 	return "ExternalSubscribedPersistentCancelled"
 }
 
-func (k QueueSubscriptionCancelledEvent) writeFields(w *jsonWriter) { w.str("reason", k.Reason) }
-
-func (QueueSubscriptionCancelledEvent) readFields(f *fields) EventKind {
-	return QueueSubscriptionCancelledEvent{Reason: f.str("reason")}
-}
-
 // CustomStatusUpdatedEvent sets (Status non-nil) or clears (nil) the custom status. The
 // last one in an ack's HistoryDelta is what the provider stores, bumping the version.
-type CustomStatusUpdatedEvent struct{ Status *string }
+type CustomStatusUpdatedEvent struct {
+	Status *string `dx:"status"`
+}
 
 // EventType implements EventKind.
 func (CustomStatusUpdatedEvent) EventType() string { return "CustomStatusUpdated" }
 
-func (k CustomStatusUpdatedEvent) writeFields(w *jsonWriter) { w.nullableStr("status", k.Status) }
-
-func (CustomStatusUpdatedEvent) readFields(f *fields) EventKind {
-	return CustomStatusUpdatedEvent{Status: f.optStr("status")}
-}
-
 // KeyValueSetEvent sets an instance-scoped KV entry (applied by the provider on ack).
 type KeyValueSetEvent struct {
-	Key, Value      string
-	LastUpdatedAtMs uint64 // missing on the wire reads as 0 (older writers)
+	Key             string `dx:"key"`
+	Value           string `dx:"value"`
+	LastUpdatedAtMs uint64 `dx:"last_updated_at_ms,default"` // missing on the wire reads as 0 (older writers)
 }
 
 // EventType implements EventKind.
 func (KeyValueSetEvent) EventType() string { return "KeyValueSet" }
 
-func (k KeyValueSetEvent) writeFields(w *jsonWriter) {
-	w.str("key", k.Key)
-	w.str("value", k.Value)
-	w.u64("last_updated_at_ms", k.LastUpdatedAtMs)
-}
-
-func (KeyValueSetEvent) readFields(f *fields) EventKind {
-	return KeyValueSetEvent{
-		Key:             f.str("key"),
-		Value:           f.str("value"),
-		LastUpdatedAtMs: defaulted(f, "last_updated_at_ms", asU64),
-	}
-}
-
 // KeyValueClearedEvent removes one KV entry.
-type KeyValueClearedEvent struct{ Key string }
+type KeyValueClearedEvent struct {
+	Key string `dx:"key"`
+}
 
 // EventType implements EventKind.
 func (KeyValueClearedEvent) EventType() string { return "KeyValueCleared" }
-
-func (k KeyValueClearedEvent) writeFields(w *jsonWriter) { w.str("key", k.Key) }
-
-func (KeyValueClearedEvent) readFields(f *fields) EventKind {
-	return KeyValueClearedEvent{Key: f.str("key")}
-}
 
 // KeyValuesClearedEvent removes every KV entry of the instance.
 type KeyValuesClearedEvent struct{}
 
 // EventType implements EventKind.
 func (KeyValuesClearedEvent) EventType() string { return "KeyValuesCleared" }
-
-func (KeyValuesClearedEvent) writeFields(*jsonWriter) {}
-
-func (KeyValuesClearedEvent) readFields(*fields) EventKind { return KeyValuesClearedEvent{} }

@@ -61,8 +61,8 @@ func TestWorkItemFixtures(t *testing.T) {
 			assertSameJSON(t, out, tc.JSON)
 		})
 	}
-	if len(seen) != len(workItemReaders) {
-		t.Errorf("fixtures cover %d WorkItem variants, codec knows %d", len(seen), len(workItemReaders))
+	if len(seen) != len(workItems.pointers) {
+		t.Errorf("fixtures cover %d WorkItem variants, codec knows %d", len(seen), len(workItems.pointers))
 	}
 }
 
@@ -97,8 +97,8 @@ func TestEventFixtures(t *testing.T) {
 			assertSameJSON(t, out, tc.JSON)
 		})
 	}
-	if len(seen) != len(eventKindReaders) {
-		t.Errorf("fixtures cover %d event types, codec knows %d", len(seen), len(eventKindReaders))
+	if len(seen) != len(eventKinds.pointers) {
+		t.Errorf("fixtures cover %d event types, codec knows %d", len(seen), len(eventKinds.pointers))
 	}
 }
 
@@ -133,8 +133,8 @@ func TestErrorDetailsFixtures(t *testing.T) {
 			assertSameJSON(t, out, tc.JSON)
 		})
 	}
-	if len(seen) != len(errorDetailsReaders) {
-		t.Errorf("fixtures cover %d ErrorDetails variants, codec knows %d", len(seen), len(errorDetailsReaders))
+	if len(seen) != reflect.TypeFor[ErrorDetails]().NumField() {
+		t.Errorf("fixtures cover %d ErrorDetails variants, codec knows %d", len(seen), reflect.TypeFor[ErrorDetails]().NumField())
 	}
 }
 

@@ -1,6 +1,6 @@
 package duroxide
 
-import "fmt"
+import "reflect"
 
 // WorkItem is a message in one of the provider's two queues. It is a closed union: the
 // concrete types are the structs below, one per variant of duroxide's WorkItem enum, and
@@ -24,110 +24,110 @@ type WorkItem interface {
 // StartOrchestration starts an execution. Enqueueing it does not create the instance:
 // the instance record appears when the first turn is acked with metadata.
 type StartOrchestration struct {
-	Instance      string
-	Orchestration string
-	Input         string
+	Instance      string `dx:"instance"`
+	Orchestration string `dx:"orchestration"`
+	Input         string `dx:"input"`
 	// Version nil means "let the runtime resolve the version from its registry".
-	Version *string
+	Version *string `dx:"version"`
 	// ParentInstance / ParentID are set for sub-orchestrations: the parent instance and
 	// the event id of its SubOrchestrationScheduled event. nil for top-level starts.
-	ParentInstance *string
-	ParentID       *uint64
-	ExecutionID    uint64 // usually InitialExecutionID
+	ParentInstance *string `dx:"parent_instance"`
+	ParentID       *uint64 `dx:"parent_id"`
+	ExecutionID    uint64  `dx:"execution_id"` // usually InitialExecutionID
 }
 
 // ActivityExecute asks a worker to run an activity. It is the only worker-queue variant.
 type ActivityExecute struct {
-	Instance    string
-	ExecutionID uint64
-	ID          uint64 // event id of ActivityScheduled; completions echo it
-	Name        string
-	Input       string
+	Instance    string `dx:"instance"`
+	ExecutionID uint64 `dx:"execution_id"`
+	ID          uint64 `dx:"id"` // event id of ActivityScheduled; completions echo it
+	Name        string `dx:"name"`
+	Input       string `dx:"input"`
 	// SessionID nil: any worker may run it. Non-nil: it is routed to the worker that
 	// owns (or claims) that session; see SessionFetchConfig.
-	SessionID *string
+	SessionID *string `dx:"session_id,omitempty"`
 	// Tag nil: the default (untagged) queue. Non-nil: only workers whose TagFilter
 	// matches the tag may fetch it.
-	Tag *string
+	Tag *string `dx:"tag,omitempty"`
 }
 
 // ActivityCompleted reports an activity's result to its orchestration.
 type ActivityCompleted struct {
-	Instance    string
-	ExecutionID uint64
-	ID          uint64 // event id of the ActivityScheduled it completes
-	Result      string
+	Instance    string `dx:"instance"`
+	ExecutionID uint64 `dx:"execution_id"`
+	ID          uint64 `dx:"id"` // event id of the ActivityScheduled it completes
+	Result      string `dx:"result"`
 }
 
 // ActivityFailed reports an activity's failure to its orchestration.
 type ActivityFailed struct {
-	Instance    string
-	ExecutionID uint64
-	ID          uint64 // event id of the ActivityScheduled it completes
-	Details     ErrorDetails
+	Instance    string       `dx:"instance"`
+	ExecutionID uint64       `dx:"execution_id"`
+	ID          uint64       `dx:"id"` // event id of the ActivityScheduled it completes
+	Details     ErrorDetails `dx:"details"`
 }
 
 // TimerFired wakes an orchestration when a durable timer expires. When it is part of an
 // ack's OrchestratorItems it becomes visible at FireAtMs (server clock); enqueued through
 // EnqueueForOrchestrator only the delay argument counts.
 type TimerFired struct {
-	Instance    string
-	ExecutionID uint64
-	ID          uint64 // event id of TimerCreated
-	FireAtMs    uint64 // ms since the Unix epoch
+	Instance    string `dx:"instance"`
+	ExecutionID uint64 `dx:"execution_id"`
+	ID          uint64 `dx:"id"`         // event id of TimerCreated
+	FireAtMs    uint64 `dx:"fire_at_ms"` // ms since the Unix epoch
 }
 
 // ExternalRaised delivers an external event, matched by Name to an ExternalSubscribed
 // event. It may arrive before the instance exists; it is enqueued anyway.
 type ExternalRaised struct {
-	Instance string
-	Name     string
-	Data     string
+	Instance string `dx:"instance"`
+	Name     string `dx:"name"`
+	Data     string `dx:"data"`
 }
 
 // SubOrchCompleted reports a child orchestration's result to its parent.
 type SubOrchCompleted struct {
-	ParentInstance    string
-	ParentExecutionID uint64
-	ParentID          uint64 // event id of the parent's SubOrchestrationScheduled
-	Result            string
+	ParentInstance    string `dx:"parent_instance"`
+	ParentExecutionID uint64 `dx:"parent_execution_id"`
+	ParentID          uint64 `dx:"parent_id"` // event id of the parent's SubOrchestrationScheduled
+	Result            string `dx:"result"`
 }
 
 // SubOrchFailed reports a child orchestration's failure to its parent.
 type SubOrchFailed struct {
-	ParentInstance    string
-	ParentExecutionID uint64
-	ParentID          uint64 // event id of the parent's SubOrchestrationScheduled
-	Details           ErrorDetails
+	ParentInstance    string       `dx:"parent_instance"`
+	ParentExecutionID uint64       `dx:"parent_execution_id"`
+	ParentID          uint64       `dx:"parent_id"` // event id of the parent's SubOrchestrationScheduled
+	Details           ErrorDetails `dx:"details"`
 }
 
 // CancelInstance asks the runtime to cancel an orchestration.
 type CancelInstance struct {
-	Instance string
-	Reason   string
+	Instance string `dx:"instance"`
+	Reason   string `dx:"reason"`
 }
 
 // ContinueAsNew ends the current execution and starts the next one. The provider never
 // synthesizes executions itself: the runtime acks the new execution's first turn with an
 // explicit execution id.
 type ContinueAsNew struct {
-	Instance      string
-	Orchestration string
-	Input         string
-	Version       *string
+	Instance      string  `dx:"instance"`
+	Orchestration string  `dx:"orchestration"`
+	Input         string  `dx:"input"`
+	Version       *string `dx:"version"`
 	// CarryForwardEvents are unconsumed persistent queue events (name, data) carried into
 	// the new execution in FIFO order. nil and empty are equivalent; both encode as [].
-	CarryForwardEvents [][2]string
+	CarryForwardEvents [][2]string `dx:"carry_forward_events,default"`
 	// InitialCustomStatus carries the custom status over; nil = none (key omitted).
-	InitialCustomStatus *string
+	InitialCustomStatus *string `dx:"initial_custom_status,omitempty"`
 }
 
 // QueueMessage is a persistent queue event (FIFO mailbox semantics): it waits until a
 // QueueSubscribed consumes it.
 type QueueMessage struct {
-	Instance string
-	Name     string
-	Data     string
+	Instance string `dx:"instance"`
+	Name     string `dx:"name"`
+	Data     string `dx:"data"`
 }
 
 // InstanceID implements WorkItem.
@@ -176,238 +176,35 @@ func (ContinueAsNew) isWorkItem()      {}
 func (QueueMessage) isWorkItem()       {}
 
 // ---------------------------------------------------------------------------------------
-// Codec
+// Codec: a variant's wire name is its Go type name, its fields are the dx tags above.
 
-// workItemVariant is implemented by every WorkItem struct: its serde name, how it writes
-// its fields and how it reads them, kept together so the two directions cannot drift.
-type workItemVariant interface {
-	WorkItem
-	structVariant
-	readFields(f *fields) WorkItem
-}
-
-var workItemReaders = variantReaders(workItemVariant.variant, workItemVariant.readFields,
-	[]workItemVariant{
-		StartOrchestration{}, ActivityExecute{}, ActivityCompleted{}, ActivityFailed{},
-		TimerFired{}, ExternalRaised{}, SubOrchCompleted{}, SubOrchFailed{},
-		CancelInstance{}, ContinueAsNew{}, QueueMessage{},
-	})
+var workItems = variantsOf[WorkItem](func(w WorkItem) string { return reflect.TypeOf(w).Name() },
+	StartOrchestration{}, ActivityExecute{}, ActivityCompleted{}, ActivityFailed{},
+	TimerFired{}, ExternalRaised{}, SubOrchCompleted{}, SubOrchFailed{},
+	CancelInstance{}, ContinueAsNew{}, QueueMessage{})
 
 // MarshalWorkItem encodes item exactly as duroxide's serde_json does
 // ({"Variant":{fields}}, compact, serde key order), so stored queue entries are readable by
 // any duroxide tool. A nil item, a nil pointer or invalid UTF-8 in a string is an error.
 func MarshalWorkItem(item WorkItem) ([]byte, error) {
-	v, ok := item.(workItemVariant)
-	if !ok || isNilPointer(item) {
-		return nil, fmt.Errorf("duroxide: encode WorkItem: unsupported value %T", item)
+	name, v, ok := workItems.of(item)
+	if !ok {
+		return nil, encodeErrorf("WorkItem", "unsupported value %T", item)
 	}
-	return marshalWithContext("WorkItem::"+v.variant(), func(w *jsonWriter) { w.tagged(v) })
+	return marshalWithContext("WorkItem::"+name, func(w *jsonWriter) { writeTagged(w, name, v) })
 }
 
 // UnmarshalWorkItem decodes duroxide's serde_json form strictly: unknown variants, missing
 // or mistyped fields, several variant keys and trailing data are errors (never a silently
 // empty item); unknown extra fields are ignored, as serde does.
 func UnmarshalWorkItem(data []byte) (WorkItem, error) {
-	root, err := parseJSON("WorkItem", data)
-	if err != nil {
-		return nil, err
-	}
-	return decodeTagged("WorkItem", root, workItemReaders)
-}
-
-func (StartOrchestration) variant() string { return "StartOrchestration" }
-
-func (w StartOrchestration) writeFields(j *jsonWriter) {
-	j.str("instance", w.Instance)
-	j.str("orchestration", w.Orchestration)
-	j.str("input", w.Input)
-	j.nullableStr("version", w.Version)
-	j.nullableStr("parent_instance", w.ParentInstance)
-	j.nullableU64("parent_id", w.ParentID)
-	j.u64("execution_id", w.ExecutionID)
-}
-
-func (StartOrchestration) readFields(f *fields) WorkItem {
-	return StartOrchestration{
-		Instance:       f.str("instance"),
-		Orchestration:  f.str("orchestration"),
-		Input:          f.str("input"),
-		Version:        f.optStr("version"),
-		ParentInstance: f.optStr("parent_instance"),
-		ParentID:       f.optU64("parent_id"),
-		ExecutionID:    f.u64("execution_id"),
-	}
-}
-
-func (ActivityExecute) variant() string { return "ActivityExecute" }
-
-func (w ActivityExecute) writeFields(j *jsonWriter) {
-	j.str("instance", w.Instance)
-	j.u64("execution_id", w.ExecutionID)
-	j.u64("id", w.ID)
-	j.str("name", w.Name)
-	j.str("input", w.Input)
-	j.omittableStr("session_id", w.SessionID)
-	j.omittableStr("tag", w.Tag)
-}
-
-func (ActivityExecute) readFields(f *fields) WorkItem {
-	return ActivityExecute{
-		Instance:    f.str("instance"),
-		ExecutionID: f.u64("execution_id"),
-		ID:          f.u64("id"),
-		Name:        f.str("name"),
-		Input:       f.str("input"),
-		SessionID:   f.optStr("session_id"),
-		Tag:         f.optStr("tag"),
-	}
-}
-
-func (ActivityCompleted) variant() string { return "ActivityCompleted" }
-
-func (w ActivityCompleted) writeFields(j *jsonWriter) {
-	j.str("instance", w.Instance)
-	j.u64("execution_id", w.ExecutionID)
-	j.u64("id", w.ID)
-	j.str("result", w.Result)
-}
-
-func (ActivityCompleted) readFields(f *fields) WorkItem {
-	return ActivityCompleted{
-		Instance:    f.str("instance"),
-		ExecutionID: f.u64("execution_id"),
-		ID:          f.u64("id"),
-		Result:      f.str("result"),
-	}
-}
-
-func (ActivityFailed) variant() string { return "ActivityFailed" }
-
-func (w ActivityFailed) writeFields(j *jsonWriter) {
-	j.str("instance", w.Instance)
-	j.u64("execution_id", w.ExecutionID)
-	j.u64("id", w.ID)
-	j.key("details")
-	w.Details.write(j)
-}
-
-func (ActivityFailed) readFields(f *fields) WorkItem {
-	return ActivityFailed{
-		Instance:    f.str("instance"),
-		ExecutionID: f.u64("execution_id"),
-		ID:          f.u64("id"),
-		Details:     f.details("details"),
-	}
-}
-
-func (TimerFired) variant() string { return "TimerFired" }
-
-func (w TimerFired) writeFields(j *jsonWriter) {
-	j.str("instance", w.Instance)
-	j.u64("execution_id", w.ExecutionID)
-	j.u64("id", w.ID)
-	j.u64("fire_at_ms", w.FireAtMs)
-}
-
-func (TimerFired) readFields(f *fields) WorkItem {
-	return TimerFired{
-		Instance:    f.str("instance"),
-		ExecutionID: f.u64("execution_id"),
-		ID:          f.u64("id"),
-		FireAtMs:    f.u64("fire_at_ms"),
-	}
-}
-
-func (ExternalRaised) variant() string { return "ExternalRaised" }
-
-func (w ExternalRaised) writeFields(j *jsonWriter) {
-	j.str("instance", w.Instance)
-	j.str("name", w.Name)
-	j.str("data", w.Data)
-}
-
-func (ExternalRaised) readFields(f *fields) WorkItem {
-	return ExternalRaised{Instance: f.str("instance"), Name: f.str("name"), Data: f.str("data")}
-}
-
-func (SubOrchCompleted) variant() string { return "SubOrchCompleted" }
-
-func (w SubOrchCompleted) writeFields(j *jsonWriter) {
-	j.str("parent_instance", w.ParentInstance)
-	j.u64("parent_execution_id", w.ParentExecutionID)
-	j.u64("parent_id", w.ParentID)
-	j.str("result", w.Result)
-}
-
-func (SubOrchCompleted) readFields(f *fields) WorkItem {
-	return SubOrchCompleted{
-		ParentInstance:    f.str("parent_instance"),
-		ParentExecutionID: f.u64("parent_execution_id"),
-		ParentID:          f.u64("parent_id"),
-		Result:            f.str("result"),
-	}
-}
-
-func (SubOrchFailed) variant() string { return "SubOrchFailed" }
-
-func (w SubOrchFailed) writeFields(j *jsonWriter) {
-	j.str("parent_instance", w.ParentInstance)
-	j.u64("parent_execution_id", w.ParentExecutionID)
-	j.u64("parent_id", w.ParentID)
-	j.key("details")
-	w.Details.write(j)
-}
-
-func (SubOrchFailed) readFields(f *fields) WorkItem {
-	return SubOrchFailed{
-		ParentInstance:    f.str("parent_instance"),
-		ParentExecutionID: f.u64("parent_execution_id"),
-		ParentID:          f.u64("parent_id"),
-		Details:           f.details("details"),
-	}
-}
-
-func (CancelInstance) variant() string { return "CancelInstance" }
-
-func (w CancelInstance) writeFields(j *jsonWriter) {
-	j.str("instance", w.Instance)
-	j.str("reason", w.Reason)
-}
-
-func (CancelInstance) readFields(f *fields) WorkItem {
-	return CancelInstance{Instance: f.str("instance"), Reason: f.str("reason")}
-}
-
-func (ContinueAsNew) variant() string { return "ContinueAsNew" }
-
-func (w ContinueAsNew) writeFields(j *jsonWriter) {
-	j.str("instance", w.Instance)
-	j.str("orchestration", w.Orchestration)
-	j.str("input", w.Input)
-	j.nullableStr("version", w.Version)
-	j.pairs("carry_forward_events", w.CarryForwardEvents)
-	j.omittableStr("initial_custom_status", w.InitialCustomStatus)
-}
-
-func (ContinueAsNew) readFields(f *fields) WorkItem {
-	return ContinueAsNew{
-		Instance:            f.str("instance"),
-		Orchestration:       f.str("orchestration"),
-		Input:               f.str("input"),
-		Version:             f.optStr("version"),
-		CarryForwardEvents:  defaulted(f, "carry_forward_events", asPairs),
-		InitialCustomStatus: f.optStr("initial_custom_status"),
-	}
-}
-
-func (QueueMessage) variant() string { return "QueueMessage" }
-
-func (w QueueMessage) writeFields(j *jsonWriter) {
-	j.str("instance", w.Instance)
-	j.str("name", w.Name)
-	j.str("data", w.Data)
-}
-
-func (QueueMessage) readFields(f *fields) WorkItem {
-	return QueueMessage{Instance: f.str("instance"), Name: f.str("name"), Data: f.str("data")}
+	var item WorkItem
+	err := unmarshalInto(data, "WorkItem", func(path string, j jsonValue) (WorkItem, error) {
+		_, p, err := readTagged(path, j, workItems.pointerType)
+		if err != nil {
+			return nil, err
+		}
+		return p.Elem().Interface().(WorkItem), nil
+	}, &item)
+	return item, err
 }
