@@ -3,6 +3,7 @@ package duroxide
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -320,12 +321,25 @@ func (t tagged) readPayload(path string, v reflect.Value) error {
 	return readFields(path, t.payload.members, v)
 }
 
-// unit checks the payload of a unit variant: serde_json accepts "Name" and {"Name": null}.
-func (t tagged) unit(path string) error {
-	if !t.bare && t.payload.kind != jsonNull {
+// unitOf checks that t is one of the unit variants names; serde_json accepts "Name" and
+// {"Name": null}.
+func (t tagged) unitOf(path string, names []string) error {
+	switch {
+	case !slices.Contains(names, t.name):
+		return decodeErrorf(path, "unknown variant %q", truncate(t.name))
+	case !t.bare && t.payload.kind != jsonNull:
 		return typeError(path+"::"+t.name, t.payload, "unit variant (null)")
 	}
 	return nil
+}
+
+// writeUnit writes the unit variant name of enum, which must be one of names.
+func writeUnit(w *jsonWriter, enum, name string, names []string) {
+	if !slices.Contains(names, name) {
+		w.fail("%s: unknown variant %q", enum, name)
+		return
+	}
+	w.string(name)
 }
 
 // ---------------------------------------------------------------------------------------

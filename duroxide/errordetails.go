@@ -1,6 +1,9 @@
 package duroxide
 
-import "reflect"
+import (
+	"reflect"
+	"slices"
+)
 
 // ErrorDetails is duroxide's structured failure, carried by ActivityFailed / SubOrchFailed
 // work items and OrchestrationFailed / ActivityFailed / SubOrchestrationFailed events.
@@ -136,26 +139,22 @@ func (k ConfigErrorKind) MarshalJSON() ([]byte, error) { return marshalValue(k) 
 func (k *ConfigErrorKind) UnmarshalJSON(data []byte) error { return unmarshalValue(data, k) }
 
 func (k ConfigErrorKind) writeJSON(w *jsonWriter) {
-	if k != ConfigErrorNondeterminism {
-		w.fail("ConfigErrorKind: unknown variant %q", string(k))
-		return
-	}
-	w.string(string(k))
+	writeUnit(w, "ConfigErrorKind", string(k), configErrorUnits)
 }
 
 func (k *ConfigErrorKind) readJSON(path string, j jsonValue) error {
 	t, err := externalTag(path, j)
-	if err == nil && ConfigErrorKind(t.name) != ConfigErrorNondeterminism {
-		err = decodeErrorf(path, "unknown variant %q", truncate(t.name))
-	}
 	if err == nil {
-		err = t.unit(path)
-	}
-	if err == nil {
-		*k = ConfigErrorNondeterminism
+		err = t.unitOf(path, configErrorUnits)
+		*k = ConfigErrorKind(t.name)
 	}
 	return err
 }
+
+var (
+	configErrorUnits = []string{string(ConfigErrorNondeterminism)}
+	appErrorUnits    = []string{string(AppErrorActivityFailed), string(AppErrorOrchestrationFailed), string(AppErrorPanicked)}
+)
 
 // MarshalJSON writes "ActivityFailed" / "OrchestrationFailed" / "Panicked" or
 // {"Cancelled":{"reason":...}}.
@@ -173,34 +172,24 @@ func (k AppErrorKind) writeJSON(w *jsonWriter) {
 	switch {
 	case k.Variant == AppErrorCancelled:
 		writeTagged(w, string(AppErrorCancelled), reflect.ValueOf(cancelled{Reason: k.Reason}))
-	case !k.Variant.isUnit():
-		w.fail("AppErrorKind: unknown variant %q", string(k.Variant))
-	case k.Reason != "":
+	case k.Reason != "" && slices.Contains(appErrorUnits, string(k.Variant)):
 		w.fail("AppErrorKind: reason is only valid for Cancelled, not %s", k.Variant)
 	default:
-		w.string(string(k.Variant))
+		writeUnit(w, "AppErrorKind", string(k.Variant), appErrorUnits)
 	}
-}
-
-func (v AppErrorVariant) isUnit() bool {
-	return v == AppErrorActivityFailed || v == AppErrorOrchestrationFailed || v == AppErrorPanicked
 }
 
 func (k *AppErrorKind) readJSON(path string, j jsonValue) error {
 	t, err := externalTag(path, j)
-	if err != nil {
-		return err
-	}
-	switch variant := AppErrorVariant(t.name); {
-	case variant == AppErrorCancelled:
+	switch {
+	case err != nil:
+	case t.name == string(AppErrorCancelled):
 		var c cancelled
 		err = t.readPayload(path+"::"+t.name, reflect.ValueOf(&c).Elem())
-		*k = AppErrorKind{Variant: variant, Reason: c.Reason}
-	case variant.isUnit():
-		err = t.unit(path)
-		*k = AppErrorKind{Variant: variant}
+		*k = AppErrorKind{Variant: AppErrorCancelled, Reason: c.Reason}
 	default:
-		err = decodeErrorf(path, "unknown variant %q", truncate(t.name))
+		err = t.unitOf(path, appErrorUnits)
+		*k = AppErrorKind{Variant: AppErrorVariant(t.name)}
 	}
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -74,12 +75,17 @@ func truncate(s string) string {
 // risking a stack overflow on hostile data.
 const maxJSONDepth = 128
 
+// decoders are reused because a decoder's setup is a tenth of a small value's decoding.
+var decoders = sync.Pool{New: func() any { return new(jsontext.Decoder) }}
+
 // parseJSON parses exactly one JSON value; anything but whitespace after it is an error.
 // what names the expected value in error messages.
 func parseJSON(what string, data []byte) (jsonValue, error) {
+	d := decoders.Get().(*jsontext.Decoder)
+	defer decoders.Put(d)
 	// Duplicate keys are allowed here: serde rejects only declared fields given twice,
 	// which the field decoder checks.
-	d := jsontext.NewDecoder(bytes.NewBuffer(data), jsontext.AllowDuplicateNames(true))
+	d.Reset(bytes.NewBuffer(data), jsontext.AllowDuplicateNames(true))
 	v, err := readJSON(d)
 	if err == nil {
 		if _, err = d.ReadToken(); err == io.EOF {
