@@ -91,6 +91,7 @@ func readFields(path string, members []jsonMember, v reflect.Value) error {
 var (
 	appErrorKindType    = reflect.TypeFor[AppErrorKind]()
 	configErrorKindType = reflect.TypeFor[ConfigErrorKind]()
+	pairsType           = reflect.TypeFor[[][2]string]()
 )
 
 func encodeValue(w *jsonWriter, v reflect.Value) {
@@ -109,10 +110,12 @@ func encodeValue(w *jsonWriter, v reflect.Value) {
 		w.buf = append(w.buf, "null"...)
 	case t.Kind() == reflect.Pointer:
 		encodeValue(w, v.Elem())
-	case t.Kind() == reflect.Slice:
+	case t == pairsType:
 		encodePairs(w, v.Interface().([][2]string))
-	default:
+	case t.Kind() == reflect.Struct:
 		encodeUnion(w, v)
+	default:
+		w.fail("field %q: no wire form for %s", w.lastKey, t)
 	}
 }
 
@@ -139,12 +142,15 @@ func decodeValue(path string, j jsonValue, v reflect.Value) error {
 			return err
 		}
 		v.Set(p)
-	case t.Kind() == reflect.Slice:
+	case t.Kind() == reflect.Pointer: // null: None
+	case t == pairsType:
 		pairs, err := decodePairs(path, j)
 		v.Set(reflect.ValueOf(pairs))
 		return err
 	case t.Kind() == reflect.Struct:
 		return decodeUnion(path, j, v)
+	default:
+		return decodeErrorf(path, "no wire form for %s", t)
 	}
 	return nil
 }
