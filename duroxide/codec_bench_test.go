@@ -9,37 +9,12 @@ func BenchmarkDecodeFixtures(b *testing.B) {
 	items, events := fixtureBytes(b, "workitems.json"), fixtureBytes(b, "events.json")
 	b.ReportAllocs()
 	for b.Loop() {
-		for _, raw := range items {
-			if _, err := UnmarshalWorkItem(raw); err != nil {
-				b.Fatal(err)
-			}
-		}
-		for _, raw := range events {
-			var e Event
-			if err := e.UnmarshalJSON(raw); err != nil {
-				b.Fatal(err)
-			}
-		}
+		decodeFixtures(b, items, events)
 	}
 }
 
 func BenchmarkEncodeFixtures(b *testing.B) {
-	var items []WorkItem
-	for _, raw := range fixtureBytes(b, "workitems.json") {
-		item, err := UnmarshalWorkItem(raw)
-		if err != nil {
-			b.Fatal(err)
-		}
-		items = append(items, item)
-	}
-	var events []Event
-	for _, raw := range fixtureBytes(b, "events.json") {
-		var e Event
-		if err := e.UnmarshalJSON(raw); err != nil {
-			b.Fatal(err)
-		}
-		events = append(events, e)
-	}
+	items, events := decodeFixtures(b, fixtureBytes(b, "workitems.json"), fixtureBytes(b, "events.json"))
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, item := range items {
@@ -62,4 +37,20 @@ func fixtureBytes(b *testing.B, file string) [][]byte {
 		out = append(out, compactJSON(b, c.JSON))
 	}
 	return out
+}
+
+func decodeFixtures(b *testing.B, rawItems, rawEvents [][]byte) ([]WorkItem, []Event) {
+	items, events := make([]WorkItem, len(rawItems)), make([]Event, len(rawEvents))
+	for i, raw := range rawItems {
+		var err error
+		if items[i], err = UnmarshalWorkItem(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i, raw := range rawEvents {
+		if err := events[i].UnmarshalJSON(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return items, events
 }

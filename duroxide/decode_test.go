@@ -1,7 +1,6 @@
 package duroxide
 
 import (
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -129,15 +128,7 @@ func TestDecodeErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := decodeAs(tc.kind, []byte(tc.input))
-			if err == nil {
-				t.Fatalf("decode succeeded with %#v, want error containing %q", got, tc.want)
-			}
-			if !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("error %q does not contain %q", err, tc.want)
-			}
-			if !errors.Is(err, ErrUndecodable) {
-				t.Errorf("error %q is not ErrUndecodable", err)
-			}
+			assertCodecError(t, got, err, tc.want, ErrUndecodable)
 		})
 	}
 }

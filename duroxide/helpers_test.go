@@ -3,9 +3,11 @@ package duroxide
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -73,3 +75,18 @@ func assertSameJSON(tb testing.TB, got, want []byte) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// assertCodecError checks that a codec call failed (got is what it produced instead) with
+// an error of the given kind whose text contains want.
+func assertCodecError(t *testing.T, got any, err error, want string, kind error) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("succeeded with %#v, want error containing %q", got, want)
+	}
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not contain %q", err, want)
+	}
+	if !errors.Is(err, kind) {
+		t.Errorf("error %q is not %v", err, kind)
+	}
+}
