@@ -99,6 +99,8 @@ var eventKinds = variantsOf[EventKind](EventKind.EventType,
 	QueueSubscriptionCancelledEvent{}, CustomStatusUpdatedEvent{}, KeyValueSetEvent{},
 	KeyValueClearedEvent{}, KeyValuesClearedEvent{})
 
+// decodeEvent reads the common fields, then the "type" tag, then that kind's fields, all
+// from the one object.
 func decodeEvent(path string, j jsonValue) (Event, error) {
 	if j.kind != jsonObject {
 		return Event{}, typeError(path, j, "an object")
