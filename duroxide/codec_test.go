@@ -7,8 +7,8 @@ import (
 )
 
 // TestWireTagsAreWellFormed walks every struct the codec reaches. A field without a dx tag
-// would silently stay off the wire, and a misspelt option would silently make a field
-// required, so both are errors here.
+// would silently stay off the wire, a misspelt option would silently make a field
+// required, and a key that needs escaping would be written raw, so all are errors here.
 func TestWireTagsAreWellFormed(t *testing.T) {
 	untagged := map[reflect.Type]bool{ // their fields are variants or self-coded parts
 		reflect.TypeFor[ErrorDetails](): true, reflect.TypeFor[PoisonMessageType](): true,
@@ -36,7 +36,8 @@ func TestWireTagsAreWellFormed(t *testing.T) {
 			}
 			key, opt, _ := strings.Cut(tag, ",")
 			validOpt := opt == "" || opt == "default" || (opt == "omitempty" && f.Type.Kind() == reflect.Pointer)
-			if key == "" || !validOpt {
+			// jsonWriter.key writes keys unescaped, so they must be plain snake_case.
+			if key == "" || strings.Trim(key, "abcdefghijklmnopqrstuvwxyz_") != "" || !validOpt {
 				t.Errorf("%s.%s: malformed dx tag %q", typ.Name(), f.Name, tag)
 			}
 		}

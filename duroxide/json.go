@@ -174,14 +174,14 @@ func (w *jsonWriter) result() ([]byte, error) {
 	return w.buf, nil
 }
 
-// key writes a member's key, after a comma unless it opens the object.
+// key writes a member's key, after a comma unless it opens the object. Keys are dx tags
+// and variant names, plain identifiers that need no escaping.
 func (w *jsonWriter) key(k string) {
 	if len(w.buf) > 0 && w.buf[len(w.buf)-1] != '{' {
 		w.buf = append(w.buf, ',')
 	}
 	w.lastKey = k
-	w.string(k)
-	w.buf = append(w.buf, ':')
+	w.buf = append(append(append(w.buf, '"'), k...), '"', ':')
 }
 
 // string writes s escaped exactly like serde_json: only '"', '\\' and control characters
