@@ -31,10 +31,10 @@ func BenchmarkEncodeFixtures(b *testing.B) {
 }
 
 // fixtureBytes returns the compact serde form of every case in file.
-func fixtureBytes(b *testing.B, file string) [][]byte {
+func fixtureBytes(tb testing.TB, file string) [][]byte {
 	var out [][]byte
-	for _, c := range loadFixture(b, file) {
-		out = append(out, compactJSON(b, c.JSON))
+	for _, c := range loadFixture(tb, file) {
+		out = append(out, compactJSON(tb, c.JSON))
 	}
 	return out
 }

@@ -1,8 +1,10 @@
 package duroxide
 
 import (
+	"bytes"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -69,4 +71,26 @@ func TestUnsupportedFieldTypeIsAnErrorNotAPanic(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "odd.n: no wire form for int") {
 		t.Errorf("decode: %v", err)
 	}
+}
+
+// TestConcurrentCodecUse exercises the shared field cache and decoder pool from several
+// goroutines; run with -race it also proves they need no further locking.
+func TestConcurrentCodecUse(t *testing.T) {
+	raws := fixtureBytes(t, "events.json")
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for _, raw := range raws {
+				var e Event
+				if err := e.UnmarshalJSON(raw); err != nil {
+					t.Errorf("decode %s: %v", raw, err)
+					continue
+				}
+				if out, err := e.MarshalJSON(); err != nil || !bytes.Equal(out, raw) {
+					t.Errorf("re-encode of %s gave %s, %v", raw, out, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
