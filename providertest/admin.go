@@ -69,6 +69,7 @@ func runAdmin(t *testing.T, h Harness) {
 		{"PruneKeepsKV", admPruneKeepsKV},
 		{"PruneBulkAllInstances", admPruneBulkAll},
 		{"PruneBulkFilters", admPruneBulkFilter},
+		{"PruneUnknownInstanceIsNotFound", admPruneUnknown},
 		{"StoredKeysEmptyAfterDeletingEverything", func(e *env) { admStoredKeysEverything(e, h) }},
 		{"StoredKeysEmptyAfterDeleteAndSessionCleanup", func(e *env) { admStoredKeysSession(e, h) }},
 	})
@@ -184,7 +185,7 @@ func admExec(e *env, id string, execution uint64) duroxide.ExecutionInfo {
 // admWantNotFound asserts a permanent "not found" error of op.
 func admWantNotFound(t *testing.T, err error, op string) {
 	t.Helper()
-	wantPermanent(t, err, op, "not found")
+	wantPermanent(t, err, duroxide.ErrNotFound, op, "not found")
 }
 
 // admEvents is the number of events acked in the given executions of in.
@@ -215,7 +216,7 @@ func admWantGone(e *env, id string, executions uint64) {
 	_, err = a.GetParentID(e.ctx, id)
 	admWantNotFound(e.t, err, "get_parent_id")
 	if ids, err := a.ListExecutions(e.ctx, id); err != nil {
-		wantPermanent(e.t, err, "list_executions")
+		wantPermanent(e.t, err, duroxide.ErrNotFound, "list_executions")
 	} else if len(ids) != 0 {
 		e.t.Fatalf("ListExecutions(%q) = %v after delete, want none", id, ids)
 	}
@@ -700,7 +701,7 @@ func admDeleteEverything(e *env) {
 		InstancesDeleted: 1, ExecutionsDeleted: 2, EventsDeleted: admEvents(x, 1, 2), QueueMessagesDeleted: 5})
 	admWantGone(e, "victim", 2)
 	err = e.p.AckWorkItem(e.ctx, locked.LockToken, duroxide.ActivityCompleted{Instance: "victim", ExecutionID: 2, ID: base + 2, Result: "1"})
-	wantPermanent(e.t, err, "ack_work_item")
+	wantPermanent(e.t, err, duroxide.ErrLockLost, "ack_work_item")
 	admWantDepths(e, 0, 1, 0)
 	e.noFetch(nil)
 	if w := e.fetchWork(longLock, nil, duroxide.DefaultOnly()); w == nil || w.Item.InstanceID() != "bystander" {
@@ -735,7 +736,7 @@ func admDeleteRefusesRunning(e *env) {
 	done.complete()
 	kvStart(e, "run")
 	_, err := a.DeleteInstancesAtomic(e.ctx, []string{"done", "run"}, false)
-	wantPermanent(e.t, err, "delete_instances_atomic")
+	wantPermanent(e.t, err, duroxide.ErrConflict, "delete_instances_atomic")
 	admWantInstances(e, "done", "run")
 	got, err := a.ReadHistory(e.ctx, "done")
 	if err != nil {
@@ -768,7 +769,7 @@ func admDeleteOrphanCheck(e *env) {
 	a := adm(e)
 	p, c := admFamily(e)
 	_, err := a.DeleteInstancesAtomic(e.ctx, []string{"p"}, true)
-	wantPermanent(e.t, err, "delete_instances_atomic")
+	wantPermanent(e.t, err, duroxide.ErrConflict, "delete_instances_atomic")
 	admWantInstances(e, "p", "c")
 	if kids, err := a.ListChildren(e.ctx, "p"); err != nil || !slices.Equal(kids, []string{"c"}) {
 		e.t.Fatalf("ListChildren(p) = %q, %v after the refused delete; want [c]", kids, err)
@@ -836,7 +837,7 @@ func admDeleteInFlightAck(e *env, h Harness) {
 		Metadata: duroxide.ExecutionMetadata{Status: "Completed", Output: &out,
 			OrchestrationName: "Orch", OrchestrationVersion: "1.0.0"},
 	})
-	wantPermanent(e.t, err, "ack_orchestration_item")
+	wantPermanent(e.t, err, duroxide.ErrLockLost, "ack_orchestration_item")
 	admWantGone(e, "x", 1)
 	admWantInstances(e)
 	admWantDepths(e, 0, 0, 0)
@@ -867,7 +868,7 @@ func admInFlightAckAfterRecreate(e *env) {
 		HistoryDelta: old.events(duroxide.OrchestrationCompletedEvent{Output: out}),
 		Metadata:     duroxide.ExecutionMetadata{Status: "Completed", Output: &out, OrchestrationName: "Orch"},
 	})
-	wantPermanent(e.t, err, "ack_orchestration_item")
+	wantPermanent(e.t, err, duroxide.ErrLockLost, "ack_orchestration_item")
 	if len(fresh.Messages) != 1 || len(fresh.History) != 0 {
 		e.t.Fatalf("fetch of the new instance = %d messages, %d events; want its StartOrchestration and no history",
 			len(fresh.Messages), len(fresh.History))
@@ -906,7 +907,7 @@ func admStaleCompletion(e *env) {
 	}
 	schedule()
 	err = e.p.AckWorkItem(e.ctx, old.LockToken, duroxide.ActivityCompleted{Instance: "x", ExecutionID: 1, ID: 2, Result: `"stale"`})
-	wantPermanent(e.t, err, "ack_work_item")
+	wantPermanent(e.t, err, duroxide.ErrLockLost, "ack_work_item")
 	e.noFetch(nil)
 	admWantDepths(e, 0, 1, 0)
 	fresh := e.fetchWork(longLock, nil, duroxide.DefaultOnly())
@@ -977,7 +978,7 @@ func admDeleteSubOrch(e *env) {
 	a := adm(e)
 	admFamily(e)
 	_, err := a.DeleteInstance(e.ctx, "c", true)
-	wantPermanent(e.t, err, "delete_instance")
+	wantPermanent(e.t, err, duroxide.ErrConflict, "delete_instance")
 	admWantInstances(e, "p", "c")
 	if kids, err := a.ListChildren(e.ctx, "p"); err != nil || !slices.Equal(kids, []string{"c"}) {
 		e.t.Fatalf("ListChildren(p) = %q, %v after the refused delete; want [c]", kids, err)
@@ -995,7 +996,7 @@ func admDeleteUnknown(e *env) {
 	for _, id := range []string{"ghost", "queued"} {
 		for _, force := range []bool{false, true} {
 			_, err := a.DeleteInstance(e.ctx, id, force)
-			wantPermanent(e.t, err, "not found")
+			wantPermanent(e.t, err, duroxide.ErrNotFound, "delete_instance", "not found")
 		}
 	}
 }
@@ -1011,7 +1012,7 @@ func admDeleteRunningNeedsForce(e *env) {
 	p.complete()
 	for _, id := range []string{"run", "p"} {
 		_, err := a.DeleteInstance(e.ctx, id, false)
-		wantPermanent(e.t, err, "delete_instance")
+		wantPermanent(e.t, err, duroxide.ErrConflict, "delete_instance")
 	}
 	admWantInstances(e, "run", "p", "c")
 	res, err := a.DeleteInstance(e.ctx, "p", true)
@@ -1349,6 +1350,31 @@ func admPruneBulkFilter(e *env) {
 	}
 }
 
+// admPruneUnknown proves PruneExecutions of an instance that does not exist
+// (never seen, or only enqueued) fails exactly like GetInstanceInfo, with a
+// permanent not-found error and nothing counted, while PruneExecutionsBulk
+// skips such ids and prunes the rest (sqlite's prune_executions answers
+// "not found" from the instances table; provider_validation::prune only
+// prunes instances that exist).
+func admPruneUnknown(e *env) {
+	a := adm(e)
+	x := admChain(e, "x", 2)
+	e.enqueue(startItem("queued", "Orch"), 0)
+	for _, id := range []string{"ghost", "queued"} {
+		_, err := a.GetInstanceInfo(e.ctx, id)
+		admWantNotFound(e.t, err, "get_instance_info")
+		res, err := admPrune(e, id, duroxide.PruneOptions{})
+		admWantNotFound(e.t, err, "prune_executions")
+		if res != (duroxide.PruneResult{}) {
+			e.t.Fatalf("PruneExecutions(%s) = %+v with its error, want nothing counted", id, res)
+		}
+	}
+	res, err := a.PruneExecutionsBulk(e.ctx, duroxide.InstanceFilter{InstanceIDs: []string{"ghost", "queued", "x"}}, duroxide.PruneOptions{})
+	admWantPruned(e.t, "PruneExecutionsBulk(ghost, queued, x)", res, err, duroxide.PruneResult{
+		InstancesProcessed: 1, ExecutionsDeleted: 1, EventsDeleted: admEvents(x, 1)})
+	admWantPrunedHistory(e, x, 2)
+}
+
 // ---- nothing left behind -------------------------------------------------------
 
 // admStoredKeysEverything proves deleting every instance of a busy workload
@@ -1414,7 +1440,7 @@ func admStoredKeysSession(e *env, h Harness) {
 	if res, err := adm(e).DeleteInstance(e.ctx, "x", true); err != nil || res.InstancesDeleted != 1 {
 		e.t.Fatalf("DeleteInstance(x, force) = %+v, %v; want 1 instance", res, err)
 	}
-	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, nil), "ack_work_item")
+	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, nil), duroxide.ErrLockLost, "ack_work_item")
 	time.Sleep(afterShort)
 	if n, err := e.p.CleanupOrphanedSessions(e.ctx, 0); err != nil || n != 1 {
 		e.t.Fatalf("CleanupOrphanedSessions = %d, %v; want 1 (the deleted instance's session)", n, err)

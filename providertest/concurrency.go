@@ -174,7 +174,7 @@ func ccOrchExpiration(e *env) {
 		e.t.Fatalf("%d dispatchers reclaimed the expired instance, want exactly one at attempt 2", len(won))
 	}
 	err := e.p.AckOrchestrationItem(e.ctx, old.LockToken, ccCommit(old, "old"))
-	wantPermanent(e.t, err, "ack_orchestration_item", "lock_token")
+	wantPermanent(e.t, err, duroxide.ErrLockLost, "ack_orchestration_item", "lock_token")
 	e.ack(won[0].LockToken, ccCommit(won[0], "new"))
 	ccWantExternals(e, "cc-exp", "new")
 }
@@ -193,7 +193,7 @@ func ccWorkExpiration(e *env) {
 		e.t.Fatalf("%d workers reclaimed the expired item, want exactly one at attempt 2", len(won))
 	}
 	err := e.p.AckWorkItem(e.ctx, old.LockToken, completed("cc-wexp", 1))
-	wantPermanent(e.t, err, "ack_work_item", "lock_token")
+	wantPermanent(e.t, err, duroxide.ErrLockLost, "ack_work_item", "lock_token")
 	if err := e.p.AckWorkItem(e.ctx, won[0].LockToken, completed("cc-wexp", 1)); err != nil {
 		e.t.Fatalf("AckWorkItem by the reclaimer: %v", err)
 	}
@@ -238,7 +238,7 @@ func ccWantOneSuccess(t *testing.T, errs []error, op string) {
 	for _, err := range errs {
 		if err == nil {
 			ok++
-		} else if p := permanentProblem(err, op, "lock_token"); p != "" {
+		} else if p := permanentProblem(err, duroxide.ErrLockLost, op, "lock_token"); p != "" {
 			t.Fatalf("losing concurrent %s: %s", op, p)
 		}
 	}
@@ -666,7 +666,7 @@ func ccFinish(t *testing.T, rng *rand.Rand, l *ccLease) {
 	h.opAt[1] = time.Now()
 	h.ok = err == nil
 	if err != nil {
-		if p := permanentProblem(err, op, "lock_token"); p != "" {
+		if p := permanentProblem(err, duroxide.ErrLockLost, op, "lock_token"); p != "" {
 			t.Errorf("%s of %s: %s", h.op, h.key, p)
 		}
 	}

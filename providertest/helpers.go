@@ -264,28 +264,30 @@ func (e *env) fetchInstance(instance string) *duroxide.OrchestrationItem {
 	return item
 }
 
-// wantPermanent asserts err is a non-retryable *duroxide.ProviderError whose
-// text names op (and each of the words given).
-func wantPermanent(t *testing.T, err error, op string, words ...string) {
+// wantPermanent asserts err is a non-retryable *duroxide.ProviderError of
+// kind (errors.Is) whose text names op (and each of the words given).
+func wantPermanent(t *testing.T, err, kind error, op string, words ...string) {
 	t.Helper()
-	if p := permanentProblem(err, op, words...); p != "" {
+	if p := permanentProblem(err, kind, op, words...); p != "" {
 		t.Fatal(p)
 	}
 }
 
 // permanentProblem says what is wrong with err as a permanent error of op:
-// it must be a non-retryable *duroxide.ProviderError whose text names op and
-// each of the words given. "" = as expected. It serves goroutines that may
-// not call t.Fatal.
-func permanentProblem(err error, op string, words ...string) string {
+// it must be a non-retryable *duroxide.ProviderError of kind whose text names
+// op and each of the words given. "" = as expected. It serves goroutines that
+// may not call t.Fatal.
+func permanentProblem(err, kind error, op string, words ...string) string {
 	var pe *duroxide.ProviderError
 	switch {
 	case err == nil:
-		return fmt.Sprintf("want a permanent %s error, got nil", op)
+		return fmt.Sprintf("want a permanent %s error (%v), got nil", op, kind)
 	case !errors.As(err, &pe):
 		return fmt.Sprintf("want *duroxide.ProviderError, got %T: %v", err, err)
 	case duroxide.IsRetryable(err):
 		return fmt.Sprintf("want a permanent error, got a retryable one: %v", err)
+	case !errors.Is(err, kind):
+		return fmt.Sprintf("error %q has kind %v, want errors.Is(err, %v)", err, pe.Kind, kind)
 	}
 	for _, w := range append([]string{op}, words...) {
 		if !strings.Contains(err.Error(), w) {

@@ -493,9 +493,9 @@ func kvRejectedAck(e *env) {
 	bad := duroxide.OrchestrationCommit{ExecutionID: 1, HistoryDelta: []duroxide.Event{
 		event(in.next, "kv", 1, kvSet("z", "9", 9)), event(2, "kv", 1, kvSet("a", "9", 9)),
 	}, Metadata: duroxide.ExecutionMetadata{Status: "Completed"}}
-	wantPermanent(e.t, e.p.AckOrchestrationItem(e.ctx, item.LockToken, bad), "ack_orchestration_item")
+	wantPermanent(e.t, e.p.AckOrchestrationItem(e.ctx, item.LockToken, bad), duroxide.ErrDuplicateEvent, "ack_orchestration_item")
 	bad.HistoryDelta = bad.HistoryDelta[:1]
-	wantPermanent(e.t, e.p.AckOrchestrationItem(e.ctx, "no-such-token", bad), "ack_orchestration_item", "lock_token")
+	wantPermanent(e.t, e.p.AckOrchestrationItem(e.ctx, "no-such-token", bad), duroxide.ErrLockLost, "ack_orchestration_item", "lock_token")
 	in.wantLive(map[string]string{"a": "1"}, "z")
 	in.wantKVStats(1, 1)
 	in.wantHistoryStats()

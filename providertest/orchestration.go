@@ -182,7 +182,7 @@ func (e *env) orcWantRecord(instance string, want bool) *duroxide.InstanceInfo {
 		e.t.Fatalf("GetInstanceInfo(%s) = %+v, %v; want a record: %v", instance, info, err, want)
 	}
 	if !want {
-		wantPermanent(e.t, err, "get_instance_info")
+		wantPermanent(e.t, err, duroxide.ErrNotFound, "get_instance_info")
 		return nil
 	}
 	return &info

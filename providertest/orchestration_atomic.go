@@ -79,7 +79,7 @@ func orcFailureRollback(e *env) {
 	e.start("A", nil)
 	item := e.orcLock("A", orcRaise("A", "1"))
 	err := e.p.AckOrchestrationItem(e.ctx, item.LockToken, orcRichCommit("A", 1))
-	wantPermanent(e.t, err, "ack_orchestration_item")
+	wantPermanent(e.t, err, duroxide.ErrDuplicateEvent, "ack_orchestration_item")
 	e.orcWantUntouched("A", 1)
 	if err := e.p.RenewOrchestrationItemLock(e.ctx, item.LockToken, longLock); err != nil {
 		e.t.Fatalf("renew after the rejected ack: %v", err)
@@ -129,7 +129,7 @@ func orcLockReleasedOnSuccess(e *env) {
 	item := e.orcLock("A", orcRaise("A", "1"))
 	e.enqueue(orcRaise("A", "late"), 0)
 	err := e.p.AckOrchestrationItem(e.ctx, item.LockToken, orcCommit("A", 1, 1))
-	wantPermanent(e.t, err, "ack_orchestration_item")
+	wantPermanent(e.t, err, duroxide.ErrDuplicateEvent, "ack_orchestration_item")
 	e.noFetch(nil)
 	e.ack(item.LockToken, orcCommit("A", 1, 2))
 	e.wantMessages(e.fetchInstance("A"), orcRaise("A", "late"))
@@ -155,7 +155,7 @@ func orcConcurrentAck(e *env) {
 	}
 	for _, err := range errs {
 		if err != nil {
-			wantPermanent(e.t, err, "ack_orchestration_item", "lock_token")
+			wantPermanent(e.t, err, duroxide.ErrLockLost, "ack_orchestration_item", "lock_token")
 		}
 	}
 	e.orcWantHistory("A", 0, 1, 2)

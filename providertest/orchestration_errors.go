@@ -33,7 +33,7 @@ func orcInvalidTokenOnAck(e *env) {
 	e.start("A", nil)
 	item := e.orcLock("A", orcRaise("A", "1"))
 	err := e.p.AckOrchestrationItem(e.ctx, "no-such-token", orcRichCommit("A", 2))
-	wantPermanent(e.t, err, "ack_orchestration_item", "lock_token")
+	wantPermanent(e.t, err, duroxide.ErrLockLost, "ack_orchestration_item", "lock_token")
 	e.orcWantUntouched("A", 1)
 	e.ack(item.LockToken, orcRichCommit("A", 2))
 	e.orcWantRichCommitted("A", 1, 2, 3)
@@ -41,7 +41,7 @@ func orcInvalidTokenOnAck(e *env) {
 	stale.WorkerItems = []duroxide.WorkItem{activity("A", 4)}
 	stale.HistoryDelta = append(stale.HistoryDelta, orcStatusEvent("A", 5, ptr("stale")))
 	err = e.p.AckOrchestrationItem(e.ctx, item.LockToken, stale)
-	wantPermanent(e.t, err, "ack_orchestration_item", "lock_token")
+	wantPermanent(e.t, err, duroxide.ErrLockLost, "ack_orchestration_item", "lock_token")
 	e.orcWantHistory("A", 0, 1, 2, 3)
 	e.orcWantStatus("A", 0, orcStatus(ptr("busy"), 1))
 	e.noWork(duroxide.AnyTag())
@@ -57,7 +57,7 @@ func orcDuplicateEventID(e *env) {
 	item := e.orcLock("A", orcRaise("A", "x"))
 	for _, ids := range [][]uint64{{3}, {2}, {1}, {4, 4}, {5, 4}} {
 		err := e.p.AckOrchestrationItem(e.ctx, item.LockToken, orcCommit("A", 1, ids...))
-		wantPermanent(e.t, err, "ack_orchestration_item")
+		wantPermanent(e.t, err, duroxide.ErrDuplicateEvent, "ack_orchestration_item")
 		e.orcWantHistory("A", 0, 1, 2, 3)
 	}
 	e.ack(item.LockToken, orcCommit("A", 1, 4, 5))
@@ -96,9 +96,9 @@ func orcCorrupted(e *env, h Harness) {
 	e.start("A", nil)
 	h.CorruptHistory(e.t, e.p, "A", 1)
 	_, err := e.p.Read(e.ctx, "A")
-	wantPermanent(e.t, err, "read")
+	wantPermanent(e.t, err, duroxide.ErrUndecodable, "read")
 	_, err = e.p.ReadWithExecution(e.ctx, "A", 1)
-	wantPermanent(e.t, err, "read_with_execution")
+	wantPermanent(e.t, err, duroxide.ErrUndecodable, "read_with_execution")
 	e.enqueue(orcRaise("A", "1"), 0)
 	for attempt := uint32(1); attempt <= 2; attempt++ {
 		item := e.fetchInstance("A")
@@ -120,7 +120,7 @@ func orcExpiredDuringAck(e *env) {
 	item := e.mustFetch(shortLock)
 	time.Sleep(afterShort)
 	err := e.p.AckOrchestrationItem(e.ctx, item.LockToken, orcRichCommit("A", 2))
-	wantPermanent(e.t, err, "ack_orchestration_item", "lock_token")
+	wantPermanent(e.t, err, duroxide.ErrLockLost, "ack_orchestration_item", "lock_token")
 	e.orcWantUntouchedUnlocked("A", 1)
 	again := e.fetchInstance("A")
 	e.wantMessages(again, orcRaise("A", "1"))

@@ -19,6 +19,7 @@ func orcExecutionCases() []envCase {
 		{"ExecutionHistoryPersistence", orcHistoryPersistence},
 		{"CurrentExecutionNeverMovesBack", orcCurrentIsMax},
 		{"FetchLoadsCurrentExecutionHistory", orcFetchLoadsHistory},
+		{"LatestExecutionWithoutInstanceRecord", orcLatestWithoutRecord},
 	}
 }
 
@@ -99,6 +100,26 @@ func orcExecutionIsolation(e *env) {
 	e.orcAppend("A", 1, 4)
 	e.orcWantHistory("A", 1, 1, 2, 3, 4)
 	e.orcWantHistory("A", 2, 1, 2)
+}
+
+// orcLatestWithoutRecord proves Read follows the highest execution that has
+// history when no instance record exists: acks whose metadata names no
+// orchestration write history to executions 1, 2 and 3 without creating a
+// record, and Read returns the newest one each time (the rule of
+// provider_validation::multi_execution::test_latest_execution_detection,
+// which sqlite derives from its executions table, not the instance row).
+func orcLatestWithoutRecord(e *env) {
+	for exec := uint64(1); exec <= 3; exec++ {
+		item := e.orcLock("ghost", orcRaise("ghost", fmt.Sprint(exec)))
+		ids := []uint64{1}
+		for id := uint64(2); id <= exec+1; id++ {
+			ids = append(ids, id)
+		}
+		e.ack(item.LockToken, orcCommit("ghost", exec, ids...))
+		e.orcWantRecord("ghost", false)
+		e.orcWantHistory("ghost", exec, ids...)
+		sameEvents(e.t, fmt.Sprintf("Read after execution %d", exec), e.read("ghost", 0), e.read("ghost", exec))
+	}
 }
 
 // orcLatestExecution proves Read always returns the latest execution's

@@ -101,7 +101,7 @@ func orcConcurrentExpiry(e *env) {
 		e.t.Fatalf("attempt %d after expiry, want 2", w.AttemptCount)
 	}
 	err := e.p.AckOrchestrationItem(e.ctx, old.LockToken, orcCommit("A", 1, 1))
-	wantPermanent(e.t, err, "ack_orchestration_item", "lock_token")
+	wantPermanent(e.t, err, duroxide.ErrLockLost, "ack_orchestration_item", "lock_token")
 	e.ack(won.Load().LockToken, orcCommit("A", 1, 1))
 }
 
@@ -122,9 +122,9 @@ func orcExpiredAbandon(e *env) {
 		e.t.Fatalf("attempt %d after four fetches, want 4", current.AttemptCount)
 	}
 	for _, tok := range []string{stale.LockToken, first.LockToken} {
-		wantPermanent(e.t, e.p.AbandonOrchestrationItem(e.ctx, tok, 0, false), "abandon_orchestration_item", "lock_token")
-		wantPermanent(e.t, e.p.AckOrchestrationItem(e.ctx, tok, orcCommit("A", 1, 1)), "ack_orchestration_item", "lock_token")
-		wantPermanent(e.t, e.p.RenewOrchestrationItemLock(e.ctx, tok, longLock), "renew_orchestration_item_lock", "lock_token")
+		wantPermanent(e.t, e.p.AbandonOrchestrationItem(e.ctx, tok, 0, false), duroxide.ErrLockLost, "abandon_orchestration_item", "lock_token")
+		wantPermanent(e.t, e.p.AckOrchestrationItem(e.ctx, tok, orcCommit("A", 1, 1)), duroxide.ErrLockLost, "ack_orchestration_item", "lock_token")
+		wantPermanent(e.t, e.p.RenewOrchestrationItemLock(e.ctx, tok, longLock), duroxide.ErrLockLost, "renew_orchestration_item_lock", "lock_token")
 	}
 	e.ack(current.LockToken, orcCommit("A", 1, 1))
 	e.orcWantHistory("A", 0, 1)
@@ -155,9 +155,9 @@ func orcRenewExpired(e *env) {
 	item := e.mustFetch(shortLock)
 	time.Sleep(afterShort)
 	err := e.p.RenewOrchestrationItemLock(e.ctx, item.LockToken, longLock)
-	wantPermanent(e.t, err, "renew_orchestration_item_lock", "lock_token")
+	wantPermanent(e.t, err, duroxide.ErrLockLost, "renew_orchestration_item_lock", "lock_token")
 	err = e.p.AckOrchestrationItem(e.ctx, item.LockToken, orcCommit("A", 1, 1))
-	wantPermanent(e.t, err, "ack_orchestration_item", "lock_token")
+	wantPermanent(e.t, err, duroxide.ErrLockLost, "ack_orchestration_item", "lock_token")
 	again := e.fetchInstance("A")
 	e.wantMessages(again, orcRaise("A", "1"))
 	e.orcWantHistory("A", 0)

@@ -91,7 +91,7 @@ func orcAppendDuplicate(e *env) {
 	e.orcAppend("A", 1, 1, 2)
 	for _, ids := range [][]uint64{{2}, {1}, {3, 3}, {4, 3}, {3, 2}} {
 		err := e.p.AppendWithExecution(e.ctx, "A", 1, orcEvents("A", 1, ids...))
-		wantPermanent(e.t, err, "append_with_execution")
+		wantPermanent(e.t, err, duroxide.ErrDuplicateEvent, "append_with_execution")
 		e.orcWantHistory("A", 1, 1, 2)
 	}
 	e.orcAppend("A", 1, 3)
@@ -119,7 +119,7 @@ func orcAppendOnly(e *env, h Harness) {
 		Metadata:     duroxide.ExecutionMetadata{Status: "Failed"},
 	})
 	err := e.p.AppendWithExecution(e.ctx, "A", 1, []duroxide.Event{failed})
-	wantPermanent(e.t, err, "append_with_execution") // 99999 is stored
+	wantPermanent(e.t, err, duroxide.ErrDuplicateEvent, "append_with_execution") // 99999 is stored
 	if info := e.orcWantRecord("A", true); info != nil && info.Status != "Failed" {
 		e.t.Fatalf("status %q after the poison ack, want Failed", info.Status)
 	}

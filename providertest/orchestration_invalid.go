@@ -52,7 +52,7 @@ func (e *env) orcRejectAcks(muts ...orcMutation) {
 		if err == nil {
 			e.t.Fatalf("spoiled commit %d was accepted", i)
 		}
-		wantPermanent(e.t, err, "ack_orchestration_item")
+		wantPermanent(e.t, err, duroxide.ErrInvalidInput, "ack_orchestration_item")
 		e.orcWantUntouched("A", 1)
 	}
 	e.ack(item.LockToken, orcRichCommit("A", 2))
@@ -73,13 +73,13 @@ func orcAddWork(item duroxide.WorkItem) orcMutation {
 // append and in an ack's items, changing nothing (CONTRACT.md invalid input).
 func orcEmptyInstance(e *env) {
 	for _, item := range []duroxide.WorkItem{orcRaise("", "x"), startItem("", "Orch"), completed("", 2)} {
-		wantPermanent(e.t, e.p.EnqueueForOrchestrator(e.ctx, item, 0), "enqueue_for_orchestrator")
+		wantPermanent(e.t, e.p.EnqueueForOrchestrator(e.ctx, item, 0), duroxide.ErrInvalidInput, "enqueue_for_orchestrator")
 	}
 	_, err := e.p.Read(e.ctx, "")
-	wantPermanent(e.t, err, "read")
+	wantPermanent(e.t, err, duroxide.ErrInvalidInput, "read")
 	_, err = e.p.ReadWithExecution(e.ctx, "", 1)
-	wantPermanent(e.t, err, "read_with_execution")
-	wantPermanent(e.t, e.p.AppendWithExecution(e.ctx, "", 1, orcEvents("", 1, 1)), "append_with_execution")
+	wantPermanent(e.t, err, duroxide.ErrInvalidInput, "read_with_execution")
+	wantPermanent(e.t, e.p.AppendWithExecution(e.ctx, "", 1, orcEvents("", 1, 1)), duroxide.ErrInvalidInput, "append_with_execution")
 	e.noFetch(nil)
 	e.orcRejectAcks(orcAddOrch(orcRaise("", "x")), orcAddWork(activity("", 9)))
 }
@@ -90,7 +90,7 @@ func orcEmptyInstance(e *env) {
 func orcActivityToOrchestrator(e *env) {
 	act := activity("A", 2)
 	for _, item := range []duroxide.WorkItem{act, &act} {
-		wantPermanent(e.t, e.p.EnqueueForOrchestrator(e.ctx, item, 0), "enqueue_for_orchestrator")
+		wantPermanent(e.t, e.p.EnqueueForOrchestrator(e.ctx, item, 0), duroxide.ErrInvalidInput, "enqueue_for_orchestrator")
 	}
 	e.noFetch(nil)
 	e.noWork(duroxide.AnyTag())
@@ -116,7 +116,7 @@ func orcNonActivityInWorkerItems(e *env) {
 func orcEventIDZero(e *env) {
 	for _, ids := range [][]uint64{{0}, {5, 0}} {
 		err := e.p.AppendWithExecution(e.ctx, "B", 1, orcEvents("B", 1, ids...))
-		wantPermanent(e.t, err, "append_with_execution")
+		wantPermanent(e.t, err, duroxide.ErrInvalidInput, "append_with_execution")
 	}
 	e.orcWantHistory("B", 1)
 	e.orcRejectAcks(
@@ -129,7 +129,7 @@ func orcEventIDZero(e *env) {
 // append, and nothing is written.
 func orcExecutionIDZero(e *env) {
 	err := e.p.AppendWithExecution(e.ctx, "B", 0, orcEvents("B", 0, 1))
-	wantPermanent(e.t, err, "append_with_execution")
+	wantPermanent(e.t, err, duroxide.ErrInvalidInput, "append_with_execution")
 	if h, err := e.p.ReadWithExecution(e.ctx, "B", 0); err == nil && len(h) != 0 {
 		e.t.Fatalf("execution 0 holds %v after a rejected append", eventIDs(h))
 	}
@@ -141,17 +141,17 @@ func orcExecutionIDZero(e *env) {
 // and extensions are rejected: nothing is enqueued, locked, counted,
 // released or extended (provider decision 6).
 func orcNegativeDurations(e *env) {
-	wantPermanent(e.t, e.p.EnqueueForOrchestrator(e.ctx, orcRaise("B", "x"), -time.Second), "enqueue_for_orchestrator")
+	wantPermanent(e.t, e.p.EnqueueForOrchestrator(e.ctx, orcRaise("B", "x"), -time.Second), duroxide.ErrInvalidInput, "enqueue_for_orchestrator")
 	e.noFetch(nil)
 	e.enqueue(orcRaise("A", "1"), 0)
 	_, err := e.p.FetchOrchestrationItem(e.ctx, -time.Second, 0, nil)
-	wantPermanent(e.t, err, "fetch_orchestration_item")
+	wantPermanent(e.t, err, duroxide.ErrInvalidInput, "fetch_orchestration_item")
 	_, err = e.p.FetchOrchestrationItem(e.ctx, longLock, -time.Second, nil)
-	wantPermanent(e.t, err, "fetch_orchestration_item")
+	wantPermanent(e.t, err, duroxide.ErrInvalidInput, "fetch_orchestration_item")
 	item := e.fetchInstance("A")
 	e.orcWantAttempt(item, 1)
-	wantPermanent(e.t, e.p.AbandonOrchestrationItem(e.ctx, item.LockToken, -time.Second, false), "abandon_orchestration_item")
-	wantPermanent(e.t, e.p.RenewOrchestrationItemLock(e.ctx, item.LockToken, -time.Second), "renew_orchestration_item_lock")
+	wantPermanent(e.t, e.p.AbandonOrchestrationItem(e.ctx, item.LockToken, -time.Second, false), duroxide.ErrInvalidInput, "abandon_orchestration_item")
+	wantPermanent(e.t, e.p.RenewOrchestrationItemLock(e.ctx, item.LockToken, -time.Second), duroxide.ErrInvalidInput, "renew_orchestration_item_lock")
 	e.noFetch(nil)
 	e.ack(item.LockToken, orcCommit("A", 1, 1))
 	e.noFetch(nil)
@@ -161,9 +161,9 @@ func orcNegativeDurations(e *env) {
 // permanent lock_token errors that leave an existing lock alone.
 func orcEmptyToken(e *env) {
 	item := e.orcLock("A", orcRaise("A", "1"))
-	wantPermanent(e.t, e.p.AckOrchestrationItem(e.ctx, "", orcCommit("A", 1, 1)), "ack_orchestration_item", "lock_token")
-	wantPermanent(e.t, e.p.AbandonOrchestrationItem(e.ctx, "", 0, false), "abandon_orchestration_item", "lock_token")
-	wantPermanent(e.t, e.p.RenewOrchestrationItemLock(e.ctx, "", longLock), "renew_orchestration_item_lock", "lock_token")
+	wantPermanent(e.t, e.p.AckOrchestrationItem(e.ctx, "", orcCommit("A", 1, 1)), duroxide.ErrLockLost, "ack_orchestration_item", "lock_token")
+	wantPermanent(e.t, e.p.AbandonOrchestrationItem(e.ctx, "", 0, false), duroxide.ErrLockLost, "abandon_orchestration_item", "lock_token")
+	wantPermanent(e.t, e.p.RenewOrchestrationItemLock(e.ctx, "", longLock), duroxide.ErrLockLost, "renew_orchestration_item_lock", "lock_token")
 	e.noFetch(nil)
 	e.orcWantHistory("A", 0)
 	e.ack(item.LockToken, orcCommit("A", 1, 1))
@@ -175,7 +175,7 @@ func orcEmptyToken(e *env) {
 func orcNilWorkItem(e *env) {
 	var none *duroxide.ExternalRaised
 	for _, item := range []duroxide.WorkItem{nil, none} {
-		wantPermanent(e.t, e.p.EnqueueForOrchestrator(e.ctx, item, 0), "enqueue_for_orchestrator")
+		wantPermanent(e.t, e.p.EnqueueForOrchestrator(e.ctx, item, 0), duroxide.ErrInvalidInput, "enqueue_for_orchestrator")
 	}
 	e.noFetch(nil)
 	var noAct *duroxide.ActivityExecute

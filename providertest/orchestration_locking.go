@@ -79,11 +79,11 @@ func orcInvalidTokenRejection(e *env) {
 	item := e.orcLock("A", orcRaise("A", "1"))
 	for _, tok := range []string{"bogus", "00000000-0000-0000-0000-000000000000", item.LockToken + "x"} {
 		err := e.p.AckOrchestrationItem(e.ctx, tok, orcCommit("A", 1, 1))
-		wantPermanent(e.t, err, "ack_orchestration_item", "lock_token")
+		wantPermanent(e.t, err, duroxide.ErrLockLost, "ack_orchestration_item", "lock_token")
 		err = e.p.AbandonOrchestrationItem(e.ctx, tok, 0, false)
-		wantPermanent(e.t, err, "abandon_orchestration_item", "lock_token")
+		wantPermanent(e.t, err, duroxide.ErrLockLost, "abandon_orchestration_item", "lock_token")
 		err = e.p.RenewOrchestrationItemLock(e.ctx, tok, longLock)
-		wantPermanent(e.t, err, "renew_orchestration_item_lock", "lock_token")
+		wantPermanent(e.t, err, duroxide.ErrLockLost, "renew_orchestration_item_lock", "lock_token")
 	}
 	e.noFetch(nil)
 	e.orcWantHistory("A", 0)
@@ -331,7 +331,7 @@ func orcMTExpiryRecovery(e *env) {
 		}
 		e.wantMessages(it.item, orcRaise(inst, "x"))
 		err := e.p.AckOrchestrationItem(e.ctx, crashed[inst], orcCommit(inst, 1, 1))
-		wantPermanent(e.t, err, "ack_orchestration_item", "lock_token")
+		wantPermanent(e.t, err, duroxide.ErrLockLost, "ack_orchestration_item", "lock_token")
 		e.ack(it.item.LockToken, orcCommit(inst, 1, 1))
 		e.orcWantHistory(inst, 0, 1)
 	}

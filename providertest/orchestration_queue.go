@@ -269,14 +269,14 @@ func orcAbandonIgnore(e *env) {
 // abandoned, one already acked (seed 003 abandon "Invalid lock tokens MUST
 // return an error"; CONTRACT.md "unknown token permanent").
 func orcAbandonUnknown(e *env) {
-	wantPermanent(e.t, e.p.AbandonOrchestrationItem(e.ctx, "never-issued", 0, false), "abandon_orchestration_item", "lock_token")
+	wantPermanent(e.t, e.p.AbandonOrchestrationItem(e.ctx, "never-issued", 0, false), duroxide.ErrLockLost, "abandon_orchestration_item", "lock_token")
 	item := e.orcLock("A", orcRaise("A", "1"))
 	e.abandon(item.LockToken, 0, false)
 	again := e.fetchInstance("A")
-	wantPermanent(e.t, e.p.AbandonOrchestrationItem(e.ctx, item.LockToken, 0, false), "abandon_orchestration_item", "lock_token")
+	wantPermanent(e.t, e.p.AbandonOrchestrationItem(e.ctx, item.LockToken, 0, false), duroxide.ErrLockLost, "abandon_orchestration_item", "lock_token")
 	e.noFetch(nil) // the second lock survived the stale abandon
 	e.ack(again.LockToken, orcCommit("A", 1, 1))
-	wantPermanent(e.t, e.p.AbandonOrchestrationItem(e.ctx, again.LockToken, 0, true), "abandon_orchestration_item", "lock_token")
+	wantPermanent(e.t, e.p.AbandonOrchestrationItem(e.ctx, again.LockToken, 0, true), duroxide.ErrLockLost, "abandon_orchestration_item", "lock_token")
 	e.noFetch(nil)
 	e.orcWantHistory("A", 0, 1)
 }

@@ -363,7 +363,7 @@ func sessBothLocksExpired(e *env) {
 	old := e.sessWant(e.fetchWork(shortLock, sessCfg("A", shortLock), duroxide.DefaultOnly()), "s1", 1, 1)
 	time.Sleep(afterShort)
 	e.sessWant(e.fetchWork(longLock, sessCfg("B", longLock), duroxide.DefaultOnly()), "s1", 1, 2)
-	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, old.LockToken, nil), "ack_work_item", "lock_token")
+	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, old.LockToken, nil), duroxide.ErrLockLost, "ack_work_item", "lock_token")
 	e.sessEnqueue("s1", 2)
 	e.sessNothing("A")
 	e.sessTake("B", longLock, "s1", 2)
@@ -390,7 +390,7 @@ func sessAckAfterSessionExpiry(e *env) {
 	if err := e.p.AckWorkItem(e.ctx, w.LockToken, completed(sessInstance, 1)); err != nil {
 		e.t.Fatalf("AckWorkItem with a valid activity lock and an expired session lock: %v", err)
 	}
-	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, w.LockToken, longLock), "renew_work_item_lock", "lock_token")
+	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, w.LockToken, longLock), duroxide.ErrLockLost, "renew_work_item_lock", "lock_token")
 	item := e.fetchInstance(sessInstance)
 	if len(item.Messages) != 1 {
 		e.t.Fatalf("orchestrator got %d messages, want the one completion", len(item.Messages))
@@ -531,9 +531,9 @@ func sessRenewNegative(e *env) {
 	e.sessEnqueue("s1", 1, 2)
 	e.sessTake("A", longLock, "s1", 1)
 	_, err := e.p.RenewSessionLock(e.ctx, []string{"A"}, -time.Second, longLock)
-	wantPermanent(e.t, err, "renew_session_lock")
+	wantPermanent(e.t, err, duroxide.ErrInvalidInput, "renew_session_lock")
 	_, err = e.p.RenewSessionLock(e.ctx, []string{"A"}, longLock, -time.Second)
-	wantPermanent(e.t, err, "renew_session_lock")
+	wantPermanent(e.t, err, duroxide.ErrInvalidInput, "renew_session_lock")
 	e.sessNothing("B")
 	e.sessRenew(1, longLock, longLock, "A")
 	e.sessTake("A", longLock, "s1", 2)
@@ -696,7 +696,7 @@ func sessRace(e *env) map[string][]uint64 {
 func sessRejected(e *env, cfg *duroxide.SessionFetchConfig) {
 	e.sessEnqueue("s1", 1)
 	_, err := e.p.FetchWorkItem(e.ctx, longLock, 0, cfg, duroxide.AnyTag())
-	wantPermanent(e.t, err, "fetch_work_item")
+	wantPermanent(e.t, err, duroxide.ErrInvalidInput, "fetch_work_item")
 	e.sessTake("B", longLock, "s1", 1)
 }
 

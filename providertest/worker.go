@@ -329,7 +329,7 @@ func wkLostLockTokenHandling(e *env) {
 	if w.LockToken == lost.LockToken || w.AttemptCount != 2 {
 		e.t.Fatalf("redelivery: token %q (lost %q), attempt %d; want a new token and attempt 2", w.LockToken, lost.LockToken, w.AttemptCount)
 	}
-	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, lost.LockToken, completed("wk-a", 2)), "ack_work_item", "lock_token")
+	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, lost.LockToken, completed("wk-a", 2)), duroxide.ErrLockLost, "ack_work_item", "lock_token")
 	e.ackWork(w.LockToken, completed("wk-a", 2))
 	e.wkWantMessages("wk-a", completed("wk-a", 2))
 }
@@ -341,7 +341,7 @@ func wkAckUnknownTokenFails(e *env) {
 	e.start("wk-a", nil)
 	e.enqueueWork(activity("wk-a", 2))
 	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
-	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, "wk-no-such-token", completed("wk-a", 2)), "ack_work_item", "lock_token")
+	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, "wk-no-such-token", completed("wk-a", 2)), duroxide.ErrLockLost, "ack_work_item", "lock_token")
 	e.noWork(duroxide.AnyTag())
 	e.wkWantMessages("wk-a")
 	e.ackWork(w.LockToken, nil)
@@ -355,7 +355,7 @@ func wkAckExpiredLockFailsAndRedelivers(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
 	w := e.mustFetchWork(shortLock, duroxide.DefaultOnly())
 	time.Sleep(afterShort)
-	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, completed("wk-a", 2)), "ack_work_item", "lock_token")
+	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, completed("wk-a", 2)), duroxide.ErrLockLost, "ack_work_item", "lock_token")
 	e.wkWantMessages("wk-a")
 	again := e.mustFetchWork(longLock, duroxide.DefaultOnly())
 	e.wkWantItem(again, activity("wk-a", 2))
@@ -392,7 +392,7 @@ func wkAckTwiceFails(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
 	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
 	e.ackWork(w.LockToken, completed("wk-a", 2))
-	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, completed("wk-a", 2)), "ack_work_item", "lock_token")
+	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, completed("wk-a", 2)), duroxide.ErrLockLost, "ack_work_item", "lock_token")
 	e.wkWantMessages("wk-a", completed("wk-a", 2))
 }
 
@@ -404,7 +404,7 @@ func wkAbandonMakesItemVisibleAgain(e *env) {
 	e.abandonWork(w.LockToken, 0, false)
 	again := e.mustFetchWork(longLock, duroxide.TagsOnly("gpu"))
 	e.wkWantItem(again, wkTagged("wk-a", 2, "gpu"))
-	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, nil), "ack_work_item", "lock_token")
+	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, nil), duroxide.ErrLockLost, "ack_work_item", "lock_token")
 }
 
 // wkAbandonWithDelayHidesItemUntilDelay: an abandoned item with a delay is
@@ -441,7 +441,7 @@ func wkAbandonIgnoreAttemptUndoesCount(e *env) {
 func wkAbandonUnknownTokenFails(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
 	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
-	wantPermanent(e.t, e.p.AbandonWorkItem(e.ctx, "wk-no-such-token", 0, false), "abandon_work_item", "lock_token")
+	wantPermanent(e.t, e.p.AbandonWorkItem(e.ctx, "wk-no-such-token", 0, false), duroxide.ErrLockLost, "abandon_work_item", "lock_token")
 	e.noWork(duroxide.AnyTag())
 	e.ackWork(w.LockToken, nil)
 }
@@ -465,7 +465,7 @@ func wkRenewExpiredLockFails(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
 	w := e.mustFetchWork(shortLock, duroxide.DefaultOnly())
 	time.Sleep(afterShort)
-	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, w.LockToken, longLock), "renew_work_item_lock", "lock_token")
+	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, w.LockToken, longLock), duroxide.ErrLockLost, "renew_work_item_lock", "lock_token")
 	e.wkWantItem(e.mustFetchWork(longLock, duroxide.DefaultOnly()), activity("wk-a", 2))
 }
 
@@ -474,10 +474,10 @@ func wkRenewExpiredLockFails(e *env) {
 func wkRenewUnknownTokenFails(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
 	w := e.mustFetchWork(shortLock, duroxide.DefaultOnly())
-	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, "wk-no-such-token", longLock), "renew_work_item_lock", "lock_token")
+	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, "wk-no-such-token", longLock), duroxide.ErrLockLost, "renew_work_item_lock", "lock_token")
 	time.Sleep(afterShort)
 	e.wkWantItem(e.mustFetchWork(longLock, duroxide.DefaultOnly()), activity("wk-a", 2))
-	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, nil), "ack_work_item", "lock_token")
+	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, nil), duroxide.ErrLockLost, "ack_work_item", "lock_token")
 }
 
 // wkRenewAfterAckFails: renewal fails permanently after the item was acked
@@ -486,7 +486,7 @@ func wkRenewAfterAckFails(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
 	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
 	e.ackWork(w.LockToken, nil)
-	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, w.LockToken, longLock), "renew_work_item_lock", "lock_token")
+	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, w.LockToken, longLock), duroxide.ErrLockLost, "renew_work_item_lock", "lock_token")
 	e.noWork(duroxide.AnyTag())
 }
 
@@ -601,7 +601,7 @@ func wkInvalidTagFilter(f duroxide.TagFilter) func(e *env) {
 		items := []duroxide.ActivityExecute{activity("wk-a", 2), wkTagged("wk-a", 3, "a")}
 		e.wkEnqueueAll(items...)
 		w, err := e.p.FetchWorkItem(e.ctx, longLock, 0, nil, f)
-		wantPermanent(e.t, err, "fetch_work_item")
+		wantPermanent(e.t, err, duroxide.ErrInvalidInput, "fetch_work_item")
 		if w != nil {
 			e.t.Fatalf("rejected fetch returned %+v", w.Item)
 		}
@@ -653,9 +653,9 @@ func wkCancelLockedActivity(e *env) {
 	held := e.wkWantOrder(duroxide.DefaultOnly(), activity("wk-a", 2), activity("wk-a", 3))
 	e.wkCancel("wk-a", 4, 2)
 	tok := held[0].LockToken
-	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, tok, longLock), "renew_work_item_lock", "lock_token")
-	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, tok, completed("wk-a", 2)), "ack_work_item", "lock_token")
-	wantPermanent(e.t, e.p.AbandonWorkItem(e.ctx, tok, 0, false), "abandon_work_item", "lock_token")
+	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, tok, longLock), duroxide.ErrLockLost, "renew_work_item_lock", "lock_token")
+	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, tok, completed("wk-a", 2)), duroxide.ErrLockLost, "ack_work_item", "lock_token")
+	wantPermanent(e.t, e.p.AbandonWorkItem(e.ctx, tok, 0, false), duroxide.ErrLockLost, "abandon_work_item", "lock_token")
 	e.noWork(duroxide.AnyTag())
 	e.wkWantMessages("wk-a")
 	if err := e.p.RenewWorkItemLock(e.ctx, held[1].LockToken, longLock); err != nil {
@@ -674,7 +674,7 @@ func wkCancelledLockedActivityNeverRedelivered(e *env) {
 	e.wkCancel("wk-a", 3, 2)
 	time.Sleep(afterShort)
 	e.noWork(duroxide.AnyTag())
-	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, completed("wk-a", 2)), "ack_work_item", "lock_token")
+	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, completed("wk-a", 2)), duroxide.ErrLockLost, "ack_work_item", "lock_token")
 	e.wkWantMessages("wk-a")
 }
 
@@ -732,7 +732,7 @@ func wkCancelOfFinishedActivityIsIgnored(e *env) {
 // either queue (CONTRACT.md "Invalid input").
 func wkEnqueueRejected(item duroxide.WorkItem) func(e *env) {
 	return func(e *env) {
-		wantPermanent(e.t, e.p.EnqueueForWorker(e.ctx, item), "enqueue_for_worker")
+		wantPermanent(e.t, e.p.EnqueueForWorker(e.ctx, item), duroxide.ErrInvalidInput, "enqueue_for_worker")
 		e.noWork(duroxide.AnyTag())
 		w, err := e.p.FetchWorkItem(e.ctx, longLock, 0, wkSessionCfg, duroxide.AnyTag())
 		if err != nil || w != nil {
@@ -749,7 +749,7 @@ func wkAckWithActivityExecuteCompletionRejected(e *env) {
 	e.start("wk-a", nil)
 	e.enqueueWork(activity("wk-a", 2))
 	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
-	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, activity("wk-a", 3)), "ack_work_item")
+	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, activity("wk-a", 3)), duroxide.ErrInvalidInput, "ack_work_item")
 	e.noWork(duroxide.AnyTag())
 	e.wkWantMessages("wk-a")
 	e.ackWork(w.LockToken, completed("wk-a", 2))
@@ -762,7 +762,7 @@ func wkNegativeFetchRejected(lock, poll time.Duration) func(e *env) {
 	return func(e *env) {
 		e.enqueueWork(activity("wk-a", 2))
 		w, err := e.p.FetchWorkItem(e.ctx, lock, poll, nil, duroxide.DefaultOnly())
-		wantPermanent(e.t, err, "fetch_work_item")
+		wantPermanent(e.t, err, duroxide.ErrInvalidInput, "fetch_work_item")
 		if w != nil {
 			e.t.Fatalf("rejected fetch returned %+v", w.Item)
 		}
@@ -775,7 +775,7 @@ func wkNegativeFetchRejected(lock, poll time.Duration) func(e *env) {
 func wkNegativeAbandonDelayRejected(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
 	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
-	wantPermanent(e.t, e.p.AbandonWorkItem(e.ctx, w.LockToken, -time.Second, false), "abandon_work_item")
+	wantPermanent(e.t, e.p.AbandonWorkItem(e.ctx, w.LockToken, -time.Second, false), duroxide.ErrInvalidInput, "abandon_work_item")
 	e.noWork(duroxide.AnyTag())
 	if err := e.p.RenewWorkItemLock(e.ctx, w.LockToken, longLock); err != nil {
 		e.t.Fatalf("RenewWorkItemLock after rejected abandon: %v", err)
@@ -788,7 +788,7 @@ func wkNegativeAbandonDelayRejected(e *env) {
 func wkNegativeRenewExtendRejected(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
 	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
-	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, w.LockToken, -time.Second), "renew_work_item_lock")
+	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, w.LockToken, -time.Second), duroxide.ErrInvalidInput, "renew_work_item_lock")
 	e.noWork(duroxide.AnyTag())
 	e.ackWork(w.LockToken, nil)
 }
@@ -800,7 +800,7 @@ func wkEmptyTokenRejected(op string, call func(e *env) error) func(e *env) {
 	return func(e *env) {
 		e.enqueueWork(activity("wk-a", 2))
 		w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
-		wantPermanent(e.t, call(e), op, "lock_token")
+		wantPermanent(e.t, call(e), duroxide.ErrLockLost, op, "lock_token")
 		e.noWork(duroxide.AnyTag())
 		e.ackWork(w.LockToken, nil)
 	}
