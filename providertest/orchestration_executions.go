@@ -110,16 +110,26 @@ func orcExecutionIsolation(e *env) {
 // which sqlite derives from its executions table, not the instance row).
 func orcLatestWithoutRecord(e *env) {
 	for exec := uint64(1); exec <= 3; exec++ {
-		item := e.orcLock("ghost", orcRaise("ghost", fmt.Sprint(exec)))
-		ids := []uint64{1}
-		for id := uint64(2); id <= exec+1; id++ {
-			ids = append(ids, id)
-		}
-		e.ack(item.LockToken, orcCommit("ghost", exec, ids...))
+		ids := e.orcTurnWithoutRecord("ghost", exec)
 		e.orcWantRecord("ghost", false)
 		e.orcWantHistory("ghost", exec, ids...)
 		sameEvents(e.t, fmt.Sprintf("Read after execution %d", exec), e.read("ghost", 0), e.read("ghost", exec))
 	}
+}
+
+// orcTurnWithoutRecord acks one turn of execution exec of instance with
+// empty metadata, so no instance record is created, appending events 1 to
+// exec+1 (a different count per execution, so reads cannot be confused).
+// It returns the ids appended.
+func (e *env) orcTurnWithoutRecord(instance string, exec uint64) []uint64 {
+	e.t.Helper()
+	item := e.orcLock(instance, orcRaise(instance, fmt.Sprint(exec)))
+	ids := make([]uint64, exec+1)
+	for i := range ids {
+		ids[i] = uint64(i + 1)
+	}
+	e.ack(item.LockToken, orcCommit(instance, exec, ids...))
+	return ids
 }
 
 // orcLatestExecution proves Read always returns the latest execution's
