@@ -4,12 +4,12 @@
 --
 -- KEYS[1]  namespace prefix
 -- ARGV     token, has completion ('0'|'1'), completion instance, json
--- Reply    1, or an error 'DXPERM ...'
+-- Reply    1, or an error 'DXPERM LOCK_LOST ...'
 local token, has, target, json = U.arg(), U.arg() == '1', U.arg(), U.arg()
 local now = U.now()
 local it = W.locked(token)
 if not it or it.u <= now then
-  return redis.error_reply('DXPERM lock_token ' .. token .. ' is invalid or expired (activity cancelled or lock lost)')
+  return U.fail('LOCK_LOST', 'lock_token ' .. token .. ' is invalid or expired (activity cancelled or lock lost)')
 end
 if it.s then S.touch(it.s, now) end
 W.delete(it, now)

@@ -4,12 +4,12 @@
 --
 -- KEYS[1]  namespace prefix
 -- ARGV     token, extend ms
--- Reply    1, or an error 'DXPERM ...'
+-- Reply    1, or an error 'DXPERM LOCK_LOST ...'
 local token, extend = U.arg(), U.num()
 local now = U.now()
 local inst, untl = O.lock_of(token)
 if not inst or untl <= now then
-  return redis.error_reply('DXPERM lock_token ' .. token .. ' is invalid or expired')
+  return U.fail('LOCK_LOST', 'lock_token ' .. token .. ' is invalid or expired')
 end
 untl = now + extend
 redis.call('HSET', K.om(inst), 'until', untl)

@@ -4,12 +4,12 @@
 --
 -- KEYS[1]  namespace prefix
 -- ARGV     token, extend ms
--- Reply    1, or an error 'DXPERM ...'
+-- Reply    1, or an error 'DXPERM LOCK_LOST ...'
 local token, extend = U.arg(), U.num()
 local now = U.now()
 local it = W.locked(token)
 if not it or it.u <= now then
-  return redis.error_reply('DXPERM lock_token ' .. token .. ' is invalid or expired (activity cancelled or lock lost)')
+  return U.fail('LOCK_LOST', 'lock_token ' .. token .. ' is invalid or expired (activity cancelled or lock lost)')
 end
 local untl = now + extend
 redis.call('HSET', K.witem(it.seq), 'u', untl)

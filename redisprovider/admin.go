@@ -21,11 +21,6 @@ const (
 	DefaultBulkLimit = 1000
 )
 
-// notFound is the permanent error for an unknown instance or execution.
-func notFound(op, what string) error {
-	return duroxide.Permanent(op, what+" not found")
-}
-
 // listIndex reads a sorted-set index in pages, newest (highest score) first
 // when rev.
 func (p *Provider) listIndex(ctx context.Context, op, key string, rev bool) ([]string, error) {
@@ -40,7 +35,7 @@ func (p *Provider) listIndex(ctx context.Context, op, key string, rev bool) ([]s
 			page, err = p.rdb.ZRange(ctx, key, start, stop).Result()
 		}
 		if err != nil {
-			return nil, p.fail(op, err)
+			return nil, fail(op, err)
 		}
 		out = append(out, page...)
 		if len(page) < listPage {
@@ -75,7 +70,7 @@ func (p *Provider) ListExecutions(ctx context.Context, instance string) ([]uint6
 	for _, s := range ids {
 		n, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
-			return nil, duroxide.Permanent(op, "instance "+instance+": corrupt execution id "+strconv.Quote(s))
+			return nil, undecodable(op, "instance %s: corrupt execution id %q", instance, s)
 		}
 		out = append(out, n)
 	}
@@ -88,8 +83,8 @@ func (p *Provider) ReadHistoryWithExecutionID(ctx context.Context, instance stri
 	return p.readHistory(ctx, "read_history_with_execution_id", instance, strconv.FormatUint(executionID, 10), false)
 }
 
-// ReadHistory returns the current execution's events; an unknown instance is
-// a not-found error.
+// ReadHistory returns the latest execution's events, as Read does; an
+// instance without a record is a not-found error.
 func (p *Provider) ReadHistory(ctx context.Context, instance string) ([]duroxide.Event, error) {
 	return p.readHistory(ctx, "read_history", instance, "", true)
 }
@@ -108,11 +103,11 @@ func (p *Provider) latestExecution(ctx context.Context, op, instance string) (ui
 		if isRedisNil(err) {
 			return 0, notFound(op, "instance "+instance)
 		}
-		return 0, p.fail(op, err)
+		return 0, fail(op, err)
 	}
 	n, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		return 0, duroxide.Permanent(op, "instance "+instance+": corrupt execution id")
+		return 0, undecodable(op, "instance %s: corrupt execution id %q", instance, s)
 	}
 	return n, nil
 }
@@ -230,7 +225,7 @@ func (p *Provider) GetParentID(ctx context.Context, instance string) (string, er
 	}
 	v, err := p.rdb.HMGet(ctx, p.keys.Instance(instance), "cur", "parent").Result()
 	if err != nil {
-		return "", p.fail(op, err)
+		return "", fail(op, err)
 	}
 	if v[0] == nil {
 		return "", notFound(op, "instance "+instance)

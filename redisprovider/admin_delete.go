@@ -119,7 +119,7 @@ func (p *Provider) DeleteInstanceBulk(ctx context.Context, f duroxide.InstanceFi
 	for left > 0 {
 		page, err := p.rdb.ZRangeByScore(ctx, p.keys.Terminal(), &redis.ZRangeBy{Min: "-inf", Max: max, Offset: offset, Count: listPage}).Result()
 		if err != nil {
-			return total, p.fail(op, err)
+			return total, fail(op, err)
 		}
 		skipped, err := deleteBatch(page)
 		if err != nil || len(page) < listPage {
@@ -139,19 +139,19 @@ func bulkLimit(f duroxide.InstanceFilter) int {
 
 // PruneExecutions deletes old executions of one instance, atomically; the
 // current execution and Running ones are never deleted, the KV store is
-// kept.
+// kept. An instance without a record is a not-found error.
 func (p *Provider) PruneExecutions(ctx context.Context, instance string, opts duroxide.PruneOptions) (duroxide.PruneResult, error) {
 	const op = "prune_executions"
 	if instance == "" {
 		return duroxide.PruneResult{}, invalid(op, "empty instance id")
 	}
-	return p.prune(ctx, op, []string{instance}, opts, 0)
+	return p.prune(ctx, op, []string{instance}, opts, 0, true)
 }
 
 // PruneExecutionsBulk prunes the instances the filter selects: the listed
 // ones (else every instance, oldest first), those whose current execution is
 // Completed or Failed and ended before CompletedBefore when it is set, up to
-// the limit.
+// the limit. Listed ids that do not exist are skipped.
 func (p *Provider) PruneExecutionsBulk(ctx context.Context, f duroxide.InstanceFilter, opts duroxide.PruneOptions) (duroxide.PruneResult, error) {
 	const op = "prune_executions_bulk"
 	ids := f.InstanceIDs
@@ -165,7 +165,7 @@ func (p *Provider) PruneExecutionsBulk(ctx context.Context, f duroxide.InstanceF
 	limit := uint64(bulkLimit(f))
 	for start := 0; start < len(ids) && total.InstancesProcessed < limit; start += pruneBatch {
 		end := min(start+pruneBatch, len(ids), start+int(limit-total.InstancesProcessed))
-		res, err := p.prune(ctx, op, ids[start:end], opts, f.CompletedBefore)
+		res, err := p.prune(ctx, op, ids[start:end], opts, f.CompletedBefore, false)
 		if err != nil {
 			return total, err
 		}
@@ -176,12 +176,14 @@ func (p *Provider) PruneExecutionsBulk(ctx context.Context, f duroxide.InstanceF
 	return total, nil
 }
 
-func (p *Provider) prune(ctx context.Context, op string, ids []string, opts duroxide.PruneOptions, instBefore uint64) (duroxide.PruneResult, error) {
+// prune runs one batch of the prune script; mustExist makes an instance
+// without a record a not-found error instead of a skipped one.
+func (p *Provider) prune(ctx context.Context, op string, ids []string, opts duroxide.PruneOptions, instBefore uint64, mustExist bool) (duroxide.PruneResult, error) {
 	if opts.KeepLast < 0 {
 		return duroxide.PruneResult{}, invalid(op, "negative KeepLast")
 	}
 	var a args
-	a.int(opts.KeepLast).at(opts.CompletedBefore).at(instBefore).int(len(ids))
+	a.int(opts.KeepLast).at(opts.CompletedBefore).at(instBefore).flag(mustExist).int(len(ids))
 	for _, id := range ids {
 		a.str(id)
 	}

@@ -16,7 +16,7 @@ import (
 func fetchLoop[T any](ctx context.Context, p *Provider, op string, keys []string, pollTimeout time.Duration,
 	once func(ctx context.Context) (*T, time.Duration, error)) (*T, error) {
 	if len(keys) == 0 {
-		return nil, p.fail(op, p.sleep(ctx, pollTimeout))
+		return nil, fail(op, p.sleep(ctx, pollTimeout))
 	}
 	var item *T
 	err := p.poll(ctx, keys, pollTimeout, func(ctx context.Context) (bool, time.Duration, error) {
@@ -26,7 +26,7 @@ func fetchLoop[T any](ctx context.Context, p *Provider, op string, keys []string
 		return item != nil, due, err
 	})
 	if err != nil {
-		return nil, p.fail(op, err)
+		return nil, fail(op, err)
 	}
 	return item, nil
 }

@@ -7,8 +7,9 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// Read returns the events of the instance's current execution, ordered by
-// event id; empty for an unknown instance. Stored data that cannot be decoded
+// Read returns the events of the instance's latest execution (the highest
+// execution id that has a record, whether or not the instance has one),
+// ordered by event id; empty for an unknown instance. Stored data that cannot be decoded
 // is a permanent error: a partial history would be silently wrong.
 func (p *Provider) Read(ctx context.Context, instance string) ([]duroxide.Event, error) {
 	return p.readHistory(ctx, "read", instance, "", false)
@@ -19,7 +20,7 @@ func (p *Provider) ReadWithExecution(ctx context.Context, instance string, execu
 	return p.readHistory(ctx, "read_with_execution", instance, strconv.FormatUint(executionID, 10), false)
 }
 
-// readHistory reads one execution (” = the current one) in one script, so
+// readHistory reads one execution (” = the latest one) in one script, so
 // the execution it resolves and the events it returns belong together.
 // mustExist makes an instance without a record a not-found error.
 func (p *Provider) readHistory(ctx context.Context, op, instance, execution string, mustExist bool) ([]duroxide.Event, error) {
@@ -43,11 +44,11 @@ func (p *Provider) readHistory(ctx context.Context, op, instance, execution stri
 	}
 	x, err := strconv.ParseUint(eid, 10, 64)
 	if err != nil {
-		return nil, duroxide.Permanent(op, "instance "+instance+": corrupt execution id "+strconv.Quote(eid))
+		return nil, undecodable(op, "instance %s: corrupt execution id %q", instance, eid)
 	}
 	events, problem := decodeHistory(raw, x)
 	if problem != "" {
-		return nil, duroxide.Permanent(op, "instance "+instance+": "+problem)
+		return nil, undecodable(op, "instance %s: %s", instance, problem)
 	}
 	return events, nil
 }

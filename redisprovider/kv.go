@@ -3,7 +3,6 @@ package redisprovider
 import (
 	"context"
 	"encoding/json"
-	"strconv"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
@@ -72,7 +71,7 @@ func (p *Provider) GetKVValue(ctx context.Context, instance, key string) (string
 	}
 	s, ok := res.(string)
 	if !ok {
-		return "", false, duroxide.Permanent(op, "unexpected script reply")
+		return "", false, undecodable(op, "instance %s key %q: unexpected script reply", instance, key)
 	}
 	e, err := kvEntry(op, instance, key, s)
 	if err != nil {
@@ -112,7 +111,7 @@ func (p *Provider) GetKVAllValues(ctx context.Context, instance string) (map[str
 func kvEntry(op, instance, key, raw string) (duroxide.KVEntry, error) {
 	e, err := parseKVEntry(raw)
 	if err != nil {
-		return e, duroxide.Permanent(op, "instance "+instance+" key "+strconv.Quote(key)+": "+err.Error())
+		return e, undecodable(op, "instance %s key %q: %v", instance, key, err)
 	}
 	return e, nil
 }

@@ -119,7 +119,7 @@ func (p *Provider) fetchWorkOnce(ctx context.Context, op string, a args) (*durox
 	if err != nil {
 		// the lock is kept until it expires, so a corrupt item is not
 		// fetched in a tight loop
-		return nil, 0, duroxide.Permanent(op, "stored work item cannot be decoded (lock_token "+token+" left to expire): "+err.Error())
+		return nil, 0, undecodable(op, "stored work item cannot be decoded (lock_token %s left to expire): %v", token, err)
 	}
 	return &duroxide.LockedWorkItem{Item: item, LockToken: token, AttemptCount: uint32(attempts)}, rerunIn(r, 4, 5), nil
 }
