@@ -26,10 +26,12 @@ const attVisibleWithin = attDelay + 2*time.Second
 
 // runAttempts runs the orchestrator and worker attempt-count cases.
 func runAttempts(t *testing.T, h Harness) {
-	for _, c := range []struct {
-		name string
-		run  func(t *testing.T, h Harness)
-	}{
+	runCases(t, h, append(attOrchestratorCases(), attWorkerCases()...))
+}
+
+// attOrchestratorCases lists the orchestrator queue's attempt-count cases.
+func attOrchestratorCases() []envCase {
+	return []envCase{
 		{"OrchestrationAttemptCountStartsAtOne", attOrchStartsAtOne},
 		{"OrchestrationAttemptCountIncrementsPerFetch", attOrchPerFetch},
 		{"OrchestrationAttemptCountIncrementsAfterLockExpiry", attOrchExpiry},
@@ -42,6 +44,12 @@ func runAttempts(t *testing.T, h Harness) {
 		{"OrchestrationAbandonAppliesToFetchedBatchOnly", attOrchBatchOnly},
 		{"OrchestrationAckDoesNotCarryAttemptsToNewMessages", attOrchAckResets},
 		{"OrchestrationAttemptCountIsPerInstance", attOrchPerInstance},
+	}
+}
+
+// attWorkerCases lists the worker queue's attempt-count cases.
+func attWorkerCases() []envCase {
+	return []envCase{
 		{"WorkerAttemptCountStartsAtOne", attWorkStartsAtOne},
 		{"WorkerAttemptCountIncrementsPerFetch", attWorkPerFetch},
 		{"WorkerAttemptCountIncrementsAfterLockExpiry", attWorkExpiry},
@@ -51,8 +59,6 @@ func runAttempts(t *testing.T, h Harness) {
 		{"WorkerAbandonDelayWithIgnoreAttempt", attWorkDelayIgnore},
 		{"WorkerAttemptCountIsPerItem", attWorkPerItem},
 		{"WorkerReenqueuedItemStartsAtOne", attWorkReenqueued},
-	} {
-		t.Run(c.name, func(t *testing.T) { c.run(t, h) })
 	}
 }
 
@@ -128,24 +134,21 @@ func attWaitWork(e *env, attempts uint32, item duroxide.WorkItem) {
 // attOrchStartsAtOne proves the first fetch of a message reports attempt 1
 // (seed 003 fetch_orchestration_item: "number of times this item has been
 // fetched").
-func attOrchStartsAtOne(t *testing.T, h Harness) {
-	e := setup(t, h)
+func attOrchStartsAtOne(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attFetch(e, longLock, 1, startItem("A", "Orch"))
 }
 
 // attOrchPerFetch proves each fetch after a counted abandon adds one (seed
 // 000 abandon: attempt_count unchanged unless ignore_attempt).
-func attOrchPerFetch(t *testing.T, h Harness) {
-	e := setup(t, h)
+func attOrchPerFetch(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attCycle(e, false, []uint32{1, 2, 3, 4}, startItem("A", "Orch"))
 }
 
 // attOrchExpiry proves a re-fetch after lock expiry counts an attempt, as a
 // crashed dispatcher's delivery must (seed 000 peek-lock 2c; decision 4).
-func attOrchExpiry(t *testing.T, h Harness) {
-	e := setup(t, h)
+func attOrchExpiry(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attFetch(e, shortLock, 1, startItem("A", "Orch"))
 	time.Sleep(afterShort)
@@ -154,8 +157,7 @@ func attOrchExpiry(t *testing.T, h Harness) {
 
 // attOrchIgnore proves abandon with ignoreAttempt undoes the fetch's
 // increment, and only that one (seed 000 / seed 003 ignore_attempt).
-func attOrchIgnore(t *testing.T, h Harness) {
-	e := setup(t, h)
+func attOrchIgnore(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attCycle(e, false, []uint32{1}, startItem("A", "Orch"))
 	attCycle(e, true, []uint32{2, 2, 2}, startItem("A", "Orch"))
@@ -165,16 +167,14 @@ func attOrchIgnore(t *testing.T, h Harness) {
 // attOrchFloor proves repeated ignored attempts leave the count at zero
 // between fetches, so each fetch reports 1: it never drifts below 0 or wraps
 // (seed 003 "never below 0").
-func attOrchFloor(t *testing.T, h Harness) {
-	e := setup(t, h)
+func attOrchFloor(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attCycle(e, true, []uint32{1, 1, 1, 1}, startItem("A", "Orch"))
 }
 
 // attOrchExpiredIgnore proves abandoning an expired, not yet reclaimed lock
 // with ignoreAttempt succeeds and takes the attempt back (decision 3).
-func attOrchExpiredIgnore(t *testing.T, h Harness) {
-	e := setup(t, h)
+func attOrchExpiredIgnore(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	item := attFetch(e, shortLock, 1, startItem("A", "Orch"))
 	time.Sleep(afterShort)
@@ -184,8 +184,7 @@ func attOrchExpiredIgnore(t *testing.T, h Harness) {
 
 // attOrchDelay proves an abandon with a delay hides the batch for the delay
 // and still counts the attempt (seed 000 abandon delay).
-func attOrchDelay(t *testing.T, h Harness) {
-	e := setup(t, h)
+func attOrchDelay(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	e.abandon(attFetch(e, longLock, 1, startItem("A", "Orch")).LockToken, attDelay, false)
 	e.noFetch(nil)
@@ -196,8 +195,7 @@ func attOrchDelay(t *testing.T, h Harness) {
 // messages: a fresh message joining retried ones does not reset it, and an
 // ignored attempt is taken back from each message (seed 000 fetch step 3
 // and abandon; CONTRACT.md settled details "Abandon").
-func attOrchBatchMax(t *testing.T, h Harness) {
-	e := setup(t, h)
+func attOrchBatchMax(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attCycle(e, false, []uint32{1, 2}, startItem("A", "Orch"))
 	e.enqueue(attPoke("A", "late"), 0)
@@ -209,8 +207,7 @@ func attOrchBatchMax(t *testing.T, h Harness) {
 // locked is not counted by that fetch: after expiry the re-delivered batch
 // holds both, counting the old one's second attempt (decision 4; seed 000
 // "Messages arriving after fetch are NOT tagged").
-func attOrchLateArrival(t *testing.T, h Harness) {
-	e := setup(t, h)
+func attOrchLateArrival(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attFetch(e, shortLock, 1, startItem("A", "Orch"))
 	e.enqueue(attPoke("A", "late"), 0)
@@ -222,8 +219,7 @@ func attOrchLateArrival(t *testing.T, h Harness) {
 // fetched batch only: a message that arrived during the lock is fetchable at
 // once as a first attempt, and the delayed one returns later at attempt 2
 // (CONTRACT.md settled details "Abandon").
-func attOrchBatchOnly(t *testing.T, h Harness) {
-	e := setup(t, h)
+func attOrchBatchOnly(e *env) {
 	e.start("A", nil)
 	e.enqueue(attPoke("A", "first"), 0)
 	item := attFetch(e, longLock, 1, attPoke("A", "first"))
@@ -236,8 +232,7 @@ func attOrchBatchOnly(t *testing.T, h Harness) {
 
 // attOrchAckResets proves an ack carries no attempts over: messages enqueued
 // after it start at 1 (seed 000 ack deletes the processed messages).
-func attOrchAckResets(t *testing.T, h Harness) {
-	e := setup(t, h)
+func attOrchAckResets(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attCycle(e, false, []uint32{1, 2}, startItem("A", "Orch"))
 	item := attFetch(e, longLock, 3, startItem("A", "Orch"))
@@ -253,8 +248,7 @@ func attOrchAckResets(t *testing.T, h Harness) {
 
 // attOrchPerInstance proves attempts belong to messages: retrying one
 // instance leaves another's first fetch at 1 (seed 000 peek-lock).
-func attOrchPerInstance(t *testing.T, h Harness) {
-	e := setup(t, h)
+func attOrchPerInstance(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attCycle(e, false, []uint32{1, 2}, startItem("A", "Orch"))
 	e.enqueue(startItem("B", "Orch"), 0)
@@ -266,16 +260,14 @@ func attOrchPerInstance(t *testing.T, h Harness) {
 
 // attWorkStartsAtOne proves the first worker fetch reports attempt 1 (seed
 // 000 checklist: fetch_work_item increments attempt_count).
-func attWorkStartsAtOne(t *testing.T, h Harness) {
-	e := setup(t, h)
+func attWorkStartsAtOne(e *env) {
 	e.enqueueWork(activity("A", 2))
 	attFetchWork(e, longLock, 1, activity("A", 2))
 }
 
 // attWorkPerFetch proves each re-fetch after a counted abandon adds one
 // (seed 000 abandon_work_item).
-func attWorkPerFetch(t *testing.T, h Harness) {
-	e := setup(t, h)
+func attWorkPerFetch(e *env) {
 	e.enqueueWork(activity("A", 2))
 	for _, c := range []uint32{1, 2, 3, 4} {
 		e.abandonWork(attFetchWork(e, longLock, c, activity("A", 2)).LockToken, 0, false)
@@ -284,8 +276,7 @@ func attWorkPerFetch(t *testing.T, h Harness) {
 
 // attWorkExpiry proves a re-fetch after worker lock expiry counts an attempt
 // (seed 000 peek-lock 2c).
-func attWorkExpiry(t *testing.T, h Harness) {
-	e := setup(t, h)
+func attWorkExpiry(e *env) {
 	e.enqueueWork(activity("A", 2))
 	attFetchWork(e, shortLock, 1, activity("A", 2))
 	time.Sleep(afterShort)
@@ -296,8 +287,7 @@ func attWorkExpiry(t *testing.T, h Harness) {
 
 // attWorkIgnore proves AbandonWorkItem with ignoreAttempt undoes the fetch's
 // increment and never goes below zero (seed 003 abandon_work_item).
-func attWorkIgnore(t *testing.T, h Harness) {
-	e := setup(t, h)
+func attWorkIgnore(e *env) {
 	e.enqueueWork(activity("A", 2))
 	for _, step := range []struct {
 		want   uint32
@@ -309,8 +299,7 @@ func attWorkIgnore(t *testing.T, h Harness) {
 
 // attWorkExpiredIgnore proves the attempt counted by a re-fetch after expiry
 // is the one ignoreAttempt takes back (seed 003 abandon_work_item).
-func attWorkExpiredIgnore(t *testing.T, h Harness) {
-	e := setup(t, h)
+func attWorkExpiredIgnore(e *env) {
 	e.enqueueWork(activity("A", 2))
 	attFetchWork(e, shortLock, 1, activity("A", 2))
 	time.Sleep(afterShort)
@@ -320,8 +309,7 @@ func attWorkExpiredIgnore(t *testing.T, h Harness) {
 
 // attWorkDelay proves a delayed abandon hides the item for the delay and
 // still counts the attempt (seed 000 abandon_work_item delay).
-func attWorkDelay(t *testing.T, h Harness) {
-	e := setup(t, h)
+func attWorkDelay(e *env) {
 	e.enqueueWork(activity("A", 2))
 	e.abandonWork(attFetchWork(e, longLock, 1, activity("A", 2)).LockToken, attDelay, false)
 	e.noWork(duroxide.AnyTag())
@@ -330,8 +318,7 @@ func attWorkDelay(t *testing.T, h Harness) {
 
 // attWorkDelayIgnore proves delay and ignoreAttempt combine: hidden for the
 // delay, then fetched at the same count (seed 003 abandon_work_item).
-func attWorkDelayIgnore(t *testing.T, h Harness) {
-	e := setup(t, h)
+func attWorkDelayIgnore(e *env) {
 	e.enqueueWork(activity("A", 2))
 	e.abandonWork(attFetchWork(e, longLock, 1, activity("A", 2)).LockToken, 0, false)
 	e.abandonWork(attFetchWork(e, longLock, 2, activity("A", 2)).LockToken, attDelay, true)
@@ -341,8 +328,7 @@ func attWorkDelayIgnore(t *testing.T, h Harness) {
 
 // attWorkPerItem proves worker attempts are per item: a retried item keeps
 // its count while a fresh one starts at 1 (seed 000 peek-lock).
-func attWorkPerItem(t *testing.T, h Harness) {
-	e := setup(t, h)
+func attWorkPerItem(e *env) {
 	e.enqueueWork(activity("A", 2))
 	for _, c := range []uint32{1, 2} {
 		e.abandonWork(attFetchWork(e, longLock, c, activity("A", 2)).LockToken, 0, false)
@@ -354,8 +340,7 @@ func attWorkPerItem(t *testing.T, h Harness) {
 
 // attWorkReenqueued proves an acked item's attempts die with it: the same
 // activity enqueued again starts at 1 (seed 000 ack_work_item deletes).
-func attWorkReenqueued(t *testing.T, h Harness) {
-	e := setup(t, h)
+func attWorkReenqueued(e *env) {
 	e.enqueueWork(activity("A", 2))
 	e.abandonWork(attFetchWork(e, longLock, 1, activity("A", 2)).LockToken, 0, false)
 	w := attFetchWork(e, longLock, 2, activity("A", 2))

@@ -27,9 +27,11 @@ const (
 	testTimeout = 2 * time.Minute
 )
 
-// env bundles what most tests need: a fresh provider and a context.
+// env bundles what every case needs: a fresh provider, a context, and the
+// harness for the cases that use its optional hooks.
 type env struct {
 	t   *testing.T
+	h   Harness
 	p   duroxide.Provider
 	ctx context.Context
 }
@@ -40,7 +42,7 @@ func setup(t *testing.T, h Harness) *env {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	t.Cleanup(cancel)
-	return &env{t: t, p: h.New(t), ctx: ctx}
+	return &env{t: t, h: h, p: h.New(t), ctx: ctx}
 }
 
 // envCase is one named case; run gets a fresh provider.
@@ -53,6 +55,22 @@ type envCase struct {
 func runCases(t *testing.T, h Harness, cases []envCase) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.run(setup(t, h)) })
+	}
+}
+
+// caseGroup is a named sub-group of a section's cases.
+type caseGroup struct {
+	name  string
+	cases []envCase
+}
+
+// runGroups runs every group as a parallel subtest of its cases.
+func runGroups(t *testing.T, h Harness, groups []caseGroup) {
+	for _, g := range groups {
+		t.Run(g.name, func(t *testing.T) {
+			t.Parallel()
+			runCases(t, h, g.cases)
+		})
 	}
 }
 

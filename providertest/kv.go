@@ -261,30 +261,32 @@ func kvBytes(t *testing.T, evs []duroxide.Event) uint64 {
 
 // runKV runs the KV and instance-stats cases.
 func runKV(t *testing.T, h Harness) {
-	t.Run("SetIsLiveButNotInSnapshotUntilMerge", func(t *testing.T) { kvSetIsLiveNotSnapshot(setup(t, h)) })
-	t.Run("SnapshotIsStoreOnlyWhileExecutionWrites", func(t *testing.T) { kvSnapshotIsStoreOnly(setup(t, h)) })
-	for _, status := range []string{"Completed", "Failed", "ContinuedAsNew"} {
-		t.Run("MergeOn"+status, func(t *testing.T) { kvMergeOn(setup(t, h), status) })
-	}
-	t.Run("NoMergeOnRunningStatus", func(t *testing.T) { kvNoMergeOnRunning(setup(t, h)) })
-	t.Run("OverwriteLastWriterWins", func(t *testing.T) { kvOverwrite(setup(t, h)) })
-	t.Run("ClearOneKey", func(t *testing.T) { kvClearOne(setup(t, h)) })
-	t.Run("ClearAllThenSet", func(t *testing.T) { kvClearAllThenSet(setup(t, h)) })
-	t.Run("EventsAppliedInDeltaOrder", func(t *testing.T) { kvDeltaOrder(setup(t, h)) })
-	t.Run("ClearOfUnknownKeyChangesNothing", func(t *testing.T) { kvClearUnknown(setup(t, h)) })
-	t.Run("UnknownInstanceOrKeyIsNotFound", func(t *testing.T) { kvUnknown(setup(t, h)) })
-	t.Run("IsolatedBetweenInstances", func(t *testing.T) { kvIsolation(setup(t, h)) })
-	t.Run("SurvivesContinueAsNew", func(t *testing.T) { kvSurvivesCAN(setup(t, h)) })
-	t.Run("WritesDroppedWithoutInstanceRecord", func(t *testing.T) { kvDroppedWithoutRecord(setup(t, h)) })
-	t.Run("RejectedAckWritesNoKV", func(t *testing.T) { kvRejectedAck(setup(t, h)) })
-	t.Run("EdgeValuesRoundTrip", func(t *testing.T) { kvEdgeValues(setup(t, h)) })
-	t.Run("StatsUnknownInstanceIsNil", func(t *testing.T) { kvStatsUnknown(setup(t, h)) })
-	t.Run("StatsHistoryOfCurrentExecution", func(t *testing.T) { kvStatsHistory(setup(t, h)) })
-	t.Run("StatsQueuePendingCountIsCarryForward", func(t *testing.T) { kvStatsCarryForward(setup(t, h)) })
-	t.Run("StatsKVStoreOnly", func(t *testing.T) { kvStatsStoreOnly(setup(t, h)) })
-	t.Run("StatsKVDeltaOnly", func(t *testing.T) { kvStatsDeltaOnly(setup(t, h)) })
-	t.Run("StatsKVDeltaOverStore", func(t *testing.T) { kvStatsMerged(setup(t, h)) })
-	t.Run("StatsKVTombstoneOverStore", func(t *testing.T) { kvStatsTombstone(setup(t, h)) })
+	runCases(t, h, []envCase{
+		{"SetIsLiveButNotInSnapshotUntilMerge", kvSetIsLiveNotSnapshot},
+		{"SnapshotIsStoreOnlyWhileExecutionWrites", kvSnapshotIsStoreOnly},
+		{"MergeOnCompleted", func(e *env) { kvMergeOn(e, "Completed") }},
+		{"MergeOnFailed", func(e *env) { kvMergeOn(e, "Failed") }},
+		{"MergeOnContinuedAsNew", func(e *env) { kvMergeOn(e, "ContinuedAsNew") }},
+		{"NoMergeOnRunningStatus", kvNoMergeOnRunning},
+		{"OverwriteLastWriterWins", kvOverwrite},
+		{"ClearOneKey", kvClearOne},
+		{"ClearAllThenSet", kvClearAllThenSet},
+		{"EventsAppliedInDeltaOrder", kvDeltaOrder},
+		{"ClearOfUnknownKeyChangesNothing", kvClearUnknown},
+		{"UnknownInstanceOrKeyIsNotFound", kvUnknown},
+		{"IsolatedBetweenInstances", kvIsolation},
+		{"SurvivesContinueAsNew", kvSurvivesCAN},
+		{"WritesDroppedWithoutInstanceRecord", kvDroppedWithoutRecord},
+		{"RejectedAckWritesNoKV", kvRejectedAck},
+		{"EdgeValuesRoundTrip", kvEdgeValues},
+		{"StatsUnknownInstanceIsNil", kvStatsUnknown},
+		{"StatsHistoryOfCurrentExecution", kvStatsHistory},
+		{"StatsQueuePendingCountIsCarryForward", kvStatsCarryForward},
+		{"StatsKVStoreOnly", kvStatsStoreOnly},
+		{"StatsKVDeltaOnly", kvStatsDeltaOnly},
+		{"StatsKVDeltaOverStore", kvStatsMerged},
+		{"StatsKVTombstoneOverStore", kvStatsTombstone},
+	})
 }
 
 // kvSetIsLiveNotSnapshot proves a write is visible through GetKVValue /

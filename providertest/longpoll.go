@@ -225,15 +225,15 @@ func lpWaiter(e *env, q lpQueue, ctx context.Context, poll time.Duration) <-chan
 // runLongPoll runs the long-polling cases for both queues, then the cases
 // that exist for one queue only.
 func runLongPoll(t *testing.T, h Harness) {
+	var cases []envCase
 	for _, q := range lpQueues {
-		lpRunShared(t, h, q)
+		cases = append(cases, lpSharedCases(q)...)
 	}
-	lpRunOrchOnly(t, h)
-	lpRunWorkOnly(t, h)
+	runCases(t, h, append(cases, append(lpOrchOnlyCases(), lpWorkOnlyCases()...)...))
 }
 
-// lpRunShared registers the cases both queues must pass.
-func lpRunShared(t *testing.T, h Harness, q lpQueue) {
+// lpSharedCases lists the cases both queues must pass, named for queue q.
+func lpSharedCases(q lpQueue) []envCase {
 	cases := []struct {
 		name string
 		run  func(e *env, q lpQueue)
@@ -251,9 +251,11 @@ func lpRunShared(t *testing.T, h Harness, q lpQueue) {
 		{"CancelRacingWork", lpCancelRace},
 		{"AlreadyCancelledContext", lpAlreadyCancelled},
 	}
-	for _, c := range cases {
-		t.Run(c.name+q.name, func(t *testing.T) { c.run(setup(t, h), q) })
+	out := make([]envCase, len(cases))
+	for i, c := range cases {
+		out[i] = envCase{c.name + q.name, func(e *env) { c.run(e, q) }}
 	}
+	return out
 }
 
 // lpZeroPoll proves a zero pollTimeout returns at once when there is no work
@@ -490,29 +492,29 @@ func lpAlreadyCancelled(e *env, q lpQueue) {
 	}
 }
 
-// lpRunOrchOnly registers the orchestrator-queue-only cases: delayed
+// lpOrchOnlyCases lists the orchestrator-queue-only cases: delayed
 // enqueues, timers and capability filters.
-func lpRunOrchOnly(t *testing.T, h Harness) {
-	runCases(t, h, []envCase{
+func lpOrchOnlyCases() []envCase {
+	return []envCase{
 		{"DelayedEnqueueWakesWaiter", lpDelayedEnqueue},
 		{"TimerFiredWakesWaiter", lpTimerFired},
 		{"FilteredWaiterWokenByCompatibleWork", lpFilterWoken},
 		{"FilteredWaiterNotHandedIncompatibleWork", lpFilterNotHanded},
 		{"EmptyRangeFilterWaitsPollTimeout", lpEmptyRangeWaits},
 		{"EmptyRangeFilterHonoursCancel", lpEmptyRangeCancel},
-	})
+	}
 }
 
-// lpRunWorkOnly registers the worker-queue-only cases: tag filters and
+// lpWorkOnlyCases lists the worker-queue-only cases: tag filters and
 // sessions.
-func lpRunWorkOnly(t *testing.T, h Harness) {
-	runCases(t, h, []envCase{
+func lpWorkOnlyCases() []envCase {
+	return []envCase{
 		{"TagWaiterWokenByTaggedWork", lpTagWoken},
 		{"TagWaiterNotHandedDefaultWork", lpTagNotHanded},
 		{"SessionWaiterWokenByOwnedSession", lpSessionWoken},
 		{"NoTagsWaitsPollTimeout", lpNoTagsWaits},
 		{"NoTagsHonoursCancel", lpNoTagsCancel},
-	})
+	}
 }
 
 // lpOrchWaiter starts an orchestration fetch with filter f in the background.

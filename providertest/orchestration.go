@@ -38,34 +38,23 @@ const (
 	orcDelayedWithin = orcTimerIn + 3*time.Second
 )
 
-// orcGroup is a named sub-group of cases.
-type orcGroup struct {
-	name  string
-	cases []envCase
-}
-
 // runOrchestrator runs every sub-group in parallel, each case on its own
 // provider.
 func runOrchestrator(t *testing.T, h Harness) {
-	for _, g := range []orcGroup{
+	runGroups(t, h, []caseGroup{
 		{"Atomicity", orcAtomicityCases()},
-		{"ErrorHandling", orcErrorCases(h)},
+		{"ErrorHandling", orcErrorCases()},
 		{"InstanceLocking", orcLockingCases()},
 		{"LockExpiration", orcExpirationCases()},
 		{"MultiExecution", orcExecutionCases()},
 		{"QueueSemantics", orcQueueCases()},
 		{"Abandon", orcAbandonCases()},
 		{"InstanceCreation", orcCreationCases()},
-		{"History", orcHistoryCases(h)},
+		{"History", orcHistoryCases()},
 		{"Commit", orcCommitCases()},
 		{"CustomStatus", orcCustomStatusCases()},
 		{"InvalidInput", orcInvalidCases()},
-	} {
-		t.Run(g.name, func(t *testing.T) {
-			t.Parallel()
-			runCases(t, h, g.cases)
-		})
-	}
+	})
 }
 
 // ---- builders -------------------------------------------------------------------

@@ -14,12 +14,12 @@ import (
 // errors: permanent for contract violations, ctx errors unwrap to ctx.Err()).
 
 // orcErrorCases lists the error handling cases.
-func orcErrorCases(h Harness) []envCase {
+func orcErrorCases() []envCase {
 	return []envCase{
 		{"InvalidLockTokenOnAck", orcInvalidTokenOnAck},
 		{"DuplicateEventIDRejection", orcDuplicateEventID},
 		{"MissingInstanceMetadata", orcMissingMetadata},
-		{"CorruptedSerializationData", func(e *env) { orcCorrupted(e, h) }},
+		{"CorruptedSerializationData", orcCorrupted},
 		{"LockExpirationDuringAck", orcExpiredDuringAck},
 		{"CancelledContext", orcCancelledContext},
 	}
@@ -89,12 +89,12 @@ func orcMissingMetadata(e *env) {
 // which can be abandoned and fetched again (seed 001
 // test_corrupted_serialization_data; seed 002 "History Deserialization
 // Contract").
-func orcCorrupted(e *env, h Harness) {
-	if h.CorruptHistory == nil {
+func orcCorrupted(e *env) {
+	if e.h.CorruptHistory == nil {
 		e.t.Skip("needs Harness.CorruptHistory to store an undecodable history entry")
 	}
 	e.start("A", nil)
-	h.CorruptHistory(e.t, e.p, "A", 1)
+	e.h.CorruptHistory(e.t, e.p, "A", 1)
 	_, err := e.p.Read(e.ctx, "A")
 	wantPermanent(e.t, err, duroxide.ErrUndecodable, "read")
 	_, err = e.p.ReadWithExecution(e.ctx, "A", 1)

@@ -10,13 +10,13 @@ import (
 // decisions 1 and 5; CONTRACT.md "Custom status").
 
 // orcHistoryCases lists the history cases.
-func orcHistoryCases(h Harness) []envCase {
+func orcHistoryCases() []envCase {
 	return []envCase{
 		{"ReadOrderedByEventID", orcReadOrdered},
 		{"ReadUnknownInstanceIsEmpty", orcReadUnknown},
 		{"AppendStoresRuntimeProvidedIDs", orcAppendIDs},
 		{"AppendRejectsDuplicateEventIDs", orcAppendDuplicate},
-		{"AckIsAppendOnlyOverCorruptHistory", func(e *env) { orcAppendOnly(e, h) }},
+		{"AckIsAppendOnlyOverCorruptHistory", orcAppendOnly},
 	}
 }
 
@@ -105,12 +105,12 @@ func orcAppendDuplicate(e *env) {
 // path, event 99999 and status Failed) succeeds, and its event is stored
 // (seed 000 "ack_orchestration_item() is append-only for history"; seed 002
 // test_ack_appends_event_to_corrupted_history).
-func orcAppendOnly(e *env, h Harness) {
-	if h.CorruptHistory == nil {
+func orcAppendOnly(e *env) {
+	if e.h.CorruptHistory == nil {
 		e.t.Skip("needs Harness.CorruptHistory to store an undecodable history entry")
 	}
 	e.start("A", nil)
-	h.CorruptHistory(e.t, e.p, "A", 1)
+	e.h.CorruptHistory(e.t, e.p, "A", 1)
 	item := e.orcLock("A", orcRaise("A", "1"))
 	failed := event(99999, "A", 1, duroxide.OrchestrationFailedEvent{Details: duroxide.ApplicationFailure("corrupt history")})
 	e.ack(item.LockToken, duroxide.OrchestrationCommit{
