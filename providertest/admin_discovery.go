@@ -388,6 +388,6 @@ func admQueueDepthsExpired(e *env) {
 		e.t.Fatal("FetchWorkItem returned nothing, want an item")
 	}
 	admWantDepths(e, 0, 0, 0)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	admWantDepths(e, 2, 1, 0)
 }

@@ -78,7 +78,7 @@ func admStoredKeysSession(e *env) {
 		e.t.Fatalf("DeleteInstance(x, force) = %+v, %v; want 1 instance", res, err)
 	}
 	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, nil), duroxide.ErrLockLost, "ack_work_item")
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	if n, err := e.p.CleanupOrphanedSessions(e.ctx, 0); err != nil || n != 1 {
 		e.t.Fatalf("CleanupOrphanedSessions = %d, %v; want 1 (the deleted instance's session)", n, err)
 	}

@@ -106,19 +106,22 @@ func attFetchWork(e *env, lock time.Duration, attempts uint32, item duroxide.Wor
 	return w
 }
 
-// attWaitFetch waits for an orchestration item to become fetchable and
-// checks its messages and attempt count.
+// attWaitFetch lets attDelay pass, waits for an orchestration item to become
+// fetchable and checks its messages and attempt count.
 func attWaitFetch(e *env, attempts uint32, msgs ...duroxide.WorkItem) {
 	e.t.Helper()
+	e.wait(attDelay)
 	item, _ := e.waitFetch(attVisibleWithin, "delayed orchestration work visible")
 	if !reflect.DeepEqual(item.Messages, msgs) || item.AttemptCount != attempts {
 		e.t.Fatalf("fetch = %#v (attempt %d), want %#v (attempt %d)", item.Messages, item.AttemptCount, msgs, attempts)
 	}
 }
 
-// attWaitWork waits for a worker item to become fetchable and checks it.
+// attWaitWork lets attDelay pass, waits for a worker item to become
+// fetchable and checks it.
 func attWaitWork(e *env, attempts uint32, item duroxide.WorkItem) {
 	e.t.Helper()
+	e.wait(attDelay)
 	var w *duroxide.LockedWorkItem
 	eventually(e.t, attVisibleWithin, "delayed worker item visible", func() bool {
 		w = e.fetchWork(longLock, nil, duroxide.DefaultOnly())
@@ -151,7 +154,7 @@ func attOrchPerFetch(e *env) {
 func attOrchExpiry(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attFetch(e, shortLock, 1, startItem("A", "Orch"))
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	attCycle(e, false, []uint32{2, 3}, startItem("A", "Orch"))
 }
 
@@ -177,7 +180,7 @@ func attOrchFloor(e *env) {
 func attOrchExpiredIgnore(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	item := attFetch(e, shortLock, 1, startItem("A", "Orch"))
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.abandon(item.LockToken, 0, true)
 	attFetch(e, longLock, 1, startItem("A", "Orch"))
 }
@@ -211,7 +214,7 @@ func attOrchLateArrival(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attFetch(e, shortLock, 1, startItem("A", "Orch"))
 	e.enqueue(attPoke("A", "late"), 0)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	attCycle(e, true, []uint32{2, 2}, startItem("A", "Orch"), attPoke("A", "late"))
 }
 
@@ -279,9 +282,9 @@ func attWorkPerFetch(e *env) {
 func attWorkExpiry(e *env) {
 	e.enqueueWork(activity("A", 2))
 	attFetchWork(e, shortLock, 1, activity("A", 2))
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	attFetchWork(e, shortLock, 2, activity("A", 2))
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	attFetchWork(e, longLock, 3, activity("A", 2))
 }
 
@@ -302,7 +305,7 @@ func attWorkIgnore(e *env) {
 func attWorkExpiredIgnore(e *env) {
 	e.enqueueWork(activity("A", 2))
 	attFetchWork(e, shortLock, 1, activity("A", 2))
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.abandonWork(attFetchWork(e, longLock, 2, activity("A", 2)).LockToken, 0, true)
 	attFetchWork(e, longLock, 2, activity("A", 2))
 }

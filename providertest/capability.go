@@ -653,7 +653,7 @@ func capExpiredFiltered(e *env) {
 	if item := e.fetch(shortLock, filter(e.t, "2.0.0", "2.0.0")); item == nil || item.AttemptCount != 1 {
 		e.t.Fatalf("first filtered fetch = %#v, want A at attempt 1", item)
 	}
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.noFetch(filter(e.t, "1.0.0", "1.0.0"))
 	item := capFetchIs(e, filter(e.t, "2.0.0", "2.0.0"), "A")
 	if item.AttemptCount != 2 {
@@ -776,7 +776,7 @@ func capCorruptAttempts(e *env) {
 	capNeedCorrupt(e)
 	capCorrupted(e, "A", "")
 	capWantCorruptItem(e, e.fetch(shortLock, nil), "A", 1)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	item := e.fetch(longLock, nil)
 	capWantCorruptItem(e, item, "A", 2)
 	e.abandon(item.LockToken, 0, false)

@@ -166,7 +166,7 @@ func ccOrchExpiration(e *env) {
 	e.start("cc-exp", nil)
 	ccRaise(e, "cc-exp", "m")
 	old := e.mustFetch(shortLock)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	won := race(e, ccGoroutines, func() (*duroxide.OrchestrationItem, error) {
 		return e.p.FetchOrchestrationItem(e.ctx, longLock, 0, nil)
 	})
@@ -185,7 +185,7 @@ func ccOrchExpiration(e *env) {
 func ccWorkExpiration(e *env) {
 	e.enqueueWork(activity("cc-wexp", 1))
 	old := e.mustFetchWork(shortLock, duroxide.DefaultOnly())
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	won := race(e, ccGoroutines, func() (*duroxide.LockedWorkItem, error) {
 		return e.p.FetchWorkItem(e.ctx, longLock, 0, nil, duroxide.DefaultOnly())
 	})

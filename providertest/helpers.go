@@ -74,6 +74,17 @@ func runGroups(t *testing.T, h Harness, groups []caseGroup) {
 	}
 }
 
+// wait lets d pass on the provider's clock: Harness.Advance when the harness
+// has it, a real sleep otherwise.
+func (e *env) wait(d time.Duration) {
+	e.t.Helper()
+	if e.h.Advance != nil {
+		e.h.Advance(e.t, e.p, d)
+		return
+	}
+	time.Sleep(d)
+}
+
 // ptr returns a pointer to v.
 func ptr[T any](v T) *T { return &v }
 

@@ -118,7 +118,7 @@ func orcExpiredDuringAck(e *env) {
 	e.start("A", nil)
 	e.enqueue(orcRaise("A", "1"), 0)
 	item := e.mustFetch(shortLock)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	err := e.p.AckOrchestrationItem(e.ctx, item.LockToken, orcRichCommit("A", 2))
 	wantPermanent(e.t, err, duroxide.ErrLockLost, "ack_orchestration_item", "lock_token")
 	e.orcWantUntouchedUnlocked("A", 1)

@@ -34,7 +34,7 @@ func orcLockExpires(e *env) {
 	item := e.mustFetch(orcHold)
 	e.enqueue(orcRaise("A", "2"), 0)
 	e.noFetch(nil)
-	time.Sleep(orcAfterHold)
+	e.wait(orcAfterHold)
 	again := e.fetchInstance("A")
 	e.wantMessages(again, orcRaise("A", "1"), orcRaise("A", "2"))
 	if again.AttemptCount != 2 || again.LockToken == item.LockToken {
@@ -85,7 +85,7 @@ func orcConcurrentExpiry(e *env) {
 	if early.Load() != 0 {
 		e.t.Fatalf("%d fetches got the instance %v into a %v lock", early.Load(), time.Since(begin), orcHold)
 	}
-	time.Sleep(orcAfterHold)
+	e.wait(orcAfterHold)
 	var won atomic.Pointer[duroxide.OrchestrationItem]
 	var wins atomic.Int32
 	together(n, func(int) {
@@ -111,12 +111,12 @@ func orcConcurrentExpiry(e *env) {
 func orcExpiredAbandon(e *env) {
 	e.enqueue(orcRaise("A", "1"), 0)
 	first := e.mustFetch(shortLock)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.abandon(first.LockToken, 0, false)
 	second := e.fetchInstance("A")
 	e.abandon(second.LockToken, 0, false)
 	stale := e.mustFetch(shortLock)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	current := e.fetchInstance("A")
 	if current.AttemptCount != 4 {
 		e.t.Fatalf("attempt %d after four fetches, want 4", current.AttemptCount)
@@ -139,7 +139,7 @@ func orcRenewExtends(e *env) {
 	if err := e.p.RenewOrchestrationItemLock(e.ctx, item.LockToken, longLock); err != nil {
 		e.t.Fatalf("renew of a valid lock: %v", err)
 	}
-	time.Sleep(orcAfterHold)
+	e.wait(orcAfterHold)
 	e.noFetch(nil)
 	e.ack(item.LockToken, orcCommit("A", 1, 1))
 	e.orcWantHistory("A", 0, 1)
@@ -153,7 +153,7 @@ func orcRenewExtends(e *env) {
 func orcRenewExpired(e *env) {
 	e.enqueue(orcRaise("A", "1"), 0)
 	item := e.mustFetch(shortLock)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	err := e.p.RenewOrchestrationItemLock(e.ctx, item.LockToken, longLock)
 	wantPermanent(e.t, err, duroxide.ErrLockLost, "renew_orchestration_item_lock", "lock_token")
 	err = e.p.AckOrchestrationItem(e.ctx, item.LockToken, orcCommit("A", 1, 1))

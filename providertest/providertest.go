@@ -19,6 +19,7 @@ package providertest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
@@ -40,6 +41,13 @@ type Harness struct {
 	// always present. Needed by the tests proving that deletion leaves
 	// nothing behind.
 	StoredKeys func(t *testing.T, p duroxide.Provider) []string
+
+	// Advance moves the clock of p's storage d forward at once, as if d had
+	// passed: locks, delays and visibility times compared with the storage's
+	// clock behave as after a sleep of d. Optional; without it the cases
+	// that let time pass sleep for real. Waits the provider itself measures
+	// in real time (long-poll timeouts) always stay real.
+	Advance func(t *testing.T, p duroxide.Provider, d time.Duration)
 }
 
 // group is one section of the suite.

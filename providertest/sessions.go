@@ -336,7 +336,7 @@ func sessTakeoverAfterExpiry(e *env) {
 	e.ackWork(e.sessShortClaim("A", "s1", 1).LockToken, nil)
 	e.sessEnqueue("s1", 2)
 	e.sessNothing("B")
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.sessTake("B", longLock, "s1", 2)
 	e.sessEnqueue("s1", 3)
 	e.sessNothing("A")
@@ -348,7 +348,7 @@ func sessTakeoverAfterExpiry(e *env) {
 func sessOriginalOwnerReclaims(e *env) {
 	e.ackWork(e.sessShortClaim("A", "s1", 1).LockToken, nil)
 	e.sessEnqueue("s1", 2)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.sessTake("A", longLock, "s1", 2)
 	e.sessEnqueue("s1", 3)
 	e.sessNothing("B")
@@ -361,7 +361,7 @@ func sessOriginalOwnerReclaims(e *env) {
 func sessBothLocksExpired(e *env) {
 	e.sessEnqueue("s1", 1)
 	old := e.sessWant(e.fetchWork(shortLock, sessCfg("A", shortLock), duroxide.DefaultOnly()), "s1", 1, 1)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.sessWant(e.fetchWork(longLock, sessCfg("B", longLock), duroxide.DefaultOnly()), "s1", 1, 2)
 	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, old.LockToken, nil), duroxide.ErrLockLost, "ack_work_item", "lock_token")
 	e.sessEnqueue("s1", 2)
@@ -375,7 +375,7 @@ func sessBothLocksExpired(e *env) {
 func sessActivityLockExpired(e *env) {
 	e.sessEnqueue("s1", 1)
 	e.sessWant(e.fetchWork(shortLock, sessCfg("A", longLock), duroxide.DefaultOnly()), "s1", 1, 1)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.sessNothing("B")
 	e.sessWant(e.fetchWork(longLock, sessCfg("A", longLock), duroxide.DefaultOnly()), "s1", 1, 2)
 }
@@ -386,7 +386,7 @@ func sessActivityLockExpired(e *env) {
 // and the ack does not give the session back to A.
 func sessAckAfterSessionExpiry(e *env) {
 	w := e.sessShortClaim("A", "s1", 1)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	if err := e.p.AckWorkItem(e.ctx, w.LockToken, completed(sessInstance, 1)); err != nil {
 		e.t.Fatalf("AckWorkItem with a valid activity lock and an expired session lock: %v", err)
 	}
@@ -412,7 +412,7 @@ func sessTouchRefreshesActivity(e *env, touch func(w *duroxide.LockedWorkItem)) 
 	e.sessEnqueue("s2", 2)
 	a := e.sessTake("A", longLock, "s1", 1)
 	e.sessTake("C", longLock, "s2", 2)
-	time.Sleep(sessIdleWait)
+	e.wait(sessIdleWait)
 	touch(a)
 	e.sessRenew(1, longLock, sessIdle, "A")
 	e.sessRenew(0, longLock, sessIdle, "C")
@@ -461,7 +461,7 @@ func sessRenewKeepsOwnership(e *env) {
 	claimed := time.Now() // the claim's lock ends before claimed + sessMidLock
 	e.sessRenew(1, longLock, longLock, "A")
 	e.sessEnqueue("s1", 2)
-	time.Sleep(time.Until(claimed.Add(sessMidLock + 400*time.Millisecond)))
+	e.wait(time.Until(claimed.Add(sessMidLock + 400*time.Millisecond)))
 	e.sessNothing("B")
 	e.sessTake("A", longLock, "s1", 2)
 }
@@ -476,7 +476,7 @@ func sessRenewSkipsIdle(e *env) {
 	e.sessRenew(0, longLock, 0, "A")
 	e.sessRenew(0, longLock, 0, "C")
 	e.sessEnqueue("s1", 3)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.sessRenew(0, longLock, 100*time.Millisecond, "C")
 	e.sessRenew(1, longLock, longLock, "C") // C's session was live all along
 	e.sessTake("B", longLock, "s1", 3)      // A's was never extended
@@ -487,7 +487,7 @@ func sessRenewSkipsIdle(e *env) {
 // "locked_until > now (still owned)").
 func sessRenewSkipsExpired(e *env) {
 	e.sessShortClaim("A", "s1", 1)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.sessRenew(0, longLock, longLock, "A")
 	e.sessEnqueue("s1", 2)
 	e.sessTake("B", longLock, "s1", 2)
@@ -518,7 +518,7 @@ func sessRenewDuplicateOwner(e *env) {
 func sessRenewAfterTakeover(e *env) {
 	e.ackWork(e.sessShortClaim("A", "s1", 1).LockToken, nil)
 	e.sessEnqueue("s1", 2)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.sessTake("B", longLock, "s1", 2)
 	e.sessRenew(0, longLock, longLock, "A")
 	e.sessRenew(1, longLock, longLock, "B")
@@ -547,7 +547,7 @@ func sessRenewNegative(e *env) {
 func sessCleanupRemovesOrphans(e *env) {
 	e.ackWork(e.sessShortClaim("A", "s1", 1).LockToken, nil)
 	e.ackWork(e.sessShortClaim("B", "s2", 2).LockToken, nil)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.sessCleanup(2, longLock)
 	e.sessCleanup(0, longLock)
 }
@@ -559,7 +559,7 @@ func sessCleanupKeepsPending(e *env) {
 	e.ackWork(e.sessShortClaim("A", "s1", 1).LockToken, nil)
 	locked := e.sessShortClaim("A", "s2", 3)
 	e.sessEnqueue("s1", 2)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.sessCleanup(0, 0)
 	e.sessTake("B", longLock, "s1", 2)
 	e.ackWork(locked.LockToken, nil)
@@ -583,7 +583,7 @@ func sessCleanupKeepsLocked(e *env) {
 // re-creates it on fetch, claimable by anyone, with a fresh owner and lock.
 func sessCleanupThenRecreate(e *env) {
 	e.ackWork(e.sessShortClaim("A", "s1", 1).LockToken, nil)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.sessCleanup(1, 0)
 	e.sessEnqueue("s1", 2)
 	e.sessTake("B", longLock, "s1", 2)
@@ -622,7 +622,7 @@ func sessAbandonIgnoreAttempt(e *env) {
 // session lock expired can be claimed by another owner.
 func sessAbandonAfterExpiry(e *env) {
 	w := e.sessShortClaim("A", "s1", 1)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.abandonWork(w.LockToken, 0, false)
 	e.sessWant(e.fetchWork(longLock, sessCfg("B", longLock), duroxide.DefaultOnly()), "s1", 1, 2)
 	e.sessNothing("A")

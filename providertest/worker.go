@@ -291,7 +291,7 @@ func wkFetchIncrementsAttemptCount(e *env) {
 	e.abandonWork(w.LockToken, 0, false)
 	w = e.mustFetchWork(shortLock, duroxide.DefaultOnly())
 	e.wkWantAttempts([]*duroxide.LockedWorkItem{w}, 2)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	w = e.mustFetchWork(longLock, duroxide.DefaultOnly())
 	e.wkWantAttempts([]*duroxide.LockedWorkItem{w}, 3)
 }
@@ -323,7 +323,7 @@ func wkLostLockTokenHandling(e *env) {
 	e.start("wk-a", nil)
 	e.enqueueWork(activity("wk-a", 2))
 	lost := e.mustFetchWork(shortLock, duroxide.DefaultOnly())
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
 	e.wkWantItem(w, activity("wk-a", 2))
 	if w.LockToken == lost.LockToken || w.AttemptCount != 2 {
@@ -354,7 +354,7 @@ func wkAckExpiredLockFailsAndRedelivers(e *env) {
 	e.start("wk-a", nil)
 	e.enqueueWork(activity("wk-a", 2))
 	w := e.mustFetchWork(shortLock, duroxide.DefaultOnly())
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, completed("wk-a", 2)), duroxide.ErrLockLost, "ack_work_item", "lock_token")
 	e.wkWantMessages("wk-a")
 	again := e.mustFetchWork(longLock, duroxide.DefaultOnly())
@@ -454,7 +454,7 @@ func wkRenewExtendsLockPastOriginalExpiry(e *env) {
 	if err := e.p.RenewWorkItemLock(e.ctx, w.LockToken, longLock); err != nil {
 		e.t.Fatalf("RenewWorkItemLock: %v", err)
 	}
-	time.Sleep(wkAfterMedium)
+	e.wait(wkAfterMedium)
 	e.noWork(duroxide.AnyTag())
 	e.ackWork(w.LockToken, nil)
 }
@@ -464,7 +464,7 @@ func wkRenewExtendsLockPastOriginalExpiry(e *env) {
 func wkRenewExpiredLockFails(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
 	w := e.mustFetchWork(shortLock, duroxide.DefaultOnly())
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, w.LockToken, longLock), duroxide.ErrLockLost, "renew_work_item_lock", "lock_token")
 	e.wkWantItem(e.mustFetchWork(longLock, duroxide.DefaultOnly()), activity("wk-a", 2))
 }
@@ -475,7 +475,7 @@ func wkRenewUnknownTokenFails(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
 	w := e.mustFetchWork(shortLock, duroxide.DefaultOnly())
 	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, "wk-no-such-token", longLock), duroxide.ErrLockLost, "renew_work_item_lock", "lock_token")
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.wkWantItem(e.mustFetchWork(longLock, duroxide.DefaultOnly()), activity("wk-a", 2))
 	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, nil), duroxide.ErrLockLost, "ack_work_item", "lock_token")
 }
@@ -672,7 +672,7 @@ func wkCancelledLockedActivityNeverRedelivered(e *env) {
 	e.wkSchedule("wk-a", activity("wk-a", 2))
 	w := e.mustFetchWork(shortLock, duroxide.DefaultOnly())
 	e.wkCancel("wk-a", 3, 2)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.noWork(duroxide.AnyTag())
 	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, completed("wk-a", 2)), duroxide.ErrLockLost, "ack_work_item", "lock_token")
 	e.wkWantMessages("wk-a")
