@@ -23,7 +23,8 @@ import (
 func TestMiniredis(t *testing.T) {
 	providertest.Run(t, harness(func(t *testing.T) backend {
 		c := newMRClock(t)
-		return backend{client: redis.NewClient(&redis.Options{Addr: c.m.Addr()}), clock: c}
+		client := redis.NewClient(&redis.Options{Addr: c.m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
+		return backend{client: client, clock: c}
 	}, true))
 }
 
