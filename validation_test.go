@@ -24,6 +24,7 @@ func TestMiniredis(t *testing.T) {
 	providertest.Run(t, harness(func(t *testing.T) backend {
 		c := newMRClock(t)
 		client := redis.NewClient(&redis.Options{Addr: c.m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
+		t.Cleanup(func() { client.Close() })
 		return backend{client: client, clock: c}
 	}, true))
 }
