@@ -1,4 +1,4 @@
--- abandon_orchestration: release an instance lock without committing. The
+-- abandon_orchestration_item: release an instance lock without committing. The
 -- messages of the fetched batch become visible again (after delay ms when
 -- delay > 0); later arrivals are untouched. ignore undoes the attempt the
 -- fetch counted. An expired lock may still be abandoned until another fetch

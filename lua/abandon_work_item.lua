@@ -1,4 +1,4 @@
--- abandon_work: release a worker item's lock without completing it: visible
+-- abandon_work_item: release a worker item's lock without completing it: visible
 -- again now or after delay ms; ignore undoes the attempt its fetch counted.
 --
 -- KEYS[1]  namespace prefix

@@ -1,4 +1,4 @@
--- ack_orchestration: commit an orchestration turn. Everything below happens
+-- ack_orchestration_item: commit an orchestration turn. Everything below happens
 -- or nothing does: every precondition is checked before the first write
 -- (Redis never rolls a script back).
 --

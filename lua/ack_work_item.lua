@@ -1,4 +1,4 @@
--- ack_work: delete a worker item held by a valid, unexpired lock and enqueue
+-- ack_work_item: delete a worker item held by a valid, unexpired lock and enqueue
 -- its completion for the orchestrator, together. A cancelled item (deleted by
 -- its orchestration) or a lost lock fails and changes nothing.
 --

@@ -1,4 +1,4 @@
--- append_history: append events to one execution outside a turn (tests and
+-- append_with_execution: append events to one execution outside a turn (tests and
 -- tools). Event ids must follow the last stored one; nothing is written
 -- otherwise.
 --

@@ -1,4 +1,4 @@
--- cleanup_sessions: expire sessions whose lock ran out, then delete up to a
+-- cleanup_orphaned_sessions: expire sessions whose lock ran out, then delete up to a
 -- batch of expired sessions that have no item left.
 --
 -- KEYS[1]  namespace prefix

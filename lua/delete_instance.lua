@@ -1,4 +1,4 @@
--- delete_tree: delete a root instance with all its descendants, atomically
+-- delete_instance: delete a root instance with all its descendants, atomically
 -- (DeleteInstance). The tree is read inside the script, so a child started
 -- meanwhile is deleted with it rather than orphaned. Refuses (and changes
 -- nothing) an unknown instance, a sub-orchestration, and without force a

@@ -1,4 +1,4 @@
--- delete_trees: delete terminal root instances with all their descendants,
+-- delete_instance_bulk: delete terminal root instances with all their descendants,
 -- in order, until limit trees are deleted. Each tree goes atomically (the
 -- whole batch is one script). A root that is no longer a terminal root, that
 -- completed at or after completed_before, or whose tree holds a Running

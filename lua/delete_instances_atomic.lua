@@ -1,4 +1,4 @@
--- delete_instances: delete a set of instances, all or nothing
+-- delete_instances_atomic: delete a set of instances, all or nothing
 -- (DeleteInstancesAtomic). Refuses (and changes nothing) when, without
 -- force, one of them is Running, or when a child of one of them is not in
 -- the set (it would be orphaned: it may have been started after the caller

@@ -1,4 +1,4 @@
--- instance_stats: sizes of an instance's current execution and KV state, in
+-- get_instance_stats: sizes of an instance's current execution and KV state, in
 -- O(KV keys): the history is counted by LLEN and a byte counter kept by the
 -- appends, and only its first event is read.
 --

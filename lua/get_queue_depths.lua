@@ -1,4 +1,4 @@
--- queue_depths: unlocked orchestrator messages and worker items visible now,
+-- get_queue_depths: unlocked orchestrator messages and worker items visible now,
 -- and orchestrator messages visible only later (timers and delayed
 -- messages), from counters and two O(log n) range counts. Locks that expired
 -- are released first (the bounded maintenance a fetch would do), so their

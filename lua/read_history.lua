@@ -5,7 +5,14 @@
 --
 -- KEYS[1]  namespace prefix
 -- ARGV     instance, execution id ('' = latest)
--- Reply    {execution id, events, 1 if the instance has a record else 0}
+-- Reply    {execution id, events, known}: known is 1 when the latest
+--          execution was asked for and the instance has a record or an
+--          execution, else 0
 local inst, eid = U.arg(), U.arg()
-if eid == '' then eid = I.latest(inst) or '1' end
-return { eid, redis.call('LRANGE', K.history(inst, eid), 0, -1), redis.call('EXISTS', K.inst(inst)) }
+local known = 0
+if eid == '' then
+  local latest = I.latest(inst)
+  if latest or redis.call('EXISTS', K.inst(inst)) == 1 then known = 1 end
+  eid = latest or '1'
+end
+return { eid, redis.call('LRANGE', K.history(inst, eid), 0, -1), known }

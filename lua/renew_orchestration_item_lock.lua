@@ -1,4 +1,4 @@
--- renew_orchestration: extend a valid, unexpired instance lock to now +
+-- renew_orchestration_item_lock: extend a valid, unexpired instance lock to now +
 -- extend ms. An expired lock cannot be renewed: another dispatcher may
 -- already hold the instance.
 --

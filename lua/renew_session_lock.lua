@@ -1,4 +1,4 @@
--- renew_sessions: extend, for every owner given, each session it holds that
+-- renew_session_lock: extend, for every owner given, each session it holds that
 -- is still locked and not idle (activity within idle ms) to now + extend ms.
 --
 -- KEYS[1]  namespace prefix

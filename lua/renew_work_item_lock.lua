@@ -1,4 +1,4 @@
--- renew_work: extend a valid, unexpired worker lock to now + extend ms. A
+-- renew_work_item_lock: extend a valid, unexpired worker lock to now + extend ms. A
 -- cancelled item or a lost lock fails: that is how a running activity learns
 -- it was cancelled.
 --

@@ -33,10 +33,11 @@
 //     lock.
 //   - duroxide.ErrDuplicateEvent: AckOrchestrationItem and
 //     AppendWithExecution, for an event id not after the last stored one.
-//   - duroxide.ErrNotFound: LatestExecutionID, GetInstanceInfo,
-//     GetExecutionInfo, GetParentID, ReadHistory, DeleteInstance and
-//     PruneExecutions of an instance (or execution) without a record. Reads
-//     and lists of an unknown instance return nothing instead.
+//   - duroxide.ErrNotFound: GetInstanceInfo, GetParentID, DeleteInstance and
+//     PruneExecutions of an instance without a record; LatestExecutionID and
+//     ReadHistory of one with neither a record nor an execution;
+//     GetExecutionInfo of an unknown execution. Other reads and lists of an
+//     unknown instance return nothing instead.
 //   - duroxide.ErrConflict: DeleteInstance of a sub-orchestration, or of a
 //     tree holding a Running instance without force; DeleteInstancesAtomic of
 //     a Running instance without force, or of a set that leaves a child out.

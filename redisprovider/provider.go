@@ -69,7 +69,7 @@ type Provider struct {
 	keys        dxredis.Keys
 	lockTimeout time.Duration
 	log         *slog.Logger
-	scripts     map[string]*redis.Script
+	scripts     [scriptCount]*redis.Script
 	waits       *waitRegistry
 
 	closeOnce sync.Once
@@ -200,20 +200,20 @@ func noMaintNotifications() *maintnotifications.Config {
 // and the first calls find them (EVALSHA also reloads after SCRIPT FLUSH or
 // a restart).
 func (p *Provider) loadScripts(ctx context.Context) error {
-	p.scripts = make(map[string]*redis.Script)
 	if err := p.rdb.Ping(ctx).Err(); err != nil {
 		return fail("new", err)
 	}
-	for _, name := range dxredis.ScriptNames() {
-		src, err := dxredis.Script(name)
+	for h := range scriptCount {
+		src, err := dxredis.Script(h.String())
 		if err != nil {
+			// the embedded Lua does not match the handles: a build bug
 			return duroxide.Permanent("new", err.Error())
 		}
 		s := redis.NewScript(src)
 		if err := s.Load(ctx, p.rdb).Err(); err != nil {
-			return fail("new", fmt.Errorf("loading script %s: %w", name, err))
+			return fail("new", fmt.Errorf("loading script %s: %w", h, err))
 		}
-		p.scripts[name] = s
+		p.scripts[h] = s
 	}
 	return nil
 }

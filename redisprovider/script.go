@@ -71,10 +71,10 @@ func detach(ctx context.Context) (context.Context, context.CancelFunc) {
 	return d, func() {}
 }
 
-// run executes the named script for operation op with the namespace prefix as
-// its only key. It returns the reply or a *duroxide.ProviderError.
-func (p *Provider) run(ctx context.Context, op, name string, a args) (any, error) {
-	res, err := p.scripts[name].Run(ctx, p.rdb, []string{p.keys.Prefix()}, a...).Result()
+// run executes script s for operation op with the namespace prefix as its
+// only key. It returns the reply or a *duroxide.ProviderError.
+func (p *Provider) run(ctx context.Context, op string, s luaScript, a args) (any, error) {
+	res, err := p.scripts[s].Run(ctx, p.rdb, []string{p.keys.Prefix()}, a...).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil // the script returned nil: "nothing", not a failure
 	}
