@@ -8,10 +8,12 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// The Admin section: ProviderAdmin (seed 000 "Implementing ProviderAdmin",
-// seed 003 ProviderAdmin trait docs, seed 001 "Management Tests", CONTRACT.md
-// ProviderAdmin and "Admin edge cases"). Workloads are built through the
-// public Provider API only (kvInst, defined with the KV section).
+// The Admin section: ProviderAdmin (duroxide
+// docs/provider-implementation-guide.md "Implementing ProviderAdmin", duroxide
+// src/providers/mod.rs ProviderAdmin trait docs,
+// provider_validation::management, duroxide.Provider docs ProviderAdmin and
+// "Admin edge cases"). Workloads are built through the public Provider API only
+// (kvInst, defined with the KV section).
 
 func init() { register("Admin", runAdmin) }
 

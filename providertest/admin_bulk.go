@@ -38,9 +38,9 @@ func admCompleted(e *env, ids ...string) {
 }
 
 // admBulkTerminalRoots proves DeleteInstanceBulk deletes Completed and Failed
-// roots (one completed by its first ack) with their children and silently skips Running and ContinuedAsNew
-// roots and a terminal root whose child still runs (seed 003
-// delete_instance_bulk).
+// roots (one completed by its first ack) with their children and silently skips
+// Running and ContinuedAsNew roots and a terminal root whose child still runs
+// (duroxide src/providers/mod.rs delete_instance_bulk).
 func admBulkTerminalRoots(e *env) {
 	kvStart(e, "run")
 	done, dchild := kvStart(e, "done"), kvStartChild(e, "dchild", "done")
@@ -112,8 +112,9 @@ func admBulkLimit(e *env) {
 }
 
 // admBulkLimitEligible proves Limit is applied last, to eligible roots: a
-// terminal root that cannot be deleted (its child still runs) does not use
-// up the limit (seed 003 delete_instance_bulk "limit ... (applied last)").
+// terminal root that cannot be deleted (its child still runs) does not use up
+// the limit (duroxide src/providers/mod.rs delete_instance_bulk "limit ...
+// (applied last)").
 func admBulkLimitEligible(e *env) {
 	blocked := kvStart(e, "blocked")
 	kvStartChild(e, "running-child", "blocked")

@@ -18,8 +18,8 @@ func admDeleteInstanceCases() []envCase {
 }
 
 // admDeleteCascade proves DeleteInstance of a root removes its whole
-// three-level tree, including a pending message of the grandchild (seed 003
-// "Cascade delete").
+// three-level tree, including a pending message of the grandchild (duroxide
+// src/providers/mod.rs "Cascade delete").
 func admDeleteCascade(e *env) {
 	p, c, g := kvStart(e, "p"), kvStartChild(e, "c", "p"), kvStartChild(e, "g", "c")
 	for _, in := range []*kvInst{g, c, p} {
@@ -36,8 +36,8 @@ func admDeleteCascade(e *env) {
 	admWantMetrics(e, duroxide.SystemMetrics{})
 }
 
-// admDeleteSubOrch proves DeleteInstance refuses a sub-orchestration, even
-// with force, and changes nothing (seed 003 delete_instance).
+// admDeleteSubOrch proves DeleteInstance refuses a sub-orchestration, even with
+// force, and changes nothing (duroxide src/providers/mod.rs delete_instance).
 func admDeleteSubOrch(e *env) {
 	a := adm(e)
 	admFamily(e)

@@ -22,11 +22,11 @@ func admDeleteAtomicCases() []envCase {
 	}
 }
 
-// admDeleteEverything proves a force delete removes every trace of an
-// instance (two executions of history, orchestrator messages visible and
-// delayed, a future timer, worker items queued and locked, KV store and
-// delta, custom status), reports the counts, and leaves another instance
-// untouched (seed 003 delete_instances_atomic "Complete cleanup").
+// admDeleteEverything proves a force delete removes every trace of an instance
+// (two executions of history, orchestrator messages visible and delayed, a
+// future timer, worker items queued and locked, KV store and delta, custom
+// status), reports the counts, and leaves another instance untouched (duroxide
+// src/providers/mod.rs delete_instances_atomic "Complete cleanup").
 func admDeleteEverything(e *env) {
 	y := kvStart(e, "bystander")
 	y.turn("", kvSet("k", "y", 1), duroxide.CustomStatusUpdatedEvent{Status: ptr("y")})
@@ -75,9 +75,9 @@ func admWantBystander(e *env, y *kvInst) {
 	admWantMetrics(e, duroxide.SystemMetrics{TotalInstances: 1, TotalExecutions: 1, RunningInstances: 1, TotalEvents: admEvents(y, 1)})
 }
 
-// admDeleteRefusesRunningWithoutForce proves force=false refuses a batch with
-// a Running instance and deletes nothing of it, while force=true deletes it
-// (seed 003 "Force semantics", "Atomicity").
+// admDeleteRefusesRunningWithoutForce proves force=false refuses a batch with a
+// Running instance and deletes nothing of it, while force=true deletes it
+// (duroxide src/providers/mod.rs "Force semantics", "Atomicity").
 func admDeleteRefusesRunning(e *env) {
 	a := adm(e)
 	done := kvStart(e, "done")
@@ -111,8 +111,8 @@ func admFamily(e *env) (p, c *kvInst) {
 }
 
 // admDeleteOrphanCheck proves a batch holding a parent but not its child is
-// refused even with force, deleting nothing, and succeeds with both (seed 003
-// "Orphan detection").
+// refused even with force, deleting nothing, and succeeds with both (duroxide
+// src/providers/mod.rs "Orphan detection").
 func admDeleteOrphanCheck(e *env) {
 	a := adm(e)
 	p, c := admFamily(e)
@@ -149,8 +149,8 @@ func admDeleteChildAlone(e *env) {
 }
 
 // admDeleteCountsExisting proves DeleteInstancesAtomic counts only instances
-// that existed (a repeated id once) and that unknown ids are no error (CONTRACT "Admin edge
-// cases").
+// that existed (a repeated id once) and that unknown ids are no error
+// (duroxide.Provider docs "Admin edge cases").
 func admDeleteCountsExisting(e *env) {
 	a := adm(e)
 	kvStart(e, "a").complete()
@@ -166,7 +166,8 @@ func admDeleteCountsExisting(e *env) {
 
 // admDeleteInFlightAck proves a force delete of a locked instance makes its
 // in-flight ack fail and recreate nothing: no record, history, KV, custom
-// status, queued items or stored keys (seed 003 "Prevent ack recreation").
+// status, queued items or stored keys (duroxide src/providers/mod.rs "Prevent
+// ack recreation").
 func admDeleteInFlightAck(e *env) {
 	x := kvStart(e, "x")
 	x.turn("", kvSet("a", "1", 1))

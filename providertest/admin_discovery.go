@@ -29,9 +29,10 @@ func admDiscoveryCases() []envCase {
 	}
 }
 
-// admListInstances proves ListInstances returns every created instance,
-// newest first, and never an instance that was only enqueued (seed 001
-// test_list_instances; seed 003 "sorted by creation time (newest first)").
+// admListInstances proves ListInstances returns every created instance, newest
+// first, and never an instance that was only enqueued
+// (provider_validation::management::test_list_instances; duroxide
+// src/providers/mod.rs "sorted by creation time (newest first)").
 func admListInstances(e *env) {
 	admWantInstances(e)
 	for _, id := range []string{"a", "b", "c"} {
@@ -45,8 +46,8 @@ func admListInstances(e *env) {
 }
 
 // admListByStatus proves ListInstancesByStatus filters by the status of each
-// instance's current execution, including one created and completed by a
-// single ack (seed 001 test_list_instances_by_status).
+// instance's current execution, including one created and completed by a single
+// ack (provider_validation::management::test_list_instances_by_status).
 func admListByStatus(e *env) {
 	kvStart(e, "run")
 	kvStart(e, "done").complete()
@@ -103,7 +104,7 @@ func admListByStatusFollows(e *env) {
 }
 
 // admListExecutions proves ListExecutions returns every execution id in
-// ascending order (seed 001 test_list_executions).
+// ascending order (provider_validation::management::test_list_executions).
 func admListExecutions(e *env) {
 	admChain(e, "x", 3)
 	kvStart(e, "single")
@@ -153,8 +154,8 @@ func admLatestExecution(e *env) {
 
 // admUnknown proves the operations that need an instance return a permanent
 // "not found" error for an unknown one, including an instance that was only
-// enqueued and an unknown execution of a known instance (CONTRACT "Admin
-// edge cases").
+// enqueued and an unknown execution of a known instance (duroxide.Provider docs
+// "Admin edge cases").
 func admUnknown(e *env) {
 	a := adm(e)
 	kvStart(e, "known")
@@ -174,8 +175,8 @@ func admUnknown(e *env) {
 }
 
 // admInstanceInfo proves GetInstanceInfo of a new instance: name, version,
-// execution, Running status, no output, plausible times, root (seed 001
-// test_get_instance_info).
+// execution, Running status, no output, plausible times, root
+// (provider_validation::management::test_get_instance_info).
 func admInstanceInfo(e *env) {
 	before := admNowMs()
 	kvStart(e, "x")
@@ -232,9 +233,9 @@ func admWantExec(e *env, in *kvInst, execution uint64, status string, output *st
 }
 
 // admExecutionInfo proves GetExecutionInfo: event count, start time,
-// CompletedAt 0 while running and set on Completed, Failed and
-// ContinuedAsNew (seed 001 test_get_execution_info; CONTRACT "Admin edge
-// cases").
+// CompletedAt 0 while running and set on Completed, Failed and ContinuedAsNew
+// (provider_validation::management::test_get_execution_info; duroxide.Provider
+// docs "Admin edge cases").
 func admExecutionInfo(e *env) {
 	before := admNowMs()
 	x := kvStart(e, "x")
@@ -287,8 +288,8 @@ func admHierarchy(e *env) {
 }
 
 // admSystemMetrics proves GetSystemMetrics totals follow instances as they
-// start, complete, fail, continue as new and get deleted (seed 001
-// test_get_system_metrics).
+// start, complete, fail, continue as new and get deleted
+// (provider_validation::management::test_get_system_metrics).
 func admSystemMetrics(e *env) {
 	admWantMetrics(e, duroxide.SystemMetrics{})
 	a, b, c := kvStart(e, "a"), kvStart(e, "b"), kvStart(e, "c")
@@ -306,9 +307,10 @@ func admSystemMetrics(e *env) {
 	admWantMetrics(e, duroxide.SystemMetrics{TotalInstances: 2, TotalExecutions: 3, RunningInstances: 1, FailedInstances: 1, TotalEvents: 5})
 }
 
-// admQueueDepths proves OrchestratorQueue and WorkerQueue count unlocked
-// items visible now: locking takes items out of the count, abandoning puts
-// them back (seed 001 test_get_queue_depths; CONTRACT "Admin edge cases").
+// admQueueDepths proves OrchestratorQueue and WorkerQueue count unlocked items
+// visible now: locking takes items out of the count, abandoning puts them back
+// (provider_validation::management::test_get_queue_depths; duroxide.Provider
+// docs "Admin edge cases").
 func admQueueDepths(e *env) {
 	admWantDepths(e, 0, 0, 0)
 	e.enqueue(startItem("a", "Orch"), 0)

@@ -41,8 +41,8 @@ func admWantPrunedHistory(e *env, in *kvInst, kept ...uint64) {
 	}
 }
 
-// admPruneKeepLastZeroOne proves KeepLast 0 and 1 both prune every
-// execution but the current one (seed 003 "keep_last Semantics").
+// admPruneKeepLastZeroOne proves KeepLast 0 and 1 both prune every execution
+// but the current one (duroxide src/providers/mod.rs "keep_last Semantics").
 func admPruneKeepLastZeroOne(e *env) {
 	for keep, id := range []string{"keep0", "keep1"} {
 		in := admChain(e, id, 4)
@@ -131,9 +131,10 @@ func admPruneCompletedBefore(e *env) {
 	admWantPrunedHistory(e, in, 3, 4)
 }
 
-// admPruneKeepsKV proves pruning leaves the instance's KV alone: the live
-// view, the snapshot with its timestamps and the stats of the current
-// execution (seed 000 "KV entries are instance-scoped").
+// admPruneKeepsKV proves pruning leaves the instance's KV alone: the live view,
+// the snapshot with its timestamps and the stats of the current execution
+// (duroxide docs/provider-implementation-guide.md "KV entries are
+// instance-scoped").
 func admPruneKeepsKV(e *env) {
 	in := kvStart(e, "x")
 	in.continueAsNew(kvSet("a", "1", 1))

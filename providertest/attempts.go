@@ -8,12 +8,13 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// Attempt counts, the provider's half of poison-message detection (seed 000
-// "Peek-Lock Semantics", abandon_orchestration_item / abandon_work_item; seed
-// 003 ignore_attempt "never below 0"; CONTRACT.md settled details "Abandon";
-// provider decisions 3 and 4): every fetch of a message counts an attempt,
-// an abandon with ignoreAttempt takes it back, and a batch reports the
-// largest count among its messages.
+// Attempt counts, the provider's half of poison-message detection (duroxide
+// docs/provider-implementation-guide.md "Peek-Lock Semantics",
+// abandon_orchestration_item / abandon_work_item; duroxide src/providers/mod.rs
+// ignore_attempt "never below 0"; duroxide.Provider docs settled details
+// "Abandon"): every fetch of a message counts an attempt, an abandon with
+// ignoreAttempt takes it back, and a batch reports the largest count among its
+// messages.
 
 func init() { register("Attempts", runAttempts) }
 
@@ -135,22 +136,24 @@ func attWaitWork(e *env, attempts uint32, item duroxide.WorkItem) {
 // ---- orchestrator queue ----------------------------------------------------------
 
 // attOrchStartsAtOne proves the first fetch of a message reports attempt 1
-// (seed 003 fetch_orchestration_item: "number of times this item has been
-// fetched").
+// (duroxide src/providers/mod.rs fetch_orchestration_item: "number of times
+// this item has been fetched").
 func attOrchStartsAtOne(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attFetch(e, longLock, 1, startItem("A", "Orch"))
 }
 
-// attOrchPerFetch proves each fetch after a counted abandon adds one (seed
-// 000 abandon: attempt_count unchanged unless ignore_attempt).
+// attOrchPerFetch proves each fetch after a counted abandon adds one (duroxide
+// docs/provider-implementation-guide.md abandon: attempt_count unchanged unless
+// ignore_attempt).
 func attOrchPerFetch(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attCycle(e, false, []uint32{1, 2, 3, 4}, startItem("A", "Orch"))
 }
 
 // attOrchExpiry proves a re-fetch after lock expiry counts an attempt, as a
-// crashed dispatcher's delivery must (seed 000 peek-lock 2c; decision 4).
+// crashed dispatcher's delivery must (duroxide
+// docs/provider-implementation-guide.md peek-lock 2c; duroxide.Provider docs).
 func attOrchExpiry(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attFetch(e, shortLock, 1, startItem("A", "Orch"))
@@ -158,8 +161,9 @@ func attOrchExpiry(e *env) {
 	attCycle(e, false, []uint32{2, 3}, startItem("A", "Orch"))
 }
 
-// attOrchIgnore proves abandon with ignoreAttempt undoes the fetch's
-// increment, and only that one (seed 000 / seed 003 ignore_attempt).
+// attOrchIgnore proves abandon with ignoreAttempt undoes the fetch's increment,
+// and only that one (duroxide docs/provider-implementation-guide.md / duroxide
+// src/providers/mod.rs ignore_attempt).
 func attOrchIgnore(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attCycle(e, false, []uint32{1}, startItem("A", "Orch"))
@@ -167,16 +171,17 @@ func attOrchIgnore(e *env) {
 	attCycle(e, false, []uint32{2, 3}, startItem("A", "Orch"))
 }
 
-// attOrchFloor proves repeated ignored attempts leave the count at zero
-// between fetches, so each fetch reports 1: it never drifts below 0 or wraps
-// (seed 003 "never below 0").
+// attOrchFloor proves repeated ignored attempts leave the count at zero between
+// fetches, so each fetch reports 1: it never drifts below 0 or wraps (duroxide
+// src/providers/mod.rs "never below 0").
 func attOrchFloor(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attCycle(e, true, []uint32{1, 1, 1, 1}, startItem("A", "Orch"))
 }
 
 // attOrchExpiredIgnore proves abandoning an expired, not yet reclaimed lock
-// with ignoreAttempt succeeds and takes the attempt back (decision 3).
+// with ignoreAttempt succeeds and takes the attempt back (duroxide.Provider
+// docs).
 func attOrchExpiredIgnore(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	item := attFetch(e, shortLock, 1, startItem("A", "Orch"))
@@ -185,8 +190,9 @@ func attOrchExpiredIgnore(e *env) {
 	attFetch(e, longLock, 1, startItem("A", "Orch"))
 }
 
-// attOrchDelay proves an abandon with a delay hides the batch for the delay
-// and still counts the attempt (seed 000 abandon delay).
+// attOrchDelay proves an abandon with a delay hides the batch for the delay and
+// still counts the attempt (duroxide docs/provider-implementation-guide.md
+// abandon delay).
 func attOrchDelay(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	e.abandon(attFetch(e, longLock, 1, startItem("A", "Orch")).LockToken, attDelay, false)
@@ -194,10 +200,11 @@ func attOrchDelay(e *env) {
 	attWaitFetch(e, 2, startItem("A", "Orch"))
 }
 
-// attOrchBatchMax proves a batch reports the largest count among its
-// messages: a fresh message joining retried ones does not reset it, and an
-// ignored attempt is taken back from each message (seed 000 fetch step 3
-// and abandon; CONTRACT.md settled details "Abandon").
+// attOrchBatchMax proves a batch reports the largest count among its messages:
+// a fresh message joining retried ones does not reset it, and an ignored
+// attempt is taken back from each message (duroxide
+// docs/provider-implementation-guide.md fetch step 3 and abandon;
+// duroxide.Provider docs settled details "Abandon").
 func attOrchBatchMax(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attCycle(e, false, []uint32{1, 2}, startItem("A", "Orch"))
@@ -208,8 +215,9 @@ func attOrchBatchMax(e *env) {
 
 // attOrchLateArrival proves a message that arrived while the instance was
 // locked is not counted by that fetch: after expiry the re-delivered batch
-// holds both, counting the old one's second attempt (decision 4; seed 000
-// "Messages arriving after fetch are NOT tagged").
+// holds both, counting the old one's second attempt (duroxide.Provider docs;
+// duroxide docs/provider-implementation-guide.md "Messages arriving after fetch
+// are NOT tagged").
 func attOrchLateArrival(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attFetch(e, shortLock, 1, startItem("A", "Orch"))
@@ -218,10 +226,10 @@ func attOrchLateArrival(e *env) {
 	attCycle(e, true, []uint32{2, 2}, startItem("A", "Orch"), attPoke("A", "late"))
 }
 
-// attOrchBatchOnly proves an abandon's delay and count apply to the
-// fetched batch only: a message that arrived during the lock is fetchable at
-// once as a first attempt, and the delayed one returns later at attempt 2
-// (CONTRACT.md settled details "Abandon").
+// attOrchBatchOnly proves an abandon's delay and count apply to the fetched
+// batch only: a message that arrived during the lock is fetchable at once as a
+// first attempt, and the delayed one returns later at attempt 2
+// (duroxide.Provider docs settled details "Abandon").
 func attOrchBatchOnly(e *env) {
 	e.start("A", nil)
 	e.enqueue(attPoke("A", "first"), 0)
@@ -234,7 +242,8 @@ func attOrchBatchOnly(e *env) {
 }
 
 // attOrchAckResets proves an ack carries no attempts over: messages enqueued
-// after it start at 1 (seed 000 ack deletes the processed messages).
+// after it start at 1 (duroxide docs/provider-implementation-guide.md ack
+// deletes the processed messages).
 func attOrchAckResets(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attCycle(e, false, []uint32{1, 2}, startItem("A", "Orch"))
@@ -249,8 +258,9 @@ func attOrchAckResets(e *env) {
 	attFetch(e, longLock, 1, attPoke("A", "next"))
 }
 
-// attOrchPerInstance proves attempts belong to messages: retrying one
-// instance leaves another's first fetch at 1 (seed 000 peek-lock).
+// attOrchPerInstance proves attempts belong to messages: retrying one instance
+// leaves another's first fetch at 1 (duroxide
+// docs/provider-implementation-guide.md peek-lock).
 func attOrchPerInstance(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attCycle(e, false, []uint32{1, 2}, startItem("A", "Orch"))
@@ -261,15 +271,16 @@ func attOrchPerInstance(e *env) {
 
 // ---- worker queue --------------------------------------------------------------
 
-// attWorkStartsAtOne proves the first worker fetch reports attempt 1 (seed
-// 000 checklist: fetch_work_item increments attempt_count).
+// attWorkStartsAtOne proves the first worker fetch reports attempt 1 (duroxide
+// docs/provider-implementation-guide.md checklist: fetch_work_item increments
+// attempt_count).
 func attWorkStartsAtOne(e *env) {
 	e.enqueueWork(activity("A", 2))
 	attFetchWork(e, longLock, 1, activity("A", 2))
 }
 
 // attWorkPerFetch proves each re-fetch after a counted abandon adds one
-// (seed 000 abandon_work_item).
+// (duroxide docs/provider-implementation-guide.md abandon_work_item).
 func attWorkPerFetch(e *env) {
 	e.enqueueWork(activity("A", 2))
 	for _, c := range []uint32{1, 2, 3, 4} {
@@ -278,7 +289,7 @@ func attWorkPerFetch(e *env) {
 }
 
 // attWorkExpiry proves a re-fetch after worker lock expiry counts an attempt
-// (seed 000 peek-lock 2c).
+// (duroxide docs/provider-implementation-guide.md peek-lock 2c).
 func attWorkExpiry(e *env) {
 	e.enqueueWork(activity("A", 2))
 	attFetchWork(e, shortLock, 1, activity("A", 2))
@@ -289,7 +300,8 @@ func attWorkExpiry(e *env) {
 }
 
 // attWorkIgnore proves AbandonWorkItem with ignoreAttempt undoes the fetch's
-// increment and never goes below zero (seed 003 abandon_work_item).
+// increment and never goes below zero (duroxide src/providers/mod.rs
+// abandon_work_item).
 func attWorkIgnore(e *env) {
 	e.enqueueWork(activity("A", 2))
 	for _, step := range []struct {
@@ -300,8 +312,9 @@ func attWorkIgnore(e *env) {
 	}
 }
 
-// attWorkExpiredIgnore proves the attempt counted by a re-fetch after expiry
-// is the one ignoreAttempt takes back (seed 003 abandon_work_item).
+// attWorkExpiredIgnore proves the attempt counted by a re-fetch after expiry is
+// the one ignoreAttempt takes back (duroxide src/providers/mod.rs
+// abandon_work_item).
 func attWorkExpiredIgnore(e *env) {
 	e.enqueueWork(activity("A", 2))
 	attFetchWork(e, shortLock, 1, activity("A", 2))
@@ -310,8 +323,9 @@ func attWorkExpiredIgnore(e *env) {
 	attFetchWork(e, longLock, 2, activity("A", 2))
 }
 
-// attWorkDelay proves a delayed abandon hides the item for the delay and
-// still counts the attempt (seed 000 abandon_work_item delay).
+// attWorkDelay proves a delayed abandon hides the item for the delay and still
+// counts the attempt (duroxide docs/provider-implementation-guide.md
+// abandon_work_item delay).
 func attWorkDelay(e *env) {
 	e.enqueueWork(activity("A", 2))
 	e.abandonWork(attFetchWork(e, longLock, 1, activity("A", 2)).LockToken, attDelay, false)
@@ -320,7 +334,8 @@ func attWorkDelay(e *env) {
 }
 
 // attWorkDelayIgnore proves delay and ignoreAttempt combine: hidden for the
-// delay, then fetched at the same count (seed 003 abandon_work_item).
+// delay, then fetched at the same count (duroxide src/providers/mod.rs
+// abandon_work_item).
 func attWorkDelayIgnore(e *env) {
 	e.enqueueWork(activity("A", 2))
 	e.abandonWork(attFetchWork(e, longLock, 1, activity("A", 2)).LockToken, 0, false)
@@ -329,8 +344,9 @@ func attWorkDelayIgnore(e *env) {
 	attWaitWork(e, 2, activity("A", 2))
 }
 
-// attWorkPerItem proves worker attempts are per item: a retried item keeps
-// its count while a fresh one starts at 1 (seed 000 peek-lock).
+// attWorkPerItem proves worker attempts are per item: a retried item keeps its
+// count while a fresh one starts at 1 (duroxide
+// docs/provider-implementation-guide.md peek-lock).
 func attWorkPerItem(e *env) {
 	e.enqueueWork(activity("A", 2))
 	for _, c := range []uint32{1, 2} {
@@ -342,7 +358,8 @@ func attWorkPerItem(e *env) {
 }
 
 // attWorkReenqueued proves an acked item's attempts die with it: the same
-// activity enqueued again starts at 1 (seed 000 ack_work_item deletes).
+// activity enqueued again starts at 1 (duroxide
+// docs/provider-implementation-guide.md ack_work_item deletes).
 func attWorkReenqueued(e *env) {
 	e.enqueueWork(activity("A", 2))
 	e.abandonWork(attFetchWork(e, longLock, 1, activity("A", 2)).LockToken, 0, false)

@@ -12,11 +12,13 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// Capability-filtered fetching (seed 002 "Test plan" categories A, B, F, F2
-// and I; seed 000 "Capability Filtering Contract" and "History
-// Deserialization Contract"; CONTRACT.md "Capability filter"). Pins are set
-// the way the runtime sets them: through ExecutionMetadata.PinnedDuroxideVersion
-// on an ack, never derived from event payloads.
+// Capability-filtered fetching (duroxide
+// docs/proposals-impl/provider-capability-filtering.md "Test plan" categories
+// A, B, F, F2 and I; duroxide docs/provider-implementation-guide.md "Capability
+// Filtering Contract" and "History Deserialization Contract"; duroxide.Provider
+// docs "Capability filter"). Pins are set the way the runtime sets them:
+// through ExecutionMetadata.PinnedDuroxideVersion on an ack, never derived from
+// event payloads.
 
 func init() { register("Capability", runCapability) }
 
@@ -32,7 +34,9 @@ func runCapability(t *testing.T, h Harness) {
 	})
 }
 
-// capBasicsCases lists seed 002 category A cases 1-6 and 8-9.
+// capBasicsCases lists duroxide
+// docs/proposals-impl/provider-capability-filtering.md category A cases 1-6 and
+// 8-9.
 func capBasicsCases() []envCase {
 	return []envCase{
 		{"FetchWithFilterNoneReturnsAnyItem", capFilterNone},
@@ -48,8 +52,9 @@ func capBasicsCases() []envCase {
 	}
 }
 
-// capVersionsCases lists the version-comparison cases (seed 002 A7, F2 44 with
-// CONTRACT.md's ANY-range rule, prerelease and numeric ordering).
+// capVersionsCases lists the version-comparison cases (duroxide
+// docs/proposals-impl/provider-capability-filtering.md A7, F2 44 with
+// duroxide.Provider docs, ANY-range rule, prerelease and numeric ordering).
 func capVersionsCases() []envCase {
 	return []envCase{
 		{"FetchFilterBoundaryVersions", capBoundaries},
@@ -63,8 +68,9 @@ func capVersionsCases() []envCase {
 	}
 }
 
-// capExecutionsCases lists the per-execution pin cases (seed 002 B 10-11, F 24,
-// F 25a/25b).
+// capExecutionsCases lists the per-execution pin cases (duroxide
+// docs/proposals-impl/provider-capability-filtering.md B 10-11, F 24, F
+// 25a/25b).
 func capExecutionsCases() []envCase {
 	return []envCase{
 		{"ContinueAsNewExecutionGetsOwnPinnedVersion", capCANOwnPin},
@@ -77,7 +83,9 @@ func capExecutionsCases() []envCase {
 	}
 }
 
-// capEdgesCases lists seed 002 F 22-23 and the queue-order / long-poll edges.
+// capEdgesCases lists duroxide
+// docs/proposals-impl/provider-capability-filtering.md F 22-23 and the
+// queue-order / long-poll edges.
 func capEdgesCases() []envCase {
 	return []envCase{
 		{"FilterWithEmptySupportedVersionsReturnsNothing", capEmptyFilter},
@@ -87,8 +95,10 @@ func capEdgesCases() []envCase {
 	}
 }
 
-// capCorruptedCases lists the deserialization-contract cases (seed 002 F2 43 and
-// category I as adapted by seed 000 and CONTRACT.md).
+// capCorruptedCases lists the deserialization-contract cases (duroxide
+// docs/proposals-impl/provider-capability-filtering.md F2 43 and category I as
+// adapted by duroxide docs/provider-implementation-guide.md and
+// duroxide.Provider docs).
 func capCorruptedCases() []envCase {
 	return []envCase{
 		{"FetchFilterAppliedBeforeHistoryDeserialization", capFilterBeforeDecode},
@@ -334,8 +344,9 @@ func capWantCorruptItem(e *env, item *duroxide.OrchestrationItem, instance strin
 
 // ---- category A -------------------------------------------------------------
 
-// capFilterNone proves a nil filter returns a pinned instance with its
-// message (seed 002 A1: legacy behaviour).
+// capFilterNone proves a nil filter returns a pinned instance with its message
+// (duroxide docs/proposals-impl/provider-capability-filtering.md A1: legacy
+// behaviour).
 func capFilterNone(e *env) {
 	capSeed(e, capInstance{"A", "1.2.3"})
 	item := capFetchIs(e, nil, "A")
@@ -346,7 +357,7 @@ func capFilterNone(e *env) {
 }
 
 // capCompatible proves a filter whose range holds the pin returns the item
-// (seed 002 A2).
+// (duroxide docs/proposals-impl/provider-capability-filtering.md A2).
 func capCompatible(e *env) {
 	capSeed(e, capInstance{"A", "1.2.3"})
 	item := capFetchIs(e, filter(e.t, "1.0.0", "1.99.99"), "A")
@@ -355,8 +366,8 @@ func capCompatible(e *env) {
 }
 
 // capIncompatible proves a filter excluding the pin returns (nil, nil) and
-// leaves the instance untouched: an unfiltered fetch still gets it, as a
-// first attempt (seed 002 A3).
+// leaves the instance untouched: an unfiltered fetch still gets it, as a first
+// attempt (duroxide docs/proposals-impl/provider-capability-filtering.md A3).
 func capIncompatible(e *env) {
 	capSeed(e, capInstance{"A", "1.2.3"})
 	e.noFetch(filter(e.t, "2.0.0", "3.0.0"))
@@ -368,7 +379,7 @@ func capIncompatible(e *env) {
 }
 
 // capSelects proves a filter picks the compatible instance among others
-// (seed 002 A4).
+// (duroxide docs/proposals-impl/provider-capability-filtering.md A4).
 func capSelects(e *env) {
 	capSeed(e, capInstance{"A", "1.0.0"}, capInstance{"B", "2.0.0"})
 	capWantDrain(e, filter(e.t, "2.0.0", "2.99.99"), "B")
@@ -378,7 +389,8 @@ func capSelects(e *env) {
 
 // capNotLocked proves an incompatible fetch neither locks nor counts an
 // attempt: a compatible fetch right after gets the instance at attempt 1
-// (seed 002 A5; filter before locking).
+// (duroxide docs/proposals-impl/provider-capability-filtering.md A5; filter
+// before locking).
 func capNotLocked(e *env) {
 	capSeed(e, capInstance{"A", "1.0.0"})
 	for i := 0; i < 3; i++ {
@@ -390,8 +402,9 @@ func capNotLocked(e *env) {
 	}
 }
 
-// capUnpinned proves an unpinned execution is compatible with every
-// non-empty filter (seed 002 A6; CONTRACT.md).
+// capUnpinned proves an unpinned execution is compatible with every non-empty
+// filter (duroxide docs/proposals-impl/provider-capability-filtering.md A6;
+// duroxide.Provider docs).
 func capUnpinned(e *env) {
 	capSeed(e, capInstance{"A", ""})
 	for _, f := range []*duroxide.DispatcherCapabilityFilter{
@@ -402,8 +415,9 @@ func capUnpinned(e *env) {
 	}
 }
 
-// capStoredViaAck proves the pin given in the first ack's metadata is what
-// the filter uses (seed 002 A8).
+// capStoredViaAck proves the pin given in the first ack's metadata is what the
+// filter uses (duroxide docs/proposals-impl/provider-capability-filtering.md
+// A8).
 func capStoredViaAck(e *env) {
 	capSeed(e, capInstance{"A", "1.2.3"})
 	e.noFetch(filter(e.t, "1.2.4", "9.0.0"))
@@ -411,9 +425,10 @@ func capStoredViaAck(e *env) {
 	capFetchIs(e, filter(e.t, "1.2.3", "1.2.3"), "A")
 }
 
-// capAcrossAcks proves the pin persists over later acks of the same
-// execution, whether they repeat it or leave it nil (= unchanged) (seed 002
-// A9; CONTRACT.md ExecutionMetadata).
+// capAcrossAcks proves the pin persists over later acks of the same execution,
+// whether they repeat it or leave it nil (= unchanged) (duroxide
+// docs/proposals-impl/provider-capability-filtering.md A9; duroxide.Provider
+// docs ExecutionMetadata).
 func capAcrossAcks(e *env) {
 	capSeed(e, capInstance{"A", "1.0.0"})
 	capRepin(e, "A", ver(e.t, "1.0.0"))
@@ -423,8 +438,9 @@ func capAcrossAcks(e *env) {
 	capFetchIs(e, filter(e.t, "1.0.0", "1.0.0"), "A")
 }
 
-// capBackfill proves an ack pins an execution that had no pin: it stops
-// being universally compatible (seed 002 F2 45).
+// capBackfill proves an ack pins an execution that had no pin: it stops being
+// universally compatible (duroxide
+// docs/proposals-impl/provider-capability-filtering.md F2 45).
 func capBackfill(e *env) {
 	capSeed(e, capInstance{"A", ""})
 	capRepin(e, "A", ver(e.t, "1.2.3"))
@@ -432,9 +448,10 @@ func capBackfill(e *env) {
 	capFetchIs(e, filter(e.t, "1.2.3", "1.2.3"), "A")
 }
 
-// capOverwrite proves the provider stores a new pin unconditionally, and
-// that a message which arrived during that turn is routed by the new pin
-// (seed 002 F2 46; seed 000 checklist: no write-once guard).
+// capOverwrite proves the provider stores a new pin unconditionally, and that a
+// message which arrived during that turn is routed by the new pin (duroxide
+// docs/proposals-impl/provider-capability-filtering.md F2 46; duroxide
+// docs/provider-implementation-guide.md checklist: no write-once guard).
 func capOverwrite(e *env) {
 	capSeed(e, capInstance{"A", "1.0.0"})
 	item := capFetchIs(e, nil, "A")
@@ -446,8 +463,9 @@ func capOverwrite(e *env) {
 
 // ---- version comparison ---------------------------------------------------------
 
-// capBoundaries proves both range bounds are inclusive and nothing past them
-// is returned (seed 002 A7 with CONTRACT.md's inclusive ranges).
+// capBoundaries proves both range bounds are inclusive and nothing past them is
+// returned (duroxide docs/proposals-impl/provider-capability-filtering.md A7
+// with duroxide.Provider docs, inclusive ranges).
 func capBoundaries(e *env) {
 	capSeed(e, capInstance{"lo", "1.0.0"}, capInstance{"hi", "1.9.99"},
 		capInstance{"out", "2.0.0"}, capInstance{"below", "0.9.99"})
@@ -465,7 +483,9 @@ func capPrerelease(e *env) {
 }
 
 // capNumeric proves versions compare numerically per component, not as text
-// (1.10.0 > 1.9.x, 10.0.0 > 9.x) (seed 002 "Version representation").
+// (1.10.0 > 1.9.x, 10.0.0 > 9.x) (duroxide
+// docs/proposals-impl/provider-capability-filtering.md "Version
+// representation").
 func capNumeric(e *env) {
 	capSeed(e, capInstance{"nine", "1.9.0"}, capInstance{"ten", "1.10.0"}, capInstance{"major", "10.0.0"})
 	capWantDrain(e, filter(e.t, "1.9.0", "1.9.99"), "nine")
@@ -482,8 +502,10 @@ func capBuildMetadata(e *env) {
 	capFetchIs(e, filter(e.t, "1.5.0", "1.5.0"), "A")
 }
 
-// capAnyRange proves a filter with disjoint ranges accepts a pin in ANY
-// range and never one between them (seed 002 F2 44 inverted by CONTRACT.md).
+// capAnyRange proves a filter with disjoint ranges accepts a pin in ANY range
+// and never one between them (duroxide
+// docs/proposals-impl/provider-capability-filtering.md F2 44 inverted by
+// duroxide.Provider docs).
 func capAnyRange(e *env) {
 	capSeed(e, capInstance{"A", "1.0.0"}, capInstance{"B", "3.0.0"}, capInstance{"C", "2.0.0"})
 	capWantDrain(e, filter(e.t, "1.0.0", "1.5.0", "3.0.0", "3.5.0"), "A", "B")
@@ -518,8 +540,8 @@ func capOpenEnded(e *env) {
 }
 
 // capManyRanges proves a filter with many ranges is honoured whole: a pin in
-// its last range is returned, one between ranges is not (CONTRACT.md: ANY
-// range).
+// its last range is returned, one between ranges is not (duroxide.Provider
+// docs: ANY range).
 func capManyRanges(e *env) {
 	capSeed(e, capInstance{"last", "12.0.0"}, capInstance{"gap", "7.5.0"})
 	var bounds []string
@@ -535,7 +557,8 @@ func capManyRanges(e *env) {
 
 // capCANOwnPin proves the filter follows the current execution: after
 // ContinueAsNew, execution 2's pin decides, also for a message that arrived
-// while execution 2's first turn held the lock (seed 002 B10).
+// while execution 2's first turn held the lock (duroxide
+// docs/proposals-impl/provider-capability-filtering.md B10).
 func capCANOwnPin(e *env) {
 	e.start("A", ver(e.t, "1.0.0"))
 	capEndWithContinueAsNew(e, "A", 2)
@@ -551,8 +574,9 @@ func capCANOwnPin(e *env) {
 }
 
 // capCANNoInherit proves a new execution does not inherit the previous
-// execution's pin: acked without one, execution 2 is unpinned and so
-// compatible with a filter excluding execution 1's pin (seed 002 B11).
+// execution's pin: acked without one, execution 2 is unpinned and so compatible
+// with a filter excluding execution 1's pin (duroxide
+// docs/proposals-impl/provider-capability-filtering.md B11).
 func capCANNoInherit(e *env) {
 	e.start("A", ver(e.t, "1.0.0"))
 	capEndWithContinueAsNew(e, "A", 2)
@@ -565,8 +589,8 @@ func capCANNoInherit(e *env) {
 }
 
 // capSubOrch proves a sub-orchestration is filtered by its own pin, not its
-// parent's: unpinned before its first ack, then pinned independently (seed
-// 002 F24).
+// parent's: unpinned before its first ack, then pinned independently (duroxide
+// docs/proposals-impl/provider-capability-filtering.md F24).
 func capSubOrch(e *env) {
 	e.start("P", ver(e.t, "1.0.0"))
 	capPoke(e, "P")
@@ -591,9 +615,11 @@ func capSubOrch(e *env) {
 	capWantDrain(e, filter(e.t, "2.0.0", "2.0.0"), "C")
 }
 
-// capCANCancelled proves an activity cancelled by a ContinueAsNew ack loses
-// its worker lock (ack and renew fail permanently) and its completion never
-// reaches the orchestrator queue (seed 002 F25a; seed 000 lock stealing).
+// capCANCancelled proves an activity cancelled by a ContinueAsNew ack loses its
+// worker lock (ack and renew fail permanently) and its completion never reaches
+// the orchestrator queue (duroxide
+// docs/proposals-impl/provider-capability-filtering.md F25a; duroxide
+// docs/provider-implementation-guide.md lock stealing).
 func capCANCancelled(e *env) {
 	e.start("A", ver(e.t, "1.0.0"))
 	w := capScheduleActivity(e, "A", 2)
@@ -609,8 +635,9 @@ func capCANCancelled(e *env) {
 
 // capStaleCompletion proves a completion for execution 1 that arrives after
 // execution 2 started is still delivered, routed by execution 2's pin: the
-// runtime discards it, the provider must not (seed 002 F25b; duroxide
-// WorkItem routing).
+// runtime discards it, the provider must not (duroxide
+// docs/proposals-impl/provider-capability-filtering.md F25b; duroxide WorkItem
+// routing).
 func capStaleCompletion(e *env) {
 	e.start("A", ver(e.t, "1.0.0"))
 	w := capScheduleActivity(e, "A", 2)
@@ -628,8 +655,8 @@ func capStaleCompletion(e *env) {
 	e.noFetch(nil)
 }
 
-// capDelayedRepin proves a delayed message enqueued under one pin is routed
-// by the pin in force when it becomes visible (CONTRACT.md: the filter
+// capDelayedRepin proves a delayed message enqueued under one pin is routed by
+// the pin in force when it becomes visible (duroxide.Provider docs: the filter
 // applies to the current execution's pinned version).
 func capDelayedRepin(e *env) {
 	capSeed(e, capInstance{"A", "1.0.0"})
@@ -646,8 +673,9 @@ func capDelayedRepin(e *env) {
 }
 
 // capExpiredFiltered proves an instance whose lock expired is offered again
-// only to fetchers compatible with its pin, as a new attempt (seed 000
-// peek-lock 2c; CONTRACT.md capability filter).
+// only to fetchers compatible with its pin, as a new attempt (duroxide
+// docs/provider-implementation-guide.md peek-lock 2c; duroxide.Provider docs
+// capability filter).
 func capExpiredFiltered(e *env) {
 	capSeed(e, capInstance{"A", "2.0.0"})
 	if item := e.fetch(shortLock, filter(e.t, "2.0.0", "2.0.0")); item == nil || item.AttemptCount != 1 {
@@ -664,8 +692,9 @@ func capExpiredFiltered(e *env) {
 // ---- edges --------------------------------------------------------------------
 
 // capEmptyFilter proves a filter with no ranges (empty or nil list) matches
-// nothing, not even an unpinned instance, and locks nothing (seed 002 F22;
-// CONTRACT.md settled details).
+// nothing, not even an unpinned instance, and locks nothing (duroxide
+// docs/proposals-impl/provider-capability-filtering.md F22; duroxide.Provider
+// docs settled details).
 func capEmptyFilter(e *env) {
 	capSeed(e, capInstance{"pinned", "1.0.0"}, capInstance{"free", ""})
 	e.noFetch(filter(e.t))
@@ -673,8 +702,9 @@ func capEmptyFilter(e *env) {
 	capWantDrain(e, nil, "free", "pinned")
 }
 
-// capConcurrent proves filtered fetches racing for one compatible instance
-// lock it exactly once (seed 002 F23).
+// capConcurrent proves filtered fetches racing for one compatible instance lock
+// it exactly once (duroxide
+// docs/proposals-impl/provider-capability-filtering.md F23).
 func capConcurrent(e *env) {
 	capSeed(e, capInstance{"A", "1.0.0"}, capInstance{"B", "2.0.0"})
 	const n = 8
@@ -694,8 +724,8 @@ func capConcurrent(e *env) {
 }
 
 // capNoHeadOfLine proves incompatible instances enqueued first do not hide a
-// compatible one behind them: one filtered fetch returns it at once (seed
-// 000: skip if incompatible, keep looking).
+// compatible one behind them: one filtered fetch returns it at once (duroxide
+// docs/provider-implementation-guide.md: skip if incompatible, keep looking).
 func capNoHeadOfLine(e *env) {
 	insts := []capInstance{}
 	for _, id := range []string{"x1", "x2", "x3", "x4", "x5", "x6"} {
@@ -711,7 +741,7 @@ func capNoHeadOfLine(e *env) {
 
 // capLongPoll proves a filtered long poll ignores incompatible work that
 // arrives and returns the compatible work arriving after it, well before its
-// timeout (CONTRACT.md long polling and capability filter).
+// timeout (duroxide.Provider docs long polling and capability filter).
 func capLongPoll(e *env) {
 	e.start("old", ver(e.t, "2.0.0"))
 	e.start("ok", ver(e.t, "1.0.0"))
@@ -744,8 +774,9 @@ func capLongPoll(e *env) {
 // ---- corrupted history ------------------------------------------------------------
 
 // capFilterBeforeDecode proves the filter runs before history is read: an
-// excluded execution with undecodable history yields no item and no error,
-// and counts no attempt (seed 002 F2 43 / I 39 part A).
+// excluded execution with undecodable history yields no item and no error, and
+// counts no attempt (duroxide
+// docs/proposals-impl/provider-capability-filtering.md F2 43 / I 39 part A).
 func capFilterBeforeDecode(e *env) {
 	capNeedCorrupt(e)
 	capCorrupted(e, "A", "99.0.0")
@@ -753,10 +784,12 @@ func capFilterBeforeDecode(e *env) {
 	capWantCorruptItem(e, e.fetch(longLock, nil), "A", 1)
 }
 
-// capCorruptFiltered proves an unfiltered fetch of undecodable history
-// returns the item with HistoryError, no events and the lock held; abandon
-// releases it, and a compatible filter gets it too (seed 000 History Deserialization Contract; seed 002 I 39
-// adapted by CONTRACT.md).
+// capCorruptFiltered proves an unfiltered fetch of undecodable history returns
+// the item with HistoryError, no events and the lock held; abandon releases it,
+// and a compatible filter gets it too (duroxide
+// docs/provider-implementation-guide.md History Deserialization Contract;
+// duroxide docs/proposals-impl/provider-capability-filtering.md I 39 adapted by
+// duroxide.Provider docs).
 func capCorruptFiltered(e *env) {
 	capNeedCorrupt(e)
 	capCorrupted(e, "A", "5.0.0")
@@ -769,9 +802,11 @@ func capCorruptFiltered(e *env) {
 	capWantCorruptItem(e, e.fetch(longLock, filter(e.t, "5.0.0", "5.0.0")), "A", 2)
 }
 
-// capCorruptAttempts proves each fetch cycle of undecodable history counts
-// an attempt, whether the lock expired or was abandoned, so the runtime's
-// poison path can end it (seed 002 I 41; seed 000 requirement 2).
+// capCorruptAttempts proves each fetch cycle of undecodable history counts an
+// attempt, whether the lock expired or was abandoned, so the runtime's poison
+// path can end it (duroxide
+// docs/proposals-impl/provider-capability-filtering.md I 41; duroxide
+// docs/provider-implementation-guide.md requirement 2).
 func capCorruptAttempts(e *env) {
 	capNeedCorrupt(e)
 	capCorrupted(e, "A", "")
@@ -785,10 +820,10 @@ func capCorruptAttempts(e *env) {
 
 // capCorruptAck proves the poison ack of an item with undecodable history
 // succeeds: it appends OrchestrationFailed at id 99999 without re-reading
-// stored events, sets status Failed (read back through Admin when the
-// provider has it), consumes the messages and releases the lock, and leaves
-// the stored history as it was (a new message still meets the undecodable
-// entry) (seed 000 test_ack_appends_event_to_corrupted_history).
+// stored events, sets status Failed (read back through Admin when the provider
+// has it), consumes the messages and releases the lock, and leaves the stored
+// history as it was (a new message still meets the undecodable entry)
+// (provider_validation::capability_filtering::test_ack_appends_event_to_corrupted_history).
 func capCorruptAck(e *env) {
 	capNeedCorrupt(e)
 	capCorrupted(e, "A", "1.0.0")
@@ -818,7 +853,8 @@ func capCorruptAck(e *env) {
 
 // capCorruptPrevious proves only the current execution's history is read:
 // undecodable data in execution 1 does not affect a fetch of execution 2
-// (seed 003 OrchestrationItem: "only return the LATEST execution's history").
+// (duroxide src/providers/mod.rs OrchestrationItem: "only return the LATEST
+// execution's history").
 func capCorruptPrevious(e *env) {
 	capNeedCorrupt(e)
 	e.start("A", ver(e.t, "1.0.0"))

@@ -11,11 +11,12 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// Long polling (CONTRACT.md "Long polling"; seed 000 "Long Polling vs Short
-// Polling"): with pollTimeout > 0 a fetch blocks until eligible work appears
-// or the timeout passes, returns early when work arrives (also work that
-// becomes visible later: delays, timers, expired locks), never returns before
-// its timeout when none does, and honours its context.
+// Long polling (duroxide.Provider docs "Long polling"; duroxide
+// docs/provider-implementation-guide.md "Long Polling vs Short Polling"): with
+// pollTimeout > 0 a fetch blocks until eligible work appears or the timeout
+// passes, returns early when work arrives (also work that becomes visible
+// later: delays, timers, expired locks), never returns before its timeout when
+// none does, and honours its context.
 
 // init registers the LongPoll section.
 func init() { register("LongPoll", runLongPoll) }
@@ -259,8 +260,9 @@ func lpSharedCases(q lpQueue) []envCase {
 }
 
 // lpZeroPoll proves a zero pollTimeout returns at once when there is no work
-// (seed 000 "Long Polling vs Short Polling"; CONTRACT.md: zero poll timeout
-// means return immediately).
+// (duroxide docs/provider-implementation-guide.md "Long Polling vs Short
+// Polling"; duroxide.Provider docs: zero poll timeout means return
+// immediately).
 func lpZeroPoll(e *env, q lpQueue) {
 	start := time.Now()
 	if g := lpNow(e, q, longLock); g.id != "" {
@@ -272,7 +274,8 @@ func lpZeroPoll(e *env, q lpQueue) {
 }
 
 // lpNoWork proves a fetch with pollTimeout > 0 and no work returns (nil, nil)
-// no earlier than pollTimeout and not much later (CONTRACT.md "Long polling").
+// no earlier than pollTimeout and not much later (duroxide.Provider docs "Long
+// polling").
 func lpNoWork(e *env, q lpQueue) {
 	start := time.Now()
 	r := lpRecv(e.t, lpWaiter(e, q, e.ctx, lpPoll), lpPoll+2*lpSlack)
@@ -295,9 +298,9 @@ func lpWakesOnEnqueue(e *env, q lpQueue) {
 	lpNoneNow(e, q) // the waiter holds the lock
 }
 
-// lpAbandonDelay proves a waiter blocked before an abandon with delay is
-// woken when the abandoned work becomes visible again, not before (CONTRACT.md
-// "Work that becomes visible later ... wakes waiters").
+// lpAbandonDelay proves a waiter blocked before an abandon with delay is woken
+// when the abandoned work becomes visible again, not before (duroxide.Provider
+// docs "Work that becomes visible later ... wakes waiters").
 func lpAbandonDelay(e *env, q lpQueue) {
 	q.put(e, "lp-abandon")
 	held := lpMustNow(e, q, "lp-abandon", longLock)
@@ -330,10 +333,11 @@ func lpExpiredLock(e *env, q lpQueue) {
 	}
 }
 
-// lpShortenedLock proves a waiter that blocked while the work was locked for
-// a long time is woken when a renewal made the lock end sooner and it
-// expired: the lock expiry the waiter must wake for is created after it
-// blocked (seed 000 renewal sets locked_until = now + extend_for).
+// lpShortenedLock proves a waiter that blocked while the work was locked for a
+// long time is woken when a renewal made the lock end sooner and it expired:
+// the lock expiry the waiter must wake for is created after it blocked
+// (duroxide docs/provider-implementation-guide.md renewal sets locked_until =
+// now + extend_for).
 func lpShortenedLock(e *env, q lpQueue) {
 	q.put(e, "lp-renew")
 	held := lpMustNow(e, q, "lp-renew", longLock)
@@ -349,10 +353,10 @@ func lpShortenedLock(e *env, q lpQueue) {
 }
 
 // lpBurst proves several blocked fetchers share a burst of new work promptly
-// (CONTRACT.md "no waiter sleeps while eligible work waits"): waiters fetch
-// once each (loop false, one item per waiter) or repeatedly until the burst
-// is drained (loop true); every item is fetched exactly once, all within
-// lpSlack of the burst.
+// (duroxide.Provider docs "no waiter sleeps while eligible work waits"):
+// waiters fetch once each (loop false, one item per waiter) or repeatedly until
+// the burst is drained (loop true); every item is fetched exactly once, all
+// within lpSlack of the burst.
 func lpBurst(e *env, q lpQueue, waiters, items int, loop bool) {
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
@@ -552,8 +556,8 @@ func lpDelayedEnqueue(e *env) {
 
 // lpTimerFired proves a waiter blocked before an ack that schedules a
 // TimerFired at FireAtMs is woken at the fire time with the timer
-// (CONTRACT.md: a TimerFired in OrchestratorItems becomes visible at its
-// FireAtMs).
+// (duroxide.Provider docs: a TimerFired in OrchestratorItems becomes visible at
+// its FireAtMs).
 func lpTimerFired(e *env) {
 	e.enqueue(startItem("lp-timer", "Orch"), 0)
 	item := e.fetchInstance("lp-timer")

@@ -8,13 +8,14 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// The orchestrator queue, history and instance lifecycle: seed 001's named
-// validation tests (Atomicity, Error Handling, Instance Locking, Lock
-// Expiration, Multi-Execution, Queue Semantics' timer visibility, Instance
-// Creation), seed 000's checklist sections Core Operations, Orchestrator
-// Queue, Custom Status, Error Handling and Concurrency, and the orchestrator
-// semantics of CONTRACT.md (batch order, message tagging, timers, delays,
-// executions, orphan QueueMessages, abandon, renew, invalid input).
+// The orchestrator queue, history and instance lifecycle: duroxide's provider
+// docs's named validation tests (Atomicity, Error Handling, Instance Locking,
+// Lock Expiration, Multi-Execution, Queue Semantics' timer visibility, Instance
+// Creation), duroxide docs/provider-implementation-guide.md's checklist
+// sections Core Operations, Orchestrator Queue, Custom Status, Error Handling
+// and Concurrency, and the orchestrator semantics of duroxide.Provider docs
+// (batch order, message tagging, timers, delays, executions, orphan
+// QueueMessages, abandon, renew, invalid input).
 
 // init registers the section.
 func init() { register("Orchestrator", runOrchestrator) }

@@ -7,10 +7,10 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// Lock expiration, release and renewal (seed 001 "Lock Expiration Tests";
-// seed 000 renew_orchestration_item_lock and checklist "Expired locks can be
-// acquired by other dispatchers"; seed 004 scenario 3; provider decisions 3
-// and 4).
+// Lock expiration, release and renewal (provider_validation::lock_expiration;
+// duroxide docs/provider-implementation-guide.md renew_orchestration_item_lock
+// and checklist "Expired locks can be acquired by other dispatchers"; duroxide
+// src/providers/sqlite.rs; duroxide.Provider docs).
 
 // orcExpirationCases lists the lock expiration cases.
 func orcExpirationCases() []envCase {
@@ -25,10 +25,11 @@ func orcExpirationCases() []envCase {
 	}
 }
 
-// orcLockExpires proves a lock holds until its timeout and then the instance
-// is fetchable again, redelivering the same messages plus those that arrived
-// meanwhile, with another attempt counted (seed 001
-// test_lock_expires_after_timeout; provider decision 4).
+// orcLockExpires proves a lock holds until its timeout and then the instance is
+// fetchable again, redelivering the same messages plus those that arrived
+// meanwhile, with another attempt counted
+// (provider_validation::lock_expiration::test_lock_expires_after_timeout;
+// duroxide.Provider docs).
 func orcLockExpires(e *env) {
 	e.enqueue(orcRaise("A", "1"), 0)
 	item := e.mustFetch(orcHold)
@@ -44,8 +45,8 @@ func orcLockExpires(e *env) {
 }
 
 // orcAbandonReleases proves an abandon without delay makes the instance
-// fetchable at once with the same messages (seed 001
-// test_abandon_releases_lock_immediately).
+// fetchable at once with the same messages
+// (provider_validation::lock_expiration::test_abandon_releases_lock_immediately).
 func orcAbandonReleases(e *env) {
 	item := e.orcLock("A", startItem("A", "Orch"), orcRaise("A", "1"))
 	e.abandon(item.LockToken, 0, false)
@@ -55,9 +56,10 @@ func orcAbandonReleases(e *env) {
 	e.orcWantHistory("A", 0, 1)
 }
 
-// orcAckReleases proves a successful ack releases the lock at once: a
-// message the ack sends to its own instance and one that arrived during the
-// lock are fetchable right after it (seed 001 test_lock_renewal_on_ack).
+// orcAckReleases proves a successful ack releases the lock at once: a message
+// the ack sends to its own instance and one that arrived during the lock are
+// fetchable right after it
+// (provider_validation::lock_expiration::test_lock_renewal_on_ack).
 func orcAckReleases(e *env) {
 	e.start("A", nil)
 	item := e.orcLock("A", orcRaise("A", "1"))
@@ -69,8 +71,8 @@ func orcAckReleases(e *env) {
 }
 
 // orcConcurrentExpiry proves concurrent fetchers all fail while a lock holds
-// and exactly one of them gets the instance once it expired (seed 001
-// test_concurrent_lock_attempts_respect_expiration).
+// and exactly one of them gets the instance once it expired
+// (provider_validation::lock_expiration::test_concurrent_lock_attempts_respect_expiration).
 func orcConcurrentExpiry(e *env) {
 	const n = 8
 	e.enqueue(orcRaise("A", "1"), 0)
@@ -106,8 +108,8 @@ func orcConcurrentExpiry(e *env) {
 }
 
 // orcExpiredAbandon proves an expired lock may still be abandoned while no
-// other fetch took the instance, and that once another fetch reclaimed it
-// the old token is unknown to abandon, ack and renew (provider decision 3).
+// other fetch took the instance, and that once another fetch reclaimed it the
+// old token is unknown to abandon, ack and renew (duroxide.Provider docs).
 func orcExpiredAbandon(e *env) {
 	e.enqueue(orcRaise("A", "1"), 0)
 	first := e.mustFetch(shortLock)
@@ -131,8 +133,9 @@ func orcExpiredAbandon(e *env) {
 }
 
 // orcRenewExtends proves renewing a valid lock makes it outlive its original
-// expiry: the instance stays locked past it and the ack still succeeds (seed
-// 000 renew_orchestration_item_lock; CONTRACT.md renew).
+// expiry: the instance stays locked past it and the ack still succeeds
+// (duroxide docs/provider-implementation-guide.md
+// renew_orchestration_item_lock; duroxide.Provider docs renew).
 func orcRenewExtends(e *env) {
 	e.enqueue(orcRaise("A", "1"), 0)
 	item := e.mustFetch(orcHold)
@@ -148,8 +151,8 @@ func orcRenewExtends(e *env) {
 
 // orcRenewExpired proves an expired lock cannot be renewed (permanent
 // lock_token error, not silent success), nor acked, and its messages are
-// offered again (seed 000 checklist "Lock renewal failure returns error";
-// CONTRACT.md invalid input).
+// offered again (duroxide docs/provider-implementation-guide.md checklist "Lock
+// renewal failure returns error"; duroxide.Provider docs invalid input).
 func orcRenewExpired(e *env) {
 	e.enqueue(orcRaise("A", "1"), 0)
 	item := e.mustFetch(shortLock)

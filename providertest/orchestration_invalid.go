@@ -6,10 +6,11 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// Invalid input and the remaining commit behaviours (CONTRACT.md "Invalid
-// input gets a Permanent error and changes nothing"; provider decisions 1
-// and 6; seed 000 checklist "handles cancelled_activities correctly",
-// "enqueues before cancelling" and seed 003 "Empty history_delta").
+// Invalid input and the remaining commit behaviours (duroxide.Provider docs
+// "Invalid input gets a Permanent error and changes nothing"; duroxide
+// docs/provider-implementation-guide.md checklist "handles cancelled_activities
+// correctly", "enqueues before cancelling" and duroxide src/providers/mod.rs
+// "Empty history_delta").
 
 // orcInvalidCases lists the invalid input cases.
 func orcInvalidCases() []envCase {
@@ -70,7 +71,8 @@ func orcAddWork(item duroxide.WorkItem) orcMutation {
 }
 
 // orcEmptyInstance proves empty instance ids are rejected by enqueue, read,
-// append and in an ack's items, changing nothing (CONTRACT.md invalid input).
+// append and in an ack's items, changing nothing (duroxide.Provider docs
+// invalid input).
 func orcEmptyInstance(e *env) {
 	for _, item := range []duroxide.WorkItem{orcRaise("", "x"), startItem("", "Orch"), completed("", 2)} {
 		wantPermanent(e.t, e.p.EnqueueForOrchestrator(e.ctx, item, 0), duroxide.ErrInvalidInput, "enqueue_for_orchestrator")
@@ -84,9 +86,9 @@ func orcEmptyInstance(e *env) {
 	e.orcRejectAcks(orcAddOrch(orcRaise("", "x")), orcAddWork(activity("", 9)))
 }
 
-// orcActivityToOrchestrator proves an ActivityExecute sent to the
-// orchestrator queue (value or pointer) is rejected and lands in neither
-// queue (CONTRACT.md invalid input).
+// orcActivityToOrchestrator proves an ActivityExecute sent to the orchestrator
+// queue (value or pointer) is rejected and lands in neither queue
+// (duroxide.Provider docs invalid input).
 func orcActivityToOrchestrator(e *env) {
 	act := activity("A", 2)
 	for _, item := range []duroxide.WorkItem{act, &act} {
@@ -98,7 +100,7 @@ func orcActivityToOrchestrator(e *env) {
 
 // orcActivityInOrchestratorItems proves an ack with an ActivityExecute among
 // its orchestrator items is rejected without effect and the lock survives
-// (CONTRACT.md invalid input).
+// (duroxide.Provider docs invalid input).
 func orcActivityInOrchestratorItems(e *env) {
 	act := activity("A", 9)
 	e.orcRejectAcks(orcAddOrch(act), orcAddOrch(&act))
@@ -106,13 +108,13 @@ func orcActivityInOrchestratorItems(e *env) {
 
 // orcNonActivityInWorkerItems proves an ack with anything but an
 // ActivityExecute among its worker items is rejected without effect and the
-// lock survives (CONTRACT.md invalid input).
+// lock survives (duroxide.Provider docs invalid input).
 func orcNonActivityInWorkerItems(e *env) {
 	e.orcRejectAcks(orcAddWork(orcRaise("A", "x")), orcAddWork(startItem("B", "Orch")), orcAddWork(completed("A", 2)))
 }
 
 // orcEventIDZero proves event id 0 is invalid in an ack's delta and in an
-// append, and nothing is written (provider decision 1).
+// append, and nothing is written (duroxide.Provider docs).
 func orcEventIDZero(e *env) {
 	for _, ids := range [][]uint64{{0}, {5, 0}} {
 		err := e.p.AppendWithExecution(e.ctx, "B", 1, orcEvents("B", 1, ids...))
@@ -137,9 +139,9 @@ func orcExecutionIDZero(e *env) {
 	e.orcRejectAcks(func(c *duroxide.OrchestrationCommit) { c.ExecutionID = 0 })
 }
 
-// orcNegativeDurations proves negative delays, lock timeouts, poll timeouts
-// and extensions are rejected: nothing is enqueued, locked, counted,
-// released or extended (provider decision 6).
+// orcNegativeDurations proves negative delays, lock timeouts, poll timeouts and
+// extensions are rejected: nothing is enqueued, locked, counted, released or
+// extended (duroxide.Provider docs).
 func orcNegativeDurations(e *env) {
 	wantPermanent(e.t, e.p.EnqueueForOrchestrator(e.ctx, orcRaise("B", "x"), -time.Second), duroxide.ErrInvalidInput, "enqueue_for_orchestrator")
 	e.noFetch(nil)
@@ -182,10 +184,10 @@ func orcNilWorkItem(e *env) {
 	e.orcRejectAcks(orcAddOrch(nil), orcAddOrch(none), orcAddWork(nil), orcAddWork(noAct))
 }
 
-// orcAckCancels proves cancelled activities are removed from the worker
-// queue by exact (instance, execution, activity id), leaving activities of
-// other executions and instances (seed 000 "handles cancelled_activities
-// correctly").
+// orcAckCancels proves cancelled activities are removed from the worker queue
+// by exact (instance, execution, activity id), leaving activities of other
+// executions and instances (duroxide docs/provider-implementation-guide.md
+// "handles cancelled_activities correctly").
 func orcAckCancels(e *env) {
 	e.start("A", nil)
 	c := orcCommit("A", 1, 2, 3)
@@ -200,9 +202,10 @@ func orcAckCancels(e *env) {
 	sameItems(e.t, "worker queue", e.orcDrainWork(), activity("A", 3), otherExec, activity("B", 2))
 }
 
-// orcEnqueueBeforeCancel proves an activity scheduled and cancelled in the
-// same ack is gone: the ack enqueues before it cancels (seed 000 "enqueues
-// before cancelling (ordering)").
+// orcEnqueueBeforeCancel proves an activity scheduled and cancelled in the same
+// ack is gone: the ack enqueues before it cancels (duroxide
+// docs/provider-implementation-guide.md "enqueues before cancelling
+// (ordering)").
 func orcEnqueueBeforeCancel(e *env) {
 	e.start("A", nil)
 	c := orcCommit("A", 1, 2, 3)
@@ -212,9 +215,9 @@ func orcEnqueueBeforeCancel(e *env) {
 	sameItems(e.t, "worker queue", e.orcDrainWork(), activity("A", 2))
 }
 
-// orcEmptyDelta proves an ack with no events still enqueues its items,
-// deletes the fetched messages and releases the lock (seed 003 "Empty
-// history_delta: still process queues and release lock").
+// orcEmptyDelta proves an ack with no events still enqueues its items, deletes
+// the fetched messages and releases the lock (duroxide src/providers/mod.rs
+// "Empty history_delta: still process queues and release lock").
 func orcEmptyDelta(e *env) {
 	e.start("A", nil)
 	item := e.orcLock("A", orcRaise("A", "1"))

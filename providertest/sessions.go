@@ -9,9 +9,10 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// Session routing (seed 000 "SessionFetchConfig", renew_session_lock,
-// cleanup_orphaned_sessions and the checklist's "Session Routing"; seed 003
-// fetch_work_item / renew_session_lock / cleanup_orphaned_sessions; CONTRACT.md
+// Session routing (duroxide docs/provider-implementation-guide.md
+// "SessionFetchConfig", renew_session_lock, cleanup_orphaned_sessions and the
+// checklist's "Session Routing"; duroxide src/providers/mod.rs fetch_work_item
+// / renew_session_lock / cleanup_orphaned_sessions; duroxide.Provider docs
 // "Sessions"). Sessions only route items: an activity's own lock is separate
 // from its session's lock, so every case states which of the two it lets
 // expire.
@@ -183,7 +184,8 @@ func (e *env) sessShortClaim(owner, sid string, id uint64) *duroxide.LockedWorkI
 
 // sessNilConfigSkipsSessionItems proves that a fetch without session config
 // returns only items without session and leaves session items untouched
-// (seed 000 checklist "session=None returns only non-session items"; seed 003).
+// (duroxide docs/provider-implementation-guide.md checklist "session=None
+// returns only non-session items"; duroxide src/providers/mod.rs).
 func sessNilConfigSkipsSessionItems(e *env) {
 	e.sessEnqueue("s1", 1)
 	e.sessEnqueue("", 2)
@@ -197,8 +199,8 @@ func sessNilConfigSkipsSessionItems(e *env) {
 
 // sessClaimUnownedSession proves that fetching the first item of a session
 // nobody owns claims it for the owner: recorded with a valid lock and fresh
-// activity (RenewSessionLock renews it) and closed to other owners (seed 003
-// "atomically create or update the session record").
+// activity (RenewSessionLock renews it) and closed to other owners (duroxide
+// src/providers/mod.rs "atomically create or update the session record").
 func sessClaimUnownedSession(e *env) {
 	e.sessEnqueue("s1", 1, 2)
 	e.sessTake("A", longLock, "s1", 1)
@@ -209,8 +211,9 @@ func sessClaimUnownedSession(e *env) {
 
 // sessAffinitySameOwner proves session affinity: once A owns a session, its
 // next items go to any caller using owner id A (whatever its lock timeout),
-// while A's first item is still locked (seed 003 SessionFetchConfig.owner_id
-// "all worker slots sharing this value are treated as a single owner").
+// while A's first item is still locked (duroxide src/providers/mod.rs
+// SessionFetchConfig.owner_id "all worker slots sharing this value are treated
+// as a single owner").
 func sessAffinitySameOwner(e *env) {
 	e.sessEnqueue("s1", 1, 2, 3)
 	e.sessTake("A", longLock, "s1", 1)
@@ -223,7 +226,8 @@ func sessAffinitySameOwner(e *env) {
 
 // sessOtherOwnerBlocked proves that while A's session lock is valid owner B
 // never gets that session's items, yet still gets items without session and
-// items of other sessions (seed 000 checklist "routed to owning worker only").
+// items of other sessions (duroxide docs/provider-implementation-guide.md
+// checklist "routed to owning worker only").
 func sessOtherOwnerBlocked(e *env) {
 	e.sessEnqueue("s1", 1, 2)
 	e.sessEnqueue("s2", 3)
@@ -250,10 +254,11 @@ func sessDifferentSessionsDifferentOwners(e *env) {
 	e.sessNothing("B")
 }
 
-// sessMixedSessionAndPlainItems proves that a session-aware fetch returns
-// both session and non-session items (in enqueue order, CONTRACT "Order")
-// while a fetch without config takes only the non-session ones (seed 000
-// checklist "session=Some returns session + non-session items").
+// sessMixedSessionAndPlainItems proves that a session-aware fetch returns both
+// session and non-session items (in enqueue order, duroxide.Provider docs
+// "Order") while a fetch without config takes only the non-session ones
+// (duroxide docs/provider-implementation-guide.md checklist "session=Some
+// returns session + non-session items").
 func sessMixedSessionAndPlainItems(e *env) {
 	e.sessEnqueue("s1", 1)
 	e.sessEnqueue("", 2)
@@ -267,9 +272,9 @@ func sessMixedSessionAndPlainItems(e *env) {
 	e.sessNothing("A")
 }
 
-// sessFIFOWithinSession proves that the items of one session come in
-// enqueue order, interleaved with other sessions' and plain items
-// (CONTRACT "Order": items within a worker queue come in enqueue order).
+// sessFIFOWithinSession proves that the items of one session come in enqueue
+// order, interleaved with other sessions' and plain items (duroxide.Provider
+// docs "Order": items within a worker queue come in enqueue order).
 func sessFIFOWithinSession(e *env) {
 	e.sessEnqueue("s1", 1)
 	e.sessEnqueue("s2", 2)
@@ -299,7 +304,8 @@ func sessFIFOWithinSession(e *env) {
 // sessTagFilterApplies proves that tag filters apply to session items as to
 // others: a tagged session item reaches only fetchers whose filter matches,
 // never a fetch without session config, and after the claim only its owner
-// (seed 003 fetch_work_item "Tag Filtering" and "Session Routing").
+// (duroxide src/providers/mod.rs fetch_work_item "Tag Filtering" and "Session
+// Routing").
 func sessTagFilterApplies(e *env) {
 	gpu := ptr("gpu")
 	e.enqueueWork(sessItem("s1", 1, gpu))
@@ -315,11 +321,12 @@ func sessTagFilterApplies(e *env) {
 	e.sessWant(e.fetchWork(longLock, sessCfg("A", longLock), duroxide.DefaultAndTags("gpu")), "s1", 2, 1)
 }
 
-// sessTagFilterPerItem proves that eligibility is decided per item: the
-// owner's fetch whose filter excludes the first (tagged) item of its session
-// still gets the session's next, untagged, item (seed 003 fetch_work_item:
-// owned-session items are eligible and DefaultOnly takes items with no tag;
-// FIFO within the session holds among the items a fetcher may take).
+// sessTagFilterPerItem proves that eligibility is decided per item: the owner's
+// fetch whose filter excludes the first (tagged) item of its session still gets
+// the session's next, untagged, item (duroxide src/providers/mod.rs
+// fetch_work_item: owned-session items are eligible and DefaultOnly takes items
+// with no tag; FIFO within the session holds among the items a fetcher may
+// take).
 func sessTagFilterPerItem(e *env) {
 	e.enqueueWork(sessItem("s1", 1, ptr("gpu")))
 	e.enqueueWork(sessItem("s1", 2, nil))
@@ -330,8 +337,8 @@ func sessTagFilterPerItem(e *env) {
 // ---- expiry --------------------------------------------------------------------
 
 // sessTakeoverAfterExpiry proves that once A's session lock expires another
-// owner claims the session, and from then on A is the one kept out (seed 003
-// "Claimable-session items: ... no active session").
+// owner claims the session, and from then on A is the one kept out (duroxide
+// src/providers/mod.rs "Claimable-session items: ... no active session").
 func sessTakeoverAfterExpiry(e *env) {
 	e.ackWork(e.sessShortClaim("A", "s1", 1).LockToken, nil)
 	e.sessEnqueue("s1", 2)
@@ -403,10 +410,11 @@ func sessAckAfterSessionExpiry(e *env) {
 	e.sessNothing("A")
 }
 
-// sessTouchRefreshesActivity is the shared body of the last-activity cases:
-// A and C each claim a session, wait past sessIdle, then touch runs on A's
-// item only. Only A's session is then active enough to renew (seed 003
-// renew_session_lock "last_activity_at + idle_timeout > now").
+// sessTouchRefreshesActivity is the shared body of the last-activity cases: A
+// and C each claim a session, wait past sessIdle, then touch runs on A's item
+// only. Only A's session is then active enough to renew (duroxide
+// src/providers/mod.rs renew_session_lock "last_activity_at + idle_timeout >
+// now").
 func sessTouchRefreshesActivity(e *env, touch func(w *duroxide.LockedWorkItem)) {
 	e.sessEnqueue("s1", 1)
 	e.sessEnqueue("s2", 2)
@@ -439,7 +447,8 @@ func sessRenewWorkRefreshesActivity(e *env) {
 
 // sessRenewAllOwners proves that one call renews every live session of every
 // listed owner and counts them, and leaves other owners' sessions alone
-// (seed 003 "Total count of sessions renewed across all owners").
+// (duroxide src/providers/mod.rs "Total count of sessions renewed across all
+// owners").
 func sessRenewAllOwners(e *env) {
 	e.sessEnqueue("s1", 1)
 	e.sessEnqueue("s2", 2)
@@ -466,9 +475,10 @@ func sessRenewKeepsOwnership(e *env) {
 	e.sessTake("A", longLock, "s1", 2)
 }
 
-// sessRenewSkipsIdle proves that idle sessions are not renewed (and so
-// expire): idleTimeout 0 makes every session idle (CONTRACT interfaces note),
-// and a session without activity for longer than idleTimeout is idle too.
+// sessRenewSkipsIdle proves that idle sessions are not renewed (and so expire):
+// idleTimeout 0 makes every session idle (duroxide.Provider docs interfaces
+// note), and a session without activity for longer than idleTimeout is idle
+// too.
 func sessRenewSkipsIdle(e *env) {
 	e.sessShortClaim("A", "s1", 1)
 	e.sessEnqueue("s2", 2)
@@ -482,9 +492,9 @@ func sessRenewSkipsIdle(e *env) {
 	e.sessTake("B", longLock, "s1", 3)      // A's was never extended
 }
 
-// sessRenewSkipsExpired proves that a session whose lock already expired is
-// not renewed, even when not idle, and stays claimable (seed 003
-// "locked_until > now (still owned)").
+// sessRenewSkipsExpired proves that a session whose lock already expired is not
+// renewed, even when not idle, and stays claimable (duroxide
+// src/providers/mod.rs "locked_until > now (still owned)").
 func sessRenewSkipsExpired(e *env) {
 	e.sessShortClaim("A", "s1", 1)
 	e.wait(afterShort)
@@ -504,9 +514,9 @@ func sessRenewUnknownOwners(e *env) {
 	e.sessRenew(1, longLock, longLock, "A")
 }
 
-// sessRenewDuplicateOwner proves that the count is of sessions: an owner
-// listed twice has its session renewed, and counted, once (seed 003 SQL
-// "WHERE worker_id IN (owner_ids)").
+// sessRenewDuplicateOwner proves that the count is of sessions: an owner listed
+// twice has its session renewed, and counted, once (duroxide
+// src/providers/mod.rs SQL "WHERE worker_id IN (owner_ids)").
 func sessRenewDuplicateOwner(e *env) {
 	e.sessEnqueue("s1", 1)
 	e.sessTake("A", longLock, "s1", 1)
@@ -524,9 +534,10 @@ func sessRenewAfterTakeover(e *env) {
 	e.sessRenew(1, longLock, longLock, "B")
 }
 
-// sessRenewNegative proves that negative durations are invalid input (decision
-// 6): a permanent renew_session_lock error that leaves the session as it was
-// (still owned by A: a negative extension applied would have expired it).
+// sessRenewNegative proves that negative durations are invalid input
+// (duroxide.Provider docs): a permanent renew_session_lock error that leaves
+// the session as it was (still owned by A: a negative extension applied would
+// have expired it).
 func sessRenewNegative(e *env) {
 	e.sessEnqueue("s1", 1, 2)
 	e.sessTake("A", longLock, "s1", 1)
@@ -542,8 +553,9 @@ func sessRenewNegative(e *env) {
 // ---- CleanupOrphanedSessions -------------------------------------------------------
 
 // sessCleanupRemovesOrphans proves that cleanup removes every session whose
-// lock expired and that has no item left, counts them, and that its
-// idleTimeout does not keep them (CONTRACT "Sessions": the argument is not used).
+// lock expired and that has no item left, counts them, and that its idleTimeout
+// does not keep them (duroxide.Provider docs "Sessions": the argument is not
+// used).
 func sessCleanupRemovesOrphans(e *env) {
 	e.ackWork(e.sessShortClaim("A", "s1", 1).LockToken, nil)
 	e.ackWork(e.sessShortClaim("B", "s2", 2).LockToken, nil)
@@ -631,9 +643,10 @@ func sessAbandonAfterExpiry(e *env) {
 // ---- concurrency and invalid input ---------------------------------------------------
 
 // sessConcurrentClaim proves that claiming is atomic with locking: owners
-// racing for one unclaimed session's items end with all of them at exactly
-// one owner, each item delivered once (seed 003 "atomically create or update
-// the session record"; seed 000 checklist "Session upsert on fetch").
+// racing for one unclaimed session's items end with all of them at exactly one
+// owner, each item delivered once (duroxide src/providers/mod.rs "atomically
+// create or update the session record"; duroxide
+// docs/provider-implementation-guide.md checklist "Session upsert on fetch").
 func sessConcurrentClaim(e *env) {
 	const items = 5
 	for id := uint64(1); id <= items; id++ {
@@ -700,14 +713,14 @@ func sessRejected(e *env, cfg *duroxide.SessionFetchConfig) {
 	e.sessTake("B", longLock, "s1", 1)
 }
 
-// sessEmptyOwnerRejected proves that a session config with an empty owner id
-// is invalid input (CONTRACT "Invalid input").
+// sessEmptyOwnerRejected proves that a session config with an empty owner id is
+// invalid input (duroxide.Provider docs "Invalid input").
 func sessEmptyOwnerRejected(e *env) {
 	sessRejected(e, sessCfg("", longLock))
 }
 
 // sessNegativeLockRejected proves that a negative session lock timeout is
-// invalid input (decision 6).
+// invalid input (duroxide.Provider docs).
 func sessNegativeLockRejected(e *env) {
 	sessRejected(e, sessCfg("A", -time.Second))
 }

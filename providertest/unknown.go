@@ -109,10 +109,11 @@ func unkProviderCases() []envCase {
 	}
 }
 
-// unkEnqueueGhost proves a message to an unknown instance is queued and
-// fetched like any other, with no name, no history and execution 1, and
-// creates no record (provider_validation::error_handling::
-// test_missing_instance_metadata does the same through the runtime's start).
+// unkEnqueueGhost proves a message to an unknown instance is queued and fetched
+// like any other, with no name, no history and execution 1, and creates no
+// record (provider_validation::error_handling::
+// provider_validation::error_handling::test_missing_instance_metadata does the
+// same through the runtime's start).
 func unkEnqueueGhost(e *env) {
 	item := e.orcLock(unkGhost, orcRaise(unkGhost, "1"))
 	e.orcWantDescribed(item, "", "")
