@@ -347,6 +347,7 @@ func capWantCorruptItem(e *env, item *duroxide.OrchestrationItem, instance strin
 // capFilterNone proves a nil filter returns a pinned instance with its message
 // (duroxide docs/proposals-impl/provider-capability-filtering.md A1: legacy
 // behaviour).
+// Same as duroxide provider_validation::capability_filtering::test_fetch_with_filter_none_returns_any_item.
 func capFilterNone(e *env) {
 	capSeed(e, capInstance{"A", "1.2.3"})
 	item := capFetchIs(e, nil, "A")
@@ -358,6 +359,7 @@ func capFilterNone(e *env) {
 
 // capCompatible proves a filter whose range holds the pin returns the item
 // (duroxide docs/proposals-impl/provider-capability-filtering.md A2).
+// Same as duroxide provider_validation::capability_filtering::test_fetch_with_compatible_filter_returns_item.
 func capCompatible(e *env) {
 	capSeed(e, capInstance{"A", "1.2.3"})
 	item := capFetchIs(e, filter(e.t, "1.0.0", "1.99.99"), "A")
@@ -368,6 +370,7 @@ func capCompatible(e *env) {
 // capIncompatible proves a filter excluding the pin returns (nil, nil) and
 // leaves the instance untouched: an unfiltered fetch still gets it, as a first
 // attempt (duroxide docs/proposals-impl/provider-capability-filtering.md A3).
+// Same as duroxide provider_validation::capability_filtering::test_fetch_with_incompatible_filter_skips_item.
 func capIncompatible(e *env) {
 	capSeed(e, capInstance{"A", "1.2.3"})
 	e.noFetch(filter(e.t, "2.0.0", "3.0.0"))
@@ -380,6 +383,7 @@ func capIncompatible(e *env) {
 
 // capSelects proves a filter picks the compatible instance among others
 // (duroxide docs/proposals-impl/provider-capability-filtering.md A4).
+// Same as duroxide provider_validation::capability_filtering::test_fetch_filter_skips_incompatible_selects_compatible.
 func capSelects(e *env) {
 	capSeed(e, capInstance{"A", "1.0.0"}, capInstance{"B", "2.0.0"})
 	capWantDrain(e, filter(e.t, "2.0.0", "2.99.99"), "B")
@@ -391,6 +395,7 @@ func capSelects(e *env) {
 // attempt: a compatible fetch right after gets the instance at attempt 1
 // (duroxide docs/proposals-impl/provider-capability-filtering.md A5; filter
 // before locking).
+// Same as duroxide provider_validation::capability_filtering::test_fetch_filter_does_not_lock_skipped_instances.
 func capNotLocked(e *env) {
 	capSeed(e, capInstance{"A", "1.0.0"})
 	for i := 0; i < 3; i++ {
@@ -405,6 +410,7 @@ func capNotLocked(e *env) {
 // capUnpinned proves an unpinned execution is compatible with every non-empty
 // filter (duroxide docs/proposals-impl/provider-capability-filtering.md A6;
 // duroxide.Provider docs).
+// Same as duroxide provider_validation::capability_filtering::test_fetch_filter_null_pinned_version_always_compatible.
 func capUnpinned(e *env) {
 	capSeed(e, capInstance{"A", ""})
 	for _, f := range []*duroxide.DispatcherCapabilityFilter{
@@ -418,6 +424,7 @@ func capUnpinned(e *env) {
 // capStoredViaAck proves the pin given in the first ack's metadata is what the
 // filter uses (duroxide docs/proposals-impl/provider-capability-filtering.md
 // A8).
+// Same as duroxide provider_validation::capability_filtering::test_pinned_version_stored_via_ack_metadata.
 func capStoredViaAck(e *env) {
 	capSeed(e, capInstance{"A", "1.2.3"})
 	e.noFetch(filter(e.t, "1.2.4", "9.0.0"))
@@ -429,6 +436,7 @@ func capStoredViaAck(e *env) {
 // whether they repeat it or leave it nil (= unchanged) (duroxide
 // docs/proposals-impl/provider-capability-filtering.md A9; duroxide.Provider
 // docs ExecutionMetadata).
+// Same as duroxide provider_validation::capability_filtering::test_pinned_version_immutable_across_ack_cycles.
 func capAcrossAcks(e *env) {
 	capSeed(e, capInstance{"A", "1.0.0"})
 	capRepin(e, "A", ver(e.t, "1.0.0"))
@@ -441,6 +449,7 @@ func capAcrossAcks(e *env) {
 // capBackfill proves an ack pins an execution that had no pin: it stops being
 // universally compatible (duroxide
 // docs/proposals-impl/provider-capability-filtering.md F2 45).
+// Same as duroxide provider_validation::capability_filtering::test_ack_stores_pinned_version_via_metadata_update.
 func capBackfill(e *env) {
 	capSeed(e, capInstance{"A", ""})
 	capRepin(e, "A", ver(e.t, "1.2.3"))
@@ -452,6 +461,7 @@ func capBackfill(e *env) {
 // message which arrived during that turn is routed by the new pin (duroxide
 // docs/proposals-impl/provider-capability-filtering.md F2 46; duroxide
 // docs/provider-implementation-guide.md checklist: no write-once guard).
+// Same as duroxide provider_validation::capability_filtering::test_provider_updates_pinned_version_when_told.
 func capOverwrite(e *env) {
 	capSeed(e, capInstance{"A", "1.0.0"})
 	item := capFetchIs(e, nil, "A")
@@ -466,6 +476,7 @@ func capOverwrite(e *env) {
 // capBoundaries proves both range bounds are inclusive and nothing past them is
 // returned (duroxide docs/proposals-impl/provider-capability-filtering.md A7
 // with duroxide.Provider docs, inclusive ranges).
+// Same as duroxide provider_validation::capability_filtering::test_fetch_filter_boundary_versions.
 func capBoundaries(e *env) {
 	capSeed(e, capInstance{"lo", "1.0.0"}, capInstance{"hi", "1.9.99"},
 		capInstance{"out", "2.0.0"}, capInstance{"below", "0.9.99"})
@@ -559,6 +570,7 @@ func capManyRanges(e *env) {
 // ContinueAsNew, execution 2's pin decides, also for a message that arrived
 // while execution 2's first turn held the lock (duroxide
 // docs/proposals-impl/provider-capability-filtering.md B10).
+// Same as duroxide provider_validation::capability_filtering::test_continue_as_new_execution_gets_own_pinned_version.
 func capCANOwnPin(e *env) {
 	e.start("A", ver(e.t, "1.0.0"))
 	capEndWithContinueAsNew(e, "A", 2)
@@ -695,6 +707,7 @@ func capExpiredFiltered(e *env) {
 // nothing, not even an unpinned instance, and locks nothing (duroxide
 // docs/proposals-impl/provider-capability-filtering.md F22; duroxide.Provider
 // docs settled details).
+// Same as duroxide provider_validation::capability_filtering::test_filter_with_empty_supported_versions_returns_nothing.
 func capEmptyFilter(e *env) {
 	capSeed(e, capInstance{"pinned", "1.0.0"}, capInstance{"free", ""})
 	e.noFetch(filter(e.t))
@@ -705,6 +718,7 @@ func capEmptyFilter(e *env) {
 // capConcurrent proves filtered fetches racing for one compatible instance lock
 // it exactly once (duroxide
 // docs/proposals-impl/provider-capability-filtering.md F23).
+// Same as duroxide provider_validation::capability_filtering::test_concurrent_filtered_fetch_no_double_lock.
 func capConcurrent(e *env) {
 	capSeed(e, capInstance{"A", "1.0.0"}, capInstance{"B", "2.0.0"})
 	const n = 8
@@ -777,6 +791,7 @@ func capLongPoll(e *env) {
 // excluded execution with undecodable history yields no item and no error, and
 // counts no attempt (duroxide
 // docs/proposals-impl/provider-capability-filtering.md F2 43 / I 39 part A).
+// Same as duroxide provider_validation::capability_filtering::test_fetch_filter_applied_before_history_deserialization.
 func capFilterBeforeDecode(e *env) {
 	capNeedCorrupt(e)
 	capCorrupted(e, "A", "99.0.0")
@@ -790,6 +805,7 @@ func capFilterBeforeDecode(e *env) {
 // docs/provider-implementation-guide.md History Deserialization Contract;
 // duroxide docs/proposals-impl/provider-capability-filtering.md I 39 adapted by
 // duroxide.Provider docs).
+// Same as duroxide provider_validation::capability_filtering::test_fetch_corrupted_history_filtered_vs_unfiltered.
 func capCorruptFiltered(e *env) {
 	capNeedCorrupt(e)
 	capCorrupted(e, "A", "5.0.0")
@@ -807,6 +823,7 @@ func capCorruptFiltered(e *env) {
 // path can end it (duroxide
 // docs/proposals-impl/provider-capability-filtering.md I 41; duroxide
 // docs/provider-implementation-guide.md requirement 2).
+// Same as duroxide provider_validation::capability_filtering::test_fetch_deserialization_error_increments_attempt_count.
 func capCorruptAttempts(e *env) {
 	capNeedCorrupt(e)
 	capCorrupted(e, "A", "")

@@ -567,6 +567,7 @@ func sessCleanupRemovesOrphans(e *env) {
 // sessCleanupKeepsPending proves that an expired session keeps its record
 // while it has items, ready or locked, and becomes an orphan once the last
 // one is acked.
+// Same as duroxide provider_validation::sessions::test_cleanup_keeps_sessions_with_pending_items.
 func sessCleanupKeepsPending(e *env) {
 	e.ackWork(e.sessShortClaim("A", "s1", 1).LockToken, nil)
 	locked := e.sessShortClaim("A", "s2", 3)
@@ -593,6 +594,7 @@ func sessCleanupKeepsLocked(e *env) {
 
 // sessCleanupThenRecreate proves that an item arriving for a removed session
 // re-creates it on fetch, claimable by anyone, with a fresh owner and lock.
+// Same as duroxide provider_validation::sessions::test_cleanup_then_new_item_recreates_session.
 func sessCleanupThenRecreate(e *env) {
 	e.ackWork(e.sessShortClaim("A", "s1", 1).LockToken, nil)
 	e.wait(afterShort)
