@@ -405,7 +405,7 @@ func (s nsState) diff(o nsState) string {
 }
 
 // wantPermanent fails unless err is a permanent *duroxide.ProviderError of
-// operation op whose text names op.
+// operation op whose text names op, with a kind.
 func wantPermanent(t *testing.T, op string, err error) {
 	t.Helper()
 	if err == nil {
@@ -420,6 +420,9 @@ func wantPermanent(t *testing.T, op string, err error) {
 	}
 	if pe.Operation != op || !strings.Contains(err.Error(), op) {
 		t.Fatalf("error does not name operation %s (Operation %q): %s", op, pe.Operation, short(err.Error()))
+	}
+	if pe.Kind == nil {
+		t.Fatalf("%s: permanent error without a kind (callers cannot classify it): %s", op, short(err.Error()))
 	}
 }
 
