@@ -103,7 +103,10 @@ func (p *Provider) deleteScript(ctx context.Context, op string, script luaScript
 func (p *Provider) DeleteInstanceBulk(ctx context.Context, f duroxide.InstanceFilter) (duroxide.DeleteInstanceResult, error) {
 	const op = "delete_instance_bulk"
 	var total duroxide.DeleteInstanceResult
-	left := bulkLimit(f)
+	left, err := bulkLimit(op, f)
+	if err != nil {
+		return total, err
+	}
 	deleteBatch := func(roots []string) (skipped int, err error) {
 		for len(roots) > 0 && left > 0 {
 			n := min(len(roots), bulkBatch)
@@ -155,11 +158,24 @@ func (p *Provider) DeleteInstanceBulk(ctx context.Context, f duroxide.InstanceFi
 	return total, nil
 }
 
-func bulkLimit(f duroxide.InstanceFilter) int {
-	if f.Limit <= 0 {
-		return DefaultBulkLimit
+// bulkLimit is the number of instances a bulk call handles: Limit, or
+// DefaultBulkLimit for 0. A negative limit is invalid input.
+func bulkLimit(op string, f duroxide.InstanceFilter) (int, error) {
+	switch {
+	case f.Limit < 0:
+		return 0, invalid(op, "negative Limit %d", f.Limit)
+	case f.Limit == 0:
+		return DefaultBulkLimit, nil
 	}
-	return f.Limit
+	return f.Limit, nil
+}
+
+// checkPrune rejects prune options no execution count can satisfy.
+func checkPrune(op string, opts duroxide.PruneOptions) error {
+	if opts.KeepLast < 0 {
+		return invalid(op, "negative KeepLast %d", opts.KeepLast)
+	}
+	return nil
 }
 
 // PruneExecutions deletes old executions of one instance, atomically; the
@@ -170,6 +186,9 @@ func (p *Provider) PruneExecutions(ctx context.Context, instance string, opts du
 	if instance == "" {
 		return duroxide.PruneResult{}, invalid(op, "empty instance id")
 	}
+	if err := checkPrune(op, opts); err != nil {
+		return duroxide.PruneResult{}, err
+	}
 	return p.prune(ctx, op, []string{instance}, opts, 0, true)
 }
 
@@ -179,6 +198,13 @@ func (p *Provider) PruneExecutions(ctx context.Context, instance string, opts du
 // the limit. Listed ids that do not exist are skipped.
 func (p *Provider) PruneExecutionsBulk(ctx context.Context, f duroxide.InstanceFilter, opts duroxide.PruneOptions) (duroxide.PruneResult, error) {
 	const op = "prune_executions_bulk"
+	if err := checkPrune(op, opts); err != nil {
+		return duroxide.PruneResult{}, err
+	}
+	limit, err := bulkLimit(op, f)
+	if err != nil {
+		return duroxide.PruneResult{}, err
+	}
 	ids := f.InstanceIDs
 	if ids == nil {
 		var err error
@@ -187,9 +213,8 @@ func (p *Provider) PruneExecutionsBulk(ctx context.Context, f duroxide.InstanceF
 		}
 	}
 	var total duroxide.PruneResult
-	limit := uint64(bulkLimit(f))
-	for start := 0; start < len(ids) && total.InstancesProcessed < limit; start += pruneBatch {
-		end := min(start+pruneBatch, len(ids), start+int(limit-total.InstancesProcessed))
+	for start := 0; start < len(ids) && total.InstancesProcessed < uint64(limit); start += pruneBatch {
+		end := min(start+pruneBatch, len(ids), start+limit-int(total.InstancesProcessed))
 		res, err := p.prune(ctx, op, ids[start:end], opts, f.CompletedBefore, false)
 		if err != nil {
 			return total, err
@@ -211,9 +236,6 @@ const (
 // prune runs one batch of the prune script; mustExist makes an instance
 // without a record a not-found error instead of a skipped one.
 func (p *Provider) prune(ctx context.Context, op string, ids []string, opts duroxide.PruneOptions, instBefore uint64, mustExist bool) (duroxide.PruneResult, error) {
-	if opts.KeepLast < 0 {
-		return duroxide.PruneResult{}, invalid(op, "negative KeepLast")
-	}
 	var a args
 	a.int(opts.KeepLast).at(opts.CompletedBefore).at(instBefore).flag(mustExist).int(len(ids))
 	for _, id := range ids {

@@ -21,11 +21,11 @@
 //     reached or answered with a transient refusal (LOADING, BUSY, TRYAGAIN,
 //     failover, OOM, ...), or ctx ended (errors.Is(err, ctx.Err()) holds).
 //     Any method.
-//   - duroxide.ErrInvalidInput: empty instance ids, negative durations or
-//     KeepLast, a nil or wrong work item for the queue, event or execution id
-//     0, an invalid TagFilter or session config, KV keys or values over the
-//     limits; New's options. Also any call on a closed client. Nothing is
-//     written.
+//   - duroxide.ErrInvalidInput: empty instance ids, negative durations,
+//     KeepLast or Limit, a nil or wrong work item for the queue, event or
+//     execution id 0, an invalid TagFilter or session config, KV keys or
+//     values over the limits; New's options. Also any call on a closed
+//     client. Nothing is written.
 //   - duroxide.ErrLockLost: an empty, unknown or (except for abandon) expired
 //     lock token, of AckOrchestrationItem, AbandonOrchestrationItem,
 //     RenewOrchestrationItemLock, AckWorkItem, AbandonWorkItem and
