@@ -85,6 +85,10 @@ func (e *env) wait(d time.Duration) {
 	time.Sleep(d)
 }
 
+// errOf drops a call's result and keeps its error, for cases that only
+// judge the error.
+func errOf[T any](_ T, err error) error { return err }
+
 // ptr returns a pointer to v.
 func ptr[T any](v T) *T { return &v }
 

@@ -97,10 +97,7 @@ func kindLockedWork(e *env) string {
 func kindInputCalls() []kindCall {
 	neg := -time.Second
 	return []kindCall{
-		kindInvalid("FetchOrchestrationItem/NegativeLock", "fetch_orchestration_item", func(e *env) error {
-			_, err := e.p.FetchOrchestrationItem(e.ctx, neg, 0, nil)
-			return err
-		}),
+		kindInvalid("FetchOrchestrationItem/NegativeLock", "fetch_orchestration_item", func(e *env) error { return errOf(e.p.FetchOrchestrationItem(e.ctx, neg, 0, nil)) }),
 		kindInvalid("AckOrchestrationItem/ExecutionZero", "ack_orchestration_item", func(e *env) error {
 			return e.p.AckOrchestrationItem(e.ctx, kindLocked(e), orcCommit("A", 0, 1))
 		}),
@@ -110,24 +107,15 @@ func kindInputCalls() []kindCall {
 		kindInvalid("RenewOrchestrationItemLock/NegativeExtension", "renew_orchestration_item_lock", func(e *env) error {
 			return e.p.RenewOrchestrationItemLock(e.ctx, kindLocked(e), neg)
 		}),
-		kindInvalid("Read/EmptyInstance", "read", func(e *env) error {
-			_, err := e.p.Read(e.ctx, "")
-			return err
-		}),
-		kindInvalid("ReadWithExecution/EmptyInstance", "read_with_execution", func(e *env) error {
-			_, err := e.p.ReadWithExecution(e.ctx, "", 1)
-			return err
-		}),
+		kindInvalid("Read/EmptyInstance", "read", func(e *env) error { return errOf(e.p.Read(e.ctx, "")) }),
+		kindInvalid("ReadWithExecution/EmptyInstance", "read_with_execution", func(e *env) error { return errOf(e.p.ReadWithExecution(e.ctx, "", 1)) }),
 		kindInvalid("AppendWithExecution/EventIDZero", "append_with_execution", func(e *env) error {
 			return e.p.AppendWithExecution(e.ctx, "A", 1, orcEvents("A", 1, 0))
 		}),
 		kindInvalid("EnqueueForWorker/NotAnActivity", "enqueue_for_worker", func(e *env) error {
 			return e.p.EnqueueForWorker(e.ctx, orcRaise("A", "1"))
 		}),
-		kindInvalid("FetchWorkItem/NegativeLock", "fetch_work_item", func(e *env) error {
-			_, err := e.p.FetchWorkItem(e.ctx, neg, 0, nil, duroxide.AnyTag())
-			return err
-		}),
+		kindInvalid("FetchWorkItem/NegativeLock", "fetch_work_item", func(e *env) error { return errOf(e.p.FetchWorkItem(e.ctx, neg, 0, nil, duroxide.AnyTag())) }),
 		kindInvalid("AckWorkItem/ActivityAsCompletion", "ack_work_item", func(e *env) error {
 			return e.p.AckWorkItem(e.ctx, kindLockedWork(e), activity("A", 3))
 		}),
@@ -137,29 +125,17 @@ func kindInputCalls() []kindCall {
 		kindInvalid("RenewWorkItemLock/NegativeExtension", "renew_work_item_lock", func(e *env) error {
 			return e.p.RenewWorkItemLock(e.ctx, kindLockedWork(e), neg)
 		}),
-		kindInvalid("RenewSessionLock/NegativeExtension", "renew_session_lock", func(e *env) error {
-			_, err := e.p.RenewSessionLock(e.ctx, []string{"w"}, neg, longLock)
-			return err
-		}),
+		kindInvalid("RenewSessionLock/NegativeExtension", "renew_session_lock", func(e *env) error { return errOf(e.p.RenewSessionLock(e.ctx, []string{"w"}, neg, longLock)) }),
 		kindInvalid("EnqueueForOrchestrator/ActivityExecute", "enqueue_for_orchestrator", func(e *env) error {
 			return e.p.EnqueueForOrchestrator(e.ctx, activity("A", 2), 0)
 		}),
-		kindInvalid("GetCustomStatus/EmptyInstance", "get_custom_status", func(e *env) error {
-			_, err := e.p.GetCustomStatus(e.ctx, "", 0)
-			return err
-		}),
+		kindInvalid("GetCustomStatus/EmptyInstance", "get_custom_status", func(e *env) error { return errOf(e.p.GetCustomStatus(e.ctx, "", 0)) }),
 		kindInvalid("GetKVValue/EmptyInstance", "get_kv_value", func(e *env) error {
 			_, _, err := e.p.GetKVValue(e.ctx, "", "k")
 			return err
 		}),
-		kindInvalid("GetKVAllValues/EmptyInstance", "get_kv_all_values", func(e *env) error {
-			_, err := e.p.GetKVAllValues(e.ctx, "")
-			return err
-		}),
-		kindInvalid("GetInstanceStats/EmptyInstance", "get_instance_stats", func(e *env) error {
-			_, err := e.p.GetInstanceStats(e.ctx, "")
-			return err
-		}),
+		kindInvalid("GetKVAllValues/EmptyInstance", "get_kv_all_values", func(e *env) error { return errOf(e.p.GetKVAllValues(e.ctx, "")) }),
+		kindInvalid("GetInstanceStats/EmptyInstance", "get_instance_stats", func(e *env) error { return errOf(e.p.GetInstanceStats(e.ctx, "")) }),
 	}
 }
 
@@ -171,69 +147,33 @@ func kindAdminCalls() []kindCall {
 		return kindInvalid(name, op, func(e *env) error { return call(e, adm(e)) })
 	}
 	return []kindCall{
-		admin("ListExecutions/EmptyInstance", "list_executions", func(e *env, a duroxide.ProviderAdmin) error {
-			_, err := a.ListExecutions(e.ctx, "")
-			return err
-		}),
-		admin("ReadHistoryWithExecutionID/EmptyInstance", "read_history_with_execution_id", func(e *env, a duroxide.ProviderAdmin) error {
-			_, err := a.ReadHistoryWithExecutionID(e.ctx, "", 1)
-			return err
-		}),
-		admin("ReadHistory/EmptyInstance", "read_history", func(e *env, a duroxide.ProviderAdmin) error {
-			_, err := a.ReadHistory(e.ctx, "")
-			return err
-		}),
-		admin("LatestExecutionID/EmptyInstance", "latest_execution_id", func(e *env, a duroxide.ProviderAdmin) error {
-			_, err := a.LatestExecutionID(e.ctx, "")
-			return err
-		}),
-		admin("GetInstanceInfo/EmptyInstance", "get_instance_info", func(e *env, a duroxide.ProviderAdmin) error {
-			_, err := a.GetInstanceInfo(e.ctx, "")
-			return err
-		}),
-		admin("GetExecutionInfo/EmptyInstance", "get_execution_info", func(e *env, a duroxide.ProviderAdmin) error {
-			_, err := a.GetExecutionInfo(e.ctx, "", 1)
-			return err
-		}),
-		admin("ListChildren/EmptyInstance", "list_children", func(e *env, a duroxide.ProviderAdmin) error {
-			_, err := a.ListChildren(e.ctx, "")
-			return err
-		}),
-		admin("GetParentID/EmptyInstance", "get_parent_id", func(e *env, a duroxide.ProviderAdmin) error {
-			_, err := a.GetParentID(e.ctx, "")
-			return err
-		}),
-		admin("GetInstanceTree/EmptyInstance", "get_instance_tree", func(e *env, a duroxide.ProviderAdmin) error {
-			_, err := a.GetInstanceTree(e.ctx, "")
-			return err
-		}),
+		admin("ListExecutions/EmptyInstance", "list_executions", func(e *env, a duroxide.ProviderAdmin) error { return errOf(a.ListExecutions(e.ctx, "")) }),
+		admin("ReadHistoryWithExecutionID/EmptyInstance", "read_history_with_execution_id", func(e *env, a duroxide.ProviderAdmin) error { return errOf(a.ReadHistoryWithExecutionID(e.ctx, "", 1)) }),
+		admin("ReadHistory/EmptyInstance", "read_history", func(e *env, a duroxide.ProviderAdmin) error { return errOf(a.ReadHistory(e.ctx, "")) }),
+		admin("LatestExecutionID/EmptyInstance", "latest_execution_id", func(e *env, a duroxide.ProviderAdmin) error { return errOf(a.LatestExecutionID(e.ctx, "")) }),
+		admin("GetInstanceInfo/EmptyInstance", "get_instance_info", func(e *env, a duroxide.ProviderAdmin) error { return errOf(a.GetInstanceInfo(e.ctx, "")) }),
+		admin("GetExecutionInfo/EmptyInstance", "get_execution_info", func(e *env, a duroxide.ProviderAdmin) error { return errOf(a.GetExecutionInfo(e.ctx, "", 1)) }),
+		admin("ListChildren/EmptyInstance", "list_children", func(e *env, a duroxide.ProviderAdmin) error { return errOf(a.ListChildren(e.ctx, "")) }),
+		admin("GetParentID/EmptyInstance", "get_parent_id", func(e *env, a duroxide.ProviderAdmin) error { return errOf(a.GetParentID(e.ctx, "")) }),
+		admin("GetInstanceTree/EmptyInstance", "get_instance_tree", func(e *env, a duroxide.ProviderAdmin) error { return errOf(a.GetInstanceTree(e.ctx, "")) }),
 		admin("DeleteInstancesAtomic/EmptyInstance", "delete_instances_atomic", func(e *env, a duroxide.ProviderAdmin) error {
-			_, err := a.DeleteInstancesAtomic(e.ctx, []string{""}, true)
-			return err
+			return errOf(a.DeleteInstancesAtomic(e.ctx, []string{""}, true))
 		}),
-		admin("DeleteInstance/EmptyInstance", "delete_instance", func(e *env, a duroxide.ProviderAdmin) error {
-			_, err := a.DeleteInstance(e.ctx, "", true)
-			return err
-		}),
+		admin("DeleteInstance/EmptyInstance", "delete_instance", func(e *env, a duroxide.ProviderAdmin) error { return errOf(a.DeleteInstance(e.ctx, "", true)) }),
 		admin("DeleteInstanceBulk/NegativeLimit", "delete_instance_bulk", func(e *env, a duroxide.ProviderAdmin) error {
-			_, err := a.DeleteInstanceBulk(e.ctx, duroxide.InstanceFilter{Limit: -1})
-			return err
+			return errOf(a.DeleteInstanceBulk(e.ctx, duroxide.InstanceFilter{Limit: -1}))
 		}),
 		admin("PruneExecutions/EmptyInstance", "prune_executions", func(e *env, a duroxide.ProviderAdmin) error {
-			_, err := a.PruneExecutions(e.ctx, "", duroxide.PruneOptions{})
-			return err
+			return errOf(a.PruneExecutions(e.ctx, "", duroxide.PruneOptions{}))
 		}),
 		admin("PruneExecutions/NegativeKeepLast", "prune_executions", func(e *env, a duroxide.ProviderAdmin) error {
-			_, err := a.PruneExecutions(e.ctx, "A", duroxide.PruneOptions{KeepLast: -1})
-			return err
+			return errOf(a.PruneExecutions(e.ctx, "A", duroxide.PruneOptions{KeepLast: -1}))
 		}),
 		admin("PruneExecutionsBulk/NegativeLimit", "prune_executions_bulk", func(e *env, a duroxide.ProviderAdmin) error {
-			_, err := a.PruneExecutionsBulk(e.ctx, duroxide.InstanceFilter{Limit: -1}, duroxide.PruneOptions{})
-			return err
+			return errOf(a.PruneExecutionsBulk(e.ctx, duroxide.InstanceFilter{Limit: -1}, duroxide.PruneOptions{}))
 		}),
 		admin("PruneExecutionsBulk/NegativeKeepLast", "prune_executions_bulk", func(e *env, a duroxide.ProviderAdmin) error {
-			_, err := a.PruneExecutionsBulk(e.ctx, duroxide.InstanceFilter{}, duroxide.PruneOptions{KeepLast: -1})
-			return err
+			return errOf(a.PruneExecutionsBulk(e.ctx, duroxide.InstanceFilter{}, duroxide.PruneOptions{KeepLast: -1}))
 		}),
 	}
 }

@@ -204,40 +204,33 @@ func unkAdminCases() []envCase {
 // The lookups that must fail for a missing instance, as error-only calls.
 
 func unkReadHistory(a duroxide.ProviderAdmin, e *env, id string) error {
-	_, err := a.ReadHistory(e.ctx, id)
-	return err
+	return errOf(a.ReadHistory(e.ctx, id))
 }
 
 func unkLatest(a duroxide.ProviderAdmin, e *env, id string) error {
-	_, err := a.LatestExecutionID(e.ctx, id)
-	return err
+	return errOf(a.LatestExecutionID(e.ctx, id))
 }
 
 func unkInfo(a duroxide.ProviderAdmin, e *env, id string) error {
-	_, err := a.GetInstanceInfo(e.ctx, id)
-	return err
+	return errOf(a.GetInstanceInfo(e.ctx, id))
 }
 
 func unkExecInfo(exec uint64) func(a duroxide.ProviderAdmin, e *env, id string) error {
 	return func(a duroxide.ProviderAdmin, e *env, id string) error {
-		_, err := a.GetExecutionInfo(e.ctx, id, exec)
-		return err
+		return errOf(a.GetExecutionInfo(e.ctx, id, exec))
 	}
 }
 
 func unkParent(a duroxide.ProviderAdmin, e *env, id string) error {
-	_, err := a.GetParentID(e.ctx, id)
-	return err
+	return errOf(a.GetParentID(e.ctx, id))
 }
 
 func unkDelete(a duroxide.ProviderAdmin, e *env, id string) error {
-	_, err := a.DeleteInstance(e.ctx, id, true)
-	return err
+	return errOf(a.DeleteInstance(e.ctx, id, true))
 }
 
 func unkPrune(a duroxide.ProviderAdmin, e *env, id string) error {
-	_, err := a.PruneExecutions(e.ctx, id, duroxide.PruneOptions{})
-	return err
+	return errOf(a.PruneExecutions(e.ctx, id, duroxide.PruneOptions{}))
 }
 
 // unkWantAdminHistory asserts ReadHistoryWithExecutionID (execution 0:
