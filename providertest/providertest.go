@@ -13,8 +13,11 @@
 // (core, worker queue, tag filtering, orchestrator queue, custom status,
 // sessions, KV, concurrency, error handling), its named validation tests,
 // capability filtering, lock-stealing cancellation, attempt counts, long
-// polling and management. Tests that need a Harness hook the harness does not
-// provide are skipped with a message naming the hook.
+// polling and management, what every method answers for unknown instances
+// and executions (UnknownObjects), and the error kind every rejected call
+// carries (ErrorKinds). Tests that need a Harness hook the harness does not
+// provide are skipped with a message naming the hook; a harness with Advance
+// lets the suite move the storage clock instead of sleeping.
 package providertest
 
 import (
