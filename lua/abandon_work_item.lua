@@ -1,5 +1,6 @@
--- abandon_work_item: release a worker item's lock without completing it: visible
--- again now or after delay ms; ignore undoes the attempt its fetch counted.
+-- abandon_work_item: release a worker item's lock without completing it:
+-- visible again now or after delay ms; ignore undoes the attempt its fetch
+-- counted.
 --
 -- KEYS[1]  namespace prefix
 -- ARGV     token, delay ms, ignore attempt ('0'|'1')

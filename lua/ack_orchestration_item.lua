@@ -1,6 +1,6 @@
--- ack_orchestration_item: commit an orchestration turn. Everything below happens
--- or nothing does: every precondition is checked before the first write
--- (Redis never rolls a script back).
+-- ack_orchestration_item: commit an orchestration turn. Everything below
+-- happens or nothing does: every precondition is checked before the first
+-- write (Redis never rolls a script back).
 --
 -- KEYS[1]  namespace prefix
 -- ARGV     token, execution id,

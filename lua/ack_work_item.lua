@@ -1,6 +1,6 @@
--- ack_work_item: delete a worker item held by a valid, unexpired lock and enqueue
--- its completion for the orchestrator, together. A cancelled item (deleted by
--- its orchestration) or a lost lock fails and changes nothing.
+-- ack_work_item: delete a worker item held by a valid, unexpired lock and
+-- enqueue its completion for the orchestrator, together. A cancelled item
+-- (deleted by its orchestration) or a lost lock fails and changes nothing.
 --
 -- KEYS[1]  namespace prefix
 -- ARGV     token, has completion ('0'|'1'), completion instance, json

@@ -1,5 +1,5 @@
--- append_with_execution: append events to one execution outside a turn (tests and
--- tools). Event ids must follow the last stored one; nothing is written
+-- append_with_execution: append events to one execution outside a turn (tests
+-- and tools). Event ids must follow the last stored one; nothing is written
 -- otherwise.
 --
 -- KEYS[1]  namespace prefix

@@ -1,5 +1,5 @@
--- renew_orchestration_item_lock: extend a valid, unexpired instance lock to now +
--- extend ms. An expired lock cannot be renewed: another dispatcher may
+-- renew_orchestration_item_lock: extend a valid, unexpired instance lock to
+-- now + extend ms. An expired lock cannot be renewed: another dispatcher may
 -- already hold the instance.
 --
 -- KEYS[1]  namespace prefix

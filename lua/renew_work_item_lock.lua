@@ -1,6 +1,6 @@
--- renew_work_item_lock: extend a valid, unexpired worker lock to now + extend ms. A
--- cancelled item or a lost lock fails: that is how a running activity learns
--- it was cancelled.
+-- renew_work_item_lock: extend a valid, unexpired worker lock to now + extend
+-- ms. A cancelled item or a lost lock fails: that is how a running activity
+-- learns it was cancelled.
 --
 -- KEYS[1]  namespace prefix
 -- ARGV     token, extend ms
