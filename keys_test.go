@@ -112,25 +112,3 @@ func TestKeysAreUnambiguous(t *testing.T) {
 		}
 	}
 }
-
-// TestEveryScriptBuilds assembles every script with its libraries.
-func TestEveryScriptBuilds(t *testing.T) {
-	m := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
-	names := ScriptNames()
-	if len(names) < 10 {
-		t.Fatalf("only %d scripts found", len(names))
-	}
-	for _, n := range names {
-		src, err := Script(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(src, "KEYS[1]") {
-			t.Errorf("%s: no prelude", n)
-		}
-		if err := rdb.ScriptLoad(context.Background(), src).Err(); err != nil {
-			t.Errorf("%s does not compile: %v", n, err)
-		}
-	}
-}

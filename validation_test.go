@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/google/uuid"
@@ -16,11 +17,16 @@ import (
 	"github.com/duroxide-go/duroxide-redis/redisprovider"
 )
 
-// TestMiniredis runs the validation suite on an embedded miniredis: no server
-// needed.
+// TestMiniredis runs the validation suite on embedded miniredis servers: no
+// server needed. Each test gets its own server, so Harness.Advance moves that
+// test's clock without expiring the locks of tests running beside it.
 func TestMiniredis(t *testing.T) {
-	m := miniredis.RunT(t)
-	providertest.Run(t, harness(redis.NewClient(&redis.Options{Addr: m.Addr()})))
+	providertest.Run(t, harness(func(t *testing.T) backend {
+		c := newMRClock(t)
+		client := redis.NewClient(&redis.Options{Addr: c.m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
+		t.Cleanup(func() { client.Close() })
+		return backend{client: client, clock: c}
+	}, true))
 }
 
 // TestRedis runs the validation suite on the Redis at DUROXIDE_REDIS_URL
@@ -34,7 +40,8 @@ func TestRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	providertest.Run(t, harness(redis.NewClient(opts)))
+	shared := backend{client: redis.NewClient(opts)}
+	providertest.Run(t, harness(func(*testing.T) backend { return shared }, false))
 }
 
 // TestCluster runs the validation suite on the Redis Cluster whose nodes
@@ -46,8 +53,8 @@ func TestCluster(t *testing.T) {
 	if addrs == "" {
 		t.Skip("DUROXIDE_REDIS_CLUSTER is not set: no Redis Cluster to test against")
 	}
-	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(addrs, ",")})
-	providertest.Run(t, harness(client))
+	shared := backend{client: redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(addrs, ",")})}
+	providertest.Run(t, harness(func(*testing.T) backend { return shared }, false))
 }
 
 // fixedFamilies are the key families that exist independently of instances
@@ -56,33 +63,48 @@ func TestCluster(t *testing.T) {
 // when the last instance is deleted.
 var fixedFamilies = []string{"seq", "stats", "wakedue", "ofilt", "ofseen", "ow:", "ww:", "wc:", "wo:"}
 
-// harness builds providers on client, one namespace per test.
-func harness(client redis.UniversalClient) providertest.Harness {
-	return providertest.Harness{
+// backend is the server one test's provider uses.
+type backend struct {
+	client redis.UniversalClient
+	clock  *mrClock // nil when the server's clock cannot be set
+}
+
+// harness builds providers on the backend backendFor returns for a test, one
+// namespace per test. clocked says every backend has a clock, so the harness
+// offers Advance.
+func harness(backendFor func(t *testing.T) backend, clocked bool) providertest.Harness {
+	backends := &sync.Map{} // *redisprovider.Provider -> backend
+	backendOf := func(p duroxide.Provider) backend {
+		b, _ := backends.Load(p)
+		return b.(backend)
+	}
+	h := providertest.Harness{
 		New: func(t *testing.T) duroxide.Provider {
+			b := backendFor(t)
 			p, err := redisprovider.New(context.Background(), redisprovider.Options{
-				Client:    client,
+				Client:    b.client,
 				Namespace: "t-" + uuid.NewString(),
 			})
 			if err != nil {
 				t.Fatalf("redisprovider.New: %v", err)
 			}
+			backends.Store(p, b)
 			t.Cleanup(func() {
-				dropNamespace(client, p)
+				dropNamespace(b.client, p)
 				p.Close()
 			})
 			return p
 		},
 		CorruptHistory: func(t *testing.T, p duroxide.Provider, instance string, executionID uint64) {
 			key := p.(*redisprovider.Provider).Keys().History(instance, executionID)
-			if err := client.RPush(context.Background(), key, `{"event_id":`).Err(); err != nil {
+			if err := backendOf(p).client.RPush(context.Background(), key, `{"event_id":`).Err(); err != nil {
 				t.Fatal(err)
 			}
 		},
 		StoredKeys: func(t *testing.T, p duroxide.Provider) []string {
 			prefix := p.(*redisprovider.Provider).Keys().Prefix()
 			var out []string
-			for _, k := range scanNamespace(t, client, prefix) {
+			for _, k := range scanNamespace(t, backendOf(p).client, prefix) {
 				if !isFixed(strings.TrimPrefix(k, prefix)) {
 					out = append(out, k)
 				}
@@ -90,6 +112,10 @@ func harness(client redis.UniversalClient) providertest.Harness {
 			return out
 		},
 	}
+	if clocked {
+		h.Advance = func(t *testing.T, p duroxide.Provider, d time.Duration) { backendOf(p).clock.advance(d) }
+	}
+	return h
 }
 
 func isFixed(rest string) bool {
@@ -146,4 +172,54 @@ func dropNamespace(client redis.UniversalClient, p *redisprovider.Provider) {
 func globEscape(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`, `]`, `\]`)
 	return r.Replace(s)
+}
+
+// mrClockTick is how often a moved clock is re-set: miniredis's SetTime
+// freezes TIME, so a clock running ahead of real time is kept moving by
+// setting it again (the provider reads time in whole milliseconds).
+const mrClockTick = time.Millisecond
+
+// mrClock is the clock of one miniredis server: real time until the first
+// advance, then real time plus the sum of the advances. TTLs follow it
+// (ClockTTL), so keys expire as they would on a real server whose clock
+// moved that far; the provider's own waits (long polls) stay in real time.
+type mrClock struct {
+	m      *miniredis.Miniredis
+	mu     sync.Mutex
+	offset time.Duration
+	done   chan struct{}
+	ticker sync.Once
+}
+
+// newMRClock starts a miniredis server for t, stopped with t.
+func newMRClock(t *testing.T) *mrClock {
+	c := &mrClock{m: miniredis.RunT(t), done: make(chan struct{})}
+	c.m.ClockTTL(true)
+	t.Cleanup(func() { close(c.done) })
+	return c
+}
+
+// advance moves the server's clock d forward at once.
+func (c *mrClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.offset += d
+	c.m.SetTime(time.Now().Add(c.offset))
+	c.mu.Unlock()
+	c.ticker.Do(func() { go c.run() })
+}
+
+// run keeps the clock at real time plus the offset until the test ends.
+func (c *mrClock) run() {
+	tick := time.NewTicker(mrClockTick)
+	defer tick.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-tick.C:
+			c.mu.Lock()
+			c.m.SetTime(time.Now().Add(c.offset))
+			c.mu.Unlock()
+		}
+	}
 }

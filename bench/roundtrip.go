@@ -55,8 +55,8 @@ func (e *env) scriptCosts(ctx context.Context) error {
 		script string
 		call   func(ctx context.Context, i int) error
 	}{
-		{"enqueue_worker", func(ctx context.Context, i int) error { return enqueue(ctx) }},
-		{"fetch_work", func(ctx context.Context, i int) error {
+		{"enqueue_for_worker", func(ctx context.Context, i int) error { return enqueue(ctx) }},
+		{"fetch_work_item", func(ctx context.Context, i int) error {
 			item, err := p.FetchWorkItem(ctx, 0, 0, nil, duroxide.DefaultOnly())
 			if err == nil && item == nil {
 				err = fmt.Errorf("FetchWorkItem found nothing with %d items queued", n-i)
@@ -64,7 +64,7 @@ func (e *env) scriptCosts(ctx context.Context) error {
 			items = append(items, item)
 			return err
 		}},
-		{"ack_work", func(ctx context.Context, i int) error {
+		{"ack_work_item", func(ctx context.Context, i int) error {
 			act := items[i].Item.(duroxide.ActivityExecute)
 			return p.AckWorkItem(ctx, items[i].LockToken, okCompletion(act))
 		}},

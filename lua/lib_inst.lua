@@ -6,14 +6,14 @@ I.TERMINAL = { Completed = true, Failed = true, ContinuedAsNew = true }
 
 -- check_ids validates that ids (decimal strings, in delta order) strictly
 -- increase and follow the last event id stored for the execution. Returns
--- the error to report, or nil. History is append-only and ordered by event
--- id, so this one comparison also rejects duplicates.
+-- the error reply to return (U.fail), or nil. History is append-only and
+-- ordered by event id, so this one comparison also rejects duplicates.
 function I.check_ids(inst, eid, ids)
   local prev = redis.call('HGET', K.exec(inst, eid), 'max') or '0'
   for _, id in ipairs(ids) do
     if U.cmpid(id, prev) <= 0 then
-      return 'DXPERM event_id ' .. id .. ' of instance ' .. inst .. ' execution ' .. eid ..
-        ' is not after event_id ' .. prev .. ' (duplicate or out of order); nothing was written'
+      return U.fail('DUPLICATE', 'event_id ' .. id .. ' of instance ' .. inst .. ' execution ' .. eid ..
+        ' is not after event_id ' .. prev .. ' (duplicate or out of order); nothing was written')
     end
     prev = id
   end
@@ -51,6 +51,23 @@ function I.append(inst, eid, ids, jsons)
   redis.call('HSET', ek, 'max', ids[#ids])
   redis.call('HINCRBY', ek, 'bytes', bytes)
   U.count('events', #jsons)
+end
+
+-- latest returns the highest execution id of inst that has a record
+-- (history is only ever written with one), or false when there is none. The
+-- index scores ids as doubles, which tie above 2^53: there the ids sharing the
+-- top score are compared exactly. Ids of up to 15 digits are below 2^53 and
+-- tie with none (the score is not parsed: miniredis's tonumber fails on
+-- integers of 2^63 and up).
+function I.latest(inst)
+  local top = redis.call('ZREVRANGE', K.execs(inst), 0, 0, 'WITHSCORES')
+  if not top[1] then return false end
+  local best = top[1]
+  if #best <= 15 then return best end
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.execs(inst), top[2], top[2])) do
+    if U.cmpid(id, best) > 0 then best = id end
+  end
+  return best
 end
 
 -- set_parent records the parent of inst and indexes inst as its child; only
@@ -219,20 +236,21 @@ function I.tree(root)
 end
 
 -- delete_set deletes the instances ids, all or nothing. It refuses (nil and
--- the reason, nothing changed) when, without force, one of them is Running,
--- or when a child of one of them is not in the set (it would be orphaned).
+-- the error reply, nothing changed) when, without force, one of them is
+-- Running, or when a child of one of them is not in the set (it would be
+-- orphaned).
 -- Returns {instances, executions, events, queue messages} deleted.
 function I.delete_set(ids, force, now)
   local set = {}
   for _, id in ipairs(ids) do set[id] = true end
   for _, inst in ipairs(ids) do
     if not force and redis.call('HGET', K.inst(inst), 'ist') == 'Running' then
-      return nil, 'DXPERM instance ' .. inst .. ' is Running; delete it with force or wait until it ends; nothing was deleted'
+      return nil, U.fail('CONFLICT', 'instance ' .. inst .. ' is Running; delete it with force or wait until it ends; nothing was deleted')
     end
     for _, child in ipairs(redis.call('ZRANGE', K.ichildren(inst), 0, -1)) do
       if not set[child] then
-        return nil, 'DXPERM child ' .. child .. ' of instance ' .. inst ..
-          ' is not in the deletion set and would be orphaned; nothing was deleted'
+        return nil, U.fail('CONFLICT', 'child ' .. child .. ' of instance ' .. inst ..
+          ' is not in the deletion set and would be orphaned; nothing was deleted')
       end
     end
   end

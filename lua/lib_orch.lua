@@ -339,7 +339,9 @@ function O.take(inst, ver, token, lock_ms, now, dropped)
   O.unindex(inst, 'r' .. ver)
   local om, oq, ot = K.om(inst), K.oq(inst), K.ot(inst)
   local rec = redis.call('HMGET', K.inst(inst), 'name', 'ver', 'cur')
-  local history = redis.call('LRANGE', K.history(inst, rec[3] or '1'), 0, -1)
+  -- without a record, the latest execution, as Read sees it
+  local cur = rec[3] or I.latest(inst)
+  local history = redis.call('LRANGE', K.history(inst, cur or '1'), 0, -1)
   local vis = redis.call('ZRANGEBYSCORE', oq, '-inf', now, 'WITHSCORES')
   local seqs, at = {}, {}
   for i = 1, #vis, 2 do
@@ -373,6 +375,6 @@ function O.take(inst, ver, token, lock_ms, now, dropped)
   redis.call('HSET', K.otoks(), token, inst)
   redis.call('ZADD', K.olocked(), untl, inst)
   O.arm_due(ver, untl, now)
-  return { 1, inst, token, attempts, rec[1], rec[2], rec[3], msgs, history,
+  return { 1, inst, token, attempts, rec[1], rec[2], cur, msgs, history,
     redis.call('HGETALL', K.kv(inst)) }
 end

@@ -39,6 +39,14 @@ function U.opt(s)
   return string.sub(s, 2)
 end
 
+-- fail returns the error reply by which a script reports a contract
+-- violation: 'DXPERM', a code naming its kind (one of redisprovider's
+-- scriptCodes: LOCK_LOST, NOT_FOUND, INVALID, DUPLICATE, CONFLICT), then the
+-- message. The script returns it before its first write.
+function U.fail(code, msg)
+  return redis.error_reply('DXPERM ' .. code .. ' ' .. msg)
+end
+
 -- cmpid compares two ids written as decimal strings without leading zeros.
 -- Event and execution ids are u64: a double would round them above 2^53.
 function U.cmpid(a, b)

@@ -4,15 +4,27 @@
 -- included) are kept; with completed_before set, only executions completed
 -- before it go. With instance_before set, only instances whose current
 -- execution is Completed or Failed and ended before it are processed. The KV
--- store is untouched.
+-- store is untouched. An instance without a record is skipped, or with
+-- must_exist refused before anything is deleted.
 --
 -- KEYS[1]  namespace prefix
 -- ARGV     keep last (0 and 1 both keep only the current), completed before
---          ms (0 = no bound), instance before ms (0 = no bound), n, then
---          n x instance
--- Reply    {instances processed, executions, events deleted}
+--          ms (0 = no bound), instance before ms (0 = no bound), must exist
+--          ('0'|'1'), n, then n x instance
+-- Reply    {instances processed, executions, events deleted}, or an error
+--          'DXPERM NOT_FOUND ...'
 local keep, before, inst_before = U.num(), U.num(), U.num()
+local must_exist = U.arg() == '1'
 if keep < 1 then keep = 1 end
+local insts = {}
+for i = 1, U.num() do insts[i] = U.arg() end
+if must_exist then
+  for _, inst in ipairs(insts) do
+    if redis.call('EXISTS', K.inst(inst)) == 0 then
+      return U.fail('NOT_FOUND', 'instance ' .. inst .. ' not found')
+    end
+  end
+end
 
 -- selected reports whether inst exists and passes the instance filter.
 local function selected(inst)
@@ -25,8 +37,7 @@ local function selected(inst)
 end
 
 local total = { 0, 0, 0 }
-for _ = 1, U.num() do
-  local inst = U.arg()
+for _, inst in ipairs(insts) do
   local cur = selected(inst)
   if cur then
     total[1] = total[1] + 1

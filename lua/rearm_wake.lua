@@ -5,10 +5,10 @@
 --
 -- KEYS[1]  namespace prefix
 -- ARGV     wake key (a key of this namespace, as BZPOPMIN returned it)
--- Reply    1, or an error 'DXPERM ...'
+-- Reply    1, or an error 'DXPERM INVALID ...'
 local key = U.arg()
 if string.sub(key, 1, #P) ~= P then
-  return redis.error_reply('DXPERM rearm_wake: key outside the namespace')
+  return U.fail('INVALID', 'key ' .. key .. ' is outside the namespace')
 end
 U.ready(key)
 return 1

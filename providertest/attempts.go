@@ -8,12 +8,13 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// Attempt counts, the provider's half of poison-message detection (seed 000
-// "Peek-Lock Semantics", abandon_orchestration_item / abandon_work_item; seed
-// 003 ignore_attempt "never below 0"; CONTRACT.md settled details "Abandon";
-// provider decisions 3 and 4): every fetch of a message counts an attempt,
-// an abandon with ignoreAttempt takes it back, and a batch reports the
-// largest count among its messages.
+// Attempt counts, the provider's half of poison-message detection (duroxide
+// docs/provider-implementation-guide.md "Peek-Lock Semantics",
+// abandon_orchestration_item / abandon_work_item; duroxide src/providers/mod.rs
+// ignore_attempt "never below 0"; duroxide.Provider docs settled details
+// "Abandon"): every fetch of a message counts an attempt, an abandon with
+// ignoreAttempt takes it back, and a batch reports the largest count among its
+// messages.
 
 func init() { register("Attempts", runAttempts) }
 
@@ -26,10 +27,12 @@ const attVisibleWithin = attDelay + 2*time.Second
 
 // runAttempts runs the orchestrator and worker attempt-count cases.
 func runAttempts(t *testing.T, h Harness) {
-	for _, c := range []struct {
-		name string
-		run  func(t *testing.T, h Harness)
-	}{
+	runCases(t, h, append(attOrchestratorCases(), attWorkerCases()...))
+}
+
+// attOrchestratorCases lists the orchestrator queue's attempt-count cases.
+func attOrchestratorCases() []envCase {
+	return []envCase{
 		{"OrchestrationAttemptCountStartsAtOne", attOrchStartsAtOne},
 		{"OrchestrationAttemptCountIncrementsPerFetch", attOrchPerFetch},
 		{"OrchestrationAttemptCountIncrementsAfterLockExpiry", attOrchExpiry},
@@ -42,6 +45,12 @@ func runAttempts(t *testing.T, h Harness) {
 		{"OrchestrationAbandonAppliesToFetchedBatchOnly", attOrchBatchOnly},
 		{"OrchestrationAckDoesNotCarryAttemptsToNewMessages", attOrchAckResets},
 		{"OrchestrationAttemptCountIsPerInstance", attOrchPerInstance},
+	}
+}
+
+// attWorkerCases lists the worker queue's attempt-count cases.
+func attWorkerCases() []envCase {
+	return []envCase{
 		{"WorkerAttemptCountStartsAtOne", attWorkStartsAtOne},
 		{"WorkerAttemptCountIncrementsPerFetch", attWorkPerFetch},
 		{"WorkerAttemptCountIncrementsAfterLockExpiry", attWorkExpiry},
@@ -51,8 +60,6 @@ func runAttempts(t *testing.T, h Harness) {
 		{"WorkerAbandonDelayWithIgnoreAttempt", attWorkDelayIgnore},
 		{"WorkerAttemptCountIsPerItem", attWorkPerItem},
 		{"WorkerReenqueuedItemStartsAtOne", attWorkReenqueued},
-	} {
-		t.Run(c.name, func(t *testing.T) { c.run(t, h) })
 	}
 }
 
@@ -100,19 +107,22 @@ func attFetchWork(e *env, lock time.Duration, attempts uint32, item duroxide.Wor
 	return w
 }
 
-// attWaitFetch waits for an orchestration item to become fetchable and
-// checks its messages and attempt count.
+// attWaitFetch lets attDelay pass, waits for an orchestration item to become
+// fetchable and checks its messages and attempt count.
 func attWaitFetch(e *env, attempts uint32, msgs ...duroxide.WorkItem) {
 	e.t.Helper()
+	e.wait(attDelay)
 	item, _ := e.waitFetch(attVisibleWithin, "delayed orchestration work visible")
 	if !reflect.DeepEqual(item.Messages, msgs) || item.AttemptCount != attempts {
 		e.t.Fatalf("fetch = %#v (attempt %d), want %#v (attempt %d)", item.Messages, item.AttemptCount, msgs, attempts)
 	}
 }
 
-// attWaitWork waits for a worker item to become fetchable and checks it.
+// attWaitWork lets attDelay pass, waits for a worker item to become
+// fetchable and checks it.
 func attWaitWork(e *env, attempts uint32, item duroxide.WorkItem) {
 	e.t.Helper()
+	e.wait(attDelay)
 	var w *duroxide.LockedWorkItem
 	eventually(e.t, attVisibleWithin, "delayed worker item visible", func() bool {
 		w = e.fetchWork(longLock, nil, duroxide.DefaultOnly())
@@ -126,78 +136,76 @@ func attWaitWork(e *env, attempts uint32, item duroxide.WorkItem) {
 // ---- orchestrator queue ----------------------------------------------------------
 
 // attOrchStartsAtOne proves the first fetch of a message reports attempt 1
-// (seed 003 fetch_orchestration_item: "number of times this item has been
-// fetched").
-func attOrchStartsAtOne(t *testing.T, h Harness) {
-	e := setup(t, h)
+// (duroxide src/providers/mod.rs fetch_orchestration_item: "number of times
+// this item has been fetched").
+func attOrchStartsAtOne(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attFetch(e, longLock, 1, startItem("A", "Orch"))
 }
 
-// attOrchPerFetch proves each fetch after a counted abandon adds one (seed
-// 000 abandon: attempt_count unchanged unless ignore_attempt).
-func attOrchPerFetch(t *testing.T, h Harness) {
-	e := setup(t, h)
+// attOrchPerFetch proves each fetch after a counted abandon adds one (duroxide
+// docs/provider-implementation-guide.md abandon: attempt_count unchanged unless
+// ignore_attempt).
+func attOrchPerFetch(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attCycle(e, false, []uint32{1, 2, 3, 4}, startItem("A", "Orch"))
 }
 
 // attOrchExpiry proves a re-fetch after lock expiry counts an attempt, as a
-// crashed dispatcher's delivery must (seed 000 peek-lock 2c; decision 4).
-func attOrchExpiry(t *testing.T, h Harness) {
-	e := setup(t, h)
+// crashed dispatcher's delivery must (duroxide
+// docs/provider-implementation-guide.md peek-lock 2c; duroxide.Provider docs).
+func attOrchExpiry(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attFetch(e, shortLock, 1, startItem("A", "Orch"))
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	attCycle(e, false, []uint32{2, 3}, startItem("A", "Orch"))
 }
 
-// attOrchIgnore proves abandon with ignoreAttempt undoes the fetch's
-// increment, and only that one (seed 000 / seed 003 ignore_attempt).
-func attOrchIgnore(t *testing.T, h Harness) {
-	e := setup(t, h)
+// attOrchIgnore proves abandon with ignoreAttempt undoes the fetch's increment,
+// and only that one (duroxide docs/provider-implementation-guide.md / duroxide
+// src/providers/mod.rs ignore_attempt).
+func attOrchIgnore(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attCycle(e, false, []uint32{1}, startItem("A", "Orch"))
 	attCycle(e, true, []uint32{2, 2, 2}, startItem("A", "Orch"))
 	attCycle(e, false, []uint32{2, 3}, startItem("A", "Orch"))
 }
 
-// attOrchFloor proves repeated ignored attempts leave the count at zero
-// between fetches, so each fetch reports 1: it never drifts below 0 or wraps
-// (seed 003 "never below 0").
-func attOrchFloor(t *testing.T, h Harness) {
-	e := setup(t, h)
+// attOrchFloor proves repeated ignored attempts leave the count at zero between
+// fetches, so each fetch reports 1: it never drifts below 0 or wraps (duroxide
+// src/providers/mod.rs "never below 0").
+func attOrchFloor(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attCycle(e, true, []uint32{1, 1, 1, 1}, startItem("A", "Orch"))
 }
 
 // attOrchExpiredIgnore proves abandoning an expired, not yet reclaimed lock
-// with ignoreAttempt succeeds and takes the attempt back (decision 3).
-func attOrchExpiredIgnore(t *testing.T, h Harness) {
-	e := setup(t, h)
+// with ignoreAttempt succeeds and takes the attempt back (duroxide.Provider
+// docs).
+func attOrchExpiredIgnore(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	item := attFetch(e, shortLock, 1, startItem("A", "Orch"))
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.abandon(item.LockToken, 0, true)
 	attFetch(e, longLock, 1, startItem("A", "Orch"))
 }
 
-// attOrchDelay proves an abandon with a delay hides the batch for the delay
-// and still counts the attempt (seed 000 abandon delay).
-func attOrchDelay(t *testing.T, h Harness) {
-	e := setup(t, h)
+// attOrchDelay proves an abandon with a delay hides the batch for the delay and
+// still counts the attempt (duroxide docs/provider-implementation-guide.md
+// abandon delay).
+func attOrchDelay(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	e.abandon(attFetch(e, longLock, 1, startItem("A", "Orch")).LockToken, attDelay, false)
 	e.noFetch(nil)
 	attWaitFetch(e, 2, startItem("A", "Orch"))
 }
 
-// attOrchBatchMax proves a batch reports the largest count among its
-// messages: a fresh message joining retried ones does not reset it, and an
-// ignored attempt is taken back from each message (seed 000 fetch step 3
-// and abandon; CONTRACT.md settled details "Abandon").
-func attOrchBatchMax(t *testing.T, h Harness) {
-	e := setup(t, h)
+// attOrchBatchMax proves a batch reports the largest count among its messages:
+// a fresh message joining retried ones does not reset it, and an ignored
+// attempt is taken back from each message (duroxide
+// docs/provider-implementation-guide.md fetch step 3 and abandon;
+// duroxide.Provider docs settled details "Abandon").
+func attOrchBatchMax(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attCycle(e, false, []uint32{1, 2}, startItem("A", "Orch"))
 	e.enqueue(attPoke("A", "late"), 0)
@@ -207,23 +215,22 @@ func attOrchBatchMax(t *testing.T, h Harness) {
 
 // attOrchLateArrival proves a message that arrived while the instance was
 // locked is not counted by that fetch: after expiry the re-delivered batch
-// holds both, counting the old one's second attempt (decision 4; seed 000
-// "Messages arriving after fetch are NOT tagged").
-func attOrchLateArrival(t *testing.T, h Harness) {
-	e := setup(t, h)
+// holds both, counting the old one's second attempt (duroxide.Provider docs;
+// duroxide docs/provider-implementation-guide.md "Messages arriving after fetch
+// are NOT tagged").
+func attOrchLateArrival(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attFetch(e, shortLock, 1, startItem("A", "Orch"))
 	e.enqueue(attPoke("A", "late"), 0)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	attCycle(e, true, []uint32{2, 2}, startItem("A", "Orch"), attPoke("A", "late"))
 }
 
-// attOrchBatchOnly proves an abandon's delay and count apply to the
-// fetched batch only: a message that arrived during the lock is fetchable at
-// once as a first attempt, and the delayed one returns later at attempt 2
-// (CONTRACT.md settled details "Abandon").
-func attOrchBatchOnly(t *testing.T, h Harness) {
-	e := setup(t, h)
+// attOrchBatchOnly proves an abandon's delay and count apply to the fetched
+// batch only: a message that arrived during the lock is fetchable at once as a
+// first attempt, and the delayed one returns later at attempt 2
+// (duroxide.Provider docs settled details "Abandon").
+func attOrchBatchOnly(e *env) {
 	e.start("A", nil)
 	e.enqueue(attPoke("A", "first"), 0)
 	item := attFetch(e, longLock, 1, attPoke("A", "first"))
@@ -235,9 +242,9 @@ func attOrchBatchOnly(t *testing.T, h Harness) {
 }
 
 // attOrchAckResets proves an ack carries no attempts over: messages enqueued
-// after it start at 1 (seed 000 ack deletes the processed messages).
-func attOrchAckResets(t *testing.T, h Harness) {
-	e := setup(t, h)
+// after it start at 1 (duroxide docs/provider-implementation-guide.md ack
+// deletes the processed messages).
+func attOrchAckResets(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attCycle(e, false, []uint32{1, 2}, startItem("A", "Orch"))
 	item := attFetch(e, longLock, 3, startItem("A", "Orch"))
@@ -251,10 +258,10 @@ func attOrchAckResets(t *testing.T, h Harness) {
 	attFetch(e, longLock, 1, attPoke("A", "next"))
 }
 
-// attOrchPerInstance proves attempts belong to messages: retrying one
-// instance leaves another's first fetch at 1 (seed 000 peek-lock).
-func attOrchPerInstance(t *testing.T, h Harness) {
-	e := setup(t, h)
+// attOrchPerInstance proves attempts belong to messages: retrying one instance
+// leaves another's first fetch at 1 (duroxide
+// docs/provider-implementation-guide.md peek-lock).
+func attOrchPerInstance(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	attCycle(e, false, []uint32{1, 2}, startItem("A", "Orch"))
 	e.enqueue(startItem("B", "Orch"), 0)
@@ -264,18 +271,17 @@ func attOrchPerInstance(t *testing.T, h Harness) {
 
 // ---- worker queue --------------------------------------------------------------
 
-// attWorkStartsAtOne proves the first worker fetch reports attempt 1 (seed
-// 000 checklist: fetch_work_item increments attempt_count).
-func attWorkStartsAtOne(t *testing.T, h Harness) {
-	e := setup(t, h)
+// attWorkStartsAtOne proves the first worker fetch reports attempt 1 (duroxide
+// docs/provider-implementation-guide.md checklist: fetch_work_item increments
+// attempt_count).
+func attWorkStartsAtOne(e *env) {
 	e.enqueueWork(activity("A", 2))
 	attFetchWork(e, longLock, 1, activity("A", 2))
 }
 
 // attWorkPerFetch proves each re-fetch after a counted abandon adds one
-// (seed 000 abandon_work_item).
-func attWorkPerFetch(t *testing.T, h Harness) {
-	e := setup(t, h)
+// (duroxide docs/provider-implementation-guide.md abandon_work_item).
+func attWorkPerFetch(e *env) {
 	e.enqueueWork(activity("A", 2))
 	for _, c := range []uint32{1, 2, 3, 4} {
 		e.abandonWork(attFetchWork(e, longLock, c, activity("A", 2)).LockToken, 0, false)
@@ -283,21 +289,20 @@ func attWorkPerFetch(t *testing.T, h Harness) {
 }
 
 // attWorkExpiry proves a re-fetch after worker lock expiry counts an attempt
-// (seed 000 peek-lock 2c).
-func attWorkExpiry(t *testing.T, h Harness) {
-	e := setup(t, h)
+// (duroxide docs/provider-implementation-guide.md peek-lock 2c).
+func attWorkExpiry(e *env) {
 	e.enqueueWork(activity("A", 2))
 	attFetchWork(e, shortLock, 1, activity("A", 2))
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	attFetchWork(e, shortLock, 2, activity("A", 2))
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	attFetchWork(e, longLock, 3, activity("A", 2))
 }
 
 // attWorkIgnore proves AbandonWorkItem with ignoreAttempt undoes the fetch's
-// increment and never goes below zero (seed 003 abandon_work_item).
-func attWorkIgnore(t *testing.T, h Harness) {
-	e := setup(t, h)
+// increment and never goes below zero (duroxide src/providers/mod.rs
+// abandon_work_item).
+func attWorkIgnore(e *env) {
 	e.enqueueWork(activity("A", 2))
 	for _, step := range []struct {
 		want   uint32
@@ -307,21 +312,21 @@ func attWorkIgnore(t *testing.T, h Harness) {
 	}
 }
 
-// attWorkExpiredIgnore proves the attempt counted by a re-fetch after expiry
-// is the one ignoreAttempt takes back (seed 003 abandon_work_item).
-func attWorkExpiredIgnore(t *testing.T, h Harness) {
-	e := setup(t, h)
+// attWorkExpiredIgnore proves the attempt counted by a re-fetch after expiry is
+// the one ignoreAttempt takes back (duroxide src/providers/mod.rs
+// abandon_work_item).
+func attWorkExpiredIgnore(e *env) {
 	e.enqueueWork(activity("A", 2))
 	attFetchWork(e, shortLock, 1, activity("A", 2))
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.abandonWork(attFetchWork(e, longLock, 2, activity("A", 2)).LockToken, 0, true)
 	attFetchWork(e, longLock, 2, activity("A", 2))
 }
 
-// attWorkDelay proves a delayed abandon hides the item for the delay and
-// still counts the attempt (seed 000 abandon_work_item delay).
-func attWorkDelay(t *testing.T, h Harness) {
-	e := setup(t, h)
+// attWorkDelay proves a delayed abandon hides the item for the delay and still
+// counts the attempt (duroxide docs/provider-implementation-guide.md
+// abandon_work_item delay).
+func attWorkDelay(e *env) {
 	e.enqueueWork(activity("A", 2))
 	e.abandonWork(attFetchWork(e, longLock, 1, activity("A", 2)).LockToken, attDelay, false)
 	e.noWork(duroxide.AnyTag())
@@ -329,9 +334,9 @@ func attWorkDelay(t *testing.T, h Harness) {
 }
 
 // attWorkDelayIgnore proves delay and ignoreAttempt combine: hidden for the
-// delay, then fetched at the same count (seed 003 abandon_work_item).
-func attWorkDelayIgnore(t *testing.T, h Harness) {
-	e := setup(t, h)
+// delay, then fetched at the same count (duroxide src/providers/mod.rs
+// abandon_work_item).
+func attWorkDelayIgnore(e *env) {
 	e.enqueueWork(activity("A", 2))
 	e.abandonWork(attFetchWork(e, longLock, 1, activity("A", 2)).LockToken, 0, false)
 	e.abandonWork(attFetchWork(e, longLock, 2, activity("A", 2)).LockToken, attDelay, true)
@@ -339,10 +344,10 @@ func attWorkDelayIgnore(t *testing.T, h Harness) {
 	attWaitWork(e, 2, activity("A", 2))
 }
 
-// attWorkPerItem proves worker attempts are per item: a retried item keeps
-// its count while a fresh one starts at 1 (seed 000 peek-lock).
-func attWorkPerItem(t *testing.T, h Harness) {
-	e := setup(t, h)
+// attWorkPerItem proves worker attempts are per item: a retried item keeps its
+// count while a fresh one starts at 1 (duroxide
+// docs/provider-implementation-guide.md peek-lock).
+func attWorkPerItem(e *env) {
 	e.enqueueWork(activity("A", 2))
 	for _, c := range []uint32{1, 2} {
 		e.abandonWork(attFetchWork(e, longLock, c, activity("A", 2)).LockToken, 0, false)
@@ -353,9 +358,9 @@ func attWorkPerItem(t *testing.T, h Harness) {
 }
 
 // attWorkReenqueued proves an acked item's attempts die with it: the same
-// activity enqueued again starts at 1 (seed 000 ack_work_item deletes).
-func attWorkReenqueued(t *testing.T, h Harness) {
-	e := setup(t, h)
+// activity enqueued again starts at 1 (duroxide
+// docs/provider-implementation-guide.md ack_work_item deletes).
+func attWorkReenqueued(e *env) {
 	e.enqueueWork(activity("A", 2))
 	e.abandonWork(attFetchWork(e, longLock, 1, activity("A", 2)).LockToken, 0, false)
 	w := attFetchWork(e, longLock, 2, activity("A", 2))

@@ -17,13 +17,15 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// Concurrency (seed 000 checklist "Concurrency"; seed 001 named tests
-// test_concurrent_instance_fetching, test_concurrent_ack_prevention,
-// test_concurrent_lock_attempts_respect_expiration,
-// test_multi_threaded_lock_contention; seed 004 "Race Prevention
-// Scenarios"): many goroutines on one provider never process an instance or
-// item under two valid locks, and every message is processed exactly once
-// despite abandons and lock expiries.
+// Concurrency (duroxide docs/provider-implementation-guide.md checklist
+// "Concurrency"; provider_validation named tests
+// provider_validation::instance_locking::test_concurrent_instance_fetching,
+// provider_validation::atomicity::test_concurrent_ack_prevention,
+// provider_validation::lock_expiration::test_concurrent_lock_attempts_respect_expiration,
+// provider_validation::instance_locking::test_multi_threaded_lock_contention;
+// duroxide src/providers/sqlite.rs): many goroutines on one provider never
+// process an instance or item under two valid locks, and every message is
+// processed exactly once despite abandons and lock expiries.
 
 // init registers the Concurrency section.
 func init() { register("Concurrency", runConcurrency) }
@@ -61,8 +63,10 @@ func runConcurrency(t *testing.T, h Harness) {
 // ---- focused races ----------------------------------------------------------
 
 // ccInstanceFetching proves concurrent fetchers draining many instances get
-// each instance exactly once (seed 001 test_concurrent_instance_fetching;
-// seed 000 "Instance locks don't block other instances").
+// each instance exactly once
+// (provider_validation::instance_locking::test_concurrent_instance_fetching;
+// duroxide docs/provider-implementation-guide.md "Instance locks don't block
+// other instances").
 func ccInstanceFetching(e *env) {
 	want := ccStartMany(e, "cc-fetch", 20)
 	got := ccDrain(e, func() (string, error) {
@@ -142,8 +146,9 @@ func ccWantOnce(t *testing.T, got, want []string) {
 }
 
 // ccFetchSameInstance proves that when several dispatchers fetch the same
-// available instance at the same moment exactly one gets it (seed 004
-// scenario 1, "Concurrent Fetch of Same Instance"), round after round.
+// available instance at the same moment exactly one gets it (duroxide
+// src/providers/sqlite.rs, "Concurrent Fetch of Same Instance"), round after
+// round.
 func ccFetchSameInstance(e *env) {
 	for round := range 10 {
 		id := fmt.Sprintf("cc-same-%d", round)
@@ -158,15 +163,15 @@ func ccFetchSameInstance(e *env) {
 }
 
 // ccOrchExpiration proves that once a lock expired, of several dispatchers
-// racing for the instance exactly one gets it (attempt 2), the old holder's
-// ack then fails with a lock_token error and the winner's ack commits
-// (seed 004 scenario 3; seed 001
-// test_concurrent_lock_attempts_respect_expiration).
+// racing for the instance exactly one gets it (attempt 2), the old holder's ack
+// then fails with a lock_token error and the winner's ack commits (duroxide
+// src/providers/sqlite.rs;
+// provider_validation::lock_expiration::test_concurrent_lock_attempts_respect_expiration).
 func ccOrchExpiration(e *env) {
 	e.start("cc-exp", nil)
 	ccRaise(e, "cc-exp", "m")
 	old := e.mustFetch(shortLock)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	won := race(e, ccGoroutines, func() (*duroxide.OrchestrationItem, error) {
 		return e.p.FetchOrchestrationItem(e.ctx, longLock, 0, nil)
 	})
@@ -174,7 +179,7 @@ func ccOrchExpiration(e *env) {
 		e.t.Fatalf("%d dispatchers reclaimed the expired instance, want exactly one at attempt 2", len(won))
 	}
 	err := e.p.AckOrchestrationItem(e.ctx, old.LockToken, ccCommit(old, "old"))
-	wantPermanent(e.t, err, "ack_orchestration_item", "lock_token")
+	wantPermanent(e.t, err, duroxide.ErrLockLost, "ack_orchestration_item", "lock_token")
 	e.ack(won[0].LockToken, ccCommit(won[0], "new"))
 	ccWantExternals(e, "cc-exp", "new")
 }
@@ -185,7 +190,7 @@ func ccOrchExpiration(e *env) {
 func ccWorkExpiration(e *env) {
 	e.enqueueWork(activity("cc-wexp", 1))
 	old := e.mustFetchWork(shortLock, duroxide.DefaultOnly())
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	won := race(e, ccGoroutines, func() (*duroxide.LockedWorkItem, error) {
 		return e.p.FetchWorkItem(e.ctx, longLock, 0, nil, duroxide.DefaultOnly())
 	})
@@ -193,7 +198,7 @@ func ccWorkExpiration(e *env) {
 		e.t.Fatalf("%d workers reclaimed the expired item, want exactly one at attempt 2", len(won))
 	}
 	err := e.p.AckWorkItem(e.ctx, old.LockToken, completed("cc-wexp", 1))
-	wantPermanent(e.t, err, "ack_work_item", "lock_token")
+	wantPermanent(e.t, err, duroxide.ErrLockLost, "ack_work_item", "lock_token")
 	if err := e.p.AckWorkItem(e.ctx, won[0].LockToken, completed("cc-wexp", 1)); err != nil {
 		e.t.Fatalf("AckWorkItem by the reclaimer: %v", err)
 	}
@@ -202,7 +207,8 @@ func ccWorkExpiration(e *env) {
 
 // ccOrchAckPrevention proves that of several concurrent acks with the same
 // token exactly one commits; the others fail with a lock_token error and the
-// history holds the delta once (seed 001 test_concurrent_ack_prevention).
+// history holds the delta once
+// (provider_validation::atomicity::test_concurrent_ack_prevention).
 func ccOrchAckPrevention(e *env) {
 	e.start("cc-ack", nil)
 	ccRaise(e, "cc-ack", "m")
@@ -238,7 +244,7 @@ func ccWantOneSuccess(t *testing.T, errs []error, op string) {
 	for _, err := range errs {
 		if err == nil {
 			ok++
-		} else if p := permanentProblem(err, op, "lock_token"); p != "" {
+		} else if p := permanentProblem(err, duroxide.ErrLockLost, op, "lock_token"); p != "" {
 			t.Fatalf("losing concurrent %s: %s", op, p)
 		}
 	}
@@ -247,10 +253,10 @@ func ccWantOneSuccess(t *testing.T, errs []error, op string) {
 	}
 }
 
-// ccFloodDuringLock proves messages enqueued concurrently while an instance
-// is locked are invisible to other dispatchers, survive the ack of the
-// fetched batch, and all arrive in the next batch, each once and in enqueue
-// order per producer (seed 004 scenarios 2 and 4).
+// ccFloodDuringLock proves messages enqueued concurrently while an instance is
+// locked are invisible to other dispatchers, survive the ack of the fetched
+// batch, and all arrive in the next batch, each once and in enqueue order per
+// producer (duroxide src/providers/sqlite.rs).
 func ccFloodDuringLock(e *env) {
 	e.start("cc-flood", nil)
 	ccRaise(e, "cc-flood", "first")
@@ -409,8 +415,8 @@ func ccWantCompletions(e *env, want map[string]int) {
 
 // ---- randomized stress --------------------------------------------------------
 
-// ccSeed returns the seed of a stress run (PROVIDERTEST_SEED when set, else
-// the clock) and logs it so a failure can be replayed.
+// ccSeed returns the seed of a stress run (PROVIDERTEST_SEED when set, else the
+// clock) and logs it so a failure can be replayed.
 func ccSeed(t *testing.T) uint64 {
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv(ccSeedEnv); s != "" {
@@ -437,8 +443,8 @@ type ccMsg struct {
 	pause    time.Duration // producer's pause after sending it
 }
 
-// ccPlan lays out each producer's messages from the seed; mk fills in the
-// key, owner, instance and id of message seq of producer p.
+// ccPlan lays out each producer's messages from the seed; mk fills in the key,
+// owner, instance and id of message seq of producer p.
 func ccPlan(seed uint64, mk func(rng *rand.Rand, m *ccMsg)) [][]ccMsg {
 	plan := make([][]ccMsg, ccProducers)
 	for p := range plan {
@@ -614,9 +620,9 @@ func (s *ccStress) dispatch(ctx context.Context, rng *rand.Rand) {
 	}
 }
 
-// checkBatch checks a fetched batch: only messages that were sent, to what
-// was locked, none twice, each producer's in its enqueue order (CONTRACT.md
-// "Order").
+// checkBatch checks a fetched batch: only messages that were sent, to what was
+// locked, none twice, each producer's in its enqueue order (duroxide.Provider
+// docs "Order").
 func (s *ccStress) checkBatch(h *ccHold) {
 	last := map[int]int{}
 	for _, k := range h.msgs {
@@ -666,7 +672,7 @@ func ccFinish(t *testing.T, rng *rand.Rand, l *ccLease) {
 	h.opAt[1] = time.Now()
 	h.ok = err == nil
 	if err != nil {
-		if p := permanentProblem(err, op, "lock_token"); p != "" {
+		if p := permanentProblem(err, duroxide.ErrLockLost, op, "lock_token"); p != "" {
 			t.Errorf("%s of %s: %s", h.op, h.key, p)
 		}
 	}
@@ -713,11 +719,12 @@ func ccReport(t *testing.T, problems []string) {
 	}
 }
 
-// ccCheckAlone checks one hold against its own lock (CONTRACT decision 3:
+// ccCheckAlone checks one hold against its own lock (duroxide.Provider docs:
 // ack with an expired lock fails; a valid lock's ack and abandon succeed).
-// Times are client times; the lock was taken by the server between
-// fetchAt[0] and fetchAt[1], so it surely lasted until fetchAt[0]+shortLock
-// and surely ended by fetchAt[1]+shortLock (ccMargin absorbs clock rounding).
+// Times are client times; the lock was taken by the
+// server between fetchAt[0] and fetchAt[1], so it surely lasted until
+// fetchAt[0]+shortLock and surely ended by fetchAt[1]+shortLock (ccMargin
+// absorbs clock rounding).
 func ccCheckAlone(a *ccHold) []string {
 	var out []string
 	if !a.ok && a.opAt[1].Before(a.fetchAt[0].Add(shortLock-ccMargin)) {
@@ -731,10 +738,10 @@ func ccCheckAlone(a *ccHold) []string {
 	return out
 }
 
-// ccCheckPair checks that b, fetched surely after a, did not take what a
-// surely still held (a's lock valid and not released: two holders), and that
-// a did not ack or abandon successfully after b had taken it (seed 004
-// scenarios 1 and 3).
+// ccCheckPair checks that b, fetched surely after a, did not take what a surely
+// still held (a's lock valid and not released: two holders), and that a did not
+// ack or abandon successfully after b had taken it (duroxide
+// src/providers/sqlite.rs).
 func ccCheckPair(a, b *ccHold) []string {
 	if b.fetchAt[0].Before(a.fetchAt[1]) {
 		return nil // order unknown or b first: checked as the pair (b, a)

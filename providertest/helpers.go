@@ -27,9 +27,11 @@ const (
 	testTimeout = 2 * time.Minute
 )
 
-// env bundles what most tests need: a fresh provider and a context.
+// env bundles what every case needs: a fresh provider, a context, and the
+// harness for the cases that use its optional hooks.
 type env struct {
 	t   *testing.T
+	h   Harness
 	p   duroxide.Provider
 	ctx context.Context
 }
@@ -40,7 +42,7 @@ func setup(t *testing.T, h Harness) *env {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	t.Cleanup(cancel)
-	return &env{t: t, p: h.New(t), ctx: ctx}
+	return &env{t: t, h: h, p: h.New(t), ctx: ctx}
 }
 
 // envCase is one named case; run gets a fresh provider.
@@ -55,6 +57,37 @@ func runCases(t *testing.T, h Harness, cases []envCase) {
 		t.Run(c.name, func(t *testing.T) { c.run(setup(t, h)) })
 	}
 }
+
+// caseGroup is a named sub-group of a section's cases.
+type caseGroup struct {
+	name  string
+	cases []envCase
+}
+
+// runGroups runs every group as a parallel subtest of its cases.
+func runGroups(t *testing.T, h Harness, groups []caseGroup) {
+	for _, g := range groups {
+		t.Run(g.name, func(t *testing.T) {
+			t.Parallel()
+			runCases(t, h, g.cases)
+		})
+	}
+}
+
+// wait lets d pass on the provider's clock: Harness.Advance when the harness
+// has it, a real sleep otherwise.
+func (e *env) wait(d time.Duration) {
+	e.t.Helper()
+	if e.h.Advance != nil {
+		e.h.Advance(e.t, e.p, d)
+		return
+	}
+	time.Sleep(d)
+}
+
+// errOf drops a call's result and keeps its error, for cases that only
+// judge the error.
+func errOf[T any](_ T, err error) error { return err }
 
 // ptr returns a pointer to v.
 func ptr[T any](v T) *T { return &v }
@@ -264,28 +297,30 @@ func (e *env) fetchInstance(instance string) *duroxide.OrchestrationItem {
 	return item
 }
 
-// wantPermanent asserts err is a non-retryable *duroxide.ProviderError whose
-// text names op (and each of the words given).
-func wantPermanent(t *testing.T, err error, op string, words ...string) {
+// wantPermanent asserts err is a non-retryable *duroxide.ProviderError of
+// kind (errors.Is) whose text names op (and each of the words given).
+func wantPermanent(t *testing.T, err, kind error, op string, words ...string) {
 	t.Helper()
-	if p := permanentProblem(err, op, words...); p != "" {
+	if p := permanentProblem(err, kind, op, words...); p != "" {
 		t.Fatal(p)
 	}
 }
 
 // permanentProblem says what is wrong with err as a permanent error of op:
-// it must be a non-retryable *duroxide.ProviderError whose text names op and
-// each of the words given. "" = as expected. It serves goroutines that may
-// not call t.Fatal.
-func permanentProblem(err error, op string, words ...string) string {
+// it must be a non-retryable *duroxide.ProviderError of kind whose text names
+// op and each of the words given. "" = as expected. It serves goroutines that
+// may not call t.Fatal.
+func permanentProblem(err, kind error, op string, words ...string) string {
 	var pe *duroxide.ProviderError
 	switch {
 	case err == nil:
-		return fmt.Sprintf("want a permanent %s error, got nil", op)
+		return fmt.Sprintf("want a permanent %s error (%v), got nil", op, kind)
 	case !errors.As(err, &pe):
 		return fmt.Sprintf("want *duroxide.ProviderError, got %T: %v", err, err)
 	case duroxide.IsRetryable(err):
 		return fmt.Sprintf("want a permanent error, got a retryable one: %v", err)
+	case !errors.Is(err, kind):
+		return fmt.Sprintf("error %q has kind %v, want errors.Is(err, %v)", err, pe.Kind, kind)
 	}
 	for _, w := range append([]string{op}, words...) {
 		if !strings.Contains(err.Error(), w) {

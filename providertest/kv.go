@@ -9,9 +9,10 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// The KV section: the per-instance key-value store (CONTRACT.md "KV (delta
-// model)"), its live and snapshot views, and GetInstanceStats (CONTRACT.md
-// "Instance stats"; seed 000 checklist "KV Store").
+// The KV section: the per-instance key-value store (duroxide.Provider docs "KV
+// (delta model)"), its live and snapshot views, and GetInstanceStats
+// (duroxide.Provider docs "Instance stats"; duroxide
+// docs/provider-implementation-guide.md checklist "KV Store").
 
 func init() { register("KV", runKV) }
 
@@ -261,35 +262,37 @@ func kvBytes(t *testing.T, evs []duroxide.Event) uint64 {
 
 // runKV runs the KV and instance-stats cases.
 func runKV(t *testing.T, h Harness) {
-	t.Run("SetIsLiveButNotInSnapshotUntilMerge", func(t *testing.T) { kvSetIsLiveNotSnapshot(setup(t, h)) })
-	t.Run("SnapshotIsStoreOnlyWhileExecutionWrites", func(t *testing.T) { kvSnapshotIsStoreOnly(setup(t, h)) })
-	for _, status := range []string{"Completed", "Failed", "ContinuedAsNew"} {
-		t.Run("MergeOn"+status, func(t *testing.T) { kvMergeOn(setup(t, h), status) })
-	}
-	t.Run("NoMergeOnRunningStatus", func(t *testing.T) { kvNoMergeOnRunning(setup(t, h)) })
-	t.Run("OverwriteLastWriterWins", func(t *testing.T) { kvOverwrite(setup(t, h)) })
-	t.Run("ClearOneKey", func(t *testing.T) { kvClearOne(setup(t, h)) })
-	t.Run("ClearAllThenSet", func(t *testing.T) { kvClearAllThenSet(setup(t, h)) })
-	t.Run("EventsAppliedInDeltaOrder", func(t *testing.T) { kvDeltaOrder(setup(t, h)) })
-	t.Run("ClearOfUnknownKeyChangesNothing", func(t *testing.T) { kvClearUnknown(setup(t, h)) })
-	t.Run("UnknownInstanceOrKeyIsNotFound", func(t *testing.T) { kvUnknown(setup(t, h)) })
-	t.Run("IsolatedBetweenInstances", func(t *testing.T) { kvIsolation(setup(t, h)) })
-	t.Run("SurvivesContinueAsNew", func(t *testing.T) { kvSurvivesCAN(setup(t, h)) })
-	t.Run("WritesDroppedWithoutInstanceRecord", func(t *testing.T) { kvDroppedWithoutRecord(setup(t, h)) })
-	t.Run("RejectedAckWritesNoKV", func(t *testing.T) { kvRejectedAck(setup(t, h)) })
-	t.Run("EdgeValuesRoundTrip", func(t *testing.T) { kvEdgeValues(setup(t, h)) })
-	t.Run("StatsUnknownInstanceIsNil", func(t *testing.T) { kvStatsUnknown(setup(t, h)) })
-	t.Run("StatsHistoryOfCurrentExecution", func(t *testing.T) { kvStatsHistory(setup(t, h)) })
-	t.Run("StatsQueuePendingCountIsCarryForward", func(t *testing.T) { kvStatsCarryForward(setup(t, h)) })
-	t.Run("StatsKVStoreOnly", func(t *testing.T) { kvStatsStoreOnly(setup(t, h)) })
-	t.Run("StatsKVDeltaOnly", func(t *testing.T) { kvStatsDeltaOnly(setup(t, h)) })
-	t.Run("StatsKVDeltaOverStore", func(t *testing.T) { kvStatsMerged(setup(t, h)) })
-	t.Run("StatsKVTombstoneOverStore", func(t *testing.T) { kvStatsTombstone(setup(t, h)) })
+	runCases(t, h, []envCase{
+		{"SetIsLiveButNotInSnapshotUntilMerge", kvSetIsLiveNotSnapshot},
+		{"SnapshotIsStoreOnlyWhileExecutionWrites", kvSnapshotIsStoreOnly},
+		{"MergeOnCompleted", func(e *env) { kvMergeOn(e, "Completed") }},
+		{"MergeOnFailed", func(e *env) { kvMergeOn(e, "Failed") }},
+		{"MergeOnContinuedAsNew", func(e *env) { kvMergeOn(e, "ContinuedAsNew") }},
+		{"NoMergeOnRunningStatus", kvNoMergeOnRunning},
+		{"OverwriteLastWriterWins", kvOverwrite},
+		{"ClearOneKey", kvClearOne},
+		{"ClearAllThenSet", kvClearAllThenSet},
+		{"EventsAppliedInDeltaOrder", kvDeltaOrder},
+		{"ClearOfUnknownKeyChangesNothing", kvClearUnknown},
+		{"UnknownInstanceOrKeyIsNotFound", kvUnknown},
+		{"IsolatedBetweenInstances", kvIsolation},
+		{"SurvivesContinueAsNew", kvSurvivesCAN},
+		{"WritesDroppedWithoutInstanceRecord", kvDroppedWithoutRecord},
+		{"RejectedAckWritesNoKV", kvRejectedAck},
+		{"EdgeValuesRoundTrip", kvEdgeValues},
+		{"StatsUnknownInstanceIsNil", kvStatsUnknown},
+		{"StatsHistoryOfCurrentExecution", kvStatsHistory},
+		{"StatsQueuePendingCountIsCarryForward", kvStatsCarryForward},
+		{"StatsKVStoreOnly", kvStatsStoreOnly},
+		{"StatsKVDeltaOnly", kvStatsDeltaOnly},
+		{"StatsKVDeltaOverStore", kvStatsMerged},
+		{"StatsKVTombstoneOverStore", kvStatsTombstone},
+	})
 }
 
 // kvSetIsLiveNotSnapshot proves a write is visible through GetKVValue /
 // GetKVAllValues right after its ack, while the next fetch's KVSnapshot (the
-// store) does not contain it (CONTRACT "KV (delta model)").
+// store) does not contain it (duroxide.Provider docs "KV (delta model)").
 func kvSetIsLiveNotSnapshot(e *env) {
 	in := kvStart(e, "kv")
 	in.wantLive(nil, "a")
@@ -344,9 +347,10 @@ func kvNoMergeOnRunning(e *env) {
 	in.wantLive(map[string]string{"a": "1"})
 }
 
-// kvOverwrite proves last writer wins, within a delta, across turns and over
-// a stored value, and that the merged entry carries the last write's
-// LastUpdatedAtMs (seed 000 "updates last_updated_at_ms on overwrite").
+// kvOverwrite proves last writer wins, within a delta, across turns and over a
+// stored value, and that the merged entry carries the last write's
+// LastUpdatedAtMs (duroxide docs/provider-implementation-guide.md "updates
+// last_updated_at_ms on overwrite").
 func kvOverwrite(e *env) {
 	in := kvStart(e, "kv")
 	in.turn("", kvSet("a", "1", 1), kvSet("a", "2", 2))
@@ -413,8 +417,9 @@ func kvClearUnknown(e *env) {
 	in.wantKVStats(1, 1)
 }
 
-// kvUnknown proves a missing key or unknown instance is found=false / an
-// empty map with no error (seed 000 "get_kv_value() returns Ok(None)").
+// kvUnknown proves a missing key or unknown instance is found=false / an empty
+// map with no error (duroxide docs/provider-implementation-guide.md
+// "get_kv_value() returns Ok(None)").
 func kvUnknown(e *env) {
 	kvWantLive(e, "ghost", nil, "a")
 	in := kvStart(e, "kv")
@@ -425,9 +430,10 @@ func kvUnknown(e *env) {
 	kvWantLive(e, "queued", nil, "a")
 }
 
-// kvIsolation proves equal keys of different instances are independent in
-// the live view, the snapshot and when cleared or merged (seed 000 "KV
-// entries are isolated between instances").
+// kvIsolation proves equal keys of different instances are independent in the
+// live view, the snapshot and when cleared or merged (duroxide
+// docs/provider-implementation-guide.md "KV entries are isolated between
+// instances").
 func kvIsolation(e *env) {
 	a, b := kvStart(e, "inst-a"), kvStart(e, "inst-b")
 	a.turn("", kvSet("k", "A", 1))
@@ -456,10 +462,10 @@ func kvSurvivesCAN(e *env) {
 	in.wantLive(map[string]string{"a": "1", "b": "2", "c": "3"})
 }
 
-// kvDroppedWithoutRecord proves KV writes of an ack for an instance that has
-// no record (no OrchestrationName in its metadata) are dropped, and a later
-// ack that creates the record does not bring them back (CONTRACT "Instance
-// creation").
+// kvDroppedWithoutRecord proves KV writes of an ack for an instance that has no
+// record (no OrchestrationName in its metadata) are dropped, and a later ack
+// that creates the record does not bring them back (duroxide.Provider docs
+// "Instance creation").
 func kvDroppedWithoutRecord(e *env) {
 	e.enqueue(startItem("kv", "Orch"), 0)
 	item := e.fetchInstance("kv")
@@ -493,9 +499,9 @@ func kvRejectedAck(e *env) {
 	bad := duroxide.OrchestrationCommit{ExecutionID: 1, HistoryDelta: []duroxide.Event{
 		event(in.next, "kv", 1, kvSet("z", "9", 9)), event(2, "kv", 1, kvSet("a", "9", 9)),
 	}, Metadata: duroxide.ExecutionMetadata{Status: "Completed"}}
-	wantPermanent(e.t, e.p.AckOrchestrationItem(e.ctx, item.LockToken, bad), "ack_orchestration_item")
+	wantPermanent(e.t, e.p.AckOrchestrationItem(e.ctx, item.LockToken, bad), duroxide.ErrDuplicateEvent, "ack_orchestration_item")
 	bad.HistoryDelta = bad.HistoryDelta[:1]
-	wantPermanent(e.t, e.p.AckOrchestrationItem(e.ctx, "no-such-token", bad), "ack_orchestration_item", "lock_token")
+	wantPermanent(e.t, e.p.AckOrchestrationItem(e.ctx, "no-such-token", bad), duroxide.ErrLockLost, "ack_orchestration_item", "lock_token")
 	in.wantLive(map[string]string{"a": "1"}, "z")
 	in.wantKVStats(1, 1)
 	in.wantHistoryStats()
@@ -530,17 +536,18 @@ func kvStatsWantNil(e *env, instance string) {
 	}
 }
 
-// kvStatsUnknown proves GetInstanceStats is nil for an unknown instance and
-// for one that was only enqueued (seed 000 "or None for non-existent").
+// kvStatsUnknown proves GetInstanceStats is nil for an unknown instance and for
+// one that was only enqueued (duroxide docs/provider-implementation-guide.md
+// "or None for non-existent").
 func kvStatsUnknown(e *env) {
 	kvStatsWantNil(e, "ghost")
 	e.enqueue(startItem("queued", "Orch"), 0)
 	kvStatsWantNil(e, "queued")
 }
 
-// kvStatsHistory proves HistoryEventCount / HistorySizeBytes count the
-// current execution's stored events (acked or appended) and their JSON
-// bytes, restarting with each execution (CONTRACT "Instance stats").
+// kvStatsHistory proves HistoryEventCount / HistorySizeBytes count the current
+// execution's stored events (acked or appended) and their JSON bytes,
+// restarting with each execution (duroxide.Provider docs "Instance stats").
 func kvStatsHistory(e *env) {
 	in := kvStart(e, "kv")
 	in.wantHistoryStats()

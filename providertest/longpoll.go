@@ -11,11 +11,12 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// Long polling (CONTRACT.md "Long polling"; seed 000 "Long Polling vs Short
-// Polling"): with pollTimeout > 0 a fetch blocks until eligible work appears
-// or the timeout passes, returns early when work arrives (also work that
-// becomes visible later: delays, timers, expired locks), never returns before
-// its timeout when none does, and honours its context.
+// Long polling (duroxide.Provider docs "Long polling"; duroxide
+// docs/provider-implementation-guide.md "Long Polling vs Short Polling"): with
+// pollTimeout > 0 a fetch blocks until eligible work appears or the timeout
+// passes, returns early when work arrives (also work that becomes visible
+// later: delays, timers, expired locks), never returns before its timeout when
+// none does, and honours its context.
 
 // init registers the LongPoll section.
 func init() { register("LongPoll", runLongPoll) }
@@ -225,15 +226,15 @@ func lpWaiter(e *env, q lpQueue, ctx context.Context, poll time.Duration) <-chan
 // runLongPoll runs the long-polling cases for both queues, then the cases
 // that exist for one queue only.
 func runLongPoll(t *testing.T, h Harness) {
+	var cases []envCase
 	for _, q := range lpQueues {
-		lpRunShared(t, h, q)
+		cases = append(cases, lpSharedCases(q)...)
 	}
-	lpRunOrchOnly(t, h)
-	lpRunWorkOnly(t, h)
+	runCases(t, h, append(cases, append(lpOrchOnlyCases(), lpWorkOnlyCases()...)...))
 }
 
-// lpRunShared registers the cases both queues must pass.
-func lpRunShared(t *testing.T, h Harness, q lpQueue) {
+// lpSharedCases lists the cases both queues must pass, named for queue q.
+func lpSharedCases(q lpQueue) []envCase {
 	cases := []struct {
 		name string
 		run  func(e *env, q lpQueue)
@@ -251,14 +252,17 @@ func lpRunShared(t *testing.T, h Harness, q lpQueue) {
 		{"CancelRacingWork", lpCancelRace},
 		{"AlreadyCancelledContext", lpAlreadyCancelled},
 	}
-	for _, c := range cases {
-		t.Run(c.name+q.name, func(t *testing.T) { c.run(setup(t, h), q) })
+	out := make([]envCase, len(cases))
+	for i, c := range cases {
+		out[i] = envCase{c.name + q.name, func(e *env) { c.run(e, q) }}
 	}
+	return out
 }
 
 // lpZeroPoll proves a zero pollTimeout returns at once when there is no work
-// (seed 000 "Long Polling vs Short Polling"; CONTRACT.md: zero poll timeout
-// means return immediately).
+// (duroxide docs/provider-implementation-guide.md "Long Polling vs Short
+// Polling"; duroxide.Provider docs: zero poll timeout means return
+// immediately).
 func lpZeroPoll(e *env, q lpQueue) {
 	start := time.Now()
 	if g := lpNow(e, q, longLock); g.id != "" {
@@ -270,7 +274,8 @@ func lpZeroPoll(e *env, q lpQueue) {
 }
 
 // lpNoWork proves a fetch with pollTimeout > 0 and no work returns (nil, nil)
-// no earlier than pollTimeout and not much later (CONTRACT.md "Long polling").
+// no earlier than pollTimeout and not much later (duroxide.Provider docs "Long
+// polling").
 func lpNoWork(e *env, q lpQueue) {
 	start := time.Now()
 	r := lpRecv(e.t, lpWaiter(e, q, e.ctx, lpPoll), lpPoll+2*lpSlack)
@@ -293,9 +298,9 @@ func lpWakesOnEnqueue(e *env, q lpQueue) {
 	lpNoneNow(e, q) // the waiter holds the lock
 }
 
-// lpAbandonDelay proves a waiter blocked before an abandon with delay is
-// woken when the abandoned work becomes visible again, not before (CONTRACT.md
-// "Work that becomes visible later ... wakes waiters").
+// lpAbandonDelay proves a waiter blocked before an abandon with delay is woken
+// when the abandoned work becomes visible again, not before (duroxide.Provider
+// docs "Work that becomes visible later ... wakes waiters").
 func lpAbandonDelay(e *env, q lpQueue) {
 	q.put(e, "lp-abandon")
 	held := lpMustNow(e, q, "lp-abandon", longLock)
@@ -328,10 +333,11 @@ func lpExpiredLock(e *env, q lpQueue) {
 	}
 }
 
-// lpShortenedLock proves a waiter that blocked while the work was locked for
-// a long time is woken when a renewal made the lock end sooner and it
-// expired: the lock expiry the waiter must wake for is created after it
-// blocked (seed 000 renewal sets locked_until = now + extend_for).
+// lpShortenedLock proves a waiter that blocked while the work was locked for a
+// long time is woken when a renewal made the lock end sooner and it expired:
+// the lock expiry the waiter must wake for is created after it blocked
+// (duroxide docs/provider-implementation-guide.md renewal sets locked_until =
+// now + extend_for).
 func lpShortenedLock(e *env, q lpQueue) {
 	q.put(e, "lp-renew")
 	held := lpMustNow(e, q, "lp-renew", longLock)
@@ -347,10 +353,10 @@ func lpShortenedLock(e *env, q lpQueue) {
 }
 
 // lpBurst proves several blocked fetchers share a burst of new work promptly
-// (CONTRACT.md "no waiter sleeps while eligible work waits"): waiters fetch
-// once each (loop false, one item per waiter) or repeatedly until the burst
-// is drained (loop true); every item is fetched exactly once, all within
-// lpSlack of the burst.
+// (duroxide.Provider docs "no waiter sleeps while eligible work waits"):
+// waiters fetch once each (loop false, one item per waiter) or repeatedly until
+// the burst is drained (loop true); every item is fetched exactly once, all
+// within lpSlack of the burst.
 func lpBurst(e *env, q lpQueue, waiters, items int, loop bool) {
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
@@ -490,29 +496,29 @@ func lpAlreadyCancelled(e *env, q lpQueue) {
 	}
 }
 
-// lpRunOrchOnly registers the orchestrator-queue-only cases: delayed
+// lpOrchOnlyCases lists the orchestrator-queue-only cases: delayed
 // enqueues, timers and capability filters.
-func lpRunOrchOnly(t *testing.T, h Harness) {
-	runCases(t, h, []envCase{
+func lpOrchOnlyCases() []envCase {
+	return []envCase{
 		{"DelayedEnqueueWakesWaiter", lpDelayedEnqueue},
 		{"TimerFiredWakesWaiter", lpTimerFired},
 		{"FilteredWaiterWokenByCompatibleWork", lpFilterWoken},
 		{"FilteredWaiterNotHandedIncompatibleWork", lpFilterNotHanded},
 		{"EmptyRangeFilterWaitsPollTimeout", lpEmptyRangeWaits},
 		{"EmptyRangeFilterHonoursCancel", lpEmptyRangeCancel},
-	})
+	}
 }
 
-// lpRunWorkOnly registers the worker-queue-only cases: tag filters and
+// lpWorkOnlyCases lists the worker-queue-only cases: tag filters and
 // sessions.
-func lpRunWorkOnly(t *testing.T, h Harness) {
-	runCases(t, h, []envCase{
+func lpWorkOnlyCases() []envCase {
+	return []envCase{
 		{"TagWaiterWokenByTaggedWork", lpTagWoken},
 		{"TagWaiterNotHandedDefaultWork", lpTagNotHanded},
 		{"SessionWaiterWokenByOwnedSession", lpSessionWoken},
 		{"NoTagsWaitsPollTimeout", lpNoTagsWaits},
 		{"NoTagsHonoursCancel", lpNoTagsCancel},
-	})
+	}
 }
 
 // lpOrchWaiter starts an orchestration fetch with filter f in the background.
@@ -550,8 +556,8 @@ func lpDelayedEnqueue(e *env) {
 
 // lpTimerFired proves a waiter blocked before an ack that schedules a
 // TimerFired at FireAtMs is woken at the fire time with the timer
-// (CONTRACT.md: a TimerFired in OrchestratorItems becomes visible at its
-// FireAtMs).
+// (duroxide.Provider docs: a TimerFired in OrchestratorItems becomes visible at
+// its FireAtMs).
 func lpTimerFired(e *env) {
 	e.enqueue(startItem("lp-timer", "Orch"), 0)
 	item := e.fetchInstance("lp-timer")

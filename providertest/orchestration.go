@@ -8,13 +8,14 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// The orchestrator queue, history and instance lifecycle: seed 001's named
-// validation tests (Atomicity, Error Handling, Instance Locking, Lock
-// Expiration, Multi-Execution, Queue Semantics' timer visibility, Instance
-// Creation), seed 000's checklist sections Core Operations, Orchestrator
-// Queue, Custom Status, Error Handling and Concurrency, and the orchestrator
-// semantics of CONTRACT.md (batch order, message tagging, timers, delays,
-// executions, orphan QueueMessages, abandon, renew, invalid input).
+// The orchestrator queue, history and instance lifecycle: duroxide's provider
+// docs's named validation tests (Atomicity, Error Handling, Instance Locking,
+// Lock Expiration, Multi-Execution, Queue Semantics' timer visibility, Instance
+// Creation), duroxide docs/provider-implementation-guide.md's checklist
+// sections Core Operations, Orchestrator Queue, Custom Status, Error Handling
+// and Concurrency, and the orchestrator semantics of duroxide.Provider docs
+// (batch order, message tagging, timers, delays, executions, orphan
+// QueueMessages, abandon, renew, invalid input).
 
 // init registers the section.
 func init() { register("Orchestrator", runOrchestrator) }
@@ -38,34 +39,23 @@ const (
 	orcDelayedWithin = orcTimerIn + 3*time.Second
 )
 
-// orcGroup is a named sub-group of cases.
-type orcGroup struct {
-	name  string
-	cases []envCase
-}
-
 // runOrchestrator runs every sub-group in parallel, each case on its own
 // provider.
 func runOrchestrator(t *testing.T, h Harness) {
-	for _, g := range []orcGroup{
+	runGroups(t, h, []caseGroup{
 		{"Atomicity", orcAtomicityCases()},
-		{"ErrorHandling", orcErrorCases(h)},
+		{"ErrorHandling", orcErrorCases()},
 		{"InstanceLocking", orcLockingCases()},
 		{"LockExpiration", orcExpirationCases()},
 		{"MultiExecution", orcExecutionCases()},
 		{"QueueSemantics", orcQueueCases()},
 		{"Abandon", orcAbandonCases()},
 		{"InstanceCreation", orcCreationCases()},
-		{"History", orcHistoryCases(h)},
+		{"History", orcHistoryCases()},
 		{"Commit", orcCommitCases()},
 		{"CustomStatus", orcCustomStatusCases()},
 		{"InvalidInput", orcInvalidCases()},
-	} {
-		t.Run(g.name, func(t *testing.T) {
-			t.Parallel()
-			runCases(t, h, g.cases)
-		})
-	}
+	})
 }
 
 // ---- builders -------------------------------------------------------------------
@@ -182,7 +172,7 @@ func (e *env) orcWantRecord(instance string, want bool) *duroxide.InstanceInfo {
 		e.t.Fatalf("GetInstanceInfo(%s) = %+v, %v; want a record: %v", instance, info, err, want)
 	}
 	if !want {
-		wantPermanent(e.t, err, "get_instance_info")
+		wantPermanent(e.t, err, duroxide.ErrNotFound, "get_instance_info")
 		return nil
 	}
 	return &info

@@ -6,9 +6,10 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// Atomicity of the turn commit (seed 001 "Atomicity Tests"; seed 000
-// "ack_orchestration_item() — The Atomic Commit": all steps succeed or fail
-// together, the lock is validated first and released last).
+// Atomicity of the turn commit (provider_validation::atomicity; duroxide
+// docs/provider-implementation-guide.md "ack_orchestration_item() — The Atomic
+// Commit": all steps succeed or fail together, the lock is validated first and
+// released last).
 
 // orcAtomicityCases lists the atomicity cases.
 func orcAtomicityCases() []envCase {
@@ -73,13 +74,14 @@ func (e *env) orcWantRichCommitted(instance string, history ...uint64) {
 }
 
 // orcFailureRollback proves an ack rejected for a duplicate event id writes
-// nothing (history, custom status, queues, instance record) and leaves the
-// lock held and usable (seed 001 test_atomicity_failure_rollback).
+// nothing (history, custom status, queues, instance record) and leaves the lock
+// held and usable
+// (provider_validation::atomicity::test_atomicity_failure_rollback).
 func orcFailureRollback(e *env) {
 	e.start("A", nil)
 	item := e.orcLock("A", orcRaise("A", "1"))
 	err := e.p.AckOrchestrationItem(e.ctx, item.LockToken, orcRichCommit("A", 1))
-	wantPermanent(e.t, err, "ack_orchestration_item")
+	wantPermanent(e.t, err, duroxide.ErrDuplicateEvent, "ack_orchestration_item")
 	e.orcWantUntouched("A", 1)
 	if err := e.p.RenewOrchestrationItemLock(e.ctx, item.LockToken, longLock); err != nil {
 		e.t.Fatalf("renew after the rejected ack: %v", err)
@@ -88,10 +90,10 @@ func orcFailureRollback(e *env) {
 	e.orcWantRichCommitted("A", 1, 2, 3)
 }
 
-// orcMultiOpAck proves one ack applies history, several worker items,
-// messages to several instances (including itself), metadata and custom
-// status together, then releases the lock (seed 001
-// test_multi_operation_atomic_ack).
+// orcMultiOpAck proves one ack applies history, several worker items, messages
+// to several instances (including itself), metadata and custom status together,
+// then releases the lock
+// (provider_validation::atomicity::test_multi_operation_atomic_ack).
 func orcMultiOpAck(e *env) {
 	e.start("A", nil)
 	item := e.orcLock("A", orcRaise("A", "1"))
@@ -121,15 +123,16 @@ func orcMultiOpAck(e *env) {
 	}
 }
 
-// orcLockReleasedOnSuccess proves a failed ack keeps the instance locked
-// (a message arriving meanwhile is not fetchable) and only the successful
-// ack releases it (seed 001 test_lock_released_only_on_successful_ack).
+// orcLockReleasedOnSuccess proves a failed ack keeps the instance locked (a
+// message arriving meanwhile is not fetchable) and only the successful ack
+// releases it
+// (provider_validation::atomicity::test_lock_released_only_on_successful_ack).
 func orcLockReleasedOnSuccess(e *env) {
 	e.start("A", nil)
 	item := e.orcLock("A", orcRaise("A", "1"))
 	e.enqueue(orcRaise("A", "late"), 0)
 	err := e.p.AckOrchestrationItem(e.ctx, item.LockToken, orcCommit("A", 1, 1))
-	wantPermanent(e.t, err, "ack_orchestration_item")
+	wantPermanent(e.t, err, duroxide.ErrDuplicateEvent, "ack_orchestration_item")
 	e.noFetch(nil)
 	e.ack(item.LockToken, orcCommit("A", 1, 2))
 	e.wantMessages(e.fetchInstance("A"), orcRaise("A", "late"))
@@ -137,7 +140,8 @@ func orcLockReleasedOnSuccess(e *env) {
 
 // orcConcurrentAck proves that of many goroutines acking with the same token
 // exactly one succeeds, the others get a permanent lock_token error, and the
-// turn is written once (seed 001 test_concurrent_ack_prevention).
+// turn is written once
+// (provider_validation::atomicity::test_concurrent_ack_prevention).
 func orcConcurrentAck(e *env) {
 	const n = 16
 	e.start("A", nil)
@@ -155,7 +159,7 @@ func orcConcurrentAck(e *env) {
 	}
 	for _, err := range errs {
 		if err != nil {
-			wantPermanent(e.t, err, "ack_orchestration_item", "lock_token")
+			wantPermanent(e.t, err, duroxide.ErrLockLost, "ack_orchestration_item", "lock_token")
 		}
 	}
 	e.orcWantHistory("A", 0, 1, 2)

@@ -9,31 +9,34 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// Error handling (seed 001 "Error Handling Tests"; seed 000 checklist "Error
-// Handling" and "Error Classification"; seed 004 scenario 3; CONTRACT.md
+// Error handling (provider_validation::error_handling; duroxide
+// docs/provider-implementation-guide.md checklist "Error Handling" and "Error
+// Classification"; duroxide src/providers/sqlite.rs; duroxide.Provider docs
 // errors: permanent for contract violations, ctx errors unwrap to ctx.Err()).
 
 // orcErrorCases lists the error handling cases.
-func orcErrorCases(h Harness) []envCase {
+func orcErrorCases() []envCase {
 	return []envCase{
 		{"InvalidLockTokenOnAck", orcInvalidTokenOnAck},
 		{"DuplicateEventIDRejection", orcDuplicateEventID},
 		{"MissingInstanceMetadata", orcMissingMetadata},
-		{"CorruptedSerializationData", func(e *env) { orcCorrupted(e, h) }},
+		{"CorruptedSerializationData", orcCorrupted},
 		{"LockExpirationDuringAck", orcExpiredDuringAck},
 		{"CancelledContext", orcCancelledContext},
 	}
 }
 
 // orcInvalidTokenOnAck proves an ack with a token that was never issued, or
-// with the token of a turn already acked, is a permanent lock_token error
-// that writes nothing (seed 001 test_invalid_lock_token_on_ack; seed 000
-// "ack_orchestration_item() validates lock before committing").
+// with the token of a turn already acked, is a permanent lock_token error that
+// writes nothing
+// (provider_validation::error_handling::test_invalid_lock_token_on_ack;
+// duroxide docs/provider-implementation-guide.md "ack_orchestration_item()
+// validates lock before committing").
 func orcInvalidTokenOnAck(e *env) {
 	e.start("A", nil)
 	item := e.orcLock("A", orcRaise("A", "1"))
 	err := e.p.AckOrchestrationItem(e.ctx, "no-such-token", orcRichCommit("A", 2))
-	wantPermanent(e.t, err, "ack_orchestration_item", "lock_token")
+	wantPermanent(e.t, err, duroxide.ErrLockLost, "ack_orchestration_item", "lock_token")
 	e.orcWantUntouched("A", 1)
 	e.ack(item.LockToken, orcRichCommit("A", 2))
 	e.orcWantRichCommitted("A", 1, 2, 3)
@@ -41,23 +44,24 @@ func orcInvalidTokenOnAck(e *env) {
 	stale.WorkerItems = []duroxide.WorkItem{activity("A", 4)}
 	stale.HistoryDelta = append(stale.HistoryDelta, orcStatusEvent("A", 5, ptr("stale")))
 	err = e.p.AckOrchestrationItem(e.ctx, item.LockToken, stale)
-	wantPermanent(e.t, err, "ack_orchestration_item", "lock_token")
+	wantPermanent(e.t, err, duroxide.ErrLockLost, "ack_orchestration_item", "lock_token")
 	e.orcWantHistory("A", 0, 1, 2, 3)
 	e.orcWantStatus("A", 0, orcStatus(ptr("busy"), 1))
 	e.noWork(duroxide.AnyTag())
 }
 
-// orcDuplicateEventID proves an ack whose delta repeats a stored event id,
-// goes back before the last one, or repeats or reorders ids within itself is
-// a permanent error writing nothing, and the lock still takes a correct ack
-// (seed 001 test_duplicate_event_id_rejection; provider decision 1).
+// orcDuplicateEventID proves an ack whose delta repeats a stored event id, goes
+// back before the last one, or repeats or reorders ids within itself is a
+// permanent error writing nothing, and the lock still takes a correct ack
+// (provider_validation::error_handling::test_duplicate_event_id_rejection;
+// duroxide.Provider docs).
 func orcDuplicateEventID(e *env) {
 	e.start("A", nil)
 	e.orcTurn("A", orcCommit("A", 1, 2, 3))
 	item := e.orcLock("A", orcRaise("A", "x"))
 	for _, ids := range [][]uint64{{3}, {2}, {1}, {4, 4}, {5, 4}} {
 		err := e.p.AckOrchestrationItem(e.ctx, item.LockToken, orcCommit("A", 1, ids...))
-		wantPermanent(e.t, err, "ack_orchestration_item")
+		wantPermanent(e.t, err, duroxide.ErrDuplicateEvent, "ack_orchestration_item")
 		e.orcWantHistory("A", 0, 1, 2, 3)
 	}
 	e.ack(item.LockToken, orcCommit("A", 1, 4, 5))
@@ -67,8 +71,8 @@ func orcDuplicateEventID(e *env) {
 // orcMissingMetadata proves an instance with no record and no history is
 // handled gracefully: it is fetched with empty name and history, execution 1
 // and no error, its status and history read as empty, and an ack without
-// metadata consumes the message without creating a record (seed 001
-// test_missing_instance_metadata).
+// metadata consumes the message without creating a record
+// (provider_validation::error_handling::test_missing_instance_metadata).
 func orcMissingMetadata(e *env) {
 	item := e.orcLock("ghost", orcRaise("ghost", "1"))
 	e.orcWantDescribed(item, "", "")
@@ -83,22 +87,23 @@ func orcMissingMetadata(e *env) {
 	e.noFetch(nil)
 }
 
-// orcCorrupted proves undecodable stored history is handled gracefully:
-// reads fail with a permanent error instead of returning a partial history,
-// and a fetch returns the locked item with HistoryError set (not an error),
-// which can be abandoned and fetched again (seed 001
-// test_corrupted_serialization_data; seed 002 "History Deserialization
-// Contract").
-func orcCorrupted(e *env, h Harness) {
-	if h.CorruptHistory == nil {
+// orcCorrupted proves undecodable stored history is handled gracefully: reads
+// fail with a permanent error instead of returning a partial history, and a
+// fetch returns the locked item with HistoryError set (not an error), which can
+// be abandoned and fetched again
+// (provider_validation::error_handling::test_corrupted_serialization_data;
+// duroxide docs/proposals-impl/provider-capability-filtering.md "History
+// Deserialization Contract").
+func orcCorrupted(e *env) {
+	if e.h.CorruptHistory == nil {
 		e.t.Skip("needs Harness.CorruptHistory to store an undecodable history entry")
 	}
 	e.start("A", nil)
-	h.CorruptHistory(e.t, e.p, "A", 1)
+	e.h.CorruptHistory(e.t, e.p, "A", 1)
 	_, err := e.p.Read(e.ctx, "A")
-	wantPermanent(e.t, err, "read")
+	wantPermanent(e.t, err, duroxide.ErrUndecodable, "read")
 	_, err = e.p.ReadWithExecution(e.ctx, "A", 1)
-	wantPermanent(e.t, err, "read_with_execution")
+	wantPermanent(e.t, err, duroxide.ErrUndecodable, "read_with_execution")
 	e.enqueue(orcRaise("A", "1"), 0)
 	for attempt := uint32(1); attempt <= 2; attempt++ {
 		item := e.fetchInstance("A")
@@ -113,14 +118,15 @@ func orcCorrupted(e *env, h Harness) {
 
 // orcExpiredDuringAck proves an ack after the lock expired is a permanent
 // lock_token error that writes nothing, and the messages are fetched again
-// (seed 001 test_lock_expiration_during_ack; seed 004 scenario 3).
+// (provider_validation::error_handling::test_lock_expiration_during_ack;
+// duroxide src/providers/sqlite.rs).
 func orcExpiredDuringAck(e *env) {
 	e.start("A", nil)
 	e.enqueue(orcRaise("A", "1"), 0)
 	item := e.mustFetch(shortLock)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	err := e.p.AckOrchestrationItem(e.ctx, item.LockToken, orcRichCommit("A", 2))
-	wantPermanent(e.t, err, "ack_orchestration_item", "lock_token")
+	wantPermanent(e.t, err, duroxide.ErrLockLost, "ack_orchestration_item", "lock_token")
 	e.orcWantUntouchedUnlocked("A", 1)
 	again := e.fetchInstance("A")
 	e.wantMessages(again, orcRaise("A", "1"))
@@ -139,9 +145,10 @@ func orcWantCancelled(t *testing.T, what string, err error) {
 	}
 }
 
-// orcCancelledContext proves calls with a cancelled context fail with an
-// error that unwraps to context.Canceled and that a cancelled fetch leaves no
-// lock held (CONTRACT.md errors; seed 000 checklist "Error Handling").
+// orcCancelledContext proves calls with a cancelled context fail with an error
+// that unwraps to context.Canceled and that a cancelled fetch leaves no lock
+// held (duroxide.Provider docs errors; duroxide
+// docs/provider-implementation-guide.md checklist "Error Handling").
 func orcCancelledContext(e *env) {
 	e.enqueue(orcRaise("A", "1"), 0)
 	cctx, cancel := context.WithCancel(e.ctx)

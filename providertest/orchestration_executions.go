@@ -6,8 +6,9 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// Executions (seed 001 "Multi-Execution Tests"; seed 003 ack execution_id
-// and read; CONTRACT.md: current execution = max(current, ExecutionID)).
+// Executions (provider_validation::multi_execution; duroxide
+// src/providers/mod.rs ack execution_id and read; duroxide.Provider docs:
+// current execution = max(current, ExecutionID)).
 
 // orcExecutionCases lists the multi-execution cases.
 func orcExecutionCases() []envCase {
@@ -19,6 +20,7 @@ func orcExecutionCases() []envCase {
 		{"ExecutionHistoryPersistence", orcHistoryPersistence},
 		{"CurrentExecutionNeverMovesBack", orcCurrentIsMax},
 		{"FetchLoadsCurrentExecutionHistory", orcFetchLoadsHistory},
+		{"LatestExecutionWithoutInstanceRecord", orcLatestWithoutRecord},
 	}
 }
 
@@ -83,10 +85,10 @@ func (e *env) orcWantEventsOf(instance string, exec uint64) {
 	}
 }
 
-// orcExecutionIsolation proves each execution keeps its own history: the
-// same event ids live in both, each read returns only its execution's
-// events, and appending to one leaves the other alone (seed 001
-// test_execution_isolation).
+// orcExecutionIsolation proves each execution keeps its own history: the same
+// event ids live in both, each read returns only its execution's events, and
+// appending to one leaves the other alone
+// (provider_validation::multi_execution::test_execution_isolation).
 func orcExecutionIsolation(e *env) {
 	e.start("A", nil)
 	e.orcTurn("A", orcCommit("A", 1, 2))
@@ -101,8 +103,39 @@ func orcExecutionIsolation(e *env) {
 	e.orcWantHistory("A", 2, 1, 2)
 }
 
-// orcLatestExecution proves Read always returns the latest execution's
-// history (seed 001 test_latest_execution_detection; seed 003 read).
+// orcLatestWithoutRecord proves Read follows the highest execution that has
+// history when no instance record exists: acks whose metadata names no
+// orchestration write history to executions 1, 2 and 3 without creating a
+// record, and Read returns the newest one each time (the rule of
+// provider_validation::multi_execution::test_latest_execution_detection, which
+// sqlite derives from its executions table, not the instance row).
+func orcLatestWithoutRecord(e *env) {
+	for exec := uint64(1); exec <= 3; exec++ {
+		ids := e.orcTurnWithoutRecord("ghost", exec)
+		e.orcWantRecord("ghost", false)
+		e.orcWantHistory("ghost", exec, ids...)
+		sameEvents(e.t, fmt.Sprintf("Read after execution %d", exec), e.read("ghost", 0), e.read("ghost", exec))
+	}
+}
+
+// orcTurnWithoutRecord acks one turn of execution exec of instance with
+// empty metadata, so no instance record is created, appending events 1 to
+// exec+1 (a different count per execution, so reads cannot be confused).
+// It returns the ids appended.
+func (e *env) orcTurnWithoutRecord(instance string, exec uint64) []uint64 {
+	e.t.Helper()
+	item := e.orcLock(instance, orcRaise(instance, fmt.Sprint(exec)))
+	ids := make([]uint64, exec+1)
+	for i := range ids {
+		ids[i] = uint64(i + 1)
+	}
+	e.ack(item.LockToken, orcCommit(instance, exec, ids...))
+	return ids
+}
+
+// orcLatestExecution proves Read always returns the latest execution's history
+// (provider_validation::multi_execution::test_latest_execution_detection;
+// duroxide src/providers/mod.rs read).
 func orcLatestExecution(e *env) {
 	e.start("A", nil)
 	e.orcWantHistory("A", 0, 1)
@@ -119,9 +152,9 @@ func orcLatestExecution(e *env) {
 	}
 }
 
-// orcExecutionSequencing proves fetched items report the execution the
-// runtime chose: 1 for a new instance, then each execution id acked (seed 001
-// test_execution_id_sequencing).
+// orcExecutionSequencing proves fetched items report the execution the runtime
+// chose: 1 for a new instance, then each execution id acked
+// (provider_validation::multi_execution::test_execution_id_sequencing).
 func orcExecutionSequencing(e *env) {
 	item := e.orcLock("A", startItem("A", "Orch"))
 	e.orcWantExecution(item, 1)
@@ -142,9 +175,10 @@ func orcExecutionSequencing(e *env) {
 }
 
 // orcContinueAsNewCase proves that acking execution 2 after a ContinueAsNew
-// switches Read to execution 2 while ReadWithExecution(1) still returns the
-// old history, and the next fetch loads execution 2 (seed 001
-// test_continue_as_new_creates_new_execution; CONTRACT.md ContinueAsNew).
+// switches Read to execution 2 while ReadWithExecution(1) still returns the old
+// history, and the next fetch loads execution 2
+// (provider_validation::multi_execution::test_continue_as_new_creates_new_execution;
+// duroxide.Provider docs ContinueAsNew).
 func orcContinueAsNewCase(e *env) {
 	e.start("A", nil)
 	e.orcTurn("A", orcCommit("A", 1, 2))
@@ -162,7 +196,8 @@ func orcContinueAsNewCase(e *env) {
 }
 
 // orcHistoryPersistence proves every execution's history persists unchanged
-// while later executions grow (seed 001 test_execution_history_persistence).
+// while later executions grow
+// (provider_validation::multi_execution::test_execution_history_persistence).
 func orcHistoryPersistence(e *env) {
 	e.start("A", nil)
 	e.orcContinueAsNew("A", 2)
@@ -179,8 +214,9 @@ func orcHistoryPersistence(e *env) {
 }
 
 // orcCurrentIsMax proves an ack for an older execution appends to it without
-// moving the current execution back (CONTRACT.md: current execution =
-// max(current, ExecutionID); seed 000 ack pseudocode MAX).
+// moving the current execution back (duroxide.Provider docs: current execution
+// = max(current, ExecutionID); duroxide docs/provider-implementation-guide.md
+// ack pseudocode MAX).
 func orcCurrentIsMax(e *env) {
 	e.start("A", nil)
 	e.orcContinueAsNew("A", 2)
@@ -191,8 +227,9 @@ func orcCurrentIsMax(e *env) {
 }
 
 // orcFetchLoadsHistory proves a fetch loads the current execution's full
-// history, ordered, as Read returns it (seed 000 "fetch_orchestration_item()
-// loads correct history"; seed 003 "History Loading").
+// history, ordered, as Read returns it (duroxide
+// docs/provider-implementation-guide.md "fetch_orchestration_item() loads
+// correct history"; duroxide src/providers/mod.rs "History Loading").
 func orcFetchLoadsHistory(e *env) {
 	item := e.orcLock("A", startItem("A", "Orch"))
 	if len(item.History) != 0 || item.HistoryError != "" {

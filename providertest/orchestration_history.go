@@ -4,19 +4,20 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// History storage and custom status (seed 000 checklist "Core Operations",
-// "Custom Status" and the ack's append-only and CustomStatusUpdated items;
-// seed 003 read / append_with_execution / get_custom_status; provider
-// decisions 1 and 5; CONTRACT.md "Custom status").
+// History storage and custom status (duroxide
+// docs/provider-implementation-guide.md checklist "Core Operations", "Custom
+// Status" and the ack's append-only and CustomStatusUpdated items; duroxide
+// src/providers/mod.rs read / append_with_execution / get_custom_status;
+// duroxide.Provider docs "Custom status").
 
 // orcHistoryCases lists the history cases.
-func orcHistoryCases(h Harness) []envCase {
+func orcHistoryCases() []envCase {
 	return []envCase{
 		{"ReadOrderedByEventID", orcReadOrdered},
 		{"ReadUnknownInstanceIsEmpty", orcReadUnknown},
 		{"AppendStoresRuntimeProvidedIDs", orcAppendIDs},
 		{"AppendRejectsDuplicateEventIDs", orcAppendDuplicate},
-		{"AckIsAppendOnlyOverCorruptHistory", func(e *env) { orcAppendOnly(e, h) }},
+		{"AckIsAppendOnlyOverCorruptHistory", orcAppendOnly},
 	}
 }
 
@@ -34,9 +35,10 @@ func orcCustomStatusCases() []envCase {
 }
 
 // orcReadOrdered proves Read and ReadWithExecution return events ordered by
-// event id, compared as numbers (9 < 10 < 100), whether written by append or
-// by ack, and a fetch loads them in the same order (seed 000 "read() returns
-// events ordered by event_id").
+// event id, compared as numbers (9 < 10 < 100), whether written by append or by
+// ack, and a fetch loads them in the same order (duroxide
+// docs/provider-implementation-guide.md "read() returns events ordered by
+// event_id").
 func orcReadOrdered(e *env) {
 	e.orcAppend("A", 1, 1, 2, 9)
 	e.orcAppend("A", 1, 10, 100)
@@ -49,8 +51,9 @@ func orcReadOrdered(e *env) {
 }
 
 // orcReadUnknown proves reading an instance that has no history, whether
-// unknown or only enqueued to, returns no events and no error (seed 000
-// "read() returns empty Vec for non-existent instance"; provider decision 5).
+// unknown or only enqueued to, returns no events and no error (duroxide
+// docs/provider-implementation-guide.md "read() returns empty Vec for
+// non-existent instance"; duroxide.Provider docs).
 func orcReadUnknown(e *env) {
 	e.enqueue(startItem("Q", "Orch"), 0)
 	for _, inst := range []string{"nope", "Q"} {
@@ -60,11 +63,11 @@ func orcReadUnknown(e *env) {
 	}
 }
 
-// orcAppendIDs proves AppendWithExecution stores events exactly as given,
-// with the runtime's ids (gaps included), per execution; Read of an
-// instance without record shows execution 1 (seed 000
-// "append_with_execution() stores events with runtime-provided IDs";
-// provider decision 5).
+// orcAppendIDs proves AppendWithExecution stores events exactly as given, with
+// the runtime's ids (gaps included), per execution; Read of an instance without
+// record shows its highest execution (duroxide
+// docs/provider-implementation-guide.md "append_with_execution() stores events
+// with runtime-provided IDs"; duroxide.Provider docs).
 func orcAppendIDs(e *env) {
 	first := []duroxide.Event{
 		started("A", 1, "Orch", "1.0.0"),
@@ -80,18 +83,19 @@ func orcAppendIDs(e *env) {
 	}
 	sameEvents(e.t, "execution 1", e.read("A", 1), first)
 	sameEvents(e.t, "execution 2", e.read("A", 2), second)
-	sameEvents(e.t, "Read", e.read("A", 0), first)
+	sameEvents(e.t, "Read", e.read("A", 0), second)
 }
 
 // orcAppendDuplicate proves AppendWithExecution rejects, permanently and
-// writing nothing, an id already stored, a duplicate within one call and an
-// id out of order; the same id in another execution is fine (seed 000
-// "append_with_execution() rejects duplicate event_ids"; provider decision 1).
+// writing nothing, an id already stored, a duplicate within one call and an id
+// out of order; the same id in another execution is fine (duroxide
+// docs/provider-implementation-guide.md "append_with_execution() rejects
+// duplicate event_ids"; duroxide.Provider docs).
 func orcAppendDuplicate(e *env) {
 	e.orcAppend("A", 1, 1, 2)
 	for _, ids := range [][]uint64{{2}, {1}, {3, 3}, {4, 3}, {3, 2}} {
 		err := e.p.AppendWithExecution(e.ctx, "A", 1, orcEvents("A", 1, ids...))
-		wantPermanent(e.t, err, "append_with_execution")
+		wantPermanent(e.t, err, duroxide.ErrDuplicateEvent, "append_with_execution")
 		e.orcWantHistory("A", 1, 1, 2)
 	}
 	e.orcAppend("A", 1, 3)
@@ -100,17 +104,18 @@ func orcAppendDuplicate(e *env) {
 	e.orcWantHistory("A", 2, 1, 2)
 }
 
-// orcAppendOnly proves the ack appends without reading stored history: a
-// turn over a history holding an undecodable entry (the runtime's poison
-// path, event 99999 and status Failed) succeeds, and its event is stored
-// (seed 000 "ack_orchestration_item() is append-only for history"; seed 002
-// test_ack_appends_event_to_corrupted_history).
-func orcAppendOnly(e *env, h Harness) {
-	if h.CorruptHistory == nil {
+// orcAppendOnly proves the ack appends without reading stored history: a turn
+// over a history holding an undecodable entry (the runtime's poison path, event
+// 99999 and status Failed) succeeds, and its event is stored (duroxide
+// docs/provider-implementation-guide.md "ack_orchestration_item() is
+// append-only for history";
+// provider_validation::capability_filtering::test_ack_appends_event_to_corrupted_history).
+func orcAppendOnly(e *env) {
+	if e.h.CorruptHistory == nil {
 		e.t.Skip("needs Harness.CorruptHistory to store an undecodable history entry")
 	}
 	e.start("A", nil)
-	h.CorruptHistory(e.t, e.p, "A", 1)
+	e.h.CorruptHistory(e.t, e.p, "A", 1)
 	item := e.orcLock("A", orcRaise("A", "1"))
 	failed := event(99999, "A", 1, duroxide.OrchestrationFailedEvent{Details: duroxide.ApplicationFailure("corrupt history")})
 	e.ack(item.LockToken, duroxide.OrchestrationCommit{
@@ -119,7 +124,7 @@ func orcAppendOnly(e *env, h Harness) {
 		Metadata:     duroxide.ExecutionMetadata{Status: "Failed"},
 	})
 	err := e.p.AppendWithExecution(e.ctx, "A", 1, []duroxide.Event{failed})
-	wantPermanent(e.t, err, "append_with_execution") // 99999 is stored
+	wantPermanent(e.t, err, duroxide.ErrDuplicateEvent, "append_with_execution") // 99999 is stored
 	if info := e.orcWantRecord("A", true); info != nil && info.Status != "Failed" {
 		e.t.Fatalf("status %q after the poison ack, want Failed", info.Status)
 	}
@@ -150,7 +155,8 @@ func orcStatus(s *string, v uint64) *duroxide.CustomStatus {
 }
 
 // orcStatusNewer proves GetCustomStatus returns status and version when the
-// version is newer than the caller's (seed 000 "get_custom_status() returns
+// version is newer than the caller's (duroxide
+// docs/provider-implementation-guide.md "get_custom_status() returns
 // Ok(Some((status, version))) when version > last_seen_version").
 func orcStatusNewer(e *env) {
 	e.start("A", nil)
@@ -161,9 +167,9 @@ func orcStatusNewer(e *env) {
 	e.orcWantStatus("A", 1, orcStatus(ptr("b"), 2))
 }
 
-// orcStatusUnchanged proves GetCustomStatus returns nothing when the version
-// is not newer than the caller's (seed 000 "returns Ok(None) when version
-// unchanged").
+// orcStatusUnchanged proves GetCustomStatus returns nothing when the version is
+// not newer than the caller's (duroxide docs/provider-implementation-guide.md
+// "returns Ok(None) when version unchanged").
 func orcStatusUnchanged(e *env) {
 	e.start("A", nil)
 	e.orcWantStatus("A", 0, nil) // never set
@@ -172,9 +178,10 @@ func orcStatusUnchanged(e *env) {
 	e.orcWantStatus("A", 5, nil)
 }
 
-// orcStatusUnknown proves GetCustomStatus of an instance that does not
-// exist, or was only enqueued to, returns nothing and no error (seed 000
-// "returns Ok(None) for non-existent instances").
+// orcStatusUnknown proves GetCustomStatus of an instance that does not exist,
+// or was only enqueued to, returns nothing and no error (duroxide
+// docs/provider-implementation-guide.md "returns Ok(None) for non-existent
+// instances").
 func orcStatusUnknown(e *env) {
 	e.orcWantStatus("nope", 0, nil)
 	e.enqueue(startItem("Q", "Orch"), 0)
@@ -183,7 +190,8 @@ func orcStatusUnknown(e *env) {
 
 // orcStatusSetClear proves setting and clearing the status each bump the
 // version by one, and a cleared status is reported as changed with no value
-// (seed 000 ack step 2a; CONTRACT.md "Custom status").
+// (duroxide docs/provider-implementation-guide.md ack step 2a;
+// duroxide.Provider docs "Custom status").
 func orcStatusSetClear(e *env) {
 	e.start("A", nil)
 	steps := []*string{ptr("a"), ptr("b"), nil, ptr("c"), nil}
@@ -196,8 +204,9 @@ func orcStatusSetClear(e *env) {
 }
 
 // orcStatusLastWins proves that of several CustomStatusUpdated events in one
-// delta the last wins, and the version goes up by one per turn, not per
-// event (seed 000 "scans history_delta for the last CustomStatusUpdated").
+// delta the last wins, and the version goes up by one per turn, not per event
+// (duroxide docs/provider-implementation-guide.md "scans history_delta for the
+// last CustomStatusUpdated").
 func orcStatusLastWins(e *env) {
 	e.start("A", nil)
 	e.orcStatusTurn("A", ptr("x"), ptr("y"), nil, ptr("z"))
@@ -207,8 +216,8 @@ func orcStatusLastWins(e *env) {
 }
 
 // orcStatusUntouched proves a turn without CustomStatusUpdated leaves status
-// and version alone (seed 000 "does NOT touch custom_status when no
-// CustomStatusUpdated event is in history_delta").
+// and version alone (duroxide docs/provider-implementation-guide.md "does NOT
+// touch custom_status when no CustomStatusUpdated event is in history_delta").
 func orcStatusUntouched(e *env) {
 	e.start("A", nil)
 	e.orcStatusTurn("A", ptr("a"))
@@ -219,8 +228,8 @@ func orcStatusUntouched(e *env) {
 
 // orcStatusNoRecord proves a status update acked for an instance that has no
 // record (and gets none from that ack) is dropped, while one in the ack that
-// creates the record applies (CONTRACT.md "Instance creation": custom status
-// applies to the instance as it stands after the metadata step).
+// creates the record applies (duroxide.Provider docs "Instance creation":
+// custom status applies to the instance as it stands after the metadata step).
 func orcStatusNoRecord(e *env) {
 	for _, inst := range []string{"A", "B"} {
 		item := e.orcLock(inst, startItem(inst, "Orch"))

@@ -6,10 +6,11 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// Invalid input and the remaining commit behaviours (CONTRACT.md "Invalid
-// input gets a Permanent error and changes nothing"; provider decisions 1
-// and 6; seed 000 checklist "handles cancelled_activities correctly",
-// "enqueues before cancelling" and seed 003 "Empty history_delta").
+// Invalid input and the remaining commit behaviours (duroxide.Provider docs
+// "Invalid input gets a Permanent error and changes nothing"; duroxide
+// docs/provider-implementation-guide.md checklist "handles cancelled_activities
+// correctly", "enqueues before cancelling" and duroxide src/providers/mod.rs
+// "Empty history_delta").
 
 // orcInvalidCases lists the invalid input cases.
 func orcInvalidCases() []envCase {
@@ -52,7 +53,7 @@ func (e *env) orcRejectAcks(muts ...orcMutation) {
 		if err == nil {
 			e.t.Fatalf("spoiled commit %d was accepted", i)
 		}
-		wantPermanent(e.t, err, "ack_orchestration_item")
+		wantPermanent(e.t, err, duroxide.ErrInvalidInput, "ack_orchestration_item")
 		e.orcWantUntouched("A", 1)
 	}
 	e.ack(item.LockToken, orcRichCommit("A", 2))
@@ -70,27 +71,28 @@ func orcAddWork(item duroxide.WorkItem) orcMutation {
 }
 
 // orcEmptyInstance proves empty instance ids are rejected by enqueue, read,
-// append and in an ack's items, changing nothing (CONTRACT.md invalid input).
+// append and in an ack's items, changing nothing (duroxide.Provider docs
+// invalid input).
 func orcEmptyInstance(e *env) {
 	for _, item := range []duroxide.WorkItem{orcRaise("", "x"), startItem("", "Orch"), completed("", 2)} {
-		wantPermanent(e.t, e.p.EnqueueForOrchestrator(e.ctx, item, 0), "enqueue_for_orchestrator")
+		wantPermanent(e.t, e.p.EnqueueForOrchestrator(e.ctx, item, 0), duroxide.ErrInvalidInput, "enqueue_for_orchestrator")
 	}
 	_, err := e.p.Read(e.ctx, "")
-	wantPermanent(e.t, err, "read")
+	wantPermanent(e.t, err, duroxide.ErrInvalidInput, "read")
 	_, err = e.p.ReadWithExecution(e.ctx, "", 1)
-	wantPermanent(e.t, err, "read_with_execution")
-	wantPermanent(e.t, e.p.AppendWithExecution(e.ctx, "", 1, orcEvents("", 1, 1)), "append_with_execution")
+	wantPermanent(e.t, err, duroxide.ErrInvalidInput, "read_with_execution")
+	wantPermanent(e.t, e.p.AppendWithExecution(e.ctx, "", 1, orcEvents("", 1, 1)), duroxide.ErrInvalidInput, "append_with_execution")
 	e.noFetch(nil)
 	e.orcRejectAcks(orcAddOrch(orcRaise("", "x")), orcAddWork(activity("", 9)))
 }
 
-// orcActivityToOrchestrator proves an ActivityExecute sent to the
-// orchestrator queue (value or pointer) is rejected and lands in neither
-// queue (CONTRACT.md invalid input).
+// orcActivityToOrchestrator proves an ActivityExecute sent to the orchestrator
+// queue (value or pointer) is rejected and lands in neither queue
+// (duroxide.Provider docs invalid input).
 func orcActivityToOrchestrator(e *env) {
 	act := activity("A", 2)
 	for _, item := range []duroxide.WorkItem{act, &act} {
-		wantPermanent(e.t, e.p.EnqueueForOrchestrator(e.ctx, item, 0), "enqueue_for_orchestrator")
+		wantPermanent(e.t, e.p.EnqueueForOrchestrator(e.ctx, item, 0), duroxide.ErrInvalidInput, "enqueue_for_orchestrator")
 	}
 	e.noFetch(nil)
 	e.noWork(duroxide.AnyTag())
@@ -98,7 +100,7 @@ func orcActivityToOrchestrator(e *env) {
 
 // orcActivityInOrchestratorItems proves an ack with an ActivityExecute among
 // its orchestrator items is rejected without effect and the lock survives
-// (CONTRACT.md invalid input).
+// (duroxide.Provider docs invalid input).
 func orcActivityInOrchestratorItems(e *env) {
 	act := activity("A", 9)
 	e.orcRejectAcks(orcAddOrch(act), orcAddOrch(&act))
@@ -106,17 +108,17 @@ func orcActivityInOrchestratorItems(e *env) {
 
 // orcNonActivityInWorkerItems proves an ack with anything but an
 // ActivityExecute among its worker items is rejected without effect and the
-// lock survives (CONTRACT.md invalid input).
+// lock survives (duroxide.Provider docs invalid input).
 func orcNonActivityInWorkerItems(e *env) {
 	e.orcRejectAcks(orcAddWork(orcRaise("A", "x")), orcAddWork(startItem("B", "Orch")), orcAddWork(completed("A", 2)))
 }
 
 // orcEventIDZero proves event id 0 is invalid in an ack's delta and in an
-// append, and nothing is written (provider decision 1).
+// append, and nothing is written (duroxide.Provider docs).
 func orcEventIDZero(e *env) {
 	for _, ids := range [][]uint64{{0}, {5, 0}} {
 		err := e.p.AppendWithExecution(e.ctx, "B", 1, orcEvents("B", 1, ids...))
-		wantPermanent(e.t, err, "append_with_execution")
+		wantPermanent(e.t, err, duroxide.ErrInvalidInput, "append_with_execution")
 	}
 	e.orcWantHistory("B", 1)
 	e.orcRejectAcks(
@@ -129,7 +131,7 @@ func orcEventIDZero(e *env) {
 // append, and nothing is written.
 func orcExecutionIDZero(e *env) {
 	err := e.p.AppendWithExecution(e.ctx, "B", 0, orcEvents("B", 0, 1))
-	wantPermanent(e.t, err, "append_with_execution")
+	wantPermanent(e.t, err, duroxide.ErrInvalidInput, "append_with_execution")
 	if h, err := e.p.ReadWithExecution(e.ctx, "B", 0); err == nil && len(h) != 0 {
 		e.t.Fatalf("execution 0 holds %v after a rejected append", eventIDs(h))
 	}
@@ -137,21 +139,21 @@ func orcExecutionIDZero(e *env) {
 	e.orcRejectAcks(func(c *duroxide.OrchestrationCommit) { c.ExecutionID = 0 })
 }
 
-// orcNegativeDurations proves negative delays, lock timeouts, poll timeouts
-// and extensions are rejected: nothing is enqueued, locked, counted,
-// released or extended (provider decision 6).
+// orcNegativeDurations proves negative delays, lock timeouts, poll timeouts and
+// extensions are rejected: nothing is enqueued, locked, counted, released or
+// extended (duroxide.Provider docs).
 func orcNegativeDurations(e *env) {
-	wantPermanent(e.t, e.p.EnqueueForOrchestrator(e.ctx, orcRaise("B", "x"), -time.Second), "enqueue_for_orchestrator")
+	wantPermanent(e.t, e.p.EnqueueForOrchestrator(e.ctx, orcRaise("B", "x"), -time.Second), duroxide.ErrInvalidInput, "enqueue_for_orchestrator")
 	e.noFetch(nil)
 	e.enqueue(orcRaise("A", "1"), 0)
 	_, err := e.p.FetchOrchestrationItem(e.ctx, -time.Second, 0, nil)
-	wantPermanent(e.t, err, "fetch_orchestration_item")
+	wantPermanent(e.t, err, duroxide.ErrInvalidInput, "fetch_orchestration_item")
 	_, err = e.p.FetchOrchestrationItem(e.ctx, longLock, -time.Second, nil)
-	wantPermanent(e.t, err, "fetch_orchestration_item")
+	wantPermanent(e.t, err, duroxide.ErrInvalidInput, "fetch_orchestration_item")
 	item := e.fetchInstance("A")
 	e.orcWantAttempt(item, 1)
-	wantPermanent(e.t, e.p.AbandonOrchestrationItem(e.ctx, item.LockToken, -time.Second, false), "abandon_orchestration_item")
-	wantPermanent(e.t, e.p.RenewOrchestrationItemLock(e.ctx, item.LockToken, -time.Second), "renew_orchestration_item_lock")
+	wantPermanent(e.t, e.p.AbandonOrchestrationItem(e.ctx, item.LockToken, -time.Second, false), duroxide.ErrInvalidInput, "abandon_orchestration_item")
+	wantPermanent(e.t, e.p.RenewOrchestrationItemLock(e.ctx, item.LockToken, -time.Second), duroxide.ErrInvalidInput, "renew_orchestration_item_lock")
 	e.noFetch(nil)
 	e.ack(item.LockToken, orcCommit("A", 1, 1))
 	e.noFetch(nil)
@@ -161,9 +163,9 @@ func orcNegativeDurations(e *env) {
 // permanent lock_token errors that leave an existing lock alone.
 func orcEmptyToken(e *env) {
 	item := e.orcLock("A", orcRaise("A", "1"))
-	wantPermanent(e.t, e.p.AckOrchestrationItem(e.ctx, "", orcCommit("A", 1, 1)), "ack_orchestration_item", "lock_token")
-	wantPermanent(e.t, e.p.AbandonOrchestrationItem(e.ctx, "", 0, false), "abandon_orchestration_item", "lock_token")
-	wantPermanent(e.t, e.p.RenewOrchestrationItemLock(e.ctx, "", longLock), "renew_orchestration_item_lock", "lock_token")
+	wantPermanent(e.t, e.p.AckOrchestrationItem(e.ctx, "", orcCommit("A", 1, 1)), duroxide.ErrLockLost, "ack_orchestration_item", "lock_token")
+	wantPermanent(e.t, e.p.AbandonOrchestrationItem(e.ctx, "", 0, false), duroxide.ErrLockLost, "abandon_orchestration_item", "lock_token")
+	wantPermanent(e.t, e.p.RenewOrchestrationItemLock(e.ctx, "", longLock), duroxide.ErrLockLost, "renew_orchestration_item_lock", "lock_token")
 	e.noFetch(nil)
 	e.orcWantHistory("A", 0)
 	e.ack(item.LockToken, orcCommit("A", 1, 1))
@@ -175,17 +177,17 @@ func orcEmptyToken(e *env) {
 func orcNilWorkItem(e *env) {
 	var none *duroxide.ExternalRaised
 	for _, item := range []duroxide.WorkItem{nil, none} {
-		wantPermanent(e.t, e.p.EnqueueForOrchestrator(e.ctx, item, 0), "enqueue_for_orchestrator")
+		wantPermanent(e.t, e.p.EnqueueForOrchestrator(e.ctx, item, 0), duroxide.ErrInvalidInput, "enqueue_for_orchestrator")
 	}
 	e.noFetch(nil)
 	var noAct *duroxide.ActivityExecute
 	e.orcRejectAcks(orcAddOrch(nil), orcAddOrch(none), orcAddWork(nil), orcAddWork(noAct))
 }
 
-// orcAckCancels proves cancelled activities are removed from the worker
-// queue by exact (instance, execution, activity id), leaving activities of
-// other executions and instances (seed 000 "handles cancelled_activities
-// correctly").
+// orcAckCancels proves cancelled activities are removed from the worker queue
+// by exact (instance, execution, activity id), leaving activities of other
+// executions and instances (duroxide docs/provider-implementation-guide.md
+// "handles cancelled_activities correctly").
 func orcAckCancels(e *env) {
 	e.start("A", nil)
 	c := orcCommit("A", 1, 2, 3)
@@ -200,9 +202,10 @@ func orcAckCancels(e *env) {
 	sameItems(e.t, "worker queue", e.orcDrainWork(), activity("A", 3), otherExec, activity("B", 2))
 }
 
-// orcEnqueueBeforeCancel proves an activity scheduled and cancelled in the
-// same ack is gone: the ack enqueues before it cancels (seed 000 "enqueues
-// before cancelling (ordering)").
+// orcEnqueueBeforeCancel proves an activity scheduled and cancelled in the same
+// ack is gone: the ack enqueues before it cancels (duroxide
+// docs/provider-implementation-guide.md "enqueues before cancelling
+// (ordering)").
 func orcEnqueueBeforeCancel(e *env) {
 	e.start("A", nil)
 	c := orcCommit("A", 1, 2, 3)
@@ -212,9 +215,9 @@ func orcEnqueueBeforeCancel(e *env) {
 	sameItems(e.t, "worker queue", e.orcDrainWork(), activity("A", 2))
 }
 
-// orcEmptyDelta proves an ack with no events still enqueues its items,
-// deletes the fetched messages and releases the lock (seed 003 "Empty
-// history_delta: still process queues and release lock").
+// orcEmptyDelta proves an ack with no events still enqueues its items, deletes
+// the fetched messages and releases the lock (duroxide src/providers/mod.rs
+// "Empty history_delta: still process queues and release lock").
 func orcEmptyDelta(e *env) {
 	e.start("A", nil)
 	item := e.orcLock("A", orcRaise("A", "1"))

@@ -4,9 +4,11 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// Instance creation and metadata (seed 001 "Instance Creation Tests"; seed
-// 003 enqueue_for_orchestrator "DO NOT create instance here"; CONTRACT.md
-// "Instance creation"; seed 000 ack pseudocode COALESCE of name and version).
+// Instance creation and metadata (provider_validation::instance_creation;
+// duroxide src/providers/mod.rs enqueue_for_orchestrator "DO NOT create
+// instance here"; duroxide.Provider docs "Instance creation"; duroxide
+// docs/provider-implementation-guide.md ack pseudocode COALESCE of name and
+// version).
 
 // orcCreationCases lists the instance creation cases.
 func orcCreationCases() []envCase {
@@ -54,8 +56,9 @@ func (e *env) orcFirstTurn(item *duroxide.OrchestrationItem, m duroxide.Executio
 
 // orcCreationViaMetadata proves the record appears with the first ack that
 // carries an orchestration name, not on enqueue or fetch; before it, a fetch
-// describes the instance from its StartOrchestration (seed 001
-// test_instance_creation_via_metadata; seed 000 fetch pseudocode "New
+// describes the instance from its StartOrchestration
+// (provider_validation::instance_creation::test_instance_creation_via_metadata;
+// duroxide docs/provider-implementation-guide.md fetch pseudocode "New
 // instance: extract from StartOrchestration message").
 func orcCreationViaMetadata(e *env) {
 	start := startItem("A", "Orch")
@@ -75,8 +78,9 @@ func orcCreationViaMetadata(e *env) {
 	e.orcWantDescribed(e.orcLock("A", orcRaise("A", "x")), "Orch", "1.2.0")
 }
 
-// orcNoCreationOnEnqueue proves enqueueing any message, now or delayed,
-// creates no instance (seed 001 test_no_instance_creation_on_enqueue).
+// orcNoCreationOnEnqueue proves enqueueing any message, now or delayed, creates
+// no instance
+// (provider_validation::instance_creation::test_no_instance_creation_on_enqueue).
 func orcNoCreationOnEnqueue(e *env) {
 	e.enqueue(startItem("A", "Orch"), 0)
 	e.enqueue(startItem("B", "Orch"), longLock)
@@ -96,9 +100,9 @@ func orcNoCreationOnEnqueue(e *env) {
 
 // orcNullVersion proves an absent version is handled as empty: a
 // StartOrchestration without version is fetched with version "", and an ack
-// with an empty version creates a record whose version is "" (seed 001
-// test_null_version_handling; CONTRACT.md "an empty version is stored as
-// empty").
+// with an empty version creates a record whose version is ""
+// (provider_validation::instance_creation::test_null_version_handling;
+// duroxide.Provider docs "an empty version is stored as empty").
 func orcNullVersion(e *env) {
 	item := e.orcLock("A", startItem("A", "Orch"))
 	e.orcWantDescribed(item, "Orch", "")
@@ -107,10 +111,10 @@ func orcNullVersion(e *env) {
 	e.orcWantDescribed(e.orcLock("A", orcRaise("A", "x")), "Orch", "")
 }
 
-// orcSubOrchCreation proves a StartOrchestration a parent sends in its ack
-// does not create the child; the child is fetched like any new instance and
-// gets its record (with its parent) from its own first ack (seed 001
-// test_sub_orchestration_instance_creation).
+// orcSubOrchCreation proves a StartOrchestration a parent sends in its ack does
+// not create the child; the child is fetched like any new instance and gets its
+// record (with its parent) from its own first ack
+// (provider_validation::instance_creation::test_sub_orchestration_instance_creation).
 func orcSubOrchCreation(e *env) {
 	e.start("P", nil)
 	item := e.orcLock("P", orcRaise("P", "1"))
@@ -142,10 +146,10 @@ func orcSubOrchCreation(e *env) {
 	}
 }
 
-// orcAckWithoutName proves an ack without orchestration name creates no
-// record (its history is still written, to execution 1), and a later ack
-// with a name does (CONTRACT.md "ack creates the instance record when none
-// exists and Metadata.OrchestrationName is set"; provider decision 5).
+// orcAckWithoutName proves an ack without orchestration name creates no record
+// (its history is still written, to execution 1), and a later ack with a name
+// does (duroxide.Provider docs "ack creates the instance record when none
+// exists and Metadata.OrchestrationName is set").
 func orcAckWithoutName(e *env) {
 	item := e.orcLock("A", startItem("A", "Orch"))
 	e.orcFirstTurn(item, duroxide.ExecutionMetadata{Status: "Running", OrchestrationVersion: "1.0.0"})
@@ -158,8 +162,8 @@ func orcAckWithoutName(e *env) {
 	e.orcWantHistory("A", 0, 1, 2)
 }
 
-// orcNameVersionUpdates proves an ack changes the stored name and version
-// only when it gives them (CONTRACT.md ExecutionMetadata "" = unchanged).
+// orcNameVersionUpdates proves an ack changes the stored name and version only
+// when it gives them (duroxide.Provider docs ExecutionMetadata "" = unchanged).
 func orcNameVersionUpdates(e *env) {
 	e.start("A", nil)
 	steps := []struct{ name, version, wantName, wantVersion string }{

@@ -9,10 +9,10 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// Instance locking (seed 001 "Instance Locking Tests"; seed 000 checklist
-// "Orchestrator Queue" and "Concurrency"; seed 004 race scenarios 1, 2 and
-// 4): one holder per instance, unique tokens, tagged batches, and no
-// duplicate processing under concurrency.
+// Instance locking (provider_validation::instance_locking; duroxide
+// docs/provider-implementation-guide.md checklist "Orchestrator Queue" and
+// "Concurrency"; duroxide src/providers/sqlite.rs): one holder per instance,
+// unique tokens, tagged batches, and no duplicate processing under concurrency.
 
 // orcLockingCases lists the instance locking cases.
 func orcLockingCases() []envCase {
@@ -36,8 +36,10 @@ func orcLockingCases() []envCase {
 func orcName(i int) string { return fmt.Sprintf("I%02d", i) }
 
 // orcExclusiveLock proves a fetched instance is invisible to further fetches,
-// even when new messages arrive for it, until its lock is released (seed 001
-// test_exclusive_instance_lock; seed 000 "acquires instance-level lock").
+// even when new messages arrive for it, until its lock is released
+// (provider_validation::instance_locking::test_exclusive_instance_lock;
+// duroxide docs/provider-implementation-guide.md "acquires instance-level
+// lock").
 func orcExclusiveLock(e *env) {
 	item := e.orcLock("A", startItem("A", "Orch"))
 	for range 3 {
@@ -49,9 +51,9 @@ func orcExclusiveLock(e *env) {
 	e.wantMessages(e.fetchInstance("A"), startItem("A", "Orch"), orcRaise("A", "x"))
 }
 
-// orcTokenUniqueness proves every fetch yields a new, non-empty token:
-// across instances and across fetches of the same instance (seed 001
-// test_lock_token_uniqueness).
+// orcTokenUniqueness proves every fetch yields a new, non-empty token: across
+// instances and across fetches of the same instance
+// (provider_validation::instance_locking::test_lock_token_uniqueness).
 func orcTokenUniqueness(e *env) {
 	seen := map[string]bool{}
 	see := func(item *duroxide.OrchestrationItem) {
@@ -72,18 +74,19 @@ func orcTokenUniqueness(e *env) {
 	}
 }
 
-// orcInvalidTokenRejection proves ack, abandon and renew with tokens that
-// were never issued are permanent lock_token errors and leave the real lock
-// untouched (seed 001 test_invalid_lock_token_rejection).
+// orcInvalidTokenRejection proves ack, abandon and renew with tokens that were
+// never issued are permanent lock_token errors and leave the real lock
+// untouched
+// (provider_validation::instance_locking::test_invalid_lock_token_rejection).
 func orcInvalidTokenRejection(e *env) {
 	item := e.orcLock("A", orcRaise("A", "1"))
 	for _, tok := range []string{"bogus", "00000000-0000-0000-0000-000000000000", item.LockToken + "x"} {
 		err := e.p.AckOrchestrationItem(e.ctx, tok, orcCommit("A", 1, 1))
-		wantPermanent(e.t, err, "ack_orchestration_item", "lock_token")
+		wantPermanent(e.t, err, duroxide.ErrLockLost, "ack_orchestration_item", "lock_token")
 		err = e.p.AbandonOrchestrationItem(e.ctx, tok, 0, false)
-		wantPermanent(e.t, err, "abandon_orchestration_item", "lock_token")
+		wantPermanent(e.t, err, duroxide.ErrLockLost, "abandon_orchestration_item", "lock_token")
 		err = e.p.RenewOrchestrationItemLock(e.ctx, tok, longLock)
-		wantPermanent(e.t, err, "renew_orchestration_item_lock", "lock_token")
+		wantPermanent(e.t, err, duroxide.ErrLockLost, "renew_orchestration_item_lock", "lock_token")
 	}
 	e.noFetch(nil)
 	e.orcWantHistory("A", 0)
@@ -91,10 +94,11 @@ func orcInvalidTokenRejection(e *env) {
 	e.orcWantHistory("A", 0, 1)
 }
 
-// orcConcurrentFetching proves concurrent fetchers never get the same
-// instance: together with the fetches that follow, each instance is handed
-// out exactly once (seed 001 test_concurrent_instance_fetching). A fetcher
-// that loses a race may get nothing (seed 004 scenario 1).
+// orcConcurrentFetching proves concurrent fetchers never get the same instance:
+// together with the fetches that follow, each instance is handed out exactly
+// once
+// (provider_validation::instance_locking::test_concurrent_instance_fetching). A
+// fetcher that loses a race may get nothing (duroxide src/providers/sqlite.rs).
 func orcConcurrentFetching(e *env) {
 	const n = 10
 	for i := range n {
@@ -119,8 +123,9 @@ func orcConcurrentFetching(e *env) {
 }
 
 // orcAtomicAcquisition proves that of many simultaneous fetches of the only
-// instance with work exactly one gets it (seed 000 "Lock acquisition is
-// atomic (no check-then-set)").
+// instance with work exactly one gets it (duroxide
+// docs/provider-implementation-guide.md "Lock acquisition is atomic (no
+// check-then-set)").
 func orcAtomicAcquisition(e *env) {
 	const n = 16
 	e.enqueue(startItem("A", "Orch"), 0)
@@ -135,10 +140,11 @@ func orcAtomicAcquisition(e *env) {
 	}
 }
 
-// orcCompletionsBlocked proves completions arriving while an instance is
-// locked are queued but not fetchable, and all come in the next batch, in
-// order, after the ack (seed 001 test_completions_arriving_during_lock_blocked;
-// seed 004 scenarios 2 and 4).
+// orcCompletionsBlocked proves completions arriving while an instance is locked
+// are queued but not fetchable, and all come in the next batch, in order, after
+// the ack
+// (provider_validation::instance_locking::test_completions_arriving_during_lock_blocked;
+// duroxide src/providers/sqlite.rs).
 func orcCompletionsBlocked(e *env) {
 	e.start("A", nil)
 	item := e.orcLock("A", orcRaise("A", "1"))
@@ -152,8 +158,9 @@ func orcCompletionsBlocked(e *env) {
 }
 
 // orcCrossInstance proves a lock on one instance neither blocks another
-// instance nor is affected by the other's ack (seed 001
-// test_cross_instance_lock_isolation; seed 000 "Instance locks don't block
+// instance nor is affected by the other's ack
+// (provider_validation::instance_locking::test_cross_instance_lock_isolation;
+// duroxide docs/provider-implementation-guide.md "Instance locks don't block
 // other instances").
 func orcCrossInstance(e *env) {
 	a := e.orcLock("A", orcRaise("A", "1"))
@@ -170,8 +177,10 @@ func orcCrossInstance(e *env) {
 
 // orcMessageTagging proves the ack deletes only the messages fetched with its
 // token: messages arriving during the lock are kept and delivered in the next
-// turn (seed 001 test_message_tagging_during_lock; seed 000 "tags all visible
-// messages"; CONTRACT.md message tagging).
+// turn
+// (provider_validation::instance_locking::test_message_tagging_during_lock;
+// duroxide docs/provider-implementation-guide.md "tags all visible messages";
+// duroxide.Provider docs message tagging).
 func orcMessageTagging(e *env) {
 	e.start("A", nil)
 	item := e.orcLock("A", orcRaise("A", "1"), orcRaise("A", "2"))
@@ -184,9 +193,9 @@ func orcMessageTagging(e *env) {
 	e.noFetch(nil)
 }
 
-// orcAckOnlyLocked proves an ack touches neither other instances' messages
-// nor its own instance's messages that were not visible at fetch time (seed
-// 001 test_ack_only_affects_locked_messages).
+// orcAckOnlyLocked proves an ack touches neither other instances' messages nor
+// its own instance's messages that were not visible at fetch time
+// (provider_validation::instance_locking::test_ack_only_affects_locked_messages).
 func orcAckOnlyLocked(e *env) {
 	e.enqueue(orcRaise("A", "now"), 0)
 	e.enqueue(orcRaise("A", "later"), orcHold)
@@ -205,9 +214,10 @@ func orcAckOnlyLocked(e *env) {
 }
 
 // orcMTContention proves, with more dispatchers than instances, that no two
-// goroutines ever hold the same instance and every turn is processed once:
-// each turn sends the instance its next message, and the final histories hold
-// every turn exactly once (seed 001 test_multi_threaded_lock_contention).
+// goroutines ever hold the same instance and every turn is processed once: each
+// turn sends the instance its next message, and the final histories hold every
+// turn exactly once
+// (provider_validation::instance_locking::test_multi_threaded_lock_contention).
 func orcMTContention(e *env) {
 	const instances, turns, workers = 3, 6, 8
 	for i := range instances {
@@ -267,8 +277,9 @@ func orcContentionTurn(e *env, item *duroxide.OrchestrationItem, turns int) duro
 	return c
 }
 
-// orcMTNoDuplicates proves many goroutines draining many instances process
-// each instance exactly once (seed 001 test_multi_threaded_no_duplicate_processing).
+// orcMTNoDuplicates proves many goroutines draining many instances process each
+// instance exactly once
+// (provider_validation::instance_locking::test_multi_threaded_no_duplicate_processing).
 func orcMTNoDuplicates(e *env) {
 	const instances, workers = 20, 8
 	for i := range instances {
@@ -305,11 +316,11 @@ func orcMTNoDuplicates(e *env) {
 	e.noFetch(nil)
 }
 
-// orcMTExpiryRecovery proves that after a dispatcher "crashes" holding
-// several instances, concurrent dispatchers recover each instance exactly
-// once, only after its lock expired, with the same messages and a second
-// attempt, while the crashed holder's tokens are dead (seed 001
-// test_multi_threaded_lock_expiration_recovery).
+// orcMTExpiryRecovery proves that after a dispatcher "crashes" holding several
+// instances, concurrent dispatchers recover each instance exactly once, only
+// after its lock expired, with the same messages and a second attempt, while
+// the crashed holder's tokens are dead
+// (provider_validation::instance_locking::test_multi_threaded_lock_expiration_recovery).
 func orcMTExpiryRecovery(e *env) {
 	const instances, workers = 5, 4
 	for i := range instances {
@@ -331,7 +342,7 @@ func orcMTExpiryRecovery(e *env) {
 		}
 		e.wantMessages(it.item, orcRaise(inst, "x"))
 		err := e.p.AckOrchestrationItem(e.ctx, crashed[inst], orcCommit(inst, 1, 1))
-		wantPermanent(e.t, err, "ack_orchestration_item", "lock_token")
+		wantPermanent(e.t, err, duroxide.ErrLockLost, "ack_orchestration_item", "lock_token")
 		e.ack(it.item.LockToken, orcCommit(inst, 1, 1))
 		e.orcWantHistory(inst, 0, 1)
 	}

@@ -6,12 +6,13 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// Orchestrator queue semantics: visibility (timers, delays), batch and
-// instance order, orphan QueueMessages, abandon and attempt counts (seed 001
-// test_timer_delayed_visibility; seed 000 enqueue_orchestrator_work,
-// abandon_orchestration_item and "QueueMessage"; seed 003 ack "TimerFired
-// Items"; CONTRACT.md "Time", "Order", "Orphan QueueMessage", "Abandon";
-// provider decision 2).
+// Orchestrator queue semantics: visibility (timers, delays), batch and instance
+// order, orphan QueueMessages, abandon and attempt counts
+// (provider_validation::queue_semantics::test_timer_delayed_visibility;
+// duroxide docs/provider-implementation-guide.md enqueue_orchestrator_work,
+// abandon_orchestration_item and "QueueMessage"; duroxide src/providers/mod.rs
+// ack "TimerFired Items"; duroxide.Provider docs "Time", "Order", "Orphan
+// QueueMessage", "Abandon").
 
 // orcQueueCases lists the queue semantics cases.
 func orcQueueCases() []envCase {
@@ -68,8 +69,8 @@ func (e *env) orcWaitDelayed(visibleAt time.Time, instance string, msgs ...durox
 	return item
 }
 
-// orcFetchEmpty proves a fetch on an empty queue returns no item and no
-// error, and that it locks nothing (seed 001 checklist
+// orcFetchEmpty proves a fetch on an empty queue returns no item and no error,
+// and that it locks nothing (provider_validation checklist
 // "fetch_orchestration_item returns None when queue empty").
 func orcFetchEmpty(e *env) {
 	e.noFetch(nil)
@@ -79,9 +80,10 @@ func orcFetchEmpty(e *env) {
 	e.noFetch(nil)
 }
 
-// orcTimerVisibility proves a TimerFired sent in an ack's orchestrator
-// items becomes visible at its FireAtMs, not before (seed 001
-// test_timer_delayed_visibility; CONTRACT.md "Time").
+// orcTimerVisibility proves a TimerFired sent in an ack's orchestrator items
+// becomes visible at its FireAtMs, not before
+// (provider_validation::queue_semantics::test_timer_delayed_visibility;
+// duroxide.Provider docs "Time").
 func orcTimerVisibility(e *env) {
 	e.start("A", nil)
 	item := e.orcLock("A", orcRaise("A", "1"))
@@ -97,10 +99,10 @@ func orcTimerVisibility(e *env) {
 	e.orcWaitDelayed(fire, "A", timer)
 }
 
-// orcEnqueuedTimer proves EnqueueForOrchestrator uses only its delay
-// argument, whatever the item: a TimerFired due in an hour enqueued without
-// delay is visible now, one due long ago enqueued with a delay is not
-// (CONTRACT.md "Time").
+// orcEnqueuedTimer proves EnqueueForOrchestrator uses only its delay argument,
+// whatever the item: a TimerFired due in an hour enqueued without delay is
+// visible now, one due long ago enqueued with a delay is not (duroxide.Provider
+// docs "Time").
 func orcEnqueuedTimer(e *env) {
 	future := duroxide.TimerFired{Instance: "A", ExecutionID: 1, ID: 2, FireAtMs: uint64(time.Now().Add(time.Hour).UnixMilli())}
 	e.enqueue(future, 0)
@@ -114,9 +116,10 @@ func orcEnqueuedTimer(e *env) {
 	e.orcWaitDelayed(begin.Add(orcTimerIn), "A", past)
 }
 
-// orcEnqueueDelay proves a message enqueued with a delay is invisible until
-// the delay passed while undelayed work of other instances flows (seed 000
-// enqueue_orchestrator_work; seed 003 enqueue_for_orchestrator delay).
+// orcEnqueueDelay proves a message enqueued with a delay is invisible until the
+// delay passed while undelayed work of other instances flows (duroxide
+// docs/provider-implementation-guide.md enqueue_orchestrator_work; duroxide
+// src/providers/mod.rs enqueue_for_orchestrator delay).
 func orcEnqueueDelay(e *env) {
 	begin := time.Now()
 	e.enqueue(orcRaise("A", "delayed"), orcTimerIn)
@@ -127,9 +130,10 @@ func orcEnqueueDelay(e *env) {
 	e.orcWaitDelayed(begin.Add(orcTimerIn), "A", orcRaise("A", "delayed"))
 }
 
-// orcBatchOrder proves a batch holds its instance's messages of every kind
-// in enqueue order, and only that instance's (CONTRACT.md "Order"; seed 003
-// "All messages in the batch must belong to the SAME instance").
+// orcBatchOrder proves a batch holds its instance's messages of every kind in
+// enqueue order, and only that instance's (duroxide.Provider docs "Order";
+// duroxide src/providers/mod.rs "All messages in the batch must belong to the
+// SAME instance").
 func orcBatchOrder(e *env) {
 	a := []duroxide.WorkItem{
 		startItem("A", "Orch"), orcRaise("A", "1"), completed("A", 2),
@@ -150,8 +154,8 @@ func orcBatchOrder(e *env) {
 }
 
 // orcBatchNotVisibilityOrder proves a batch is in enqueue order, not in
-// visibility order: a delayed message enqueued first comes before one that
-// was visible earlier (CONTRACT.md "Order").
+// visibility order: a delayed message enqueued first comes before one that was
+// visible earlier (duroxide.Provider docs "Order").
 func orcBatchNotVisibilityOrder(e *env) {
 	e.enqueue(orcRaise("A", "first-delayed"), 300*time.Millisecond)
 	e.enqueue(orcRaise("A", "second-now"), 0)
@@ -159,9 +163,10 @@ func orcBatchNotVisibilityOrder(e *env) {
 	e.wantMessages(e.fetchInstance("A"), orcRaise("A", "first-delayed"), orcRaise("A", "second-now"))
 }
 
-// orcTagsAllVisible proves a fetch takes every visible message of the
-// instance and the ack deletes them all, leaving other instances' messages
-// (seed 000 "fetch_orchestration_item() tags all visible messages").
+// orcTagsAllVisible proves a fetch takes every visible message of the instance
+// and the ack deletes them all, leaving other instances' messages (duroxide
+// docs/provider-implementation-guide.md "fetch_orchestration_item() tags all
+// visible messages").
 func orcTagsAllVisible(e *env) {
 	msgs := []duroxide.WorkItem{startItem("A", "Orch"), orcRaise("A", "1"), completed("A", 2)}
 	e.enqueue(msgs[0], 0)
@@ -176,8 +181,8 @@ func orcTagsAllVisible(e *env) {
 }
 
 // orcInstanceOrder proves the instance whose oldest visible message was
-// enqueued first is fetched first, whatever arrives for it later (provider
-// decision 2).
+// enqueued first is fetched first, whatever arrives for it later
+// (duroxide.Provider docs).
 func orcInstanceOrder(e *env) {
 	e.enqueue(orcRaise("A", "1"), 0)
 	e.enqueue(orcRaise("B", "1"), 0)
@@ -188,11 +193,11 @@ func orcInstanceOrder(e *env) {
 	e.fetchInstance("C")
 }
 
-// orcOrphanDropped proves QueueMessages for an instance with no history and
-// no StartOrchestration in the batch are deleted, not returned and not kept:
-// the fetch moves on, other messages of the batch are delivered, and a later
-// start does not see them (seed 000 "QueueMessage"; CONTRACT.md "Orphan
-// QueueMessage").
+// orcOrphanDropped proves QueueMessages for an instance with no history and no
+// StartOrchestration in the batch are deleted, not returned and not kept: the
+// fetch moves on, other messages of the batch are delivered, and a later start
+// does not see them (duroxide docs/provider-implementation-guide.md
+// "QueueMessage"; duroxide.Provider docs "Orphan QueueMessage").
 func orcOrphanDropped(e *env) {
 	e.enqueue(orcQueued("W", "orphan"), 0)
 	e.noFetch(nil) // only an orphan: no item, no error
@@ -211,16 +216,17 @@ func orcOrphanDropped(e *env) {
 
 // orcQueueMessageWithStart proves QueueMessages in the same batch as a
 // StartOrchestration are delivered, before or after it, in enqueue order
-// (seed 000 "QueueMessage"; CONTRACT.md "Orphan QueueMessage").
+// (duroxide docs/provider-implementation-guide.md "QueueMessage";
+// duroxide.Provider docs "Orphan QueueMessage").
 func orcQueueMessageWithStart(e *env) {
 	msgs := []duroxide.WorkItem{orcQueued("X", "1"), startItem("X", "Orch"), orcQueued("X", "2")}
 	e.orcLock("X", msgs...)
 }
 
 // orcQueueMessageWithHistory proves QueueMessages for an instance that has
-// history are delivered: one started by a turn, and one whose history was
-// only appended (seed 000 "Events enqueued after the orchestration starts are
-// always kept"; provider decision 5).
+// history are delivered: one started by a turn, and one whose history was only
+// appended (duroxide docs/provider-implementation-guide.md "Events enqueued
+// after the orchestration starts are always kept"; duroxide.Provider docs).
 func orcQueueMessageWithHistory(e *env) {
 	e.start("X", nil)
 	e.orcLock("X", orcQueued("X", "1"))
@@ -228,10 +234,10 @@ func orcQueueMessageWithHistory(e *env) {
 	e.orcLock("Y", orcQueued("Y", "1"))
 }
 
-// orcAbandonDelay proves an abandon's delay applies to the fetched batch
-// only: a message that arrived during the lock is fetchable at once, the
-// abandoned one only after the delay (CONTRACT.md "Abandon"; seed 000
-// abandon_orchestration_item).
+// orcAbandonDelay proves an abandon's delay applies to the fetched batch only:
+// a message that arrived during the lock is fetchable at once, the abandoned
+// one only after the delay (duroxide.Provider docs "Abandon"; duroxide
+// docs/provider-implementation-guide.md abandon_orchestration_item).
 func orcAbandonDelay(e *env) {
 	e.start("A", nil)
 	item := e.orcLock("A", orcRaise("A", "1"))
@@ -249,8 +255,8 @@ func orcAbandonDelay(e *env) {
 
 // orcAbandonIgnore proves ignoreAttempt takes back the attempt the fetch
 // counted, repeatedly, without ever going below zero (a refetch reports 1
-// again), while a plain abandon keeps it (seed 003 abandon ignore_attempt
-// "never below 0").
+// again), while a plain abandon keeps it (duroxide src/providers/mod.rs abandon
+// ignore_attempt "never below 0").
 func orcAbandonIgnore(e *env) {
 	e.enqueue(orcRaise("A", "1"), 0)
 	for _, step := range []struct {
@@ -265,25 +271,26 @@ func orcAbandonIgnore(e *env) {
 }
 
 // orcAbandonUnknown proves abandon with an unknown token is a permanent
-// lock_token error with no effect: a token never issued, one already
-// abandoned, one already acked (seed 003 abandon "Invalid lock tokens MUST
-// return an error"; CONTRACT.md "unknown token permanent").
+// lock_token error with no effect: a token never issued, one already abandoned,
+// one already acked (duroxide src/providers/mod.rs abandon "Invalid lock tokens
+// MUST return an error"; duroxide.Provider docs "unknown token permanent").
 func orcAbandonUnknown(e *env) {
-	wantPermanent(e.t, e.p.AbandonOrchestrationItem(e.ctx, "never-issued", 0, false), "abandon_orchestration_item", "lock_token")
+	wantPermanent(e.t, e.p.AbandonOrchestrationItem(e.ctx, "never-issued", 0, false), duroxide.ErrLockLost, "abandon_orchestration_item", "lock_token")
 	item := e.orcLock("A", orcRaise("A", "1"))
 	e.abandon(item.LockToken, 0, false)
 	again := e.fetchInstance("A")
-	wantPermanent(e.t, e.p.AbandonOrchestrationItem(e.ctx, item.LockToken, 0, false), "abandon_orchestration_item", "lock_token")
+	wantPermanent(e.t, e.p.AbandonOrchestrationItem(e.ctx, item.LockToken, 0, false), duroxide.ErrLockLost, "abandon_orchestration_item", "lock_token")
 	e.noFetch(nil) // the second lock survived the stale abandon
 	e.ack(again.LockToken, orcCommit("A", 1, 1))
-	wantPermanent(e.t, e.p.AbandonOrchestrationItem(e.ctx, again.LockToken, 0, true), "abandon_orchestration_item", "lock_token")
+	wantPermanent(e.t, e.p.AbandonOrchestrationItem(e.ctx, again.LockToken, 0, true), duroxide.ErrLockLost, "abandon_orchestration_item", "lock_token")
 	e.noFetch(nil)
 	e.orcWantHistory("A", 0, 1)
 }
 
 // orcAttemptCount proves the attempt count increments on every fetch and a
 // batch reports the largest count of its messages; new messages after an ack
-// start again at 1 (seed 003 fetch attempt_count; CONTRACT.md).
+// start again at 1 (duroxide src/providers/mod.rs fetch attempt_count;
+// duroxide.Provider docs).
 func orcAttemptCount(e *env) {
 	e.enqueue(orcRaise("A", "1"), 0)
 	for want := uint32(1); want <= 2; want++ {

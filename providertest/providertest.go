@@ -13,12 +13,16 @@
 // (core, worker queue, tag filtering, orchestrator queue, custom status,
 // sessions, KV, concurrency, error handling), its named validation tests,
 // capability filtering, lock-stealing cancellation, attempt counts, long
-// polling and management. Tests that need a Harness hook the harness does not
-// provide are skipped with a message naming the hook.
+// polling and management, what every method answers for unknown instances
+// and executions (UnknownObjects), and the error kind every rejected call
+// carries (ErrorKinds). Tests that need a Harness hook the harness does not
+// provide are skipped with a message naming the hook; a harness with Advance
+// lets the suite move the storage clock instead of sleeping.
 package providertest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
@@ -40,6 +44,13 @@ type Harness struct {
 	// always present. Needed by the tests proving that deletion leaves
 	// nothing behind.
 	StoredKeys func(t *testing.T, p duroxide.Provider) []string
+
+	// Advance moves the clock of p's storage d forward at once, as if d had
+	// passed: locks, delays and visibility times compared with the storage's
+	// clock behave as after a sleep of d. Optional; without it the cases
+	// that let time pass sleep for real. Waits the provider itself measures
+	// in real time (long-poll timeouts) always stay real.
+	Advance func(t *testing.T, p duroxide.Provider, d time.Duration)
 }
 
 // group is one section of the suite.

@@ -9,9 +9,10 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// Session routing (seed 000 "SessionFetchConfig", renew_session_lock,
-// cleanup_orphaned_sessions and the checklist's "Session Routing"; seed 003
-// fetch_work_item / renew_session_lock / cleanup_orphaned_sessions; CONTRACT.md
+// Session routing (duroxide docs/provider-implementation-guide.md
+// "SessionFetchConfig", renew_session_lock, cleanup_orphaned_sessions and the
+// checklist's "Session Routing"; duroxide src/providers/mod.rs fetch_work_item
+// / renew_session_lock / cleanup_orphaned_sessions; duroxide.Provider docs
 // "Sessions"). Sessions only route items: an activity's own lock is separate
 // from its session's lock, so every case states which of the two it lets
 // expire.
@@ -183,7 +184,8 @@ func (e *env) sessShortClaim(owner, sid string, id uint64) *duroxide.LockedWorkI
 
 // sessNilConfigSkipsSessionItems proves that a fetch without session config
 // returns only items without session and leaves session items untouched
-// (seed 000 checklist "session=None returns only non-session items"; seed 003).
+// (duroxide docs/provider-implementation-guide.md checklist "session=None
+// returns only non-session items"; duroxide src/providers/mod.rs).
 func sessNilConfigSkipsSessionItems(e *env) {
 	e.sessEnqueue("s1", 1)
 	e.sessEnqueue("", 2)
@@ -197,8 +199,8 @@ func sessNilConfigSkipsSessionItems(e *env) {
 
 // sessClaimUnownedSession proves that fetching the first item of a session
 // nobody owns claims it for the owner: recorded with a valid lock and fresh
-// activity (RenewSessionLock renews it) and closed to other owners (seed 003
-// "atomically create or update the session record").
+// activity (RenewSessionLock renews it) and closed to other owners (duroxide
+// src/providers/mod.rs "atomically create or update the session record").
 func sessClaimUnownedSession(e *env) {
 	e.sessEnqueue("s1", 1, 2)
 	e.sessTake("A", longLock, "s1", 1)
@@ -209,8 +211,9 @@ func sessClaimUnownedSession(e *env) {
 
 // sessAffinitySameOwner proves session affinity: once A owns a session, its
 // next items go to any caller using owner id A (whatever its lock timeout),
-// while A's first item is still locked (seed 003 SessionFetchConfig.owner_id
-// "all worker slots sharing this value are treated as a single owner").
+// while A's first item is still locked (duroxide src/providers/mod.rs
+// SessionFetchConfig.owner_id "all worker slots sharing this value are treated
+// as a single owner").
 func sessAffinitySameOwner(e *env) {
 	e.sessEnqueue("s1", 1, 2, 3)
 	e.sessTake("A", longLock, "s1", 1)
@@ -223,7 +226,8 @@ func sessAffinitySameOwner(e *env) {
 
 // sessOtherOwnerBlocked proves that while A's session lock is valid owner B
 // never gets that session's items, yet still gets items without session and
-// items of other sessions (seed 000 checklist "routed to owning worker only").
+// items of other sessions (duroxide docs/provider-implementation-guide.md
+// checklist "routed to owning worker only").
 func sessOtherOwnerBlocked(e *env) {
 	e.sessEnqueue("s1", 1, 2)
 	e.sessEnqueue("s2", 3)
@@ -250,10 +254,11 @@ func sessDifferentSessionsDifferentOwners(e *env) {
 	e.sessNothing("B")
 }
 
-// sessMixedSessionAndPlainItems proves that a session-aware fetch returns
-// both session and non-session items (in enqueue order, CONTRACT "Order")
-// while a fetch without config takes only the non-session ones (seed 000
-// checklist "session=Some returns session + non-session items").
+// sessMixedSessionAndPlainItems proves that a session-aware fetch returns both
+// session and non-session items (in enqueue order, duroxide.Provider docs
+// "Order") while a fetch without config takes only the non-session ones
+// (duroxide docs/provider-implementation-guide.md checklist "session=Some
+// returns session + non-session items").
 func sessMixedSessionAndPlainItems(e *env) {
 	e.sessEnqueue("s1", 1)
 	e.sessEnqueue("", 2)
@@ -267,9 +272,9 @@ func sessMixedSessionAndPlainItems(e *env) {
 	e.sessNothing("A")
 }
 
-// sessFIFOWithinSession proves that the items of one session come in
-// enqueue order, interleaved with other sessions' and plain items
-// (CONTRACT "Order": items within a worker queue come in enqueue order).
+// sessFIFOWithinSession proves that the items of one session come in enqueue
+// order, interleaved with other sessions' and plain items (duroxide.Provider
+// docs "Order": items within a worker queue come in enqueue order).
 func sessFIFOWithinSession(e *env) {
 	e.sessEnqueue("s1", 1)
 	e.sessEnqueue("s2", 2)
@@ -299,7 +304,8 @@ func sessFIFOWithinSession(e *env) {
 // sessTagFilterApplies proves that tag filters apply to session items as to
 // others: a tagged session item reaches only fetchers whose filter matches,
 // never a fetch without session config, and after the claim only its owner
-// (seed 003 fetch_work_item "Tag Filtering" and "Session Routing").
+// (duroxide src/providers/mod.rs fetch_work_item "Tag Filtering" and "Session
+// Routing").
 func sessTagFilterApplies(e *env) {
 	gpu := ptr("gpu")
 	e.enqueueWork(sessItem("s1", 1, gpu))
@@ -315,11 +321,12 @@ func sessTagFilterApplies(e *env) {
 	e.sessWant(e.fetchWork(longLock, sessCfg("A", longLock), duroxide.DefaultAndTags("gpu")), "s1", 2, 1)
 }
 
-// sessTagFilterPerItem proves that eligibility is decided per item: the
-// owner's fetch whose filter excludes the first (tagged) item of its session
-// still gets the session's next, untagged, item (seed 003 fetch_work_item:
-// owned-session items are eligible and DefaultOnly takes items with no tag;
-// FIFO within the session holds among the items a fetcher may take).
+// sessTagFilterPerItem proves that eligibility is decided per item: the owner's
+// fetch whose filter excludes the first (tagged) item of its session still gets
+// the session's next, untagged, item (duroxide src/providers/mod.rs
+// fetch_work_item: owned-session items are eligible and DefaultOnly takes items
+// with no tag; FIFO within the session holds among the items a fetcher may
+// take).
 func sessTagFilterPerItem(e *env) {
 	e.enqueueWork(sessItem("s1", 1, ptr("gpu")))
 	e.enqueueWork(sessItem("s1", 2, nil))
@@ -330,13 +337,13 @@ func sessTagFilterPerItem(e *env) {
 // ---- expiry --------------------------------------------------------------------
 
 // sessTakeoverAfterExpiry proves that once A's session lock expires another
-// owner claims the session, and from then on A is the one kept out (seed 003
-// "Claimable-session items: ... no active session").
+// owner claims the session, and from then on A is the one kept out (duroxide
+// src/providers/mod.rs "Claimable-session items: ... no active session").
 func sessTakeoverAfterExpiry(e *env) {
 	e.ackWork(e.sessShortClaim("A", "s1", 1).LockToken, nil)
 	e.sessEnqueue("s1", 2)
 	e.sessNothing("B")
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.sessTake("B", longLock, "s1", 2)
 	e.sessEnqueue("s1", 3)
 	e.sessNothing("A")
@@ -348,7 +355,7 @@ func sessTakeoverAfterExpiry(e *env) {
 func sessOriginalOwnerReclaims(e *env) {
 	e.ackWork(e.sessShortClaim("A", "s1", 1).LockToken, nil)
 	e.sessEnqueue("s1", 2)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.sessTake("A", longLock, "s1", 2)
 	e.sessEnqueue("s1", 3)
 	e.sessNothing("B")
@@ -361,9 +368,9 @@ func sessOriginalOwnerReclaims(e *env) {
 func sessBothLocksExpired(e *env) {
 	e.sessEnqueue("s1", 1)
 	old := e.sessWant(e.fetchWork(shortLock, sessCfg("A", shortLock), duroxide.DefaultOnly()), "s1", 1, 1)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.sessWant(e.fetchWork(longLock, sessCfg("B", longLock), duroxide.DefaultOnly()), "s1", 1, 2)
-	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, old.LockToken, nil), "ack_work_item", "lock_token")
+	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, old.LockToken, nil), duroxide.ErrLockLost, "ack_work_item", "lock_token")
 	e.sessEnqueue("s1", 2)
 	e.sessNothing("A")
 	e.sessTake("B", longLock, "s1", 2)
@@ -375,7 +382,7 @@ func sessBothLocksExpired(e *env) {
 func sessActivityLockExpired(e *env) {
 	e.sessEnqueue("s1", 1)
 	e.sessWant(e.fetchWork(shortLock, sessCfg("A", longLock), duroxide.DefaultOnly()), "s1", 1, 1)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.sessNothing("B")
 	e.sessWant(e.fetchWork(longLock, sessCfg("A", longLock), duroxide.DefaultOnly()), "s1", 1, 2)
 }
@@ -386,11 +393,11 @@ func sessActivityLockExpired(e *env) {
 // and the ack does not give the session back to A.
 func sessAckAfterSessionExpiry(e *env) {
 	w := e.sessShortClaim("A", "s1", 1)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	if err := e.p.AckWorkItem(e.ctx, w.LockToken, completed(sessInstance, 1)); err != nil {
 		e.t.Fatalf("AckWorkItem with a valid activity lock and an expired session lock: %v", err)
 	}
-	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, w.LockToken, longLock), "renew_work_item_lock", "lock_token")
+	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, w.LockToken, longLock), duroxide.ErrLockLost, "renew_work_item_lock", "lock_token")
 	item := e.fetchInstance(sessInstance)
 	if len(item.Messages) != 1 {
 		e.t.Fatalf("orchestrator got %d messages, want the one completion", len(item.Messages))
@@ -403,16 +410,17 @@ func sessAckAfterSessionExpiry(e *env) {
 	e.sessNothing("A")
 }
 
-// sessTouchRefreshesActivity is the shared body of the last-activity cases:
-// A and C each claim a session, wait past sessIdle, then touch runs on A's
-// item only. Only A's session is then active enough to renew (seed 003
-// renew_session_lock "last_activity_at + idle_timeout > now").
+// sessTouchRefreshesActivity is the shared body of the last-activity cases: A
+// and C each claim a session, wait past sessIdle, then touch runs on A's item
+// only. Only A's session is then active enough to renew (duroxide
+// src/providers/mod.rs renew_session_lock "last_activity_at + idle_timeout >
+// now").
 func sessTouchRefreshesActivity(e *env, touch func(w *duroxide.LockedWorkItem)) {
 	e.sessEnqueue("s1", 1)
 	e.sessEnqueue("s2", 2)
 	a := e.sessTake("A", longLock, "s1", 1)
 	e.sessTake("C", longLock, "s2", 2)
-	time.Sleep(sessIdleWait)
+	e.wait(sessIdleWait)
 	touch(a)
 	e.sessRenew(1, longLock, sessIdle, "A")
 	e.sessRenew(0, longLock, sessIdle, "C")
@@ -439,7 +447,8 @@ func sessRenewWorkRefreshesActivity(e *env) {
 
 // sessRenewAllOwners proves that one call renews every live session of every
 // listed owner and counts them, and leaves other owners' sessions alone
-// (seed 003 "Total count of sessions renewed across all owners").
+// (duroxide src/providers/mod.rs "Total count of sessions renewed across all
+// owners").
 func sessRenewAllOwners(e *env) {
 	e.sessEnqueue("s1", 1)
 	e.sessEnqueue("s2", 2)
@@ -461,14 +470,15 @@ func sessRenewKeepsOwnership(e *env) {
 	claimed := time.Now() // the claim's lock ends before claimed + sessMidLock
 	e.sessRenew(1, longLock, longLock, "A")
 	e.sessEnqueue("s1", 2)
-	time.Sleep(time.Until(claimed.Add(sessMidLock + 400*time.Millisecond)))
+	e.wait(time.Until(claimed.Add(sessMidLock + 400*time.Millisecond)))
 	e.sessNothing("B")
 	e.sessTake("A", longLock, "s1", 2)
 }
 
-// sessRenewSkipsIdle proves that idle sessions are not renewed (and so
-// expire): idleTimeout 0 makes every session idle (CONTRACT interfaces note),
-// and a session without activity for longer than idleTimeout is idle too.
+// sessRenewSkipsIdle proves that idle sessions are not renewed (and so expire):
+// idleTimeout 0 makes every session idle (duroxide.Provider docs interfaces
+// note), and a session without activity for longer than idleTimeout is idle
+// too.
 func sessRenewSkipsIdle(e *env) {
 	e.sessShortClaim("A", "s1", 1)
 	e.sessEnqueue("s2", 2)
@@ -476,18 +486,18 @@ func sessRenewSkipsIdle(e *env) {
 	e.sessRenew(0, longLock, 0, "A")
 	e.sessRenew(0, longLock, 0, "C")
 	e.sessEnqueue("s1", 3)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.sessRenew(0, longLock, 100*time.Millisecond, "C")
 	e.sessRenew(1, longLock, longLock, "C") // C's session was live all along
 	e.sessTake("B", longLock, "s1", 3)      // A's was never extended
 }
 
-// sessRenewSkipsExpired proves that a session whose lock already expired is
-// not renewed, even when not idle, and stays claimable (seed 003
-// "locked_until > now (still owned)").
+// sessRenewSkipsExpired proves that a session whose lock already expired is not
+// renewed, even when not idle, and stays claimable (duroxide
+// src/providers/mod.rs "locked_until > now (still owned)").
 func sessRenewSkipsExpired(e *env) {
 	e.sessShortClaim("A", "s1", 1)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.sessRenew(0, longLock, longLock, "A")
 	e.sessEnqueue("s1", 2)
 	e.sessTake("B", longLock, "s1", 2)
@@ -504,9 +514,9 @@ func sessRenewUnknownOwners(e *env) {
 	e.sessRenew(1, longLock, longLock, "A")
 }
 
-// sessRenewDuplicateOwner proves that the count is of sessions: an owner
-// listed twice has its session renewed, and counted, once (seed 003 SQL
-// "WHERE worker_id IN (owner_ids)").
+// sessRenewDuplicateOwner proves that the count is of sessions: an owner listed
+// twice has its session renewed, and counted, once (duroxide
+// src/providers/mod.rs SQL "WHERE worker_id IN (owner_ids)").
 func sessRenewDuplicateOwner(e *env) {
 	e.sessEnqueue("s1", 1)
 	e.sessTake("A", longLock, "s1", 1)
@@ -518,22 +528,23 @@ func sessRenewDuplicateOwner(e *env) {
 func sessRenewAfterTakeover(e *env) {
 	e.ackWork(e.sessShortClaim("A", "s1", 1).LockToken, nil)
 	e.sessEnqueue("s1", 2)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.sessTake("B", longLock, "s1", 2)
 	e.sessRenew(0, longLock, longLock, "A")
 	e.sessRenew(1, longLock, longLock, "B")
 }
 
-// sessRenewNegative proves that negative durations are invalid input (decision
-// 6): a permanent renew_session_lock error that leaves the session as it was
-// (still owned by A: a negative extension applied would have expired it).
+// sessRenewNegative proves that negative durations are invalid input
+// (duroxide.Provider docs): a permanent renew_session_lock error that leaves
+// the session as it was (still owned by A: a negative extension applied would
+// have expired it).
 func sessRenewNegative(e *env) {
 	e.sessEnqueue("s1", 1, 2)
 	e.sessTake("A", longLock, "s1", 1)
 	_, err := e.p.RenewSessionLock(e.ctx, []string{"A"}, -time.Second, longLock)
-	wantPermanent(e.t, err, "renew_session_lock")
+	wantPermanent(e.t, err, duroxide.ErrInvalidInput, "renew_session_lock")
 	_, err = e.p.RenewSessionLock(e.ctx, []string{"A"}, longLock, -time.Second)
-	wantPermanent(e.t, err, "renew_session_lock")
+	wantPermanent(e.t, err, duroxide.ErrInvalidInput, "renew_session_lock")
 	e.sessNothing("B")
 	e.sessRenew(1, longLock, longLock, "A")
 	e.sessTake("A", longLock, "s1", 2)
@@ -542,12 +553,13 @@ func sessRenewNegative(e *env) {
 // ---- CleanupOrphanedSessions -------------------------------------------------------
 
 // sessCleanupRemovesOrphans proves that cleanup removes every session whose
-// lock expired and that has no item left, counts them, and that its
-// idleTimeout does not keep them (CONTRACT "Sessions": the argument is not used).
+// lock expired and that has no item left, counts them, and that its idleTimeout
+// does not keep them (duroxide.Provider docs "Sessions": the argument is not
+// used).
 func sessCleanupRemovesOrphans(e *env) {
 	e.ackWork(e.sessShortClaim("A", "s1", 1).LockToken, nil)
 	e.ackWork(e.sessShortClaim("B", "s2", 2).LockToken, nil)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.sessCleanup(2, longLock)
 	e.sessCleanup(0, longLock)
 }
@@ -555,11 +567,12 @@ func sessCleanupRemovesOrphans(e *env) {
 // sessCleanupKeepsPending proves that an expired session keeps its record
 // while it has items, ready or locked, and becomes an orphan once the last
 // one is acked.
+// Same as duroxide provider_validation::sessions::test_cleanup_keeps_sessions_with_pending_items.
 func sessCleanupKeepsPending(e *env) {
 	e.ackWork(e.sessShortClaim("A", "s1", 1).LockToken, nil)
 	locked := e.sessShortClaim("A", "s2", 3)
 	e.sessEnqueue("s1", 2)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.sessCleanup(0, 0)
 	e.sessTake("B", longLock, "s1", 2)
 	e.ackWork(locked.LockToken, nil)
@@ -581,9 +594,10 @@ func sessCleanupKeepsLocked(e *env) {
 
 // sessCleanupThenRecreate proves that an item arriving for a removed session
 // re-creates it on fetch, claimable by anyone, with a fresh owner and lock.
+// Same as duroxide provider_validation::sessions::test_cleanup_then_new_item_recreates_session.
 func sessCleanupThenRecreate(e *env) {
 	e.ackWork(e.sessShortClaim("A", "s1", 1).LockToken, nil)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.sessCleanup(1, 0)
 	e.sessEnqueue("s1", 2)
 	e.sessTake("B", longLock, "s1", 2)
@@ -622,7 +636,7 @@ func sessAbandonIgnoreAttempt(e *env) {
 // session lock expired can be claimed by another owner.
 func sessAbandonAfterExpiry(e *env) {
 	w := e.sessShortClaim("A", "s1", 1)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.abandonWork(w.LockToken, 0, false)
 	e.sessWant(e.fetchWork(longLock, sessCfg("B", longLock), duroxide.DefaultOnly()), "s1", 1, 2)
 	e.sessNothing("A")
@@ -631,9 +645,10 @@ func sessAbandonAfterExpiry(e *env) {
 // ---- concurrency and invalid input ---------------------------------------------------
 
 // sessConcurrentClaim proves that claiming is atomic with locking: owners
-// racing for one unclaimed session's items end with all of them at exactly
-// one owner, each item delivered once (seed 003 "atomically create or update
-// the session record"; seed 000 checklist "Session upsert on fetch").
+// racing for one unclaimed session's items end with all of them at exactly one
+// owner, each item delivered once (duroxide src/providers/mod.rs "atomically
+// create or update the session record"; duroxide
+// docs/provider-implementation-guide.md checklist "Session upsert on fetch").
 func sessConcurrentClaim(e *env) {
 	const items = 5
 	for id := uint64(1); id <= items; id++ {
@@ -696,18 +711,18 @@ func sessRace(e *env) map[string][]uint64 {
 func sessRejected(e *env, cfg *duroxide.SessionFetchConfig) {
 	e.sessEnqueue("s1", 1)
 	_, err := e.p.FetchWorkItem(e.ctx, longLock, 0, cfg, duroxide.AnyTag())
-	wantPermanent(e.t, err, "fetch_work_item")
+	wantPermanent(e.t, err, duroxide.ErrInvalidInput, "fetch_work_item")
 	e.sessTake("B", longLock, "s1", 1)
 }
 
-// sessEmptyOwnerRejected proves that a session config with an empty owner id
-// is invalid input (CONTRACT "Invalid input").
+// sessEmptyOwnerRejected proves that a session config with an empty owner id is
+// invalid input (duroxide.Provider docs "Invalid input").
 func sessEmptyOwnerRejected(e *env) {
 	sessRejected(e, sessCfg("", longLock))
 }
 
 // sessNegativeLockRejected proves that a negative session lock timeout is
-// invalid input (decision 6).
+// invalid input (duroxide.Provider docs).
 func sessNegativeLockRejected(e *env) {
 	sessRejected(e, sessCfg("A", -time.Second))
 }

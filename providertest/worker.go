@@ -11,10 +11,12 @@ import (
 // The Worker section: the worker queue (peek-lock, FIFO, ack / abandon /
 // renew), activity tag filtering, session-less fetching, lock-stealing
 // cancellation through an orchestration ack, and the rejection of invalid
-// worker-queue input. References: seed 000 "Validation Checklist" (Worker
-// Queue, Activity Tag Filtering), "Activity Cancellation via Lock Stealing"
-// and pitfall 4; seed 001 "Queue Semantics" tests; seed 003 worker methods;
-// CONTRACT.md "Invalid input" and the ack order of ack_orchestration_item.
+// worker-queue input. References: duroxide
+// docs/provider-implementation-guide.md "Validation Checklist" (Worker Queue,
+// Activity Tag Filtering), "Activity Cancellation via Lock Stealing" and
+// pitfall 4; provider_validation::queue_semantics tests; duroxide
+// src/providers/mod.rs worker methods; duroxide.Provider docs "Invalid input"
+// and the ack order of ack_orchestration_item.
 
 func init() { register("Worker", runWorker) }
 
@@ -230,7 +232,8 @@ func (e *env) wkWantMessages(instance string, want ...duroxide.WorkItem) {
 // ---- worker queue ------------------------------------------------------------
 
 // wkFetchEmptyQueueReturnsNothing: fetch_work_item returns None when the queue
-// is empty, under every filter (seed 000 checklist, Worker Queue).
+// is empty, under every filter (duroxide docs/provider-implementation-guide.md
+// checklist, Worker Queue).
 func wkFetchEmptyQueueReturnsNothing(e *env) {
 	for _, f := range []duroxide.TagFilter{duroxide.DefaultOnly(), duroxide.AnyTag(), duroxide.TagsOnly("a"), duroxide.DefaultAndTags("a")} {
 		w, err := e.p.FetchWorkItem(e.ctx, longLock, 0, nil, f)
@@ -252,8 +255,9 @@ func wkFetchReturnsEnqueuedItemUnchanged(e *env) {
 	}
 }
 
-// wkFetchLocksWithUniqueTokens: every fetch locks with a token of its own,
-// also when the same item is fetched again (seed 000 checklist).
+// wkFetchLocksWithUniqueTokens: every fetch locks with a token of its own, also
+// when the same item is fetched again (duroxide
+// docs/provider-implementation-guide.md checklist).
 func wkFetchLocksWithUniqueTokens(e *env) {
 	e.wkEnqueueAll(activity("wk-a", 2), activity("wk-a", 3), activity("wk-b", 2))
 	seen := map[string]bool{}
@@ -271,7 +275,8 @@ func wkFetchLocksWithUniqueTokens(e *env) {
 
 // wkWorkerPeekLockSemantics: a fetch locks the item without removing it: it is
 // invisible to other fetches while locked, still there after an abandon, and
-// gone only after the ack (seed 001 test_worker_peek_lock_semantics).
+// gone only after the ack
+// (provider_validation::queue_semantics::test_worker_peek_lock_semantics).
 func wkWorkerPeekLockSemantics(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
 	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
@@ -284,20 +289,22 @@ func wkWorkerPeekLockSemantics(e *env) {
 }
 
 // wkFetchIncrementsAttemptCount: each fetch counts an attempt, whether the
-// previous one ended by abandon or by lock expiry (seed 000 checklist).
+// previous one ended by abandon or by lock expiry (duroxide
+// docs/provider-implementation-guide.md checklist).
 func wkFetchIncrementsAttemptCount(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
 	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
 	e.abandonWork(w.LockToken, 0, false)
 	w = e.mustFetchWork(shortLock, duroxide.DefaultOnly())
 	e.wkWantAttempts([]*duroxide.LockedWorkItem{w}, 2)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	w = e.mustFetchWork(longLock, duroxide.DefaultOnly())
 	e.wkWantAttempts([]*duroxide.LockedWorkItem{w}, 3)
 }
 
-// wkWorkerQueueFIFOOrdering: items are dequeued in enqueue order (seed 001
-// test_worker_queue_fifo_ordering; CONTRACT.md "Order").
+// wkWorkerQueueFIFOOrdering: items are dequeued in enqueue order
+// (provider_validation::queue_semantics::test_worker_queue_fifo_ordering;
+// duroxide.Provider docs "Order").
 func wkWorkerQueueFIFOOrdering(e *env) {
 	items := []duroxide.ActivityExecute{activity("wk-c", 9), activity("wk-a", 4), activity("wk-b", 2), activity("wk-a", 3), activity("wk-c", 1)}
 	e.wkEnqueueAll(items...)
@@ -305,8 +312,9 @@ func wkWorkerQueueFIFOOrdering(e *env) {
 }
 
 // wkWorkerAckAtomicity: one AckWorkItem call both removes the item and makes
-// the completion fetchable by the orchestrator (seed 001
-// test_worker_ack_atomicity; seed 000 pitfall 2).
+// the completion fetchable by the orchestrator
+// (provider_validation::queue_semantics::test_worker_ack_atomicity; duroxide
+// docs/provider-implementation-guide.md pitfall 2).
 func wkWorkerAckAtomicity(e *env) {
 	e.start("wk-a", nil)
 	e.enqueueWork(activity("wk-a", 2))
@@ -316,32 +324,34 @@ func wkWorkerAckAtomicity(e *env) {
 	e.wkWantMessages("wk-a", completed("wk-a", 2))
 }
 
-// wkLostLockTokenHandling: an item whose holder never acks is redelivered
-// after its lock expires, with a new token and attempt 2; the lost token can
-// no longer ack, the new one can (seed 001 test_lost_lock_token_handling).
+// wkLostLockTokenHandling: an item whose holder never acks is redelivered after
+// its lock expires, with a new token and attempt 2; the lost token can no
+// longer ack, the new one can
+// (provider_validation::queue_semantics::test_lost_lock_token_handling).
 func wkLostLockTokenHandling(e *env) {
 	e.start("wk-a", nil)
 	e.enqueueWork(activity("wk-a", 2))
 	lost := e.mustFetchWork(shortLock, duroxide.DefaultOnly())
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
 	e.wkWantItem(w, activity("wk-a", 2))
 	if w.LockToken == lost.LockToken || w.AttemptCount != 2 {
 		e.t.Fatalf("redelivery: token %q (lost %q), attempt %d; want a new token and attempt 2", w.LockToken, lost.LockToken, w.AttemptCount)
 	}
-	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, lost.LockToken, completed("wk-a", 2)), "ack_work_item", "lock_token")
+	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, lost.LockToken, completed("wk-a", 2)), duroxide.ErrLockLost, "ack_work_item", "lock_token")
 	e.ackWork(w.LockToken, completed("wk-a", 2))
 	e.wkWantMessages("wk-a", completed("wk-a", 2))
 }
 
 // wkAckUnknownTokenFails: an ack with a token never issued is permanent,
 // enqueues nothing and leaves the really locked item locked and ackable
-// (seed 000 checklist "fails when token not found").
+// (duroxide docs/provider-implementation-guide.md checklist "fails when token
+// not found").
 func wkAckUnknownTokenFails(e *env) {
 	e.start("wk-a", nil)
 	e.enqueueWork(activity("wk-a", 2))
 	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
-	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, "wk-no-such-token", completed("wk-a", 2)), "ack_work_item", "lock_token")
+	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, "wk-no-such-token", completed("wk-a", 2)), duroxide.ErrLockLost, "ack_work_item", "lock_token")
 	e.noWork(duroxide.AnyTag())
 	e.wkWantMessages("wk-a")
 	e.ackWork(w.LockToken, nil)
@@ -349,13 +359,14 @@ func wkAckUnknownTokenFails(e *env) {
 
 // wkAckExpiredLockFailsAndRedelivers: an ack after the lock expired is
 // permanent, enqueues no completion, and the item goes to the next fetch
-// (seed 000 checklist "fails when lock has expired").
+// (duroxide docs/provider-implementation-guide.md checklist "fails when lock
+// has expired").
 func wkAckExpiredLockFailsAndRedelivers(e *env) {
 	e.start("wk-a", nil)
 	e.enqueueWork(activity("wk-a", 2))
 	w := e.mustFetchWork(shortLock, duroxide.DefaultOnly())
-	time.Sleep(afterShort)
-	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, completed("wk-a", 2)), "ack_work_item", "lock_token")
+	e.wait(afterShort)
+	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, completed("wk-a", 2)), duroxide.ErrLockLost, "ack_work_item", "lock_token")
 	e.wkWantMessages("wk-a")
 	again := e.mustFetchWork(longLock, duroxide.DefaultOnly())
 	e.wkWantItem(again, activity("wk-a", 2))
@@ -363,7 +374,8 @@ func wkAckExpiredLockFailsAndRedelivers(e *env) {
 }
 
 // wkAckNilCompletionOnlyDeletes: a nil completion (cancelled activity) deletes
-// the item and enqueues nothing (seed 003 ack_work_item "None").
+// the item and enqueues nothing (duroxide src/providers/mod.rs ack_work_item
+// "None").
 func wkAckNilCompletionOnlyDeletes(e *env) {
 	e.start("wk-a", nil)
 	e.enqueueWork(activity("wk-a", 2))
@@ -392,19 +404,20 @@ func wkAckTwiceFails(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
 	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
 	e.ackWork(w.LockToken, completed("wk-a", 2))
-	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, completed("wk-a", 2)), "ack_work_item", "lock_token")
+	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, completed("wk-a", 2)), duroxide.ErrLockLost, "ack_work_item", "lock_token")
 	e.wkWantMessages("wk-a", completed("wk-a", 2))
 }
 
 // wkAbandonMakesItemVisibleAgain: abandon without delay unlocks the item at
-// once, unchanged, and the old token is then unknown (seed 000 checklist).
+// once, unchanged, and the old token is then unknown (duroxide
+// docs/provider-implementation-guide.md checklist).
 func wkAbandonMakesItemVisibleAgain(e *env) {
 	e.enqueueWork(wkTagged("wk-a", 2, "gpu"))
 	w := e.mustFetchWork(longLock, duroxide.TagsOnly("gpu"))
 	e.abandonWork(w.LockToken, 0, false)
 	again := e.mustFetchWork(longLock, duroxide.TagsOnly("gpu"))
 	e.wkWantItem(again, wkTagged("wk-a", 2, "gpu"))
-	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, nil), "ack_work_item", "lock_token")
+	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, nil), duroxide.ErrLockLost, "ack_work_item", "lock_token")
 }
 
 // wkAbandonWithDelayHidesItemUntilDelay: an abandoned item with a delay is
@@ -427,8 +440,8 @@ func wkAbandonWithDelayHidesItemUntilDelay(e *env) {
 	e.wkWantItem(again, activity("wk-a", 2))
 }
 
-// wkAbandonIgnoreAttemptUndoesCount: ignoreAttempt undoes the attempt the
-// fetch counted (seed 003 abandon_work_item ignore_attempt).
+// wkAbandonIgnoreAttemptUndoesCount: ignoreAttempt undoes the attempt the fetch
+// counted (duroxide src/providers/mod.rs abandon_work_item ignore_attempt).
 func wkAbandonIgnoreAttemptUndoesCount(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
 	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
@@ -437,63 +450,69 @@ func wkAbandonIgnoreAttemptUndoesCount(e *env) {
 }
 
 // wkAbandonUnknownTokenFails: abandoning a token never issued is permanent
-// (CONTRACT.md overrides seed 000's idempotent abandon) and unlocks nothing.
+// (duroxide.Provider docs overrides duroxide
+// docs/provider-implementation-guide.md's idempotent abandon) and unlocks
+// nothing.
 func wkAbandonUnknownTokenFails(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
 	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
-	wantPermanent(e.t, e.p.AbandonWorkItem(e.ctx, "wk-no-such-token", 0, false), "abandon_work_item", "lock_token")
+	wantPermanent(e.t, e.p.AbandonWorkItem(e.ctx, "wk-no-such-token", 0, false), duroxide.ErrLockLost, "abandon_work_item", "lock_token")
 	e.noWork(duroxide.AnyTag())
 	e.ackWork(w.LockToken, nil)
 }
 
 // wkRenewExtendsLockPastOriginalExpiry: a renewed lock holds past the original
-// expiry: no redelivery, and the holder can still ack (seed 000 checklist).
+// expiry: no redelivery, and the holder can still ack (duroxide
+// docs/provider-implementation-guide.md checklist).
 func wkRenewExtendsLockPastOriginalExpiry(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
 	w := e.mustFetchWork(wkMediumLock, duroxide.DefaultOnly())
 	if err := e.p.RenewWorkItemLock(e.ctx, w.LockToken, longLock); err != nil {
 		e.t.Fatalf("RenewWorkItemLock: %v", err)
 	}
-	time.Sleep(wkAfterMedium)
+	e.wait(wkAfterMedium)
 	e.noWork(duroxide.AnyTag())
 	e.ackWork(w.LockToken, nil)
 }
 
-// wkRenewExpiredLockFails: renewing an expired lock is permanent (seed 000
-// pitfall 5) and the item is redelivered.
+// wkRenewExpiredLockFails: renewing an expired lock is permanent (duroxide
+// docs/provider-implementation-guide.md pitfall 5) and the item is redelivered.
 func wkRenewExpiredLockFails(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
 	w := e.mustFetchWork(shortLock, duroxide.DefaultOnly())
-	time.Sleep(afterShort)
-	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, w.LockToken, longLock), "renew_work_item_lock", "lock_token")
+	e.wait(afterShort)
+	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, w.LockToken, longLock), duroxide.ErrLockLost, "renew_work_item_lock", "lock_token")
 	e.wkWantItem(e.mustFetchWork(longLock, duroxide.DefaultOnly()), activity("wk-a", 2))
 }
 
-// wkRenewUnknownTokenFails: renewing a token never issued is permanent (seed
-// 000 checklist) and extends nothing.
+// wkRenewUnknownTokenFails: renewing a token never issued is permanent
+// (duroxide docs/provider-implementation-guide.md checklist) and extends
+// nothing.
 func wkRenewUnknownTokenFails(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
 	w := e.mustFetchWork(shortLock, duroxide.DefaultOnly())
-	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, "wk-no-such-token", longLock), "renew_work_item_lock", "lock_token")
-	time.Sleep(afterShort)
+	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, "wk-no-such-token", longLock), duroxide.ErrLockLost, "renew_work_item_lock", "lock_token")
+	e.wait(afterShort)
 	e.wkWantItem(e.mustFetchWork(longLock, duroxide.DefaultOnly()), activity("wk-a", 2))
-	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, nil), "ack_work_item", "lock_token")
+	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, nil), duroxide.ErrLockLost, "ack_work_item", "lock_token")
 }
 
 // wkRenewAfterAckFails: renewal fails permanently after the item was acked
-// (seed 003 renew_work_item_lock "fails gracefully after ack").
+// (duroxide src/providers/mod.rs renew_work_item_lock "fails gracefully after
+// ack").
 func wkRenewAfterAckFails(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
 	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
 	e.ackWork(w.LockToken, nil)
-	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, w.LockToken, longLock), "renew_work_item_lock", "lock_token")
+	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, w.LockToken, longLock), duroxide.ErrLockLost, "renew_work_item_lock", "lock_token")
 	e.noWork(duroxide.AnyTag())
 }
 
 // ---- tag filtering -----------------------------------------------------------
 
 // wkDefaultOnlyReturnsOnlyUntagged: DefaultOnly returns only untagged items;
-// tagged ones stay queued (seed 000 checklist, Activity Tag Filtering).
+// tagged ones stay queued (duroxide docs/provider-implementation-guide.md
+// checklist, Activity Tag Filtering).
 func wkDefaultOnlyReturnsOnlyUntagged(e *env) {
 	e.wkEnqueueAll(wkTagged("wk-a", 2, "gpu"), activity("wk-a", 3), wkTagged("wk-a", 4, "cpu"), activity("wk-a", 5))
 	e.wkWantOrder(duroxide.DefaultOnly(), activity("wk-a", 3), activity("wk-a", 5))
@@ -501,7 +520,8 @@ func wkDefaultOnlyReturnsOnlyUntagged(e *env) {
 }
 
 // wkTagsOnlyReturnsOnlyMemberTags: TagsOnly("gpu") returns only items tagged
-// "gpu", never untagged or other tags (seed 000 checklist).
+// "gpu", never untagged or other tags (duroxide
+// docs/provider-implementation-guide.md checklist).
 func wkTagsOnlyReturnsOnlyMemberTags(e *env) {
 	e.wkEnqueueAll(activity("wk-a", 2), wkTagged("wk-a", 3, "cpu"), wkTagged("wk-a", 4, "gpu"), wkTagged("wk-a", 5, "gpu2"))
 	e.wkWantOrder(duroxide.TagsOnly("gpu"), wkTagged("wk-a", 4, "gpu"))
@@ -519,7 +539,8 @@ func wkTagsOnlySeveralTags(e *env) {
 }
 
 // wkDefaultAndReturnsUntaggedAndMemberTags: DefaultAnd(["gpu"]) returns
-// untagged items and items tagged "gpu", not other tags (seed 000 checklist).
+// untagged items and items tagged "gpu", not other tags (duroxide
+// docs/provider-implementation-guide.md checklist).
 func wkDefaultAndReturnsUntaggedAndMemberTags(e *env) {
 	e.wkEnqueueAll(wkTagged("wk-a", 2, "cpu"), activity("wk-a", 3), wkTagged("wk-a", 4, "gpu"))
 	e.wkWantOrder(duroxide.DefaultAndTags("gpu"), activity("wk-a", 3), wkTagged("wk-a", 4, "gpu"))
@@ -537,7 +558,8 @@ func wkDefaultAndPicksOldestAcrossQueues(e *env) {
 }
 
 // wkAnyTagReturnsEverythingInEnqueueOrder: Any returns every item, tagged or
-// not, in enqueue order (seed 000 checklist).
+// not, in enqueue order (duroxide docs/provider-implementation-guide.md
+// checklist).
 func wkAnyTagReturnsEverythingInEnqueueOrder(e *env) {
 	items := []duroxide.ActivityExecute{wkTagged("wk-a", 2, "z"), activity("wk-b", 3), wkTagged("wk-a", 4, "a"),
 		activity("wk-a", 5), wkTagged("wk-c", 6, "z")}
@@ -546,7 +568,7 @@ func wkAnyTagReturnsEverythingInEnqueueOrder(e *env) {
 }
 
 // wkNoTagsReturnsNothing: None returns no item whatever is queued, and takes
-// nothing (seed 000 checklist).
+// nothing (duroxide docs/provider-implementation-guide.md checklist).
 func wkNoTagsReturnsNothing(e *env) {
 	items := []duroxide.ActivityExecute{activity("wk-a", 2), wkTagged("wk-a", 3, "gpu")}
 	e.wkEnqueueAll(items...)
@@ -577,7 +599,8 @@ func wkEmptyStringTagIsNotUntagged(e *env) {
 }
 
 // wkTagPersistsThroughEnqueueForWorker: enqueue_for_worker stores the tag: the
-// fetched item carries it (seed 000 checklist).
+// fetched item carries it (duroxide docs/provider-implementation-guide.md
+// checklist).
 func wkTagPersistsThroughEnqueueForWorker(e *env) {
 	want := wkTagged("wk-a", 2, "gpu")
 	e.enqueueWork(want)
@@ -585,7 +608,8 @@ func wkTagPersistsThroughEnqueueForWorker(e *env) {
 }
 
 // wkTagPersistsThroughOrchestrationAck: WorkerItems of an orchestration ack
-// keep their tags and are routed by them (seed 000 checklist "both paths").
+// keep their tags and are routed by them (duroxide
+// docs/provider-implementation-guide.md checklist "both paths").
 func wkTagPersistsThroughOrchestrationAck(e *env) {
 	e.start("wk-a", nil)
 	e.wkSchedule("wk-a", wkTagged("wk-a", 2, "gpu"), activity("wk-a", 3))
@@ -595,13 +619,14 @@ func wkTagPersistsThroughOrchestrationAck(e *env) {
 }
 
 // wkInvalidTagFilter: an invalid filter is a permanent fetch_work_item error
-// and locks or counts nothing (CONTRACT.md "Invalid input"; TagFilter.Validate).
+// and locks or counts nothing (duroxide.Provider docs "Invalid input";
+// TagFilter.Validate).
 func wkInvalidTagFilter(f duroxide.TagFilter) func(e *env) {
 	return func(e *env) {
 		items := []duroxide.ActivityExecute{activity("wk-a", 2), wkTagged("wk-a", 3, "a")}
 		e.wkEnqueueAll(items...)
 		w, err := e.p.FetchWorkItem(e.ctx, longLock, 0, nil, f)
-		wantPermanent(e.t, err, "fetch_work_item")
+		wantPermanent(e.t, err, duroxide.ErrInvalidInput, "fetch_work_item")
 		if w != nil {
 			e.t.Fatalf("rejected fetch returned %+v", w.Item)
 		}
@@ -613,7 +638,8 @@ func wkInvalidTagFilter(f duroxide.TagFilter) func(e *env) {
 
 // wkNoSessionConfigSkipsSessionItems: with session == nil only items without a
 // SessionID are returned; the session item stays queued for a session-aware
-// fetch (seed 000 "SessionFetchConfig", checklist Session Routing).
+// fetch (duroxide docs/provider-implementation-guide.md "SessionFetchConfig",
+// checklist Session Routing).
 func wkNoSessionConfigSkipsSessionItems(e *env) {
 	sess := activity("wk-a", 2)
 	sess.SessionID = ptr("s1")
@@ -629,9 +655,9 @@ func wkNoSessionConfigSkipsSessionItems(e *env) {
 
 // ---- lock-stealing cancellation ----------------------------------------------
 
-// wkCancelQueuedActivity: cancelling an activity still queued removes it: it
-// is never fetchable afterwards (seed 000 "Activity Cancellation via Lock
-// Stealing").
+// wkCancelQueuedActivity: cancelling an activity still queued removes it: it is
+// never fetchable afterwards (duroxide docs/provider-implementation-guide.md
+// "Activity Cancellation via Lock Stealing").
 func wkCancelQueuedActivity(e *env) {
 	e.start("wk-a", nil)
 	e.wkSchedule("wk-a", activity("wk-a", 2))
@@ -645,17 +671,18 @@ func wkCancelQueuedActivity(e *env) {
 
 // wkCancelLockedActivity: cancelling an activity a worker holds makes that
 // worker's renew, ack and abandon fail permanently, its completion never
-// reaches the orchestrator, and a sibling activity's lock is unaffected (seed
-// 000 lock stealing steps 2-4; seed 003 ack_work_item "Error on Missing Entry").
+// reaches the orchestrator, and a sibling activity's lock is unaffected
+// (duroxide docs/provider-implementation-guide.md lock stealing steps 2-4;
+// duroxide src/providers/mod.rs ack_work_item "Error on Missing Entry").
 func wkCancelLockedActivity(e *env) {
 	e.start("wk-a", nil)
 	e.wkSchedule("wk-a", activity("wk-a", 2), activity("wk-a", 3))
 	held := e.wkWantOrder(duroxide.DefaultOnly(), activity("wk-a", 2), activity("wk-a", 3))
 	e.wkCancel("wk-a", 4, 2)
 	tok := held[0].LockToken
-	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, tok, longLock), "renew_work_item_lock", "lock_token")
-	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, tok, completed("wk-a", 2)), "ack_work_item", "lock_token")
-	wantPermanent(e.t, e.p.AbandonWorkItem(e.ctx, tok, 0, false), "abandon_work_item", "lock_token")
+	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, tok, longLock), duroxide.ErrLockLost, "renew_work_item_lock", "lock_token")
+	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, tok, completed("wk-a", 2)), duroxide.ErrLockLost, "ack_work_item", "lock_token")
+	wantPermanent(e.t, e.p.AbandonWorkItem(e.ctx, tok, 0, false), duroxide.ErrLockLost, "abandon_work_item", "lock_token")
 	e.noWork(duroxide.AnyTag())
 	e.wkWantMessages("wk-a")
 	if err := e.p.RenewWorkItemLock(e.ctx, held[1].LockToken, longLock); err != nil {
@@ -672,16 +699,17 @@ func wkCancelledLockedActivityNeverRedelivered(e *env) {
 	e.wkSchedule("wk-a", activity("wk-a", 2))
 	w := e.mustFetchWork(shortLock, duroxide.DefaultOnly())
 	e.wkCancel("wk-a", 3, 2)
-	time.Sleep(afterShort)
+	e.wait(afterShort)
 	e.noWork(duroxide.AnyTag())
-	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, completed("wk-a", 2)), "ack_work_item", "lock_token")
+	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, completed("wk-a", 2)), duroxide.ErrLockLost, "ack_work_item", "lock_token")
 	e.wkWantMessages("wk-a")
 }
 
 // wkSameTurnScheduleAndCancel: an ack that schedules and cancels the same
 // activity leaves nothing queued, because worker items are enqueued before
-// cancellations are applied (seed 000 pitfall 4; CONTRACT.md ack order); the
-// turn's other activity is queued.
+// cancellations are applied (duroxide docs/provider-implementation-guide.md
+// pitfall 4; duroxide.Provider docs ack order); the turn's other activity is
+// queued.
 func wkSameTurnScheduleAndCancel(e *env) {
 	e.start("wk-a", nil)
 	e.wkTurn("wk-a", duroxide.OrchestrationCommit{
@@ -729,10 +757,10 @@ func wkCancelOfFinishedActivityIsIgnored(e *env) {
 
 // wkEnqueueRejected: EnqueueForWorker of anything but an ActivityExecute with
 // an instance is a permanent enqueue_for_worker error and queues nothing in
-// either queue (CONTRACT.md "Invalid input").
+// either queue (duroxide.Provider docs "Invalid input").
 func wkEnqueueRejected(item duroxide.WorkItem) func(e *env) {
 	return func(e *env) {
-		wantPermanent(e.t, e.p.EnqueueForWorker(e.ctx, item), "enqueue_for_worker")
+		wantPermanent(e.t, e.p.EnqueueForWorker(e.ctx, item), duroxide.ErrInvalidInput, "enqueue_for_worker")
 		e.noWork(duroxide.AnyTag())
 		w, err := e.p.FetchWorkItem(e.ctx, longLock, 0, wkSessionCfg, duroxide.AnyTag())
 		if err != nil || w != nil {
@@ -744,12 +772,13 @@ func wkEnqueueRejected(item duroxide.WorkItem) func(e *env) {
 
 // wkAckWithActivityExecuteCompletionRejected: an ActivityExecute as completion
 // is a permanent ack_work_item error; the item stays locked and can still be
-// acked with a proper completion (seed 001 ack atomicity: all or nothing).
+// acked with a proper completion (provider_validation ack atomicity: all or
+// nothing).
 func wkAckWithActivityExecuteCompletionRejected(e *env) {
 	e.start("wk-a", nil)
 	e.enqueueWork(activity("wk-a", 2))
 	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
-	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, activity("wk-a", 3)), "ack_work_item")
+	wantPermanent(e.t, e.p.AckWorkItem(e.ctx, w.LockToken, activity("wk-a", 3)), duroxide.ErrInvalidInput, "ack_work_item")
 	e.noWork(duroxide.AnyTag())
 	e.wkWantMessages("wk-a")
 	e.ackWork(w.LockToken, completed("wk-a", 2))
@@ -757,12 +786,12 @@ func wkAckWithActivityExecuteCompletionRejected(e *env) {
 }
 
 // wkNegativeFetchRejected: a negative lock or poll timeout is a permanent
-// fetch_work_item error that locks and counts nothing (decision 6).
+// fetch_work_item error that locks and counts nothing (duroxide.Provider docs).
 func wkNegativeFetchRejected(lock, poll time.Duration) func(e *env) {
 	return func(e *env) {
 		e.enqueueWork(activity("wk-a", 2))
 		w, err := e.p.FetchWorkItem(e.ctx, lock, poll, nil, duroxide.DefaultOnly())
-		wantPermanent(e.t, err, "fetch_work_item")
+		wantPermanent(e.t, err, duroxide.ErrInvalidInput, "fetch_work_item")
 		if w != nil {
 			e.t.Fatalf("rejected fetch returned %+v", w.Item)
 		}
@@ -770,12 +799,12 @@ func wkNegativeFetchRejected(lock, poll time.Duration) func(e *env) {
 	}
 }
 
-// wkNegativeAbandonDelayRejected: a negative abandon delay is a permanent
-// error and the item stays locked by its holder (decision 6).
+// wkNegativeAbandonDelayRejected: a negative abandon delay is a permanent error
+// and the item stays locked by its holder (duroxide.Provider docs).
 func wkNegativeAbandonDelayRejected(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
 	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
-	wantPermanent(e.t, e.p.AbandonWorkItem(e.ctx, w.LockToken, -time.Second, false), "abandon_work_item")
+	wantPermanent(e.t, e.p.AbandonWorkItem(e.ctx, w.LockToken, -time.Second, false), duroxide.ErrInvalidInput, "abandon_work_item")
 	e.noWork(duroxide.AnyTag())
 	if err := e.p.RenewWorkItemLock(e.ctx, w.LockToken, longLock); err != nil {
 		e.t.Fatalf("RenewWorkItemLock after rejected abandon: %v", err)
@@ -784,23 +813,23 @@ func wkNegativeAbandonDelayRejected(e *env) {
 }
 
 // wkNegativeRenewExtendRejected: a negative extension is a permanent error and
-// does not shorten or drop the lock (decision 6).
+// does not shorten or drop the lock (duroxide.Provider docs).
 func wkNegativeRenewExtendRejected(e *env) {
 	e.enqueueWork(activity("wk-a", 2))
 	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
-	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, w.LockToken, -time.Second), "renew_work_item_lock")
+	wantPermanent(e.t, e.p.RenewWorkItemLock(e.ctx, w.LockToken, -time.Second), duroxide.ErrInvalidInput, "renew_work_item_lock")
 	e.noWork(duroxide.AnyTag())
 	e.ackWork(w.LockToken, nil)
 }
 
 // wkEmptyTokenRejected: an empty lock token given to op (through call) is a
 // permanent lock_token error and leaves the locked item as it was
-// (CONTRACT.md "Invalid input").
+// (duroxide.Provider docs "Invalid input").
 func wkEmptyTokenRejected(op string, call func(e *env) error) func(e *env) {
 	return func(e *env) {
 		e.enqueueWork(activity("wk-a", 2))
 		w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
-		wantPermanent(e.t, call(e), op, "lock_token")
+		wantPermanent(e.t, call(e), duroxide.ErrLockLost, op, "lock_token")
 		e.noWork(duroxide.AnyTag())
 		e.ackWork(w.LockToken, nil)
 	}

@@ -18,7 +18,7 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 	if err != nil {
 		return err
 	}
-	_, err = p.run(ctx, op, "ack_orchestration", a)
+	_, err = p.run(ctx, op, scriptAckOrchestrationItem, a)
 	return err
 }
 
@@ -138,13 +138,13 @@ func deref(s *string) string {
 // lock may be abandoned until another fetch takes the instance; an unknown
 // token is a permanent error.
 func (p *Provider) AbandonOrchestrationItem(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool) error {
-	return p.abandon(ctx, "abandon_orchestration_item", "abandon_orchestration", lockToken, delay, ignoreAttempt)
+	return p.abandon(ctx, "abandon_orchestration_item", scriptAbandonOrchestrationItem, lockToken, delay, ignoreAttempt)
 }
 
 // RenewOrchestrationItemLock extends a valid, unexpired lock to now +
 // extendFor. An expired or unknown lock is a permanent error.
 func (p *Provider) RenewOrchestrationItemLock(ctx context.Context, lockToken string, extendFor time.Duration) error {
-	return p.renew(ctx, "renew_orchestration_item_lock", "renew_orchestration", lockToken, extendFor)
+	return p.renew(ctx, "renew_orchestration_item_lock", scriptRenewOrchestrationItemLock, lockToken, extendFor)
 }
 
 // EnqueueForOrchestrator adds a message for its instance, visible after
@@ -160,6 +160,6 @@ func (p *Provider) EnqueueForOrchestrator(ctx context.Context, item duroxide.Wor
 	}
 	var a args
 	a.str(inst).str(string(body)).ms(delay)
-	_, err = p.run(ctx, op, "enqueue_orchestrator", a)
+	_, err = p.run(ctx, op, scriptEnqueueForOrchestrator, a)
 	return err
 }

@@ -21,11 +21,6 @@ const (
 	DefaultBulkLimit = 1000
 )
 
-// notFound is the permanent error for an unknown instance or execution.
-func notFound(op, what string) error {
-	return duroxide.Permanent(op, what+" not found")
-}
-
 // listIndex reads a sorted-set index in pages, newest (highest score) first
 // when rev.
 func (p *Provider) listIndex(ctx context.Context, op, key string, rev bool) ([]string, error) {
@@ -40,7 +35,7 @@ func (p *Provider) listIndex(ctx context.Context, op, key string, rev bool) ([]s
 			page, err = p.rdb.ZRange(ctx, key, start, stop).Result()
 		}
 		if err != nil {
-			return nil, p.fail(op, err)
+			return nil, fail(op, err)
 		}
 		out = append(out, page...)
 		if len(page) < listPage {
@@ -75,7 +70,7 @@ func (p *Provider) ListExecutions(ctx context.Context, instance string) ([]uint6
 	for _, s := range ids {
 		n, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
-			return nil, duroxide.Permanent(op, "instance "+instance+": corrupt execution id "+strconv.Quote(s))
+			return nil, undecodable(op, "instance %s: corrupt execution id %q", instance, s)
 		}
 		out = append(out, n)
 	}
@@ -88,34 +83,48 @@ func (p *Provider) ReadHistoryWithExecutionID(ctx context.Context, instance stri
 	return p.readHistory(ctx, "read_history_with_execution_id", instance, strconv.FormatUint(executionID, 10), false)
 }
 
-// ReadHistory returns the current execution's events; an unknown instance is
-// a not-found error.
+// ReadHistory returns the latest execution's events, as Read does; an
+// instance with neither a record nor an execution is a not-found error.
 func (p *Provider) ReadHistory(ctx context.Context, instance string) ([]duroxide.Event, error) {
 	return p.readHistory(ctx, "read_history", instance, "", true)
 }
 
-// LatestExecutionID returns the current execution of an instance.
+// LatestExecutionID returns the latest execution of an instance: the highest
+// execution id that has a record, whether or not the instance has one (as
+// Read resolves it). An instance without execution is a not-found error.
 func (p *Provider) LatestExecutionID(ctx context.Context, instance string) (uint64, error) {
-	return p.latestExecution(ctx, "latest_execution_id", instance)
-}
-
-func (p *Provider) latestExecution(ctx context.Context, op, instance string) (uint64, error) {
+	const op = "latest_execution_id"
 	if instance == "" {
 		return 0, invalid(op, "empty instance id")
 	}
-	s, err := p.rdb.HGet(ctx, p.keys.Instance(instance), "cur").Result()
+	var a args
+	a.str(instance)
+	res, err := p.run(ctx, op, scriptLatestExecutionID, a)
 	if err != nil {
-		if isRedisNil(err) {
-			return 0, notFound(op, "instance "+instance)
-		}
-		return 0, p.fail(op, err)
+		return 0, err
 	}
+	if res == nil {
+		return 0, notFound(op, "instance "+instance)
+	}
+	s, _ := res.(string)
 	n, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		return 0, duroxide.Permanent(op, "instance "+instance+": corrupt execution id")
+		return 0, undecodable(op, "instance %s: corrupt execution id %q", instance, s)
 	}
 	return n, nil
 }
+
+// Reply of lua/get_instance_info.lua (nil for an unknown instance).
+const (
+	infoName = iota
+	infoVersion
+	infoExecution
+	infoCreated
+	infoUpdated
+	infoParent
+	infoStatus
+	infoOutput
+)
 
 // GetInstanceInfo returns an instance record with its current execution's
 // status and output.
@@ -126,7 +135,7 @@ func (p *Provider) GetInstanceInfo(ctx context.Context, instance string) (duroxi
 	}
 	var a args
 	a.str(instance)
-	res, err := p.run(ctx, op, "instance_info", a)
+	res, err := p.run(ctx, op, scriptGetInstanceInfo, a)
 	if err != nil {
 		return duroxide.InstanceInfo{}, err
 	}
@@ -135,18 +144,27 @@ func (p *Provider) GetInstanceInfo(ctx context.Context, instance string) (duroxi
 	}
 	r := newReply(op, res)
 	info := duroxide.InstanceInfo{InstanceID: instance}
-	info.OrchestrationName, _ = r.str(0)
-	info.OrchestrationVersion, _ = r.str(1)
-	info.CurrentExecutionID = uint64(r.int(2))
-	info.CreatedAt = uint64(r.int(3))
-	info.UpdatedAt = uint64(r.int(4))
-	info.ParentInstanceID, _ = r.str(5)
-	info.Status, _ = r.str(6)
-	if out, ok := r.str(7); ok {
+	info.OrchestrationName, _ = r.str(infoName)
+	info.OrchestrationVersion, _ = r.str(infoVersion)
+	info.CurrentExecutionID = uint64(r.int(infoExecution))
+	info.CreatedAt = uint64(r.int(infoCreated))
+	info.UpdatedAt = uint64(r.int(infoUpdated))
+	info.ParentInstanceID, _ = r.str(infoParent)
+	info.Status, _ = r.str(infoStatus)
+	if out, ok := r.str(infoOutput); ok {
 		info.Output = &out
 	}
 	return info, r.err
 }
+
+// Reply of lua/get_execution_info.lua (nil for an unknown execution).
+const (
+	execStatus = iota
+	execOutput
+	execStarted
+	execCompleted
+	execEvents
+)
 
 // GetExecutionInfo returns one execution's status, output, times and event
 // count.
@@ -157,7 +175,7 @@ func (p *Provider) GetExecutionInfo(ctx context.Context, instance string, execut
 	}
 	var a args
 	a.str(instance).u64(executionID)
-	res, err := p.run(ctx, op, "execution_info", a)
+	res, err := p.run(ctx, op, scriptGetExecutionInfo, a)
 	if err != nil {
 		return duroxide.ExecutionInfo{}, err
 	}
@@ -166,50 +184,67 @@ func (p *Provider) GetExecutionInfo(ctx context.Context, instance string, execut
 	}
 	r := newReply(op, res)
 	info := duroxide.ExecutionInfo{ExecutionID: executionID}
-	info.Status, _ = r.str(0)
-	if out, ok := r.str(1); ok {
+	info.Status, _ = r.str(execStatus)
+	if out, ok := r.str(execOutput); ok {
 		info.Output = &out
 	}
-	info.StartedAt = uint64(r.int(2))
-	if t, ok := r.optInt(3); ok {
+	info.StartedAt = uint64(r.int(execStarted))
+	if t, ok := r.optInt(execCompleted); ok {
 		info.CompletedAt = uint64(t)
 	}
-	info.EventCount = int(r.int(4))
+	info.EventCount = int(r.int(execEvents))
 	return info, r.err
 }
+
+// Reply of lua/get_system_metrics.lua.
+const (
+	metricsInstances = iota
+	metricsExecutions
+	metricsRunning
+	metricsCompleted
+	metricsFailed
+	metricsEvents
+)
 
 // GetSystemMetrics returns totals read from counters and index sizes.
 func (p *Provider) GetSystemMetrics(ctx context.Context) (duroxide.SystemMetrics, error) {
 	const op = "get_system_metrics"
-	res, err := p.run(ctx, op, "system_metrics", nil)
+	res, err := p.run(ctx, op, scriptGetSystemMetrics, nil)
 	if err != nil {
 		return duroxide.SystemMetrics{}, err
 	}
 	r := newReply(op, res)
 	return duroxide.SystemMetrics{
-		TotalInstances:     uint64(r.int(0)),
-		TotalExecutions:    uint64(r.int(1)),
-		RunningInstances:   uint64(r.int(2)),
-		CompletedInstances: uint64(r.int(3)),
-		FailedInstances:    uint64(r.int(4)),
-		TotalEvents:        uint64(r.int(5)),
+		TotalInstances:     uint64(r.int(metricsInstances)),
+		TotalExecutions:    uint64(r.int(metricsExecutions)),
+		RunningInstances:   uint64(r.int(metricsRunning)),
+		CompletedInstances: uint64(r.int(metricsCompleted)),
+		FailedInstances:    uint64(r.int(metricsFailed)),
+		TotalEvents:        uint64(r.int(metricsEvents)),
 	}, r.err
 }
+
+// Reply of lua/get_queue_depths.lua.
+const (
+	depthOrchestrator = iota
+	depthWorker
+	depthTimer
+)
 
 // GetQueueDepths counts unlocked orchestrator messages and worker items
 // visible now; TimerQueue counts orchestrator messages visible only later
 // (timers and delayed messages).
 func (p *Provider) GetQueueDepths(ctx context.Context) (duroxide.QueueDepths, error) {
 	const op = "get_queue_depths"
-	res, err := p.run(ctx, op, "queue_depths", nil)
+	res, err := p.run(ctx, op, scriptGetQueueDepths, nil)
 	if err != nil {
 		return duroxide.QueueDepths{}, err
 	}
 	r := newReply(op, res)
 	return duroxide.QueueDepths{
-		OrchestratorQueue: int(r.int(0)),
-		WorkerQueue:       int(r.int(1)),
-		TimerQueue:        int(r.int(2)),
+		OrchestratorQueue: int(r.int(depthOrchestrator)),
+		WorkerQueue:       int(r.int(depthWorker)),
+		TimerQueue:        int(r.int(depthTimer)),
 	}, r.err
 }
 
@@ -230,7 +265,7 @@ func (p *Provider) GetParentID(ctx context.Context, instance string) (string, er
 	}
 	v, err := p.rdb.HMGet(ctx, p.keys.Instance(instance), "cur", "parent").Result()
 	if err != nil {
-		return "", p.fail(op, err)
+		return "", fail(op, err)
 	}
 	if v[0] == nil {
 		return "", notFound(op, "instance "+instance)
@@ -238,6 +273,9 @@ func (p *Provider) GetParentID(ctx context.Context, instance string) (string, er
 	parent, _ := v[1].(string)
 	return parent, nil
 }
+
+// Reply of lua/get_instance_tree.lua: one array.
+const treeIDs = 0
 
 // GetInstanceTree returns an instance and all its descendants, breadth
 // first, the root first.
@@ -248,10 +286,10 @@ func (p *Provider) GetInstanceTree(ctx context.Context, instance string) (duroxi
 	}
 	var a args
 	a.str(instance)
-	res, err := p.run(ctx, op, "instance_tree", a)
+	res, err := p.run(ctx, op, scriptGetInstanceTree, a)
 	if err != nil {
 		return duroxide.InstanceTree{}, err
 	}
 	r := newReply(op, res)
-	return duroxide.InstanceTree{RootID: instance, AllIDs: r.strs(0)}, r.err
+	return duroxide.InstanceTree{RootID: instance, AllIDs: r.strs(treeIDs)}, r.err
 }

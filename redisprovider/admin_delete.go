@@ -2,7 +2,6 @@ package redisprovider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
@@ -24,8 +23,7 @@ const (
 // in the list. Only instances that existed are counted.
 func (p *Provider) DeleteInstancesAtomic(ctx context.Context, ids []string, force bool) (duroxide.DeleteInstanceResult, error) {
 	const op = "delete_instances_atomic"
-	var a args
-	a.flag(force).int(len(ids))
+	unique := make([]string, 0, len(ids))
 	seen := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		if id == "" {
@@ -33,14 +31,18 @@ func (p *Provider) DeleteInstancesAtomic(ctx context.Context, ids []string, forc
 		}
 		if !seen[id] {
 			seen[id] = true
-			a.str(id)
+			unique = append(unique, id)
 		}
 	}
-	a[1] = fmt.Sprint(len(seen))
-	if len(seen) == 0 {
+	if len(unique) == 0 {
 		return duroxide.DeleteInstanceResult{}, nil
 	}
-	return p.deleteScript(ctx, op, "delete_instances", a)
+	var a args
+	a.flag(force).int(len(unique))
+	for _, id := range unique {
+		a.str(id)
+	}
+	return p.deleteScript(ctx, op, scriptDeleteInstancesAtomic, a)
 }
 
 // DeleteInstance deletes a root instance with all its descendants, in one
@@ -53,22 +55,44 @@ func (p *Provider) DeleteInstance(ctx context.Context, instance string, force bo
 	}
 	var a args
 	a.flag(force).str(instance)
-	return p.deleteScript(ctx, op, "delete_tree", a)
+	return p.deleteScript(ctx, op, scriptDeleteInstance, a)
+}
+
+// Deletion totals, the reply of lua/delete_instance.lua and
+// lua/delete_instances_atomic.lua, and the tail of
+// lua/delete_instance_bulk.lua's (from bulkTotals).
+const (
+	deletedInstances = iota
+	deletedExecutions
+	deletedEvents
+	deletedMessages
+)
+
+// Reply of lua/delete_instance_bulk.lua: counts, then deletion totals.
+const (
+	bulkTrees = iota
+	bulkSkipped
+	bulkTotals
+)
+
+// deletionTotals reads the deletion totals that start at position from.
+func deletionTotals(r *reply, from int) duroxide.DeleteInstanceResult {
+	return duroxide.DeleteInstanceResult{
+		InstancesDeleted:     uint64(r.int(from + deletedInstances)),
+		ExecutionsDeleted:    uint64(r.int(from + deletedExecutions)),
+		EventsDeleted:        uint64(r.int(from + deletedEvents)),
+		QueueMessagesDeleted: uint64(r.int(from + deletedMessages)),
+	}
 }
 
 // deleteScript runs a deletion script and reads its totals.
-func (p *Provider) deleteScript(ctx context.Context, op, script string, a args) (duroxide.DeleteInstanceResult, error) {
+func (p *Provider) deleteScript(ctx context.Context, op string, script luaScript, a args) (duroxide.DeleteInstanceResult, error) {
 	res, err := p.run(ctx, op, script, a)
 	if err != nil {
 		return duroxide.DeleteInstanceResult{}, err
 	}
 	r := newReply(op, res)
-	return duroxide.DeleteInstanceResult{
-		InstancesDeleted:     uint64(r.int(0)),
-		ExecutionsDeleted:    uint64(r.int(1)),
-		EventsDeleted:        uint64(r.int(2)),
-		QueueMessagesDeleted: uint64(r.int(3)),
-	}, r.err
+	return deletionTotals(r, 0), r.err
 }
 
 // DeleteInstanceBulk deletes terminal (Completed or Failed) root instances
@@ -79,7 +103,10 @@ func (p *Provider) deleteScript(ctx context.Context, op, script string, a args) 
 func (p *Provider) DeleteInstanceBulk(ctx context.Context, f duroxide.InstanceFilter) (duroxide.DeleteInstanceResult, error) {
 	const op = "delete_instance_bulk"
 	var total duroxide.DeleteInstanceResult
-	left := bulkLimit(f)
+	left, err := bulkLimit(op, f)
+	if err != nil {
+		return total, err
+	}
 	deleteBatch := func(roots []string) (skipped int, err error) {
 		for len(roots) > 0 && left > 0 {
 			n := min(len(roots), bulkBatch)
@@ -88,17 +115,18 @@ func (p *Provider) DeleteInstanceBulk(ctx context.Context, f duroxide.InstanceFi
 			for _, id := range roots[:n] {
 				a.str(id)
 			}
-			res, err := p.run(ctx, op, "delete_trees", a)
+			res, err := p.run(ctx, op, scriptDeleteInstanceBulk, a)
 			if err != nil {
 				return skipped, err
 			}
 			r := newReply(op, res)
-			left -= int(r.int(0))
-			skipped += int(r.int(1))
-			total.InstancesDeleted += uint64(r.int(2))
-			total.ExecutionsDeleted += uint64(r.int(3))
-			total.EventsDeleted += uint64(r.int(4))
-			total.QueueMessagesDeleted += uint64(r.int(5))
+			left -= int(r.int(bulkTrees))
+			skipped += int(r.int(bulkSkipped))
+			t := deletionTotals(r, bulkTotals)
+			total.InstancesDeleted += t.InstancesDeleted
+			total.ExecutionsDeleted += t.ExecutionsDeleted
+			total.EventsDeleted += t.EventsDeleted
+			total.QueueMessagesDeleted += t.QueueMessagesDeleted
 			if r.err != nil {
 				return skipped, r.err
 			}
@@ -119,7 +147,7 @@ func (p *Provider) DeleteInstanceBulk(ctx context.Context, f duroxide.InstanceFi
 	for left > 0 {
 		page, err := p.rdb.ZRangeByScore(ctx, p.keys.Terminal(), &redis.ZRangeBy{Min: "-inf", Max: max, Offset: offset, Count: listPage}).Result()
 		if err != nil {
-			return total, p.fail(op, err)
+			return total, fail(op, err)
 		}
 		skipped, err := deleteBatch(page)
 		if err != nil || len(page) < listPage {
@@ -130,30 +158,53 @@ func (p *Provider) DeleteInstanceBulk(ctx context.Context, f duroxide.InstanceFi
 	return total, nil
 }
 
-func bulkLimit(f duroxide.InstanceFilter) int {
-	if f.Limit <= 0 {
-		return DefaultBulkLimit
+// bulkLimit is the number of instances a bulk call handles: Limit, or
+// DefaultBulkLimit for 0. A negative limit is invalid input.
+func bulkLimit(op string, f duroxide.InstanceFilter) (int, error) {
+	switch {
+	case f.Limit < 0:
+		return 0, invalid(op, "negative Limit %d", f.Limit)
+	case f.Limit == 0:
+		return DefaultBulkLimit, nil
 	}
-	return f.Limit
+	return f.Limit, nil
+}
+
+// checkPrune rejects prune options no execution count can satisfy.
+func checkPrune(op string, opts duroxide.PruneOptions) error {
+	if opts.KeepLast < 0 {
+		return invalid(op, "negative KeepLast %d", opts.KeepLast)
+	}
+	return nil
 }
 
 // PruneExecutions deletes old executions of one instance, atomically; the
 // current execution and Running ones are never deleted, the KV store is
-// kept.
+// kept. An instance without a record is a not-found error.
 func (p *Provider) PruneExecutions(ctx context.Context, instance string, opts duroxide.PruneOptions) (duroxide.PruneResult, error) {
 	const op = "prune_executions"
 	if instance == "" {
 		return duroxide.PruneResult{}, invalid(op, "empty instance id")
 	}
-	return p.prune(ctx, op, []string{instance}, opts, 0)
+	if err := checkPrune(op, opts); err != nil {
+		return duroxide.PruneResult{}, err
+	}
+	return p.prune(ctx, op, []string{instance}, opts, 0, true)
 }
 
 // PruneExecutionsBulk prunes the instances the filter selects: the listed
 // ones (else every instance, oldest first), those whose current execution is
 // Completed or Failed and ended before CompletedBefore when it is set, up to
-// the limit.
+// the limit. Listed ids that do not exist are skipped.
 func (p *Provider) PruneExecutionsBulk(ctx context.Context, f duroxide.InstanceFilter, opts duroxide.PruneOptions) (duroxide.PruneResult, error) {
 	const op = "prune_executions_bulk"
+	if err := checkPrune(op, opts); err != nil {
+		return duroxide.PruneResult{}, err
+	}
+	limit, err := bulkLimit(op, f)
+	if err != nil {
+		return duroxide.PruneResult{}, err
+	}
 	ids := f.InstanceIDs
 	if ids == nil {
 		var err error
@@ -162,10 +213,9 @@ func (p *Provider) PruneExecutionsBulk(ctx context.Context, f duroxide.InstanceF
 		}
 	}
 	var total duroxide.PruneResult
-	limit := uint64(bulkLimit(f))
-	for start := 0; start < len(ids) && total.InstancesProcessed < limit; start += pruneBatch {
-		end := min(start+pruneBatch, len(ids), start+int(limit-total.InstancesProcessed))
-		res, err := p.prune(ctx, op, ids[start:end], opts, f.CompletedBefore)
+	for start := 0; start < len(ids) && total.InstancesProcessed < uint64(limit); start += pruneBatch {
+		end := min(start+pruneBatch, len(ids), start+limit-int(total.InstancesProcessed))
+		res, err := p.prune(ctx, op, ids[start:end], opts, f.CompletedBefore, false)
 		if err != nil {
 			return total, err
 		}
@@ -176,25 +226,29 @@ func (p *Provider) PruneExecutionsBulk(ctx context.Context, f duroxide.InstanceF
 	return total, nil
 }
 
-func (p *Provider) prune(ctx context.Context, op string, ids []string, opts duroxide.PruneOptions, instBefore uint64) (duroxide.PruneResult, error) {
-	if opts.KeepLast < 0 {
-		return duroxide.PruneResult{}, invalid(op, "negative KeepLast")
-	}
+// Reply of lua/prune_executions.lua.
+const (
+	prunedInstances = iota
+	prunedExecutions
+	prunedEvents
+)
+
+// prune runs one batch of the prune script; mustExist makes an instance
+// without a record a not-found error instead of a skipped one.
+func (p *Provider) prune(ctx context.Context, op string, ids []string, opts duroxide.PruneOptions, instBefore uint64, mustExist bool) (duroxide.PruneResult, error) {
 	var a args
-	a.int(opts.KeepLast).at(opts.CompletedBefore).at(instBefore).int(len(ids))
+	a.int(opts.KeepLast).at(opts.CompletedBefore).at(instBefore).flag(mustExist).int(len(ids))
 	for _, id := range ids {
 		a.str(id)
 	}
-	res, err := p.run(ctx, op, "prune_executions", a)
+	res, err := p.run(ctx, op, scriptPruneExecutions, a)
 	if err != nil {
 		return duroxide.PruneResult{}, err
 	}
 	r := newReply(op, res)
 	return duroxide.PruneResult{
-		InstancesProcessed: uint64(r.int(0)),
-		ExecutionsDeleted:  uint64(r.int(1)),
-		EventsDeleted:      uint64(r.int(2)),
+		InstancesProcessed: uint64(r.int(prunedInstances)),
+		ExecutionsDeleted:  uint64(r.int(prunedExecutions)),
+		EventsDeleted:      uint64(r.int(prunedEvents)),
 	}, r.err
 }
-
-func isRedisNil(err error) bool { return errors.Is(err, redis.Nil) }

@@ -3,7 +3,6 @@ package redisprovider
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -11,23 +10,29 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// permanentCode prefixes the error replies by which scripts report contract
-// violations (redis.error_reply reaches the client unchanged).
-const permanentCode = "DXPERM "
+// scriptFailure starts the error replies by which scripts report a contract
+// violation: "DXPERM <code> <message>" (U.fail in lua/lib_util.lua). An error
+// reply reaches the client unchanged, on Redis and miniredis alike.
+const scriptFailure = "DXPERM "
 
-// transientReplies are server error codes that go away by themselves: the
-// server is loading, busy with a script, failing over or out of memory.
-var transientReplies = []string{
-	"LOADING", "BUSY", "TRYAGAIN", "MASTERDOWN", "READONLY", "CLUSTERDOWN",
-	"MOVED", "ASK", "NOREPLICAS", "OOM", "UNBLOCKED",
-	"ERR max number of clients",
+// scriptCodes maps each code U.fail may send to the kind of the error it
+// becomes (stored data a script cannot read makes it fail, not report: no
+// code for ErrUndecodable). TestScriptCodesMatchKinds checks that the
+// scripts use exactly these.
+var scriptCodes = map[string]error{
+	"LOCK_LOST": duroxide.ErrLockLost,
+	"NOT_FOUND": duroxide.ErrNotFound,
+	"INVALID":   duroxide.ErrInvalidInput,
+	"DUPLICATE": duroxide.ErrDuplicateEvent,
+	"CONFLICT":  duroxide.ErrConflict,
 }
 
 // fail turns an error of a Redis call made for operation op into a
-// *duroxide.ProviderError: contract violations reported by a script are
-// permanent, transport and transient server failures retryable, a closed
-// provider and unexpected server replies (a script bug) permanent.
-func (p *Provider) fail(op string, err error) error {
+// *duroxide.ProviderError (nil stays nil, a ProviderError is kept): a
+// script's contract violation gets the kind of its code; transport failures,
+// transient server replies and an ended context are retryable
+// (ErrUnavailable); anything else is permanent (see classify).
+func fail(op string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -36,33 +41,81 @@ func (p *Provider) fail(op string, err error) error {
 		return err
 	}
 	msg := err.Error()
-	if rest, ok := strings.CutPrefix(msg, permanentCode); ok {
-		return duroxide.Permanent(op, rest)
+	if rest, ok := strings.CutPrefix(msg, scriptFailure); ok {
+		code, text, _ := strings.Cut(rest, " ")
+		if kind, known := scriptCodes[code]; known {
+			return &duroxide.ProviderError{Operation: op, Message: text, Kind: kind}
+		}
+		return duroxide.Permanent(op, rest) // a script bug: a code without a kind
 	}
-	return &duroxide.ProviderError{Operation: op, Message: msg, Retryable: retryable(err), Err: err}
+	retry, kind := classify(err)
+	return &duroxide.ProviderError{Operation: op, Message: msg, Retryable: retry, Kind: kind, Err: err}
 }
 
-// retryable classifies an error that is not a contract violation.
-func retryable(err error) bool {
+// classify decides whether an error that is not a script's contract
+// violation is worth retrying, and its kind.
+func classify(err error) (retry bool, kind error) {
 	switch {
 	case errors.Is(err, redis.ErrClosed):
-		return false
+		// the provider (or the caller, for its own client) closed the client
+		return false, duroxide.ErrInvalidInput
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return true
+		return true, duroxide.ErrUnavailable
 	}
 	var reply redis.Error
 	if !errors.As(err, &reply) {
-		return true // network, timeouts, pool exhaustion
+		return true, duroxide.ErrUnavailable // network, timeouts, pool exhaustion
 	}
-	for _, code := range transientReplies {
-		if redis.HasErrorPrefix(err, code) {
-			return true
-		}
+	if transientReply(err) {
+		return true, duroxide.ErrUnavailable
 	}
-	return false
+	if redis.HasErrorPrefix(err, "WRONGTYPE") { // no predicate in go-redis
+		return false, duroxide.ErrUndecodable // a key holds something no script wrote
+	}
+	// a refusal retrying cannot change (ACL, auth, a failing script): a
+	// configuration problem or a bug, of none of the kinds
+	return false, nil
 }
 
-// invalid is the permanent error for bad caller input; nothing is written.
+// transientReply reports server replies that go away by themselves: the
+// server is loading, busy with a script, failing over, redirecting or out of
+// memory. go-redis has a predicate for each but BUSY and UNBLOCKED, matched
+// by prefix.
+func transientReply(err error) bool {
+	if _, ok := redis.IsMovedError(err); ok {
+		return true
+	}
+	if _, ok := redis.IsAskError(err); ok {
+		return true
+	}
+	return redis.IsLoadingError(err) || redis.IsTryAgainError(err) ||
+		redis.IsMasterDownError(err) || redis.IsReadOnlyError(err) ||
+		redis.IsClusterDownError(err) || redis.IsNoReplicasError(err) ||
+		redis.IsOOMError(err) || redis.IsMaxClientsError(err) ||
+		redis.HasErrorPrefix(err, "BUSY ") || redis.HasErrorPrefix(err, "UNBLOCKED ")
+}
+
+// invalid is the error for bad caller input; nothing is written.
 func invalid(op, format string, args ...any) error {
-	return duroxide.Permanent(op, "invalid input: "+fmt.Sprintf(format, args...))
+	return duroxide.Errorf(op, duroxide.ErrInvalidInput, "invalid input: "+format, args...)
+}
+
+// notFound is the error for an unknown instance or execution.
+func notFound(op, what string) error {
+	return duroxide.Errorf(op, duroxide.ErrNotFound, "%s not found", what)
+}
+
+// undecodable is the error for stored data (or a reply built from it) that
+// cannot be decoded.
+func undecodable(op, format string, args ...any) error {
+	return duroxide.Errorf(op, duroxide.ErrUndecodable, format, args...)
+}
+
+// checkToken rejects an empty lock token before any round trip: no lock has
+// it.
+func checkToken(op, token string) error {
+	if token == "" {
+		return duroxide.Errorf(op, duroxide.ErrLockLost, "lock_token is empty")
+	}
+	return nil
 }

@@ -10,13 +10,24 @@ import (
 // What both queues' fetches share: the long-poll loop around a fetch script,
 // and one run of that script with a new lock token.
 
+// The replies of lua/fetch_orchestration_item.lua and lua/fetch_work_item.lua
+// start with whether the script took work. Without work they go on with the
+// server time and when to run again (the same for both scripts); with work,
+// see orchestrationTaken and workTaken.
+const (
+	fetchTook    = iota // 1 with work, 0 without
+	emptyNow            // server time, ms
+	emptyRerun          // when to run the script again, ms
+	emptyDropped        // fetch_orchestration_item only: orphan messages dropped
+)
+
 // fetchLoop polls once until it returns an item, pollTimeout passes or ctx
 // ends. No wake keys means the caller's filter accepts nothing: it waits out
 // the poll without asking Redis.
 func fetchLoop[T any](ctx context.Context, p *Provider, op string, keys []string, pollTimeout time.Duration,
 	once func(ctx context.Context) (*T, time.Duration, error)) (*T, error) {
 	if len(keys) == 0 {
-		return nil, p.fail(op, p.sleep(ctx, pollTimeout))
+		return nil, fail(op, p.sleep(ctx, pollTimeout))
 	}
 	var item *T
 	err := p.poll(ctx, keys, pollTimeout, func(ctx context.Context) (bool, time.Duration, error) {
@@ -26,7 +37,7 @@ func fetchLoop[T any](ctx context.Context, p *Provider, op string, keys []string
 		return item != nil, due, err
 	})
 	if err != nil {
-		return nil, p.fail(op, err)
+		return nil, fail(op, err)
 	}
 	return item, nil
 }
@@ -35,9 +46,8 @@ func fetchLoop[T any](ctx context.Context, p *Provider, op string, keys []string
 // argument, followed by a. The script runs detached from ctx's cancellation:
 // once sent, the lock it may take must be known, and given back (by the
 // abandon script) when the reply is lost or the caller has left meanwhile.
-// r is nil when the script's reply never arrived; reply field 0 says whether
-// it took work.
-func (p *Provider) fetchScript(ctx context.Context, op, script, abandon string, a args) (r *reply, token string, err error) {
+// r is nil when the script's reply never arrived.
+func (p *Provider) fetchScript(ctx context.Context, op string, script, abandon luaScript, a args) (r *reply, token string, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, "", err
 	}
@@ -50,7 +60,7 @@ func (p *Provider) fetchScript(ctx context.Context, op, script, abandon string, 
 		return nil, "", err
 	}
 	r = newReply(op, res)
-	if r.int(0) != 0 && ctx.Err() != nil {
+	if r.int(fetchTook) != 0 && ctx.Err() != nil {
 		p.giveBack(op, abandon, token)
 		return r, token, ctx.Err()
 	}

@@ -196,7 +196,7 @@ func FuzzTokens(f *testing.F) {
 
 // FuzzAppendAndRead proves that AppendWithExecution with any instance id,
 // execution id (0 and 2^64-1 included) and event list either stores the
-// events so that ReadWithExecution (and Read, for the current execution)
+// events so that ReadWithExecution (and Read, for the latest execution)
 // returns them exactly, in order, after what was stored before, or rejects
 // the append permanently, naming the operation, with nothing written. Read
 // and ReadWithExecution of an empty instance id fail permanently.
@@ -230,9 +230,7 @@ func FuzzAppendAndRead(f *testing.F) {
 		}
 		want := append(append([]duroxide.Event(nil), history...), events...)
 		env.wantReadExecution(t, instance, exec, want)
-		if exec != duroxide.InitialExecutionID {
-			want = nil // an append creates no instance record: Read shows execution 1
-		}
+		// the only execution is the latest, record or not
 		env.wantRead(t, instance, want)
 	})
 }
@@ -407,7 +405,7 @@ func (s nsState) diff(o nsState) string {
 }
 
 // wantPermanent fails unless err is a permanent *duroxide.ProviderError of
-// operation op whose text names op.
+// operation op whose text names op, with a kind.
 func wantPermanent(t *testing.T, op string, err error) {
 	t.Helper()
 	if err == nil {
@@ -422,6 +420,9 @@ func wantPermanent(t *testing.T, op string, err error) {
 	}
 	if pe.Operation != op || !strings.Contains(err.Error(), op) {
 		t.Fatalf("error does not name operation %s (Operation %q): %s", op, pe.Operation, short(err.Error()))
+	}
+	if pe.Kind == nil {
+		t.Fatalf("%s: permanent error without a kind (callers cannot classify it): %s", op, short(err.Error()))
 	}
 }
 
@@ -803,13 +804,13 @@ func (e *fuzzEnv) wantReadExecution(t *testing.T, inst string, exec uint64, want
 }
 
 // wantCommitted checks what an accepted commit left behind: the history of
-// its execution (after history when it is execution 1), Read's current
-// execution, the live KV view and the custom status.
+// its execution (after history when it is execution 1), Read's latest
+// execution (the commit's: history is on execution 1 at most), the live KV
+// view and the custom status.
 func (e *fuzzEnv) wantCommitted(t *testing.T, inst string, history []duroxide.Event, c duroxide.OrchestrationCommit) {
 	t.Helper()
 	// a record exists when the prior turn or this one named the orchestration;
-	// without one, KV and custom status writes are dropped and Read shows
-	// execution 1
+	// without one, KV and custom status writes are dropped
 	record := len(history) > 0 || c.Metadata.OrchestrationName != ""
 	var want []duroxide.Event
 	if c.ExecutionID == 1 {
@@ -817,9 +818,6 @@ func (e *fuzzEnv) wantCommitted(t *testing.T, inst string, history []duroxide.Ev
 	}
 	want = append(want, c.HistoryDelta...)
 	e.wantReadExecution(t, inst, c.ExecutionID, want)
-	if !record && c.ExecutionID != 1 {
-		want = nil
-	}
 	e.wantRead(t, inst, want)
 
 	kv := map[string]string{}

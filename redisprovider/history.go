@@ -7,8 +7,9 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// Read returns the events of the instance's current execution, ordered by
-// event id; empty for an unknown instance. Stored data that cannot be decoded
+// Read returns the events of the instance's latest execution (the highest
+// execution id that has a record, whether or not the instance has one),
+// ordered by event id; empty for an unknown instance. Stored data that cannot be decoded
 // is a permanent error: a partial history would be silently wrong.
 func (p *Provider) Read(ctx context.Context, instance string) ([]duroxide.Event, error) {
 	return p.readHistory(ctx, "read", instance, "", false)
@@ -19,22 +20,30 @@ func (p *Provider) ReadWithExecution(ctx context.Context, instance string, execu
 	return p.readHistory(ctx, "read_with_execution", instance, strconv.FormatUint(executionID, 10), false)
 }
 
-// readHistory reads one execution (” = the current one) in one script, so
+// Reply of lua/read_history.lua.
+const (
+	readExecution = iota
+	readEvents
+	readKnown // 1: the latest execution was asked for and exists, or the instance has a record
+)
+
+// readHistory reads one execution (” = the latest one) in one script, so
 // the execution it resolves and the events it returns belong together.
-// mustExist makes an instance without a record a not-found error.
+// mustExist makes an instance with neither a record nor an execution a
+// not-found error.
 func (p *Provider) readHistory(ctx context.Context, op, instance, execution string, mustExist bool) ([]duroxide.Event, error) {
 	if instance == "" {
 		return nil, invalid(op, "empty instance id")
 	}
 	var a args
 	a.str(instance).str(execution)
-	res, err := p.run(ctx, op, "read_history", a)
+	res, err := p.run(ctx, op, scriptReadHistory, a)
 	if err != nil {
 		return nil, err
 	}
 	r := newReply(op, res)
-	eid, _ := r.str(0)
-	raw, known := r.strs(1), r.int(2) == 1
+	eid, _ := r.str(readExecution)
+	raw, known := r.strs(readEvents), r.int(readKnown) == 1
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -43,11 +52,11 @@ func (p *Provider) readHistory(ctx context.Context, op, instance, execution stri
 	}
 	x, err := strconv.ParseUint(eid, 10, 64)
 	if err != nil {
-		return nil, duroxide.Permanent(op, "instance "+instance+": corrupt execution id "+strconv.Quote(eid))
+		return nil, undecodable(op, "instance %s: corrupt execution id %q", instance, eid)
 	}
 	events, problem := decodeHistory(raw, x)
 	if problem != "" {
-		return nil, duroxide.Permanent(op, "instance "+instance+": "+problem)
+		return nil, undecodable(op, "instance %s: %s", instance, problem)
 	}
 	return events, nil
 }
@@ -71,6 +80,6 @@ func (p *Provider) AppendWithExecution(ctx context.Context, instance string, exe
 	if len(events) == 0 {
 		return nil
 	}
-	_, err := p.run(ctx, op, "append_history", a)
+	_, err := p.run(ctx, op, scriptAppendWithExecution, a)
 	return err
 }

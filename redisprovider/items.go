@@ -147,11 +147,3 @@ func (p *Provider) lockFor(d time.Duration) time.Duration {
 	}
 	return d
 }
-
-// checkToken rejects an empty lock token before any round trip.
-func checkToken(op, token string) error {
-	if token == "" {
-		return duroxide.Permanent(op, "lock_token is empty")
-	}
-	return nil
-}

@@ -3,7 +3,6 @@ package redisprovider
 import (
 	"context"
 	"encoding/json"
-	"strconv"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
@@ -66,13 +65,13 @@ func (p *Provider) GetKVValue(ctx context.Context, instance, key string) (string
 	}
 	var a args
 	a.str(instance).str(key)
-	res, err := p.run(ctx, op, "get_kv", a)
+	res, err := p.run(ctx, op, scriptGetKVValue, a)
 	if err != nil || res == nil {
 		return "", false, err
 	}
 	s, ok := res.(string)
 	if !ok {
-		return "", false, duroxide.Permanent(op, "unexpected script reply")
+		return "", false, undecodable(op, "instance %s key %q: unexpected script reply", instance, key)
 	}
 	e, err := kvEntry(op, instance, key, s)
 	if err != nil {
@@ -80,6 +79,9 @@ func (p *Provider) GetKVValue(ctx context.Context, instance, key string) (string
 	}
 	return e.Value, true, nil
 }
+
+// Reply of lua/get_kv_all_values.lua: one flat array of key, entry pairs.
+const kvAllEntries = 0
 
 // GetKVAllValues reads the live view of an instance's KV store (empty for an
 // unknown instance).
@@ -90,12 +92,12 @@ func (p *Provider) GetKVAllValues(ctx context.Context, instance string) (map[str
 	}
 	var a args
 	a.str(instance)
-	res, err := p.run(ctx, op, "get_kv_all", a)
+	res, err := p.run(ctx, op, scriptGetKVAllValues, a)
 	if err != nil {
 		return nil, err
 	}
 	r := newReply(op, res)
-	flat := r.strs(0)
+	flat := r.strs(kvAllEntries)
 	out := make(map[string]string, len(flat)/2)
 	for i := 0; i+1 < len(flat); i += 2 {
 		e, err := kvEntry(op, instance, flat[i], flat[i+1])
@@ -112,10 +114,19 @@ func (p *Provider) GetKVAllValues(ctx context.Context, instance string) (map[str
 func kvEntry(op, instance, key, raw string) (duroxide.KVEntry, error) {
 	e, err := parseKVEntry(raw)
 	if err != nil {
-		return e, duroxide.Permanent(op, "instance "+instance+" key "+strconv.Quote(key)+": "+err.Error())
+		return e, undecodable(op, "instance %s key %q: %v", instance, key, err)
 	}
 	return e, nil
 }
+
+// Reply of lua/get_instance_stats.lua (nil for an unknown instance).
+const (
+	statsEvents = iota
+	statsHistoryBytes
+	statsFirstEvent
+	statsKVKeys
+	statsKVBytes
+)
 
 // GetInstanceStats reports sizes of an instance's current execution and KV
 // state; nil for an unknown instance. Costs O(KV keys): the history is never
@@ -127,18 +138,18 @@ func (p *Provider) GetInstanceStats(ctx context.Context, instance string) (*duro
 	}
 	var a args
 	a.str(instance)
-	res, err := p.run(ctx, op, "instance_stats", a)
+	res, err := p.run(ctx, op, scriptGetInstanceStats, a)
 	if err != nil || res == nil {
 		return nil, err
 	}
 	r := newReply(op, res)
 	st := &duroxide.InstanceStats{
-		HistoryEventCount: uint64(r.int(0)),
-		HistorySizeBytes:  uint64(r.int(1)),
-		KVUserKeyCount:    uint64(r.int(3)),
-		KVTotalValueBytes: uint64(r.int(4)),
+		HistoryEventCount: uint64(r.int(statsEvents)),
+		HistorySizeBytes:  uint64(r.int(statsHistoryBytes)),
+		KVUserKeyCount:    uint64(r.int(statsKVKeys)),
+		KVTotalValueBytes: uint64(r.int(statsKVBytes)),
 	}
-	if first, ok := r.str(2); ok {
+	if first, ok := r.str(statsFirstEvent); ok {
 		st.QueuePendingCount = carryForwardCount(first)
 	}
 	return st, r.err

@@ -32,28 +32,45 @@ func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, poll
 	})
 }
 
+// Reply of lua/fetch_orchestration_item.lua when it took work (after
+// fetchTook).
+const (
+	orchInstance = fetchTook + 1 + iota
+	orchToken
+	orchAttempts
+	orchName // nil: the instance has no record yet
+	orchVersion
+	orchExecution
+	orchMessages
+	orchHistory
+	orchKV
+	orchDropped
+	orchNow
+	orchRerun // nil: more work is eligible
+)
+
 // fetchOrchestrationOnce runs the fetch script once (see fetchScript).
 func (p *Provider) fetchOrchestrationOnce(ctx context.Context, op string, a args) (*duroxide.OrchestrationItem, time.Duration, error) {
-	r, _, err := p.fetchScript(ctx, op, "fetch_orchestration", "abandon_orchestration", a)
+	r, _, err := p.fetchScript(ctx, op, scriptFetchOrchestrationItem, scriptAbandonOrchestrationItem, a)
 	if r == nil {
 		return nil, 0, err
 	}
-	if r.int(0) == 0 {
-		p.logDropped(r.strs(3))
-		return nil, dueIn(r, 1, 2), r.err
+	if r.int(fetchTook) == 0 {
+		p.logDropped(r.strs(emptyDropped))
+		return nil, dueIn(r), r.err
 	}
-	p.logDropped(r.strs(10))
+	p.logDropped(r.strs(orchDropped))
 	if err != nil {
 		return nil, 0, err
 	}
 	item := p.decodeOrchestrationItem(r)
-	return item, rerunIn(r, 11, 12), r.err
+	return item, rerunIn(r, orchNow, orchRerun), r.err
 }
 
-// dueIn reads the {now, rerun at} pair of an empty fetch reply as the time
-// until the fetcher must run its script again.
-func dueIn(r *reply, nowAt, dueAt int) time.Duration {
-	if d := rerunIn(r, nowAt, dueAt); d >= 0 {
+// dueIn reads an empty fetch reply's time to run again as the time until
+// the fetcher must run its script again.
+func dueIn(r *reply) time.Duration {
+	if d := rerunIn(r, emptyNow, emptyRerun); d >= 0 {
 		return d
 	}
 	return maxBlock
@@ -83,14 +100,14 @@ func (p *Provider) logDropped(pairs []string) {
 // counted, so the runtime's poison handling can end the instance);
 // undecodable messages are logged and left tagged, so the ack deletes them.
 func (p *Provider) decodeOrchestrationItem(r *reply) *duroxide.OrchestrationItem {
-	inst, _ := r.str(1)
-	token, _ := r.str(2)
+	inst, _ := r.str(orchInstance)
+	token, _ := r.str(orchToken)
 	item := &duroxide.OrchestrationItem{
 		Instance:     inst,
 		LockToken:    token,
-		AttemptCount: uint32(r.int(3)),
+		AttemptCount: uint32(r.int(orchAttempts)),
 	}
-	for i, raw := range r.strs(7) {
+	for i, raw := range r.strs(orchMessages) {
 		m, err := duroxide.UnmarshalWorkItem([]byte(raw))
 		if err != nil {
 			p.log.Error("duroxide-redis: skipping an undecodable orchestrator message; the ack deletes it",
@@ -99,15 +116,15 @@ func (p *Provider) decodeOrchestrationItem(r *reply) *duroxide.OrchestrationItem
 		}
 		item.Messages = append(item.Messages, m)
 	}
-	name, hasRecord := r.str(4)
+	name, hasRecord := r.str(orchName)
 	item.OrchestrationName = name
-	item.Version, _ = r.str(5)
+	item.Version, _ = r.str(orchVersion)
 	item.ExecutionID = duroxide.InitialExecutionID
-	if cur, ok := r.str(6); ok {
+	if cur, ok := r.str(orchExecution); ok {
 		item.ExecutionID, _ = strconv.ParseUint(cur, 10, 64)
 	}
-	item.History, item.HistoryError = decodeHistory(r.strs(8), item.ExecutionID)
-	item.KVSnapshot, item.HistoryError = decodeKV(r.strs(9), item.HistoryError)
+	item.History, item.HistoryError = decodeHistory(r.strs(orchHistory), item.ExecutionID)
+	item.KVSnapshot, item.HistoryError = decodeKV(r.strs(orchKV), item.HistoryError)
 	if !hasRecord {
 		describeNewInstance(item)
 	}

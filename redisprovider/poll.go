@@ -336,7 +336,7 @@ func (w *waiter) rearm(res any) {
 	ctx, cancel := context.WithTimeout(context.Background(), rearmTimeout)
 	defer cancel()
 	var a args
-	if _, err := w.p.run(ctx, "rearm_wake", "rearm_wake", *a.str(key)); err != nil {
+	if _, err := w.p.run(ctx, "rearm_wake", scriptRearmWake, *a.str(key)); err != nil {
 		w.p.log.Warn("duroxide-redis: could not put back a wake-up marker", "key", key, "err", err)
 	}
 }

@@ -1,15 +1,3 @@
-// Package redisprovider is a duroxide provider that stores orchestration
-// history, queues, locks, sessions and KV state in Redis.
-//
-// Every state change is one Lua script (see the module's lua/ directory), run
-// with EVALSHA, so each provider call is atomic and costs one round trip.
-// Every key of a namespace shares one hash tag, so the provider runs on a
-// single node, behind Sentinel, or on Redis Cluster. Time is Redis's clock.
-//
-// A fetch with a poll timeout blocks without polling: a per-process waiter
-// blocks in BZPOPMIN on the wake-up keys of the work its callers can take and
-// wakes them when work arrives or becomes due. Blocking uses its own
-// connections (see Options), so parked waiters never starve other calls.
 package redisprovider
 
 import (
@@ -81,7 +69,7 @@ type Provider struct {
 	keys        dxredis.Keys
 	lockTimeout time.Duration
 	log         *slog.Logger
-	scripts     map[string]*redis.Script
+	scripts     [scriptCount]*redis.Script
 	waits       *waitRegistry
 
 	closeOnce sync.Once
@@ -100,10 +88,10 @@ func New(ctx context.Context, opts Options) (*Provider, error) {
 		opts.Namespace = DefaultNamespace
 	}
 	if strings.ContainsAny(opts.Namespace, "{}") {
-		return nil, duroxide.Permanent(op, fmt.Sprintf("namespace %q must not contain '{' or '}': it is the Cluster hash tag", opts.Namespace))
+		return nil, invalid(op, "namespace %q must not contain '{' or '}': it is the Cluster hash tag", opts.Namespace)
 	}
 	if opts.LockTimeout < 0 || opts.BlockingPoolSize < 0 {
-		return nil, duroxide.Permanent(op, "LockTimeout and BlockingPoolSize must not be negative")
+		return nil, invalid(op, "LockTimeout and BlockingPoolSize must not be negative")
 	}
 	p := &Provider{
 		keys:        dxredis.NewKeys(opts.Namespace),
@@ -134,11 +122,11 @@ func (p *Provider) connect(opts Options) error {
 	p.rdb = opts.Client
 	if p.rdb == nil {
 		if opts.URL == "" {
-			return duroxide.Permanent(op, "Options needs a Client or a URL")
+			return invalid(op, "Options needs a Client or a URL")
 		}
 		o, err := redis.ParseURL(opts.URL)
 		if err != nil {
-			return &duroxide.ProviderError{Operation: op, Message: "invalid URL: " + err.Error(), Err: err}
+			return &duroxide.ProviderError{Operation: op, Message: "invalid input: URL: " + err.Error(), Kind: duroxide.ErrInvalidInput, Err: err}
 		}
 		o.MaxRetries = -1
 		o.ContextTimeoutEnabled = true
@@ -212,20 +200,20 @@ func noMaintNotifications() *maintnotifications.Config {
 // and the first calls find them (EVALSHA also reloads after SCRIPT FLUSH or
 // a restart).
 func (p *Provider) loadScripts(ctx context.Context) error {
-	p.scripts = make(map[string]*redis.Script)
 	if err := p.rdb.Ping(ctx).Err(); err != nil {
-		return p.fail("new", err)
+		return fail("new", err)
 	}
-	for _, name := range dxredis.ScriptNames() {
-		src, err := dxredis.Script(name)
+	for h := range scriptCount {
+		src, err := dxredis.Script(h.String())
 		if err != nil {
+			// the embedded Lua does not match the handles: a build bug
 			return duroxide.Permanent("new", err.Error())
 		}
 		s := redis.NewScript(src)
 		if err := s.Load(ctx, p.rdb).Err(); err != nil {
-			return p.fail("new", fmt.Errorf("loading script %s: %w", name, err))
+			return fail("new", fmt.Errorf("loading script %s: %w", h, err))
 		}
-		p.scripts[name] = s
+		p.scripts[h] = s
 	}
 	return nil
 }

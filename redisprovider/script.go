@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
 // args accumulates the ARGV of a script call in the order its header lists.
@@ -73,10 +71,10 @@ func detach(ctx context.Context) (context.Context, context.CancelFunc) {
 	return d, func() {}
 }
 
-// run executes the named script for operation op with the namespace prefix as
-// its only key. It returns the reply or a *duroxide.ProviderError.
-func (p *Provider) run(ctx context.Context, op, name string, a args) (any, error) {
-	res, err := p.scripts[name].Run(ctx, p.rdb, []string{p.keys.Prefix()}, a...).Result()
+// run executes script s for operation op with the namespace prefix as its
+// only key. It returns the reply or a *duroxide.ProviderError.
+func (p *Provider) run(ctx context.Context, op string, s luaScript, a args) (any, error) {
+	res, err := p.scripts[s].Run(ctx, p.rdb, []string{p.keys.Prefix()}, a...).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil // the script returned nil: "nothing", not a failure
 	}
@@ -84,7 +82,7 @@ func (p *Provider) run(ctx context.Context, op, name string, a args) (any, error
 		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 			err = errors.Join(ctx.Err(), err)
 		}
-		return nil, p.fail(op, err)
+		return nil, fail(op, err)
 	}
 	return res, nil
 }
@@ -101,7 +99,7 @@ func newReply(op string, v any) *reply {
 	r := &reply{op: op}
 	r.v, _ = v.([]any)
 	if r.v == nil {
-		r.err = duroxide.Permanent(op, "unexpected script reply")
+		r.err = undecodable(op, "unexpected script reply")
 	}
 	return r
 }
@@ -116,7 +114,7 @@ func (r *reply) at(i int) any {
 
 func (r *reply) setErr(i int) {
 	if r.err == nil {
-		r.err = duroxide.Permanent(r.op, "unexpected script reply at position "+strconv.Itoa(i))
+		r.err = undecodable(r.op, "unexpected script reply at position %d", i)
 	}
 }
 

@@ -32,13 +32,19 @@ func (p *Provider) RenewSessionLock(ctx context.Context, ownerIDs []string, exte
 	for _, o := range owners {
 		a.str(o)
 	}
-	res, err := p.run(ctx, op, "renew_sessions", a)
+	res, err := p.run(ctx, op, scriptRenewSessionLock, a)
 	if err != nil {
 		return 0, err
 	}
 	n, _ := res.(int64)
 	return int(n), nil
 }
+
+// Reply of lua/cleanup_orphaned_sessions.lua.
+const (
+	cleanupRemoved = iota
+	cleanupMore
+)
 
 // CleanupOrphanedSessions removes sessions whose lock expired and that have
 // no item left; returns how many. idleTimeout is not used: an expired lock
@@ -49,13 +55,13 @@ func (p *Provider) CleanupOrphanedSessions(ctx context.Context, idleTimeout time
 	for {
 		var a args
 		a.int(cleanupBatch)
-		res, err := p.run(ctx, op, "cleanup_sessions", a)
+		res, err := p.run(ctx, op, scriptCleanupOrphanedSessions, a)
 		if err != nil {
 			return total, err
 		}
 		r := newReply(op, res)
-		total += int(r.int(0))
-		if r.err != nil || r.int(1) == 0 {
+		total += int(r.int(cleanupRemoved))
+		if r.err != nil || r.int(cleanupMore) == 0 {
 			return total, r.err
 		}
 	}

@@ -17,7 +17,7 @@ func (p *Provider) GetCustomStatus(ctx context.Context, instance string, lastSee
 	}
 	v, err := p.rdb.HMGet(ctx, p.keys.Instance(instance), "cs", "csv").Result()
 	if err != nil {
-		return nil, p.fail(op, err)
+		return nil, fail(op, err)
 	}
 	ver, ok := v[1].(string)
 	if !ok {
@@ -25,7 +25,7 @@ func (p *Provider) GetCustomStatus(ctx context.Context, instance string, lastSee
 	}
 	n, err := strconv.ParseUint(ver, 10, 64)
 	if err != nil {
-		return nil, duroxide.Permanent(op, "instance "+instance+": corrupt custom status version")
+		return nil, undecodable(op, "instance %s: corrupt custom status version %q", instance, ver)
 	}
 	if n <= lastSeenVersion {
 		return nil, nil

@@ -16,7 +16,7 @@ func (p *Provider) EnqueueForWorker(ctx context.Context, item duroxide.WorkItem)
 	if err := a.workerItem(op, item); err != nil {
 		return err
 	}
-	_, err := p.run(ctx, op, "enqueue_worker", a)
+	_, err := p.run(ctx, op, scriptEnqueueForWorker, a)
 	return err
 }
 
@@ -101,17 +101,26 @@ func (p *Provider) workWakeKeys(queues []string, session *duroxide.SessionFetchC
 	return keys
 }
 
+// Reply of lua/fetch_work_item.lua when it took work (after fetchTook).
+const (
+	workItem = fetchTook + 1 + iota
+	workToken
+	workAttempts
+	workNow
+	workRerun // nil: more work is eligible
+)
+
 // fetchWorkOnce runs the fetch script once (see fetchScript).
 func (p *Provider) fetchWorkOnce(ctx context.Context, op string, a args) (*duroxide.LockedWorkItem, time.Duration, error) {
-	r, token, err := p.fetchScript(ctx, op, "fetch_work", "abandon_work", a)
+	r, token, err := p.fetchScript(ctx, op, scriptFetchWorkItem, scriptAbandonWorkItem, a)
 	if r == nil || err != nil {
 		return nil, 0, err
 	}
-	if r.int(0) == 0 {
-		return nil, dueIn(r, 1, 2), r.err
+	if r.int(fetchTook) == 0 {
+		return nil, dueIn(r), r.err
 	}
-	raw, _ := r.str(1)
-	attempts := r.int(3)
+	raw, _ := r.str(workItem)
+	attempts := r.int(workAttempts)
 	if r.err != nil {
 		return nil, 0, r.err
 	}
@@ -119,9 +128,9 @@ func (p *Provider) fetchWorkOnce(ctx context.Context, op string, a args) (*durox
 	if err != nil {
 		// the lock is kept until it expires, so a corrupt item is not
 		// fetched in a tight loop
-		return nil, 0, duroxide.Permanent(op, "stored work item cannot be decoded (lock_token "+token+" left to expire): "+err.Error())
+		return nil, 0, undecodable(op, "stored work item cannot be decoded (lock_token %s left to expire): %v", token, err)
 	}
-	return &duroxide.LockedWorkItem{Item: item, LockToken: token, AttemptCount: uint32(attempts)}, rerunIn(r, 4, 5), nil
+	return &duroxide.LockedWorkItem{Item: item, LockToken: token, AttemptCount: uint32(attempts)}, rerunIn(r, workNow, workRerun), nil
 }
 
 // AckWorkItem deletes the locked item and enqueues completion (nil: none)
@@ -144,7 +153,7 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 		}
 		a.flag(true).str(inst).str(string(body))
 	}
-	_, err := p.run(ctx, op, "ack_work", a)
+	_, err := p.run(ctx, op, scriptAckWorkItem, a)
 	return err
 }
 
@@ -152,12 +161,12 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 // visible again after delay; ignoreAttempt undoes the attempt its fetch
 // counted. An unknown token is a permanent error.
 func (p *Provider) AbandonWorkItem(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool) error {
-	return p.abandon(ctx, "abandon_work_item", "abandon_work", lockToken, delay, ignoreAttempt)
+	return p.abandon(ctx, "abandon_work_item", scriptAbandonWorkItem, lockToken, delay, ignoreAttempt)
 }
 
 // RenewWorkItemLock extends a valid, unexpired worker lock to now +
 // extendFor. It fails permanently once the item was cancelled or the lock
 // lost: that is how a running activity learns it must stop.
 func (p *Provider) RenewWorkItemLock(ctx context.Context, lockToken string, extendFor time.Duration) error {
-	return p.renew(ctx, "renew_work_item_lock", "renew_work", lockToken, extendFor)
+	return p.renew(ctx, "renew_work_item_lock", scriptRenewWorkItemLock, lockToken, extendFor)
 }

@@ -1,15 +1,15 @@
--- renew_work: extend a valid, unexpired worker lock to now + extend ms. A
--- cancelled item or a lost lock fails: that is how a running activity learns
--- it was cancelled.
+-- renew_work_item_lock: extend a valid, unexpired worker lock to now + extend
+-- ms. A cancelled item or a lost lock fails: that is how a running activity
+-- learns it was cancelled.
 --
 -- KEYS[1]  namespace prefix
 -- ARGV     token, extend ms
--- Reply    1, or an error 'DXPERM ...'
+-- Reply    1, or an error 'DXPERM LOCK_LOST ...'
 local token, extend = U.arg(), U.num()
 local now = U.now()
 local it = W.locked(token)
 if not it or it.u <= now then
-  return redis.error_reply('DXPERM lock_token ' .. token .. ' is invalid or expired (activity cancelled or lock lost)')
+  return U.fail('LOCK_LOST', 'lock_token ' .. token .. ' is invalid or expired (activity cancelled or lock lost)')
 end
 local untl = now + extend
 redis.call('HSET', K.witem(it.seq), 'u', untl)

@@ -1,5 +1,5 @@
--- cleanup_sessions: expire sessions whose lock ran out, then delete up to a
--- batch of expired sessions that have no item left.
+-- cleanup_orphaned_sessions: expire sessions whose lock ran out, then delete
+-- up to a batch of expired sessions that have no item left.
 --
 -- KEYS[1]  namespace prefix
 -- ARGV     batch

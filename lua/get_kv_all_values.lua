@@ -1,4 +1,4 @@
--- get_kv_all: an instance's live KV view (delta over store, tombstones
+-- get_kv_all_values: an instance's live KV view (delta over store, tombstones
 -- hiding keys).
 --
 -- KEYS[1]  namespace prefix

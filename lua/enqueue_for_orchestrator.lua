@@ -1,4 +1,4 @@
--- enqueue_orchestrator: add a message for an instance, visible after delay
+-- enqueue_for_orchestrator: add a message for an instance, visible after delay
 -- ms. Never creates the instance: its first ack does.
 --
 -- KEYS[1]  namespace prefix

@@ -1,8 +1,8 @@
--- delete_trees: delete terminal root instances with all their descendants,
--- in order, until limit trees are deleted. Each tree goes atomically (the
--- whole batch is one script). A root that is no longer a terminal root, that
--- completed at or after completed_before, or whose tree holds a Running
--- instance, is skipped.
+-- delete_instance_bulk: delete terminal root instances with all their
+-- descendants, in order, until limit trees are deleted. Each tree goes
+-- atomically (the whole batch is one script). A root that is no longer a
+-- terminal root, that completed at or after completed_before, or whose tree
+-- holds a Running instance, is skipped.
 --
 -- KEYS[1]  namespace prefix
 -- ARGV     completed before ms ('0' = no bound), limit, n, then n x root

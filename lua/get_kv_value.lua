@@ -1,4 +1,4 @@
--- get_kv: one key of an instance's live KV view (delta over store).
+-- get_kv_value: one key of an instance's live KV view (delta over store).
 --
 -- KEYS[1]  namespace prefix
 -- ARGV     instance, key

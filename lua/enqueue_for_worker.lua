@@ -1,4 +1,4 @@
--- enqueue_worker: add an ActivityExecute to the worker queue.
+-- enqueue_for_worker: add an ActivityExecute to the worker queue.
 --
 -- KEYS[1]  namespace prefix
 -- ARGV     json, queue ('d' | 't:<tag>'), session ('' none, else '+' .. id),

@@ -1,5 +1,6 @@
--- renew_sessions: extend, for every owner given, each session it holds that
--- is still locked and not idle (activity within idle ms) to now + extend ms.
+-- renew_session_lock: extend, for every owner given, each session it holds
+-- that is still locked and not idle (activity within idle ms) to now + extend
+-- ms.
 --
 -- KEYS[1]  namespace prefix
 -- ARGV     extend ms, idle ms, n, then n x owner

@@ -1,4 +1,4 @@
--- system_metrics: instance, execution and event totals from counters and
+-- get_system_metrics: instance, execution and event totals from counters and
 -- index sizes; nothing is walked.
 --
 -- KEYS[1]  namespace prefix

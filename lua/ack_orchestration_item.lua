@@ -1,6 +1,6 @@
--- ack_orchestration: commit an orchestration turn. Everything below happens
--- or nothing does: every precondition is checked before the first write
--- (Redis never rolls a script back).
+-- ack_orchestration_item: commit an orchestration turn. Everything below
+-- happens or nothing does: every precondition is checked before the first
+-- write (Redis never rolls a script back).
 --
 -- KEYS[1]  namespace prefix
 -- ARGV     token, execution id,
@@ -15,7 +15,7 @@
 --            '0' for now),
 --          n cancelled, then n x (instance, execution id, activity id),
 --          n kv ops, then n x (op 's'|'c'|'a', key, value, updated ms)
--- Reply    1, or an error 'DXPERM ...'
+-- Reply    1, or an error 'DXPERM LOCK_LOST ...' or 'DXPERM DUPLICATE ...'
 local token, eid = U.arg(), U.arg()
 local status, has_output, output = U.arg(), U.arg() == '1', U.arg()
 local name, ver, parent, pinned = U.arg(), U.arg(), U.arg(), U.arg()
@@ -44,10 +44,10 @@ end
 local now = U.now()
 local inst, untl = O.lock_of(token)
 if not inst or untl <= now then
-  return redis.error_reply('DXPERM lock_token ' .. token .. ' is invalid or expired')
+  return U.fail('LOCK_LOST', 'lock_token ' .. token .. ' is invalid or expired')
 end
 local bad = I.check_ids(inst, eid, ids)
-if bad then return redis.error_reply(bad) end
+if bad then return bad end
 
 local has_record = I.apply_metadata(inst, eid, name, ver, parent, now)
 local ek = I.ensure_exec(inst, eid, now)

@@ -1,4 +1,4 @@
--- fetch_orchestration: lock the ready instance with the oldest visible
+-- fetch_orchestration_item: lock the ready instance with the oldest visible
 -- message among those the caller's capability filter accepts, tag its visible
 -- messages, count an attempt on each, and return the batch with the current
 -- execution's history and KV store, all in one step.

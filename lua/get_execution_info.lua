@@ -1,4 +1,4 @@
--- execution_info: one execution record with its event count.
+-- get_execution_info: one execution record with its event count.
 --
 -- KEYS[1]  namespace prefix
 -- ARGV     instance, execution id

@@ -1,4 +1,4 @@
--- instance_tree: an instance and all its descendants, breadth first, the
+-- get_instance_tree: an instance and all its descendants, breadth first, the
 -- root first (GetInstanceTree).
 --
 -- KEYS[1]  namespace prefix

@@ -1,5 +1,5 @@
--- queue_depths: unlocked orchestrator messages and worker items visible now,
--- and orchestrator messages visible only later (timers and delayed
+-- get_queue_depths: unlocked orchestrator messages and worker items visible
+-- now, and orchestrator messages visible only later (timers and delayed
 -- messages), from counters and two O(log n) range counts. Locks that expired
 -- are released first (the bounded maintenance a fetch would do), so their
 -- messages count as unlocked.

@@ -1,15 +1,15 @@
--- renew_orchestration: extend a valid, unexpired instance lock to now +
--- extend ms. An expired lock cannot be renewed: another dispatcher may
+-- renew_orchestration_item_lock: extend a valid, unexpired instance lock to
+-- now + extend ms. An expired lock cannot be renewed: another dispatcher may
 -- already hold the instance.
 --
 -- KEYS[1]  namespace prefix
 -- ARGV     token, extend ms
--- Reply    1, or an error 'DXPERM ...'
+-- Reply    1, or an error 'DXPERM LOCK_LOST ...'
 local token, extend = U.arg(), U.num()
 local now = U.now()
 local inst, untl = O.lock_of(token)
 if not inst or untl <= now then
-  return redis.error_reply('DXPERM lock_token ' .. token .. ' is invalid or expired')
+  return U.fail('LOCK_LOST', 'lock_token ' .. token .. ' is invalid or expired')
 end
 untl = now + extend
 redis.call('HSET', K.om(inst), 'until', untl)

@@ -1,4 +1,4 @@
--- instance_info: an instance record with the status and output of its
+-- get_instance_info: an instance record with the status and output of its
 -- current execution.
 --
 -- KEYS[1]  namespace prefix

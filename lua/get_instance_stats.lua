@@ -1,5 +1,5 @@
--- instance_stats: sizes of an instance's current execution and KV state, in
--- O(KV keys): the history is counted by LLEN and a byte counter kept by the
+-- get_instance_stats: sizes of an instance's current execution and KV state,
+-- in O(KV keys): the history is counted by LLEN and a byte counter kept by the
 -- appends, and only its first event is read.
 --
 -- KEYS[1]  namespace prefix

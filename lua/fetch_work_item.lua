@@ -1,5 +1,5 @@
--- fetch_work: lock the eligible worker item with the lowest seq across the
--- caller's tag queues. Without session routing only items without session
+-- fetch_work_item: lock the eligible worker item with the lowest seq across
+-- the caller's tag queues. Without session routing only items without session
 -- are eligible; with it, also the heads of the owner's sessions and of
 -- claimable sessions, and taking one claims (or extends) the session.
 --

@@ -1,0 +1,81 @@
+package redisprovider
+
+// luaScript is a handle on one script, lua/<name>.lua: the provider calls
+// scripts through these constants, so a script that does not exist is a
+// compile error, not a failed map lookup.
+//
+// A script is named after the operation it implements (duroxide's snake_case
+// method name, the Operation of its errors). Where one script serves several
+// methods it carries one of their names: read_history also serves read,
+// read_with_execution and read_history_with_execution_id; prune_executions
+// also serves prune_executions_bulk. rearm_wake serves the waiter, no method.
+type luaScript int
+
+const (
+	scriptAbandonOrchestrationItem luaScript = iota
+	scriptAbandonWorkItem
+	scriptAckOrchestrationItem
+	scriptAckWorkItem
+	scriptAppendWithExecution
+	scriptCleanupOrphanedSessions
+	scriptDeleteInstance
+	scriptDeleteInstanceBulk
+	scriptDeleteInstancesAtomic
+	scriptEnqueueForOrchestrator
+	scriptEnqueueForWorker
+	scriptFetchOrchestrationItem
+	scriptFetchWorkItem
+	scriptGetExecutionInfo
+	scriptGetInstanceInfo
+	scriptGetInstanceStats
+	scriptGetInstanceTree
+	scriptGetKVAllValues
+	scriptGetKVValue
+	scriptGetQueueDepths
+	scriptGetSystemMetrics
+	scriptLatestExecutionID
+	scriptPruneExecutions
+	scriptReadHistory
+	scriptRearmWake
+	scriptRenewOrchestrationItemLock
+	scriptRenewSessionLock
+	scriptRenewWorkItemLock
+	scriptCount // not a script: the number of them
+)
+
+// scriptFiles names each handle's Lua file (lua/<name>.lua).
+// TestScriptHandlesMatchLuaFiles checks it against the files.
+var scriptFiles = [scriptCount]string{
+	scriptAbandonOrchestrationItem:   "abandon_orchestration_item",
+	scriptAbandonWorkItem:            "abandon_work_item",
+	scriptAckOrchestrationItem:       "ack_orchestration_item",
+	scriptAckWorkItem:                "ack_work_item",
+	scriptAppendWithExecution:        "append_with_execution",
+	scriptCleanupOrphanedSessions:    "cleanup_orphaned_sessions",
+	scriptDeleteInstance:             "delete_instance",
+	scriptDeleteInstanceBulk:         "delete_instance_bulk",
+	scriptDeleteInstancesAtomic:      "delete_instances_atomic",
+	scriptEnqueueForOrchestrator:     "enqueue_for_orchestrator",
+	scriptEnqueueForWorker:           "enqueue_for_worker",
+	scriptFetchOrchestrationItem:     "fetch_orchestration_item",
+	scriptFetchWorkItem:              "fetch_work_item",
+	scriptGetExecutionInfo:           "get_execution_info",
+	scriptGetInstanceInfo:            "get_instance_info",
+	scriptGetInstanceStats:           "get_instance_stats",
+	scriptGetInstanceTree:            "get_instance_tree",
+	scriptGetKVAllValues:             "get_kv_all_values",
+	scriptGetKVValue:                 "get_kv_value",
+	scriptGetQueueDepths:             "get_queue_depths",
+	scriptGetSystemMetrics:           "get_system_metrics",
+	scriptLatestExecutionID:          "latest_execution_id",
+	scriptPruneExecutions:            "prune_executions",
+	scriptReadHistory:                "read_history",
+	scriptRearmWake:                  "rearm_wake",
+	scriptRenewOrchestrationItemLock: "renew_orchestration_item_lock",
+	scriptRenewSessionLock:           "renew_session_lock",
+	scriptRenewWorkItemLock:          "renew_work_item_lock",
+}
+
+// String returns the script's name, which is its file's and, for most, its
+// operation's.
+func (s luaScript) String() string { return scriptFiles[s] }
