@@ -51,7 +51,7 @@ func Classify(err error) Class {
 		return Permanent
 	case pe.Retryable:
 		return Retryable
-	case strings.Contains(pe.Message, "lock_token"):
+	case errors.Is(err, duroxide.ErrLockLost):
 		return LockLost
 	}
 	return Permanent

@@ -130,7 +130,7 @@ func TestClassify(t *testing.T) {
 		OK:        nil,
 		Retryable: duroxide.Retryable("op", "LOADING"),
 		Canceled:  &duroxide.ProviderError{Operation: "op", Message: "cancelled", Retryable: true, Err: context.Canceled},
-		LockLost:  duroxide.Permanent("ack", "lock_token abc is invalid or expired"),
+		LockLost:  duroxide.Errorf("ack", duroxide.ErrLockLost, "lock_token abc is invalid or expired"),
 		Permanent: duroxide.Permanent("op", "invalid input"),
 	}
 	for want, err := range cases {
