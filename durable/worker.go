@@ -174,7 +174,7 @@ func (r *Runtime) completeActivity(locked *duroxide.LockedWorkItem, item duroxid
 			Details: duroxide.ApplicationFailure(res.err.Error())}
 	}
 	err := r.p.AckWorkItem(r.work, locked.LockToken, completion)
-	if err == nil || errors.Is(err, duroxide.ErrLockLost) {
+	if err == nil || isLockLost(err) {
 		return
 	}
 	r.opts.Logger.Warn("durable: activity ack failed, abandoning", "activity", item.Name, "error", err)
