@@ -10,7 +10,9 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-func greet(_ *durable.ActivityContext, name string) (string, error) { return "Hello, " + name + "!", nil }
+func greet(_ *durable.ActivityContext, name string) (string, error) {
+	return "Hello, " + name + "!", nil
+}
 
 func TestE2EHelloWorld(t *testing.T) {
 	reg := durable.NewRegistry()

@@ -95,8 +95,8 @@ func TestReplayDropsDuplicateAndForeignCompletions(t *testing.T) {
 		add(duroxide.ActivityScheduledEvent{Name: "B", Input: "2"}).
 		add(duroxide.ActivityCompletedEvent{Result: "x"}, 2)
 	e, res := turn(h, twoActivities,
-		duroxide.ActivityCompleted{Instance: "inst", ExecutionID: 1, ID: 2, Result: "dup"},    // already in history
-		duroxide.ActivityCompleted{Instance: "inst", ExecutionID: 7, ID: 3, Result: "other"},  // another execution
+		duroxide.ActivityCompleted{Instance: "inst", ExecutionID: 1, ID: 2, Result: "dup"},   // already in history
+		duroxide.ActivityCompleted{Instance: "inst", ExecutionID: 7, ID: 3, Result: "other"}, // another execution
 		duroxide.ActivityCompleted{Instance: "inst", ExecutionID: 1, ID: 3, Result: "y"},
 		duroxide.ActivityCompleted{Instance: "inst", ExecutionID: 1, ID: 3, Result: "again"}) // duplicate in batch
 	if res.kind != turnCompleted || res.output != "xy" {
