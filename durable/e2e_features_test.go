@@ -285,3 +285,66 @@ func TestE2EShutdownIsPrompt(t *testing.T) {
 		t.Fatalf("shutdown of an idle runtime took %v", d)
 	}
 }
+
+func TestE2EShutdownDeadlineHandsActivityBack(t *testing.T) {
+	reg := durable.NewRegistry()
+	started := make(chan struct{}, 1)
+	reg.MustAddActivity("Stuck", func(ctx *durable.ActivityContext, _ string) (string, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
+	reg.MustAddOrchestration("UsesStuck", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		return ctx.ScheduleActivity("Stuck", "").Get()
+	})
+	env := durabletest.Start(t, reg)
+	if err := env.Client.StartOrchestration(t.Context(), "stuck", "UsesStuck", ""); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	if err := env.Runtime.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("shutdown returned %v, want the deadline", err)
+	}
+	// The activity was abandoned, not failed: it is queued for the next run.
+	depths, err := env.Client.QueueDepths(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if depths.WorkerQueue != 1 {
+		t.Fatalf("worker queue depth %d, want the abandoned activity", depths.WorkerQueue)
+	}
+	if n := len(read(t, env, "stuck")); n != 2 {
+		t.Fatalf("history has %d events; the activity must not have completed or failed", n)
+	}
+}
+
+func TestE2ENondeterminismFailsTheInstance(t *testing.T) {
+	reg := durable.NewRegistry()
+	var changed atomic.Bool
+	reg.MustAddOrchestration("Fickle", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		name := "First"
+		if changed.Load() {
+			name = "Second" // a deployment changed the code under a running instance
+		}
+		ctx.ScheduleActivity(name, "")
+		return ctx.WaitForEvent("go").Get()
+	})
+	reg.MustAddActivity("First", func(*durable.ActivityContext, string) (string, error) { return "", nil })
+	env := durabletest.Start(t, reg)
+	ctx := t.Context()
+	if err := env.Client.StartOrchestration(ctx, "fickle", "Fickle", ""); err != nil {
+		t.Fatal(err)
+	}
+	waitRunning(t, env, "fickle", 3)
+	changed.Store(true)
+	if err := env.Client.RaiseEvent(ctx, "fickle", "go", ""); err != nil {
+		t.Fatal(err)
+	}
+	st := env.Wait(t, "fickle")
+	if st.Status != durable.StatusFailed || st.Failure.Configuration == nil ||
+		!strings.HasPrefix(st.FailureMessage(), "nondeterministic: schedule mismatch") {
+		t.Fatalf("status %v %q", st.Status, st.FailureMessage())
+	}
+}

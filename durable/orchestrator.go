@@ -108,7 +108,12 @@ func (r *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, wor
 // buildCommit adds metadata and, for a terminal turn, cancels the
 // activities still in flight.
 func (r *Runtime) buildCommit(item *duroxide.OrchestrationItem, t *turnOutput) duroxide.OrchestrationCommit {
+	failure := t.enforceLimits(item.Instance, item.KVSnapshot)
 	meta := executionMetadata(t.delta)
+	if failure != nil {
+		out := displayMessage(*failure)
+		meta.Status, meta.Output = "Failed", &out
+	}
 	if reason := terminalCancelReason(meta.Status); reason != "" {
 		for _, id := range inflightActivities(append(append([]duroxide.Event{}, t.history...), t.delta...)) {
 			src := id
