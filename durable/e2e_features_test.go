@@ -348,3 +348,42 @@ func TestE2ENondeterminismFailsTheInstance(t *testing.T) {
 		t.Fatalf("status %v %q", st.Status, st.FailureMessage())
 	}
 }
+
+func TestE2EUnregisteredOrchestrationIsPoisoned(t *testing.T) {
+	env := durabletest.Start(t, durable.NewRegistry(), durabletest.WithOptions(durable.Options{
+		LongPollTimeout: 100 * time.Millisecond, MaxAttempts: 2,
+		UnregisteredBackoffBase: time.Millisecond, UnregisteredBackoffMax: time.Millisecond,
+	}))
+	st := env.StartAndWait(t, "ghost", "Ghost", "in")
+	if st.Status != durable.StatusFailed || st.Failure.Poison == nil || st.Failure.Poison.MessageType.Orchestration == nil {
+		t.Fatalf("status %v %+v", st.Status, st.Failure)
+	}
+	if want := "poison: orchestration ghost exceeded 3 attempts (max 2)"; st.FailureMessage() != want {
+		t.Fatalf("message %q, want %q", st.FailureMessage(), want)
+	}
+	h := read(t, env, "ghost")
+	if s := h[0].Kind.(duroxide.OrchestrationStartedEvent); s.Name != "Ghost" || s.Input != "in" {
+		t.Fatalf("recorded start %+v", s)
+	}
+}
+
+func TestE2ERetryWithTimeoutStopsRetrying(t *testing.T) {
+	reg := durable.NewRegistry()
+	reg.MustAddActivity("Hang", func(ctx *durable.ActivityContext, _ string) (string, error) {
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
+	reg.MustAddOrchestration("Impatient", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		_, err := ctx.ScheduleActivityWithRetry("Hang", "", durable.RetryPolicy{MaxAttempts: 3, Timeout: time.Minute})
+		return err.Error(), nil
+	})
+	env := durabletest.Start(t, reg)
+	if err := env.Client.StartOrchestration(t.Context(), "imp", "Impatient", ""); err != nil {
+		t.Fatal(err)
+	}
+	waitRunning(t, env, "imp", 3)
+	env.Advance(2 * time.Minute)
+	mustComplete(t, env.Wait(t, "imp"), "timeout: activity timed out")
+	assertKinds(t, read(t, env, "imp"), []string{"OrchestrationStarted", "ActivityScheduled", "TimerCreated",
+		"TimerFired", "ActivityCancelRequested", "OrchestrationCompleted"})
+}

@@ -77,11 +77,17 @@ func Start(t testing.TB, reg *durable.Registry, options ...Option) *Env {
 	return e
 }
 
+// ShutdownGrace is how long cleanup lets in-flight activities finish before
+// their contexts are cancelled and their work is handed back.
+const ShutdownGrace = time.Second
+
 func (e *Env) close(t testing.TB) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
 	defer cancel()
 	if err := e.Runtime.Shutdown(ctx); err != nil {
-		t.Errorf("durabletest: runtime shutdown: %v", err)
+		// Activities still running at the end of a test are normal (they
+		// block until cancelled); the runtime has stopped all the same.
+		t.Logf("durabletest: runtime shutdown: %v", err)
 	}
 	_ = e.Provider.Close()
 	_ = e.rdb.Close()
