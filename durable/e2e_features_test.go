@@ -387,3 +387,39 @@ func TestE2ERetryWithTimeoutStopsRetrying(t *testing.T) {
 	assertKinds(t, read(t, env, "imp"), []string{"OrchestrationStarted", "ActivityScheduled", "TimerCreated",
 		"TimerFired", "ActivityCancelRequested", "OrchestrationCompleted"})
 }
+
+func TestE2ETaggedActivityRunsOnMatchingWorker(t *testing.T) {
+	reg := durable.NewRegistry()
+	reg.MustAddActivity("Where", func(ctx *durable.ActivityContext, _ string) (string, error) {
+		tag, _ := ctx.Tag()
+		return tag + "@" + ctx.WorkerID(), nil
+	})
+	reg.MustAddOrchestration("Tagged", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		ctx.SetCustomStatus("scheduling")
+		ctx.ResetCustomStatus()
+		ctx.SetValue("k1", "v")
+		ctx.ClearAllValues()
+		if _, ok := ctx.Value("k1"); ok {
+			return "", errors.New("ClearAllValues left k1")
+		}
+		return ctx.ScheduleActivity("Where", "", durable.WithTag("gpu")).Get()
+	})
+	env := durabletest.Start(t, reg)
+	gpu, err := durable.NewRuntime(env.Provider, reg, durable.Options{
+		LongPollTimeout: 100 * time.Millisecond, WorkerNodeID: "node-gpu", WorkerTagFilter: duroxide.TagsOnly("gpu"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = gpu.Shutdown(context.Background()) })
+	st := env.StartAndWait(t, "tagged", "Tagged", "")
+	if st.Status != durable.StatusCompleted || !strings.HasPrefix(st.Output, "gpu@work-") || !strings.HasSuffix(st.Output, "-node-gpu") {
+		t.Fatalf("status %v output %q %s", st.Status, st.Output, st.FailureMessage())
+	}
+	if st.CustomStatus != nil {
+		t.Fatalf("custom status %q after reset", *st.CustomStatus)
+	}
+	if all, err := env.Client.KVAllValues(t.Context(), "tagged"); err != nil || len(all) != 0 {
+		t.Fatalf("kv %v %v", all, err)
+	}
+}

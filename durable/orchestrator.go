@@ -15,9 +15,17 @@ import (
 // is the provider's long poll.
 func (r *Runtime) orchestrationLoop(n int) {
 	workerID := fmt.Sprintf("orch-%d-%s", n, r.id)
+	dispatch(r, func() (*duroxide.OrchestrationItem, error) {
+		return r.p.FetchOrchestrationItem(r.ctx, r.opts.OrchestratorLockTimeout, r.opts.LongPollTimeout, &r.filter)
+	}, func(item *duroxide.OrchestrationItem) { r.processWithRenewal(item, workerID) })
+}
+
+// dispatch fetches and handles work until the runtime stops, backing off
+// after fetch errors.
+func dispatch[T any](r *Runtime, fetch func() (*T, error), handle func(*T)) {
 	errs := 0
 	for r.ctx.Err() == nil {
-		item, err := r.p.FetchOrchestrationItem(r.ctx, r.opts.OrchestratorLockTimeout, r.opts.LongPollTimeout, &r.filter)
+		item, err := fetch()
 		if err != nil {
 			if r.ctx.Err() != nil || !r.backoff(err, &errs) {
 				return
@@ -26,7 +34,7 @@ func (r *Runtime) orchestrationLoop(n int) {
 		}
 		errs = 0
 		if item != nil {
-			r.processWithRenewal(item, workerID)
+			handle(item)
 		}
 	}
 }

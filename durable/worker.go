@@ -13,24 +13,13 @@ import (
 // workerLoop is one activity worker goroutine.
 func (r *Runtime) workerLoop(n int) {
 	workerID := fmt.Sprintf("work-%d-%s", n, r.sessionOwner())
-	errs := 0
-	for r.ctx.Err() == nil {
+	dispatch(r, func() (*duroxide.LockedWorkItem, error) {
 		var session *duroxide.SessionFetchConfig
 		if r.sessions.count() < r.opts.MaxSessionsPerRuntime {
 			session = &duroxide.SessionFetchConfig{OwnerID: r.sessionOwner(), LockTimeout: r.opts.SessionLockTimeout}
 		}
-		locked, err := r.p.FetchWorkItem(r.ctx, r.opts.WorkerLockTimeout, r.opts.LongPollTimeout, session, r.opts.WorkerTagFilter)
-		if err != nil {
-			if r.ctx.Err() != nil || !r.backoff(err, &errs) {
-				return
-			}
-			continue
-		}
-		errs = 0
-		if locked != nil {
-			r.handleWorkItem(locked, workerID)
-		}
-	}
+		return r.p.FetchWorkItem(r.ctx, r.opts.WorkerLockTimeout, r.opts.LongPollTimeout, session, r.opts.WorkerTagFilter)
+	}, func(locked *duroxide.LockedWorkItem) { r.handleWorkItem(locked, workerID) })
 }
 
 // sessionOwner is the owner id this runtime claims sessions with.
