@@ -42,12 +42,6 @@ func dispatch[T any](r *Runtime, fetch func() (*T, error), handle func(*T)) {
 // processWithRenewal runs one turn while a goroutine renews the instance
 // lock, so turns longer than the lock timeout keep it.
 func (r *Runtime) processWithRenewal(item *duroxide.OrchestrationItem, workerID string) {
-	if pinned := pinnedVersion(item.History); pinned != nil && !r.support.Contains(pinned) {
-		r.opts.Logger.Warn("durable: execution pinned to an unsupported duroxide version, abandoning",
-			"instance", item.Instance, "pinned", pinned.String())
-		r.abandonOrchestration(item.LockToken, time.Second, false)
-		return
-	}
 	ctx, cancel := context.WithCancel(r.work)
 	done := make(chan struct{})
 	go func() {
@@ -82,6 +76,14 @@ func pinnedVersion(h []duroxide.Event) *semver.Version {
 // processOrchestrationItem handles one fetched batch (duroxide's
 // process_orchestration_item).
 func (r *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, workerID string) {
+	if pinned := pinnedVersion(item.History); pinned != nil && !r.support.Contains(pinned) {
+		// The provider's capability filter should not have handed this out;
+		// a runtime-side check keeps a lenient provider from corrupting it.
+		r.opts.Logger.Warn("durable: execution pinned to an unsupported duroxide version, abandoning",
+			"instance", item.Instance, "pinned", pinned.String())
+		r.abandonOrchestration(item.LockToken, time.Second, false)
+		return
+	}
 	if item.AttemptCount > r.opts.MaxAttempts {
 		r.poisonOrchestration(item)
 		return
