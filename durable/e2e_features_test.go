@@ -423,3 +423,30 @@ func TestE2ETaggedActivityRunsOnMatchingWorker(t *testing.T) {
 		t.Fatalf("kv %v %v", all, err)
 	}
 }
+
+func TestE2EDocExampleOnMiniredis(t *testing.T) {
+	reg := durable.NewRegistry()
+	reg.MustAddActivity("ChargeCard", durable.Activity(chargeCard))
+	reg.MustAddOrchestration("ProcessOrder", durable.Orchestration(processOrder))
+	env := durabletest.Start(t, reg)
+	ctx := t.Context()
+	if err := env.Client.StartOrchestrationJSON(ctx, "order-42", "ProcessOrder", Order{ID: "42", Total: 9.5}); err != nil {
+		t.Fatal(err)
+	}
+	waitRunning(t, env, "order-42", 7) // started, status, charge, timer, result, wait, timer
+	if err := env.Client.RaiseEvent(ctx, "order-42", "Shipped", "1Z999"); err != nil {
+		t.Fatal(err)
+	}
+	mustComplete(t, env.Wait(t, "order-42"), `"receipt-42"`)
+
+	// The same order never shipped: the day-long timer decides, in no time.
+	if err := env.Client.StartOrchestrationJSON(ctx, "order-43", "ProcessOrder", Order{ID: "43"}); err != nil {
+		t.Fatal(err)
+	}
+	waitRunning(t, env, "order-43", 7)
+	env.Advance(25 * time.Hour)
+	st := env.Wait(t, "order-43")
+	if st.Status != durable.StatusFailed || st.FailureMessage() != "order 43 not shipped in time" {
+		t.Fatalf("status %v %q", st.Status, st.FailureMessage())
+	}
+}
