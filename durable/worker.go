@@ -165,9 +165,21 @@ func (r *Runtime) activityContext(ctx context.Context, item duroxide.ActivityExe
 	return &ActivityContext{
 		Context: ctx, instance: item.Instance, execution: item.ExecutionID, activityName: item.Name,
 		activityID: item.ID, workerID: workerID, sessionID: item.SessionID, tag: item.Tag, client: r.client,
+		describe: func() (string, string) { return r.describeInstance(ctx, item.Instance) },
 		logger: r.opts.Logger.With("instance_id", item.Instance, "execution_id", item.ExecutionID,
 			"activity_name", item.Name, "activity_id", item.ID, "worker_id", workerID),
 	}
+}
+
+// describeInstance names the orchestration an instance runs, from the
+// provider's instance record ("unknown" when there is none).
+func (r *Runtime) describeInstance(ctx context.Context, instance string) (string, string) {
+	if a := r.p.Admin(); a != nil {
+		if info, err := a.GetInstanceInfo(ctx, instance); err == nil {
+			return info.OrchestrationName, info.OrchestrationVersion
+		}
+	}
+	return "unknown", "unknown"
 }
 
 // completeActivity acks with the completion. A lost lock means the result
