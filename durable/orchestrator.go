@@ -190,10 +190,10 @@ func executionMetadata(delta []duroxide.Event) duroxide.ExecutionMetadata {
 	return m
 }
 
-// ack commits a turn, retrying transient errors (10ms doubling, 5 times).
-// A permanent failure of a lock still held fails the instance with an
-// infrastructure error, as duroxide does; a lost lock just drops the turn
-// (another dispatcher redoes it).
+// ack commits a turn, retrying transient errors (10ms doubling, 5 times),
+// then abandoning with a delay. A permanent failure of a lock still held
+// fails the instance with an infrastructure error, as duroxide does; a lost
+// lock just drops the turn (another dispatcher redoes it).
 func (r *Runtime) ack(item *duroxide.OrchestrationItem, commit duroxide.OrchestrationCommit) {
 	err := r.ackWithRetry(item.LockToken, commit)
 	if err == nil {
@@ -201,6 +201,13 @@ func (r *Runtime) ack(item *duroxide.OrchestrationItem, commit duroxide.Orchestr
 	}
 	if isLockLost(err) || r.work.Err() != nil {
 		r.opts.Logger.Warn("durable: turn dropped", "instance", item.Instance, "error", err)
+		return
+	}
+	if duroxide.IsRetryable(err) {
+		// Storage trouble, not a bad commit: hand the batch back so the turn
+		// is redone once the provider recovers.
+		r.opts.Logger.Warn("durable: ack keeps failing, abandoning", "instance", item.Instance, "error", err)
+		r.abandonOrchestration(item.LockToken, time.Second, false)
 		return
 	}
 	r.opts.Logger.Warn("durable: ack failed, failing the instance", "instance", item.Instance, "error", err)
@@ -225,9 +232,16 @@ func isLockLost(err error) bool {
 	return err != nil && !duroxide.IsRetryable(err) && strings.Contains(err.Error(), "lock_token")
 }
 
+// infrastructureDetails records a provider failure the way duroxide's
+// to_infrastructure_error does: the provider's operation and message.
 func infrastructureDetails(op string, err error) duroxide.ErrorDetails {
+	msg := err.Error()
+	var pe *duroxide.ProviderError
+	if errors.As(err, &pe) {
+		op, msg = pe.Operation, pe.Message
+	}
 	return duroxide.ErrorDetails{Infrastructure: &duroxide.InfrastructureError{
-		Operation: op, Message: err.Error(), Retryable: duroxide.IsRetryable(err),
+		Operation: op, Message: msg, Retryable: duroxide.IsRetryable(err),
 	}}
 }
 
