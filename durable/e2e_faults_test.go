@@ -55,3 +55,38 @@ func TestE2EPermanentAckFailureFailsTheInstance(t *testing.T) {
 		t.Fatalf("status %v %q", st.Status, st.FailureMessage())
 	}
 }
+
+func TestE2ELocksAreRenewedForLongWork(t *testing.T) {
+	reg := durable.NewRegistry()
+	var activityRuns, turnRuns atomic.Int32
+	reg.MustAddActivity("Long", func(_ *durable.ActivityContext, _ string) (string, error) {
+		activityRuns.Add(1)
+		time.Sleep(2500 * time.Millisecond)
+		return "done", nil
+	})
+	reg.MustAddOrchestration("LongActivity", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		return ctx.ScheduleActivity("Long", "").Get()
+	})
+	reg.MustAddOrchestration("LongTurn", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		if !ctx.IsReplaying() {
+			turnRuns.Add(1)
+			time.Sleep(2500 * time.Millisecond) // a turn longer than its lock
+		}
+		return "turned", nil
+	})
+	env := durabletest.Start(t, reg, durabletest.WithOptions(durable.Options{
+		LongPollTimeout: 100 * time.Millisecond, OrchestratorLockTimeout: 2 * time.Second, WorkerLockTimeout: 2 * time.Second,
+		OrchestrationConcurrency: 2, WorkerConcurrency: 2,
+	}))
+	ctx := t.Context()
+	for _, s := range [][2]string{{"la", "LongActivity"}, {"lt", "LongTurn"}} {
+		if err := env.Client.StartOrchestration(ctx, s[0], s[1], ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustComplete(t, env.Wait(t, "la"), "done")
+	mustComplete(t, env.Wait(t, "lt"), "turned")
+	if activityRuns.Load() != 1 || turnRuns.Load() != 1 {
+		t.Fatalf("activity ran %d times, turn ran %d times: a lock expired under running work", activityRuns.Load(), turnRuns.Load())
+	}
+}
