@@ -54,9 +54,23 @@ func (r *Runtime) processWithRenewal(item *duroxide.OrchestrationItem, workerID 
 				r.opts.Logger.Warn("durable: orchestration lock renewal failed", "instance", item.Instance, "error", err)
 			})
 	}()
-	r.processOrchestrationItem(item, workerID)
+	r.processSafely(item, workerID)
 	cancel()
 	<-done
+}
+
+// processSafely keeps a runtime bug (a panic outside orchestration code,
+// which the coroutine already contains) from killing the process: the batch
+// is abandoned and counts as an attempt, so a persistent bug ends in poison.
+func (r *Runtime) processSafely(item *duroxide.OrchestrationItem, workerID string) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.opts.Logger.Error("durable: panic while processing a turn, abandoning", "instance", item.Instance,
+				"panic", panicMessage(p))
+			r.abandonOrchestration(item.LockToken, time.Second, false)
+		}
+	}()
+	r.processOrchestrationItem(item, workerID)
 }
 
 // pinnedVersion is the duroxide version that wrote the execution's start.
