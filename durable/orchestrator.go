@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
@@ -230,15 +229,10 @@ func (r *Runtime) ack(item *duroxide.OrchestrationItem, commit duroxide.Orchestr
 	}
 }
 
-// isLockLost classifies a lock-token failure. Providers mark it with
-// duroxide.ErrLockLost; the contract also promises the word lock_token in
-// the message of a permanent token error, which older providers rely on.
-func isLockLost(err error) bool {
-	if errors.Is(err, duroxide.ErrLockLost) {
-		return true
-	}
-	return err != nil && !duroxide.IsRetryable(err) && strings.Contains(err.Error(), "lock_token")
-}
+// isLockLost reports a lock-token failure: the lock expired or was taken
+// over, so the work now belongs to another dispatcher (for an activity, it
+// was cancelled).
+func isLockLost(err error) bool { return errors.Is(err, duroxide.ErrLockLost) }
 
 // infrastructureDetails records a provider failure the way duroxide's
 // to_infrastructure_error does: the provider's operation and message.
