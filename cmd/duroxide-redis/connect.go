@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/duroxide-go/duroxide-redis/durable"
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+	"github.com/duroxide-go/duroxide-redis/redisprovider"
+)
+
+// session is an open connection for one command, bounded by --timeout.
+type session struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	rdb    redis.UniversalClient
+	prov   *redisprovider.Provider
+	admin  duroxide.ProviderAdmin
+	client *durable.Client
+}
+
+// open connects to the deployment the flags and environment name.
+func (c *cli) open() (*session, error) {
+	rdb, err := c.redisClient()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(c.base, c.timeout)
+	prov, err := redisprovider.New(ctx, redisprovider.Options{
+		Client:    rdb,
+		Namespace: c.resolvedNamespace(),
+		Logger:    slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		cancel()
+		rdb.Close()
+		return nil, fmt.Errorf("connect to %s: %w", strings.Join(c.urls(), ","), err)
+	}
+	return &session{ctx: ctx, cancel: cancel, rdb: rdb, prov: prov, admin: prov.Admin(), client: durable.NewClient(prov)}, nil
+}
+
+func (s *session) close() {
+	s.prov.Close()
+	s.rdb.Close()
+	s.cancel()
+}
+
+// resolvedNamespace applies the flag, then the environment, then the
+// provider's default.
+func (c *cli) resolvedNamespace() string {
+	if c.namespace != "" {
+		return c.namespace
+	}
+	if ns := c.getenv("DUROXIDE_REDIS_NAMESPACE"); ns != "" {
+		return ns
+	}
+	return redisprovider.DefaultNamespace
+}
+
+// urls are the --redis flags, else $DUROXIDE_REDIS_URL (comma-separated for a
+// Cluster), else a local server.
+func (c *cli) urls() []string {
+	if len(c.redis) > 0 {
+		return c.redis
+	}
+	if env := c.getenv("DUROXIDE_REDIS_URL"); env != "" {
+		return strings.Split(env, ",")
+	}
+	return []string{"redis://127.0.0.1:6379/0"}
+}
+
+// quietRedis drops go-redis's own log lines (dial retries and the like):
+// the command reports the failure that matters itself, once.
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...any) {}
+
+func init() { redis.SetLogger(quietRedis{}) }
+
+// redisClient builds a single-node client for one URL and a Cluster client
+// for several. Like the provider's own client it never re-sends a command
+// (a lost reply to a start or raise must not enqueue it twice) and honours
+// context deadlines.
+func (c *cli) redisClient() (redis.UniversalClient, error) {
+	urls := c.urls()
+	opts := make([]*redis.Options, len(urls))
+	for i, u := range urls {
+		o, err := redis.ParseURL(strings.TrimSpace(u))
+		if err != nil {
+			return nil, duroxide.Errorf("connect", duroxide.ErrInvalidInput, "redis URL %q: %v", u, err)
+		}
+		opts[i] = o
+	}
+	if len(opts) == 1 {
+		o := opts[0]
+		o.MaxRetries, o.ContextTimeoutEnabled = -1, true
+		return redis.NewClient(o), nil
+	}
+	addrs := make([]string, len(opts))
+	for i, o := range opts {
+		addrs[i] = o.Addr
+	}
+	// Cluster nodes share credentials and TLS settings; the first URL's apply.
+	first := opts[0]
+	return redis.NewClusterClient(&redis.ClusterOptions{
+		Addrs: addrs, Username: first.Username, Password: first.Password, TLSConfig: first.TLSConfig,
+		MaxRetries: -1, ContextTimeoutEnabled: true,
+	}), nil
+}
