@@ -89,7 +89,11 @@ func (c *cli) redisClient() (redis.UniversalClient, error) {
 	urls := c.urls()
 	opts := make([]*redis.Options, len(urls))
 	for i, u := range urls {
-		o, err := redis.ParseURL(strings.TrimSpace(u))
+		u = strings.TrimSpace(u)
+		if !strings.Contains(u, "://") {
+			u = "redis://" + u // a bare host:port, as Cluster seed lists are often written
+		}
+		o, err := redis.ParseURL(u)
 		if err != nil {
 			return nil, duroxide.Errorf("connect", duroxide.ErrInvalidInput, "redis URL %q: %v", u, err)
 		}
