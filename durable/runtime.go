@@ -42,6 +42,16 @@ type Runtime struct {
 // NewRuntime validates the options and starts the dispatchers. The registry
 // must not change afterwards.
 func NewRuntime(p duroxide.Provider, reg *Registry, opts Options) (*Runtime, error) {
+	rt, err := newRuntime(p, reg, opts)
+	if err != nil {
+		return nil, err
+	}
+	rt.startDispatchers()
+	return rt, nil
+}
+
+// newRuntime builds a runtime without starting its goroutines.
+func newRuntime(p duroxide.Provider, reg *Registry, opts Options) (*Runtime, error) {
 	const op = "new_runtime"
 	if p == nil || reg == nil {
 		return nil, duroxide.Errorf(op, duroxide.ErrInvalidInput, "provider and registry are required")
@@ -61,7 +71,6 @@ func NewRuntime(p duroxide.Provider, reg *Registry, opts Options) (*Runtime, err
 	}
 	rt.ctx, rt.stop = context.WithCancel(context.Background())
 	rt.work, rt.abort = context.WithCancel(context.Background())
-	rt.startDispatchers()
 	return rt, nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/duroxide-go/duroxide-redis/durable"
+	"github.com/duroxide-go/duroxide-redis/duroxide"
 	"github.com/duroxide-go/duroxide-redis/redisprovider"
 )
 
@@ -43,10 +44,18 @@ type Option func(*config)
 
 type config struct {
 	opts durable.Options
+	wrap func(duroxide.Provider) duroxide.Provider
 }
 
 // WithOptions sets the runtime options (Clock is always the environment's).
 func WithOptions(o durable.Options) Option { return func(c *config) { c.opts = o } }
+
+// WithProviderWrapper puts wrap between the runtime and the Redis provider,
+// for fault injection: the runtime and its client see wrap's result, while
+// Env.Provider stays the real provider.
+func WithProviderWrapper(wrap func(duroxide.Provider) duroxide.Provider) Option {
+	return func(c *config) { c.wrap = wrap }
+}
 
 // Start starts miniredis, the Redis provider and a runtime for reg, and
 // registers their shutdown with t.Cleanup. Unless WithOptions says
@@ -68,7 +77,11 @@ func Start(t testing.TB, reg *durable.Registry, options ...Option) *Env {
 	}
 	e.Provider = p
 	cfg.opts.Clock = e.Now
-	rt, err := durable.NewRuntime(p, reg, cfg.opts)
+	var rp duroxide.Provider = p
+	if cfg.wrap != nil {
+		rp = cfg.wrap(p)
+	}
+	rt, err := durable.NewRuntime(rp, reg, cfg.opts)
 	if err != nil {
 		t.Fatalf("durabletest: runtime: %v", err)
 	}
