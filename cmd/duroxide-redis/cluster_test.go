@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/duroxide-go/duroxide-redis/durable"
 	"github.com/duroxide-go/duroxide-redis/redisprovider"
 )
 
@@ -26,19 +24,9 @@ func TestClusterSeedNodes(t *testing.T) {
 		addrs = append(addrs, addrs[0]) // two flags make the command use a Cluster client
 	}
 	ns := fmt.Sprintf("clitest-cluster-%d", time.Now().UnixNano())
-	ctx := context.Background()
 	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRetries: -1, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { rdb.Close() })
-	p, err := redisprovider.New(ctx, redisprovider.Options{Client: rdb, Namespace: ns})
-	if err != nil {
-		t.Fatalf("provider: %v", err)
-	}
-	rt, err := durable.NewRuntime(p, testRegistry(), durable.Options{LongPollTimeout: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatalf("runtime: %v", err)
-	}
-	t.Cleanup(func() { rt.Shutdown(ctx); p.Close() })
-	d := &deployment{namespace: ns, prov: p, client: rt.Client()}
+	d := runDeployment(t, redisprovider.Options{Client: rdb, Namespace: ns})
 	d.finish(t, "greet-1", "Greet", `"ada"`)
 
 	args := []string{"show", "greet-1", "--json", "--namespace", ns}

@@ -85,11 +85,7 @@ func runRaise(c *cli, args []string) error {
 func runCancel(c *cli, args []string) error {
 	fs := c.flags("cancel")
 	reason := fs.String("reason", "cancelled by operator", "reason recorded in the instance's failure")
-	pos, err := c.parse(fs, args, 1, 1)
-	if err != nil {
-		return err
-	}
-	s, err := c.open()
+	pos, s, err := c.parseAndOpen(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}

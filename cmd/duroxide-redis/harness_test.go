@@ -39,8 +39,14 @@ func newDeployment(t *testing.T) *deployment {
 	t.Helper()
 	needRedis(t)
 	ns := fmt.Sprintf("clitest-%d-%d", time.Now().UnixNano(), namespaceSeq.Add(1))
-	ctx := context.Background()
-	p, err := redisprovider.New(ctx, redisprovider.Options{URL: redisURL, Namespace: ns})
+	return runDeployment(t, redisprovider.Options{URL: redisURL, Namespace: ns})
+}
+
+// runDeployment starts a provider and a runtime with the test
+// orchestrations, both stopped when the test ends.
+func runDeployment(t *testing.T, opts redisprovider.Options) *deployment {
+	t.Helper()
+	p, err := redisprovider.New(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("provider: %v", err)
 	}
@@ -54,7 +60,7 @@ func newDeployment(t *testing.T) *deployment {
 		rt.Shutdown(sctx)
 		p.Close()
 	})
-	return &deployment{namespace: ns, prov: p, client: rt.Client()}
+	return &deployment{namespace: opts.Namespace, prov: p, client: rt.Client()}
 }
 
 // testRegistry holds small orchestrations that leave every kind of state

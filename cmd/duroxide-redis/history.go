@@ -19,30 +19,10 @@ var commonEventFields = map[string]bool{
 func runHistory(c *cli, args []string) error {
 	fs := c.flags("history")
 	execution := fs.Uint64("execution", 0, "execution id (default: the current one)")
-	pos, err := c.parse(fs, args, 1, 1)
-	if err != nil {
-		return err
-	}
-	s, err := c.open()
-	if err != nil {
-		return err
-	}
-	defer s.close()
-	events, err := s.history(pos[0], *execution)
-	if err != nil {
-		return err
-	}
-	if c.json {
-		// duroxide's own event JSON, so scripts can feed it to its tools
-		raw := make([]json.RawMessage, len(events))
-		for i, e := range events {
-			if raw[i], err = e.MarshalJSON(); err != nil {
-				return err
-			}
-		}
-		return writeJSON(c.stdout, raw)
-	}
-	return c.printHistory(events)
+	// --json prints duroxide's own event JSON (Event.MarshalJSON), so
+	// scripts can feed it to tools that read duroxide histories
+	read := func(s *session, instance string) ([]duroxide.Event, error) { return s.history(instance, *execution) }
+	return inspect(c, fs, args, read, c.printHistory)
 }
 
 // history reads one execution of instance, the current one when execution

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -88,6 +89,24 @@ func runInstances(c *cli, args []string) error {
 		return writeJSON(c.stdout, out)
 	}
 	return c.printInstances(infos, *offset, *limit, len(ids))
+}
+
+// inspect is the body of the commands that read one instance: read it, then
+// print it as JSON or with print.
+func inspect[T any](c *cli, fs *flag.FlagSet, args []string, read func(*session, string) (T, error), print func(T) error) error {
+	pos, s, err := c.parseAndOpen(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	v, err := read(s, pos[0])
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return writeJSON(c.stdout, v)
+	}
+	return print(v)
 }
 
 // listIDs reads the instance index, filtered by status when one is given.

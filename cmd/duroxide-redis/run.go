@@ -163,6 +163,17 @@ func (c *cli) parse(fs *flag.FlagSet, args []string, minPos, maxPos int) ([]stri
 	return pos, nil
 }
 
+// parseAndOpen parses the command line, then connects: the start of every
+// command that needs no checks of its flags in between.
+func (c *cli) parseAndOpen(fs *flag.FlagSet, args []string, minPos, maxPos int) ([]string, *session, error) {
+	pos, err := c.parse(fs, args, minPos, maxPos)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := c.open()
+	return pos, s, err
+}
+
 func (c *cli) usage(w io.Writer) {
 	fmt.Fprint(w, `duroxide-redis inspects and operates duroxide workflows stored in Redis.
 

@@ -37,24 +37,7 @@ type instanceDetail struct {
 }
 
 func runShow(c *cli, args []string) error {
-	fs := c.flags("show")
-	pos, err := c.parse(fs, args, 1, 1)
-	if err != nil {
-		return err
-	}
-	s, err := c.open()
-	if err != nil {
-		return err
-	}
-	defer s.close()
-	d, err := s.detail(pos[0])
-	if err != nil {
-		return err
-	}
-	if c.json {
-		return writeJSON(c.stdout, d)
-	}
-	return c.printDetail(d)
+	return inspect(c, c.flags("show"), args, (*session).detail, c.printDetail)
 }
 
 // detail gathers an instance's record, executions, custom status, KV store

@@ -17,23 +17,10 @@ type treeNode struct {
 }
 
 func runTree(c *cli, args []string) error {
-	fs := c.flags("tree")
-	pos, err := c.parse(fs, args, 1, 1)
-	if err != nil {
-		return err
-	}
-	s, err := c.open()
-	if err != nil {
-		return err
-	}
-	defer s.close()
-	root, err := s.tree(pos[0])
-	if err != nil {
-		return err
-	}
-	if c.json {
-		return writeJSON(c.stdout, root)
-	}
+	return inspect(c, c.flags("tree"), args, (*session).tree, c.printTree)
+}
+
+func (c *cli) printTree(root *treeNode) error {
 	fmt.Fprintf(c.stdout, "%s  %s  %s\n", root.Instance, root.Name, root.Status)
 	c.printBranches(root.Children, "")
 	return nil
