@@ -150,16 +150,16 @@ func runPrune(c *cli, args []string) error {
 	return err
 }
 
-// pruneAll prunes every instance in the index, a batch of ids per call: a
-// bulk call without ids would handle the same first batch every time.
+// pruneAll prunes every instance, a page of the index per call: a bulk call
+// without ids would handle the same first batch every time. Pruning never
+// removes an instance, so the pages stay put under it.
 func (s *session) pruneAll(opts duroxide.PruneOptions) (duroxide.PruneResult, error) {
 	var total duroxide.PruneResult
-	ids, err := s.admin.ListInstances(s.ctx)
-	if err != nil {
-		return total, err
-	}
-	for start := 0; start < len(ids); start += bulkBatch {
-		batch := ids[start:min(start+bulkBatch, len(ids))]
+	for offset := 0; ; offset += bulkBatch {
+		batch, _, err := s.pageIDs("", offset, bulkBatch)
+		if err != nil || len(batch) == 0 {
+			return total, err
+		}
 		res, err := s.admin.PruneExecutionsBulk(s.ctx, duroxide.InstanceFilter{InstanceIDs: batch, Limit: len(batch)}, opts)
 		total.InstancesProcessed += res.InstancesProcessed
 		total.ExecutionsDeleted += res.ExecutionsDeleted
@@ -168,5 +168,4 @@ func (s *session) pruneAll(opts duroxide.PruneOptions) (duroxide.PruneResult, er
 			return total, err
 		}
 	}
-	return total, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -71,6 +72,14 @@ func (c *cli) urls() []string {
 		return strings.Split(env, ",")
 	}
 	return []string{"redis://127.0.0.1:6379/0"}
+}
+
+// redisError classifies a failed Redis call the command makes itself: an
+// error reply is a permanent failure, anything else (connection, timeout) is
+// worth retrying, as the provider classifies its own calls.
+func redisError(op string, err error) error {
+	var reply redis.Error
+	return &duroxide.ProviderError{Operation: op, Message: err.Error(), Retryable: !errors.As(err, &reply), Err: err}
 }
 
 // quietRedis drops go-redis's own log lines (dial retries and the like):

@@ -67,11 +67,10 @@ func runInstances(c *cli, args []string) error {
 		return err
 	}
 	defer s.close()
-	ids, err := s.listIDs(st)
+	page, total, err := s.pageIDs(st, *offset, *limit)
 	if err != nil {
 		return err
 	}
-	page := ids[min(*offset, len(ids)):min(*offset+*limit, len(ids))]
 	infos, err := s.infos(page)
 	if err != nil {
 		return err
@@ -82,13 +81,13 @@ func runInstances(c *cli, args []string) error {
 			Offset    int            `json:"offset"`
 			Limit     int            `json:"limit"`
 			Instances []instanceJSON `json:"instances"`
-		}{len(ids), *offset, *limit, []instanceJSON{}}
+		}{total, *offset, *limit, []instanceJSON{}}
 		for _, i := range infos {
 			out.Instances = append(out.Instances, toInstanceJSON(i))
 		}
 		return writeJSON(c.stdout, out)
 	}
-	return c.printInstances(infos, *offset, *limit, len(ids))
+	return c.printInstances(infos, *offset, *limit, total)
 }
 
 // inspect is the body of the commands that read one instance: read it, then
@@ -109,12 +108,23 @@ func inspect[T any](c *cli, fs *flag.FlagSet, args []string, read func(*session,
 	return print(v)
 }
 
-// listIDs reads the instance index, filtered by status when one is given.
-func (s *session) listIDs(status string) ([]string, error) {
-	if status == "" {
-		return s.admin.ListInstances(s.ctx)
+// pageIDs reads one page of the instance index (newest first), of the
+// status index when status is set, and the index's size. ProviderAdmin only
+// lists whole indexes, which at a million instances would mean a million ids
+// per page shown; the provider's public key names let a page cost
+// O(log N + limit) instead.
+func (s *session) pageIDs(status string, offset, limit int) ([]string, int, error) {
+	key := s.prov.Keys().Instances()
+	if status != "" {
+		key = s.prov.Keys().InstancesByStatus(status)
 	}
-	return s.admin.ListInstancesByStatus(s.ctx, status)
+	pipe := s.rdb.Pipeline()
+	ids := pipe.ZRevRange(s.ctx, key, int64(offset), int64(offset+limit-1))
+	total := pipe.ZCard(s.ctx, key)
+	if _, err := pipe.Exec(s.ctx); err != nil {
+		return nil, 0, redisError("list_instances_page", err)
+	}
+	return ids.Val(), int(total.Val()), nil
 }
 
 // infos reads the records of ids, skipping instances deleted since the
