@@ -14,7 +14,7 @@ import (
 // full value is one --json away.
 const payloadWidth = 60
 
-// table writes aligned columns for people; cells are sanitised so that a
+// table writes aligned columns for people, under a header when one is given; cells are sanitised so that a
 // payload holding tabs or newlines cannot break the alignment.
 type table struct {
 	tw *tabwriter.Writer
@@ -22,7 +22,9 @@ type table struct {
 
 func newTable(w io.Writer, header ...string) *table {
 	t := &table{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)}
-	t.row(header...)
+	if len(header) > 0 {
+		t.row(header...)
+	}
 	return t
 }
 

@@ -48,6 +48,10 @@ func TestEventFieldsSplitNameFromPayload(t *testing.T) {
 	if err != nil || name != "approve" || payload != `data={"by":"ada"}` {
 		t.Fatalf("got %q %q %v", name, payload, err)
 	}
+	e.Kind = duroxide.OrchestrationStartedEvent{Name: "Greet", Version: "1.0.0", Input: "in"}
+	if name, payload, _ := eventFields(e); name != "Greet" || payload != "version=1.0.0 input=in" {
+		t.Fatalf("unset optional fields must not show: got %q %q", name, payload)
+	}
 	e.Kind = duroxide.TimerCreatedEvent{FireAtMs: 42}
 	if name, payload, _ := eventFields(e); name != "" || payload != "fire_at_ms=42" {
 		t.Fatalf("timer: got %q %q", name, payload)

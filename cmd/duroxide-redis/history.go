@@ -86,7 +86,7 @@ func eventFields(e duroxide.Event) (name, payload string, err error) {
 		switch {
 		case key == "name":
 			name = rawText(v)
-		case !commonEventFields[key]:
+		case !commonEventFields[key] && string(v) != "null": // unset optional fields say nothing
 			parts = append(parts, key+"="+rawText(v))
 		}
 	}

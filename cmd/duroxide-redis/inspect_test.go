@@ -47,8 +47,11 @@ func TestInstancesListsPagesAndFilters(t *testing.T) {
 
 func TestShowReportsEverythingAboutAnInstance(t *testing.T) {
 	d := greeted(t)
-	expect(t, d.cli("show", "greet-1"), 0,
-		"Greet 1.0.0", "Completed", "greeting (version 1)", "KV (1):", "greeted", "Children (1):", "greet-1::sub::")
+	r := d.cli("show", "greet-1")
+	expect(t, r, 0, "Greet 1.0.0", "Completed", "greeting (version 1)", "KV (1):\n  greeted", "Children (1):\n  greet-1::sub::")
+	if !strings.HasPrefix(r.stdout, "Instance:") {
+		t.Errorf("show must start with the instance, not a blank header:\n%s", r.stdout)
+	}
 
 	got := decode[instanceDetail](t, d.cli("show", "greet-1", "--json"))
 	if got.Instance != "greet-1" || got.Name != "Greet" || got.Status != "Completed" {
