@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -82,6 +85,36 @@ func redisError(op string, err error) error {
 	return &duroxide.ProviderError{Operation: op, Message: err.Error(), Retryable: !errors.As(err, &reply), Err: err}
 }
 
+// trustCA makes the TLS connections of opts trust the --tls-ca file.
+func (c *cli) trustCA(opts []*redis.Options) error {
+	if c.tlsCA == "" {
+		return nil
+	}
+	pem, err := os.ReadFile(c.tlsCA)
+	if err != nil {
+		return usageErr("connect", "--tls-ca: %v", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return usageErr("connect", "--tls-ca %s holds no PEM certificate", c.tlsCA)
+	}
+	for _, o := range opts {
+		if o.TLSConfig == nil {
+			return usageErr("connect", "--tls-ca needs rediss:// URLs, got a plain one for %s", o.Addr)
+		}
+		o.TLSConfig.RootCAs = pool
+	}
+	return nil
+}
+
+// untrustedServer reports a TLS handshake that failed on the server's
+// certificate.
+func untrustedServer(err error) bool {
+	var cv *tls.CertificateVerificationError
+	var ua x509.UnknownAuthorityError
+	return errors.As(err, &cv) || errors.As(err, &ua)
+}
+
 // quietRedis drops go-redis's own log lines (dial retries and the like):
 // the command reports the failure that matters itself, once.
 type quietRedis struct{}
@@ -107,6 +140,9 @@ func (c *cli) redisClient() (redis.UniversalClient, error) {
 			return nil, duroxide.Errorf("connect", duroxide.ErrInvalidInput, "redis URL %q: %v", u, err)
 		}
 		opts[i] = o
+	}
+	if err := c.trustCA(opts); err != nil {
+		return nil, err
 	}
 	if len(opts) == 1 {
 		o := opts[0]

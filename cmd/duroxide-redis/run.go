@@ -63,6 +63,7 @@ type cli struct {
 
 	redis     stringList
 	namespace string
+	tlsCA     string
 	json      bool
 	timeout   time.Duration
 }
@@ -105,6 +106,10 @@ func exitCode(err error) int {
 		return exitNotFound
 	case errors.Is(err, duroxide.ErrConflict):
 		return exitConflict
+	case untrustedServer(err):
+		// checked before retryable: a failed dial is retryable, but waiting
+		// never makes a certificate trusted
+		return exitFailure
 	case errors.Is(err, duroxide.ErrUnavailable), duroxide.IsRetryable(err):
 		return exitUnavailable
 	}
@@ -113,6 +118,9 @@ func exitCode(err error) int {
 
 // hintFor adds the next step for errors people commonly hit.
 func hintFor(err error) string {
+	if untrustedServer(err) {
+		return "hint: the server's TLS certificate is not trusted; pass its CA with --tls-ca FILE."
+	}
 	switch exitCode(err) {
 	case exitUnavailable:
 		return "hint: is Redis running there? Set --redis URL or DUROXIDE_REDIS_URL."
@@ -134,6 +142,7 @@ func (c *cli) flags(name string) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.Var(&c.redis, "redis", "Redis URL (redis:// or rediss:// for TLS); repeat for a Cluster's seed nodes (default $DUROXIDE_REDIS_URL, comma-separated)")
 	fs.StringVar(&c.namespace, "namespace", "", "key namespace of the deployment (default $DUROXIDE_REDIS_NAMESPACE or \"duroxide\")")
+	fs.StringVar(&c.tlsCA, "tls-ca", "", "PEM file of the CA that signed the server's certificate, for rediss:// URLs (default: the system's roots)")
 	fs.BoolVar(&c.json, "json", false, "print JSON for scripts instead of tables")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "give up on Redis after this long")
 	return fs
