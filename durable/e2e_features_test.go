@@ -450,3 +450,28 @@ func TestE2EDocExampleOnMiniredis(t *testing.T) {
 		t.Fatalf("status %v %q", st.Status, st.FailureMessage())
 	}
 }
+
+func TestE2ESelectLoserChildIsCancelled(t *testing.T) {
+	reg := durable.NewRegistry()
+	reg.MustAddOrchestration("Forever", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		return ctx.WaitForEvent("never").Get()
+	})
+	reg.MustAddOrchestration("Impatient", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		child := ctx.ScheduleSubOrchestration("Forever", "")
+		if ctx.Select(child, ctx.Timer(time.Minute)) == 1 {
+			return "gave up", nil
+		}
+		return child.Get()
+	})
+	env := durabletest.Start(t, reg)
+	if err := env.Client.StartOrchestration(t.Context(), "imp", "Impatient", ""); err != nil {
+		t.Fatal(err)
+	}
+	waitRunning(t, env, "imp::sub::2", 2)
+	env.Advance(2 * time.Minute)
+	mustComplete(t, env.Wait(t, "imp"), "gave up")
+	st := env.Wait(t, "imp::sub::2")
+	if st.Status != durable.StatusFailed || st.FailureMessage() != "canceled: parent dropped sub-orchestration future" {
+		t.Fatalf("child %v %q", st.Status, st.FailureMessage())
+	}
+}

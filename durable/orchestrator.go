@@ -42,21 +42,15 @@ func dispatch[T any](r *Runtime, fetch func() (*T, error), handle func(*T)) {
 // processWithRenewal runs one turn while a goroutine renews the instance
 // lock, so turns longer than the lock timeout keep it.
 func (r *Runtime) processWithRenewal(item *duroxide.OrchestrationItem, workerID string) {
-	ctx, cancel := context.WithCancel(r.work)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		keepRenewing(ctx, renewalInterval(r.opts.OrchestratorLockTimeout, r.opts.OrchestratorLockRenewalBuffer),
-			func() error {
-				return r.p.RenewOrchestrationItemLock(ctx, item.LockToken, r.opts.OrchestratorLockTimeout)
-			},
-			func(err error) {
-				r.opts.Logger.Warn("durable: orchestration lock renewal failed", "instance", item.Instance, "error", err)
-			})
-	}()
+	stop := startRenewal(r.work, renewalInterval(r.opts.OrchestratorLockTimeout, r.opts.OrchestratorLockRenewalBuffer),
+		func(ctx context.Context) error {
+			return r.p.RenewOrchestrationItemLock(ctx, item.LockToken, r.opts.OrchestratorLockTimeout)
+		},
+		func(err error) {
+			r.opts.Logger.Warn("durable: orchestration lock renewal failed", "instance", item.Instance, "error", err)
+		})
+	defer stop()
 	r.processSafely(item, workerID)
-	cancel()
-	<-done
 }
 
 // processSafely keeps a runtime bug (a panic outside orchestration code,

@@ -104,11 +104,12 @@ func (r *Runtime) executeActivity(locked *duroxide.LockedWorkItem, item duroxide
 	actx, cancel := context.WithCancel(r.work)
 	defer cancel()
 	lost := make(chan struct{})
-	renewCtx, stopRenew := context.WithCancel(actx)
-	defer stopRenew()
-	go keepRenewing(renewCtx, renewalInterval(r.opts.WorkerLockTimeout, r.opts.WorkerLockRenewalBuffer),
-		func() error { return r.p.RenewWorkItemLock(renewCtx, locked.LockToken, r.opts.WorkerLockTimeout) },
+	stopRenew := startRenewal(actx, renewalInterval(r.opts.WorkerLockTimeout, r.opts.WorkerLockRenewalBuffer),
+		func(ctx context.Context) error {
+			return r.p.RenewWorkItemLock(ctx, locked.LockToken, r.opts.WorkerLockTimeout)
+		},
 		func(error) { close(lost); cancel() })
+	defer stopRenew()
 
 	ac := r.activityContext(actx, item, workerID)
 	done := make(chan activityResult, 1)

@@ -70,7 +70,7 @@ func Start(t testing.TB, reg *durable.Registry, options ...Option) *Env {
 	e := &Env{Redis: m, stop: make(chan struct{}), done: make(chan struct{})}
 	e.syncClock()
 	go e.tickClock()
-	e.rdb = redis.NewClient(&redis.Options{Addr: m.Addr()})
+	e.rdb = redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
 	p, err := redisprovider.New(context.Background(), redisprovider.Options{Client: e.rdb, Namespace: "durabletest"})
 	if err != nil {
 		t.Fatalf("durabletest: provider: %v", err)
