@@ -42,6 +42,10 @@ func TestBinary(t *testing.T) {
 	if s := decode[statsJSON](t, exe("stats", "--json")); s.Instances != 1 || s.Completed != 1 {
 		t.Errorf("stats: %+v", s)
 	}
-	expectFailure(t, exe("show", "nope"), exitNotFound, "duroxide-redis: show: instance nope not found")
+	r := exe("show", "nope")
+	expectFailure(t, r, exitNotFound, "instance nope not found")
+	if !strings.HasPrefix(r.stderr, "duroxide-redis: ") {
+		t.Errorf("errors must name the command: %q", r.stderr)
+	}
 	expectFailure(t, exe("raise", "done-1", "go", "--data", "not json"), exitInvalid, "--data is not valid JSON")
 }
