@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/duroxide-go/duroxide-redis/durable"
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+	"github.com/duroxide-go/duroxide-redis/redisprovider"
+)
+
+// session is an open connection for one command, bounded by --timeout.
+type session struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	rdb    redis.UniversalClient
+	prov   *redisprovider.Provider
+	admin  duroxide.ProviderAdmin
+	client *durable.Client
+}
+
+// open connects to the deployment the flags and environment name.
+func (c *cli) open() (*session, error) {
+	rdb, err := c.redisClient()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(c.base, c.timeout)
+	prov, err := redisprovider.New(ctx, redisprovider.Options{
+		Client:    rdb,
+		Namespace: c.resolvedNamespace(),
+		Logger:    slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		cancel()
+		rdb.Close()
+		return nil, fmt.Errorf("connect to %s: %w", strings.Join(c.urls(), ","), err)
+	}
+	return &session{ctx: ctx, cancel: cancel, rdb: rdb, prov: prov, admin: prov.Admin(), client: durable.NewClient(prov)}, nil
+}
+
+func (s *session) close() {
+	s.prov.Close()
+	s.rdb.Close()
+	s.cancel()
+}
+
+// resolvedNamespace applies the flag, then the environment, then the
+// provider's default.
+func (c *cli) resolvedNamespace() string {
+	if c.namespace != "" {
+		return c.namespace
+	}
+	if ns := c.getenv("DUROXIDE_REDIS_NAMESPACE"); ns != "" {
+		return ns
+	}
+	return redisprovider.DefaultNamespace
+}
+
+// urls are the --redis flags, else $DUROXIDE_REDIS_URL (comma-separated for a
+// Cluster), else a local server.
+func (c *cli) urls() []string {
+	if len(c.redis) > 0 {
+		return c.redis
+	}
+	if env := c.getenv("DUROXIDE_REDIS_URL"); env != "" {
+		return strings.Split(env, ",")
+	}
+	return []string{"redis://127.0.0.1:6379/0"}
+}
+
+// redisError classifies a failed Redis call the command makes itself: an
+// error reply is a permanent failure, anything else (connection, timeout) is
+// worth retrying, as the provider classifies its own calls.
+func redisError(op string, err error) error {
+	var reply redis.Error
+	return &duroxide.ProviderError{Operation: op, Message: err.Error(), Retryable: !errors.As(err, &reply), Err: err}
+}
+
+// trustCA makes the TLS connections of opts trust the --tls-ca file.
+func (c *cli) trustCA(opts []*redis.Options) error {
+	if c.tlsCA == "" {
+		return nil
+	}
+	pem, err := os.ReadFile(c.tlsCA)
+	if err != nil {
+		return usageErr("connect", "--tls-ca: %v", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return usageErr("connect", "--tls-ca %s holds no PEM certificate", c.tlsCA)
+	}
+	for _, o := range opts {
+		if o.TLSConfig == nil {
+			return usageErr("connect", "--tls-ca needs rediss:// URLs, got a plain one for %s", o.Addr)
+		}
+		o.TLSConfig.RootCAs = pool
+	}
+	return nil
+}
+
+// untrustedServer reports a TLS handshake that failed on the server's
+// certificate.
+func untrustedServer(err error) bool {
+	var cv *tls.CertificateVerificationError
+	var ua x509.UnknownAuthorityError
+	return errors.As(err, &cv) || errors.As(err, &ua)
+}
+
+// quietRedis drops go-redis's own log lines (dial retries and the like):
+// the command reports the failure that matters itself, once.
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...any) {}
+
+func init() { redis.SetLogger(quietRedis{}) }
+
+// redisClient builds a single-node client for one URL and a Cluster client
+// for several. Like the provider's own client it never re-sends a command
+// (a lost reply to a start or raise must not enqueue it twice) and honours
+// context deadlines.
+func (c *cli) redisClient() (redis.UniversalClient, error) {
+	urls := c.urls()
+	opts := make([]*redis.Options, len(urls))
+	for i, u := range urls {
+		u = strings.TrimSpace(u)
+		if !strings.Contains(u, "://") {
+			u = "redis://" + u // a bare host:port, as Cluster seed lists are often written
+		}
+		o, err := redis.ParseURL(u)
+		if err != nil {
+			return nil, duroxide.Errorf("connect", duroxide.ErrInvalidInput, "redis URL %q: %v", u, err)
+		}
+		opts[i] = o
+	}
+	if err := c.trustCA(opts); err != nil {
+		return nil, err
+	}
+	if len(opts) == 1 {
+		o := opts[0]
+		o.MaxRetries, o.ContextTimeoutEnabled = -1, true
+		return redis.NewClient(o), nil
+	}
+	addrs := make([]string, len(opts))
+	for i, o := range opts {
+		addrs[i] = o.Addr
+	}
+	// Cluster nodes share credentials and TLS settings; the first URL's apply.
+	first := opts[0]
+	return redis.NewClusterClient(&redis.ClusterOptions{
+		Addrs: addrs, Username: first.Username, Password: first.Password, TLSConfig: first.TLSConfig,
+		MaxRetries: -1, ContextTimeoutEnabled: true,
+	}), nil
+}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"errors"
+	"slices"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// instanceInfo reads an instance's record; a missing instance is an
+// ErrNotFound error whatever the provider's vintage.
+func (s *session) instanceInfo(op, instance string) (duroxide.InstanceInfo, error) {
+	if instance == "" {
+		return duroxide.InstanceInfo{}, usageErr(op, "empty instance id")
+	}
+	info, err := s.admin.GetInstanceInfo(s.ctx, instance)
+	if err == nil || errors.Is(err, duroxide.ErrNotFound) || duroxide.IsRetryable(err) {
+		return info, err
+	}
+	// Providers from before error kinds report a missing instance as a
+	// permanent error of no kind; an empty history tells the two apart.
+	if hist, herr := s.prov.Read(s.ctx, instance); herr == nil && len(hist) == 0 {
+		return info, duroxide.Errorf(op, duroxide.ErrNotFound, "instance %s not found", instance)
+	}
+	return info, err
+}
+
+// requireExecution checks that instance has execution id, from the
+// instance's execution index.
+func (s *session) requireExecution(op, instance string, id uint64) error {
+	ids, err := s.admin.ListExecutions(s.ctx, instance)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(ids, id) {
+		return duroxide.Errorf(op, duroxide.ErrNotFound, "execution %d of instance %s not found (it has %v)", id, instance, ids)
+	}
+	return nil
+}
+
+// requireRunning returns the record of an instance that can still take
+// events; signalling a finished one would be dropped without a trace.
+func (s *session) requireRunning(op, instance string) (duroxide.InstanceInfo, error) {
+	info, err := s.instanceInfo(op, instance)
+	if err != nil {
+		return info, err
+	}
+	if info.Status != "Running" {
+		return info, duroxide.Errorf(op, duroxide.ErrConflict, "instance %s is %s, not Running: nothing was sent", instance, info.Status)
+	}
+	return info, nil
+}

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// Exit codes, documented in the help text and the README: scripts branch on
+// them, so they only ever grow.
+const (
+	exitOK          = 0
+	exitFailure     = 1 // anything not classified below
+	exitInvalid     = 2 // bad usage or input; nothing was changed
+	exitNotFound    = 3 // the instance or execution does not exist
+	exitConflict    = 4 // it exists, but its state forbids the operation
+	exitUnavailable = 5 // Redis could not be reached or was busy
+)
+
+// command is one subcommand: its synopsis for the help text and its body.
+type command struct {
+	args    string
+	summary string
+	run     func(c *cli, args []string) error
+}
+
+// commandOrder is the order in which help lists the commands.
+var commandOrder = []string{"instances", "show", "history", "tree", "stats", "start", "raise", "cancel", "delete", "prune"}
+
+// commands is the subcommand table.
+func commands() map[string]command {
+	return map[string]command{
+		"instances": {"[--status S] [--limit N] [--offset N]", "list instances, newest first", runInstances},
+		"show":      {"INSTANCE", "instance info, executions, custom status, KV, children", runShow},
+		"history":   {"INSTANCE [--execution N]", "the events of an execution (default: current)", runHistory},
+		"tree":      {"INSTANCE", "the instance and its sub-orchestrations", runTree},
+		"stats":     {"[--watch] [--interval D]", "system counters and queue depths", runStats},
+		"start":     {"NAME INSTANCE [--input JSON] [--version V]", "start an orchestration", runStart},
+		"raise":     {"INSTANCE EVENT [--data JSON]", "raise an external event", runRaise},
+		"cancel":    {"INSTANCE [--reason R]", "cancel a running instance", runCancel},
+		"delete":    {"INSTANCE [--force] | --completed-before T", "delete an instance tree, or old terminal ones", runDelete},
+		"prune":     {"INSTANCE|--all --keep-last N", "delete old executions, keeping the newest N", runPrune},
+	}
+}
+
+// cli holds the global options and the process environment of one run.
+type cli struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	now            func() time.Time
+	// base is cancelled by Ctrl-C only; commands that run for long (stats
+	// --watch) derive their own deadlines from it.
+	base context.Context
+
+	redis     stringList
+	namespace string
+	tlsCA     string
+	json      bool
+	timeout   time.Duration
+}
+
+// run executes one command line and returns the process exit code.
+func run(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	c := &cli{stdout: stdout, stderr: stderr, getenv: getenv, now: time.Now, base: ctx}
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		c.usage(stdout)
+		return exitOK
+	}
+	cmd, ok := commands()[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "duroxide-redis: unknown command %q (run duroxide-redis help)\n", args[0])
+		return exitInvalid
+	}
+	err := cmd.run(c, args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "duroxide-redis: %v\n", err)
+		if hint := hintFor(err); hint != "" {
+			fmt.Fprintln(stderr, hint)
+		}
+	}
+	return exitCode(err)
+}
+
+// exitCode classifies err by its kind, never by its text.
+func exitCode(err error) int {
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, duroxide.ErrInvalidInput):
+		return exitInvalid
+	case errors.Is(err, duroxide.ErrNotFound):
+		return exitNotFound
+	case errors.Is(err, duroxide.ErrConflict):
+		return exitConflict
+	case untrustedServer(err):
+		// checked before retryable: a failed dial is retryable, but waiting
+		// never makes a certificate trusted
+		return exitFailure
+	case errors.Is(err, duroxide.ErrUnavailable), duroxide.IsRetryable(err):
+		return exitUnavailable
+	}
+	return exitFailure
+}
+
+// hintFor adds the next step for errors people commonly hit.
+func hintFor(err error) string {
+	if untrustedServer(err) {
+		return "hint: the server's TLS certificate is not trusted; pass its CA with --tls-ca FILE."
+	}
+	switch exitCode(err) {
+	case exitUnavailable:
+		return "hint: is Redis running there? Set --redis URL or DUROXIDE_REDIS_URL."
+	case exitInvalid:
+		return "hint: duroxide-redis help shows the usage of every command."
+	}
+	return ""
+}
+
+// usageErr is a mistake on the command line: invalid input, nothing done.
+func usageErr(cmd, format string, args ...any) error {
+	return duroxide.Errorf(cmd, duroxide.ErrInvalidInput, format, args...)
+}
+
+// flags returns a flag set with the global flags every command accepts, so
+// they may be written before or after the command's own.
+func (c *cli) flags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Var(&c.redis, "redis", "Redis URL (redis:// or rediss:// for TLS); repeat for a Cluster's seed nodes (default $DUROXIDE_REDIS_URL, comma-separated)")
+	fs.StringVar(&c.namespace, "namespace", "", "key namespace of the deployment (default $DUROXIDE_REDIS_NAMESPACE or \"duroxide\")")
+	fs.StringVar(&c.tlsCA, "tls-ca", "", "PEM file of the CA that signed the server's certificate, for rediss:// URLs (default: the system's roots)")
+	fs.BoolVar(&c.json, "json", false, "print JSON for scripts instead of tables")
+	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "give up on Redis after this long")
+	return fs
+}
+
+// parse parses flags interleaved with positional arguments ("show X --json"),
+// which the flag package alone stops at, and checks the positional count.
+func (c *cli) parse(fs *flag.FlagSet, args []string, minPos, maxPos int) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				c.commandUsage(fs)
+				return nil, err
+			}
+			return nil, usageErr(fs.Name(), "%v", err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		pos, args = append(pos, args[0]), args[1:]
+	}
+	if len(pos) < minPos || len(pos) > maxPos {
+		return nil, usageErr(fs.Name(), "expected %s", commands()[fs.Name()].args)
+	}
+	return pos, nil
+}
+
+// parseAndOpen parses the command line, then connects: the start of every
+// command that needs no checks of its flags in between.
+func (c *cli) parseAndOpen(fs *flag.FlagSet, args []string, minPos, maxPos int) ([]string, *session, error) {
+	pos, err := c.parse(fs, args, minPos, maxPos)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := c.open()
+	return pos, s, err
+}
+
+func (c *cli) usage(w io.Writer) {
+	fmt.Fprint(w, `duroxide-redis inspects and operates duroxide workflows stored in Redis.
+
+Usage: duroxide-redis COMMAND [ARGS] [FLAGS]
+
+Commands:
+`)
+	cmds := commands()
+	for _, name := range commandOrder {
+		fmt.Fprintf(w, "  %-10s %-45s %s\n", name, cmds[name].args, cmds[name].summary)
+	}
+	fmt.Fprint(w, `
+Flags accepted by every command:
+`)
+	fs := c.flags("global")
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fmt.Fprintf(w, `
+Exit codes:
+  %d  success
+  %d  failure of another kind
+  %d  invalid usage or input (nothing was changed)
+  %d  instance or execution not found
+  %d  conflict: the instance's state forbids the operation
+  %d  Redis unreachable or busy (retrying later may work)
+`, exitOK, exitFailure, exitInvalid, exitNotFound, exitConflict, exitUnavailable)
+}
+
+func (c *cli) commandUsage(fs *flag.FlagSet) {
+	cmd := commands()[fs.Name()]
+	fmt.Fprintf(c.stdout, "Usage: duroxide-redis %s %s\n\n%s.\n\nFlags:\n", fs.Name(), cmd.args, cmd.summary)
+	fs.SetOutput(c.stdout)
+	fs.PrintDefaults()
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+
+func (l *stringList) Set(s string) error {
+	*l = append(*l, s)
+	return nil
+}
+
+// sortedKeys returns m's keys in order, so output is stable.
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

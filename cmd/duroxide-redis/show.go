@@ -1,0 +1,148 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// outputWidth is how much of an output or KV value the people's view of
+// show prints.
+const outputWidth = 200
+
+// executionJSON is the --json form of one execution.
+type executionJSON struct {
+	Execution   uint64  `json:"execution"`
+	Status      string  `json:"status"`
+	Output      *string `json:"output"`
+	StartedAt   *string `json:"started_at"`
+	CompletedAt *string `json:"completed_at"`
+	Events      int     `json:"events"`
+
+	startedMs, completedMs uint64 // for relative times in tables
+}
+
+// customStatusJSON is the --json form of an instance's custom status.
+type customStatusJSON struct {
+	Status  *string `json:"status"`
+	Version uint64  `json:"version"`
+}
+
+// instanceDetail is everything show reports about one instance.
+type instanceDetail struct {
+	instanceJSON
+	Executions   []executionJSON   `json:"executions"`
+	CustomStatus *customStatusJSON `json:"custom_status"`
+	KV           map[string]string `json:"kv"`
+	Children     []string          `json:"children"`
+}
+
+func runShow(c *cli, args []string) error {
+	return inspect(c, c.flags("show"), args, (*session).detail, c.printDetail)
+}
+
+// detail gathers an instance's record, executions, custom status, KV store
+// and children: each read from its own record or index.
+func (s *session) detail(instance string) (instanceDetail, error) {
+	const op = "show"
+	info, err := s.instanceInfo(op, instance)
+	if err != nil {
+		return instanceDetail{}, err
+	}
+	d := instanceDetail{instanceJSON: toInstanceJSON(info), Executions: []executionJSON{}}
+	if d.Executions, err = s.executions(instance); err != nil {
+		return d, err
+	}
+	cs, err := s.prov.GetCustomStatus(s.ctx, instance, 0)
+	if err != nil {
+		return d, err
+	}
+	if cs != nil {
+		d.CustomStatus = &customStatusJSON{Status: cs.Status, Version: cs.Version}
+	}
+	if d.KV, err = s.client.KVAllValues(s.ctx, instance); err != nil {
+		return d, err
+	}
+	if d.KV == nil {
+		d.KV = map[string]string{}
+	}
+	if d.Children, err = s.admin.ListChildren(s.ctx, instance); err != nil {
+		return d, err
+	}
+	if d.Children == nil {
+		d.Children = []string{}
+	}
+	return d, nil
+}
+
+func (s *session) executions(instance string) ([]executionJSON, error) {
+	ids, err := s.admin.ListExecutions(s.ctx, instance)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]executionJSON, 0, len(ids))
+	for _, id := range ids {
+		e, err := s.admin.GetExecutionInfo(s.ctx, instance, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, executionJSON{
+			Execution: e.ExecutionID, Status: e.Status, Output: e.Output,
+			StartedAt: jsonTime(e.StartedAt), CompletedAt: jsonTime(e.CompletedAt), Events: e.EventCount,
+			startedMs: e.StartedAt, completedMs: e.CompletedAt,
+		})
+	}
+	return out, nil
+}
+
+func (c *cli) printDetail(d instanceDetail) error {
+	now := c.now()
+	kv := newTable(c.stdout)
+	kv.row("Instance:", d.Instance)
+	kv.row("Orchestration:", d.Name+" "+d.Version)
+	kv.row("Status:", d.Status)
+	kv.row("Execution:", strconv.FormatUint(d.Execution, 10))
+	kv.row("Parent:", orDash(d.Parent))
+	kv.row("Created:", relTime(msTime(d.createdMs), now))
+	kv.row("Updated:", relTime(msTime(d.updatedMs), now))
+	kv.row("Output:", abbreviate(optional(d.Output), outputWidth))
+	kv.row("Custom status:", customStatusText(d.CustomStatus))
+	if err := kv.flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(c.stdout, "\nExecutions:")
+	t := newTable(c.stdout, "  EXECUTION", "STATUS", "STARTED", "COMPLETED", "EVENTS", "OUTPUT")
+	for _, e := range d.Executions {
+		t.row("  "+strconv.FormatUint(e.Execution, 10), e.Status, relTime(msTime(e.startedMs), now), relTime(msTime(e.completedMs), now),
+			strconv.Itoa(e.Events), abbreviate(optional(e.Output), payloadWidth))
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "\nKV (%d):\n", len(d.KV))
+	t = newTable(c.stdout)
+	for _, k := range sortedKeys(d.KV) {
+		t.row("  "+k, abbreviate(d.KV[k], outputWidth))
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "\nChildren (%d):\n", len(d.Children))
+	for _, ch := range d.Children {
+		fmt.Fprintln(c.stdout, "  "+ch)
+	}
+	return nil
+}
+
+func customStatusText(cs *customStatusJSON) string {
+	if cs == nil || cs.Status == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%s (version %d)", abbreviate(*cs.Status, outputWidth), cs.Version)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
