@@ -1,28 +1,18 @@
 package main
 
 import (
-	"errors"
 	"slices"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
 // instanceInfo reads an instance's record; a missing instance is an
-// ErrNotFound error whatever the provider's vintage.
+// ErrNotFound error, which the exit code reports.
 func (s *session) instanceInfo(op, instance string) (duroxide.InstanceInfo, error) {
 	if instance == "" {
 		return duroxide.InstanceInfo{}, usageErr(op, "empty instance id")
 	}
-	info, err := s.admin.GetInstanceInfo(s.ctx, instance)
-	if err == nil || errors.Is(err, duroxide.ErrNotFound) || duroxide.IsRetryable(err) {
-		return info, err
-	}
-	// Providers from before error kinds report a missing instance as a
-	// permanent error of no kind; an empty history tells the two apart.
-	if hist, herr := s.prov.Read(s.ctx, instance); herr == nil && len(hist) == 0 {
-		return info, duroxide.Errorf(op, duroxide.ErrNotFound, "instance %s not found", instance)
-	}
-	return info, err
+	return s.admin.GetInstanceInfo(s.ctx, instance)
 }
 
 // requireExecution checks that instance has execution id, from the
