@@ -2,6 +2,7 @@ package dxotel
 
 import (
 	"context"
+	"reflect"
 	"sync"
 	"time"
 
@@ -148,7 +149,9 @@ func instanceAttrs(instance string, execution uint64) []attribute.KeyValue {
 // workItemAttrs names the instance a work item is for, and the activity when
 // it is one.
 func workItemAttrs(item duroxide.WorkItem) []attribute.KeyValue {
-	if item == nil {
+	if item == nil || isNilPointer(item) {
+		// Invalid input is the inner provider's to reject with a typed error;
+		// naming it must not panic first.
 		return nil
 	}
 	attrs := []attribute.KeyValue{KeyInstance.String(item.InstanceID())}
@@ -156,4 +159,11 @@ func workItemAttrs(item duroxide.WorkItem) []attribute.KeyValue {
 		attrs = append(attrs, KeyExecution.Int64(int64(a.ExecutionID)), KeyActivityName.String(a.Name), KeyActivityID.Int64(int64(a.ID)))
 	}
 	return attrs
+}
+
+// isNilPointer reports a typed nil pointer inside an interface, whose value
+// methods would panic.
+func isNilPointer(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
