@@ -40,10 +40,7 @@ func (p withAdmin) Admin() duroxide.ProviderAdmin { return p.admin }
 // gaugeValue is the value of the gauge point whose attributes include want.
 func gaugeValue(t *testing.T, data metricdata.Aggregation, want map[attribute.Key]string) int64 {
 	t.Helper()
-	g, ok := data.(metricdata.Gauge[int64])
-	if !ok {
-		t.Fatalf("want an int64 gauge, got %T", data)
-	}
+	g := as[metricdata.Gauge[int64]](t, data)
 	for _, dp := range g.DataPoints {
 		if hasAttrs(dp.Attributes, want) {
 			return dp.Value

@@ -104,30 +104,35 @@ func hasAttrs(set attribute.Set, want map[attribute.Key]string) bool {
 // sumCount adds the Int64 sum points whose attributes include want.
 func sumCount(t *testing.T, data metricdata.Aggregation, want map[attribute.Key]string) int64 {
 	t.Helper()
-	sum, ok := data.(metricdata.Sum[int64])
-	if !ok {
-		t.Fatalf("want an int64 sum, got %T", data)
-	}
-	var n int64
-	for _, dp := range sum.DataPoints {
-		if hasAttrs(dp.Attributes, want) {
-			n += dp.Value
-		}
-	}
-	return n
+	sum := as[metricdata.Sum[int64]](t, data)
+	return addMatching(sum.DataPoints, want, func(dp metricdata.DataPoint[int64]) (attribute.Set, int64) { return dp.Attributes, dp.Value })
 }
 
 // histCount adds the histogram counts whose attributes include want.
 func histCount(t *testing.T, data metricdata.Aggregation, want map[attribute.Key]string) uint64 {
 	t.Helper()
-	h, ok := data.(metricdata.Histogram[float64])
+	h := as[metricdata.Histogram[float64]](t, data)
+	return addMatching(h.DataPoints, want, func(dp metricdata.HistogramDataPoint[float64]) (attribute.Set, uint64) {
+		return dp.Attributes, dp.Count
+	})
+}
+
+// as asserts the aggregation's type.
+func as[A metricdata.Aggregation](t *testing.T, data metricdata.Aggregation) A {
+	t.Helper()
+	a, ok := data.(A)
 	if !ok {
-		t.Fatalf("want a float64 histogram, got %T", data)
+		t.Fatalf("want %T, got %T", a, data)
 	}
-	var n uint64
-	for _, dp := range h.DataPoints {
-		if hasAttrs(dp.Attributes, want) {
-			n += dp.Count
+	return a
+}
+
+// addMatching adds the values of the points whose attributes include want.
+func addMatching[P any, N int64 | uint64](points []P, want map[attribute.Key]string, read func(P) (attribute.Set, N)) N {
+	var n N
+	for _, p := range points {
+		if set, v := read(p); hasAttrs(set, want) {
+			n += v
 		}
 	}
 	return n
