@@ -75,8 +75,12 @@ type Options struct {
 
 	// Logger receives the runtime's own logs and, through
 	// OrchestrationContext.Logger and ActivityContext.Logger, user logs
-	// (default slog.Default()).
+	// (default: a logger that discards everything, never the global
+	// slog.Default(); the runtime logs nothing at Info per turn or activity).
 	Logger *slog.Logger
+	// Observer is told when each turn and activity starts and ends, for
+	// tracing (extra/dxotel implements it); nil observes nothing.
+	Observer Observer
 	// Clock is the runtime's notion of now, used for timer fire times, KV
 	// timestamps and UtcNow; nil means time.Now. Tests set it to the clock of
 	// the storage server (durabletest does) so timers can be run forward.
@@ -114,7 +118,10 @@ func (o Options) withDefaults() Options {
 		o.MaxAttempts = 10
 	}
 	if o.Logger == nil {
-		o.Logger = slog.Default()
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Observer == nil {
+		o.Observer = noopObserver{}
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now

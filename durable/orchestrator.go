@@ -56,6 +56,8 @@ func (r *Runtime) processWithRenewal(item *duroxide.OrchestrationItem, workerID 
 // which the coroutine already contains) from killing the process: the batch
 // is abandoned and counts as an attempt, so a persistent bug ends in poison.
 func (r *Runtime) processSafely(item *duroxide.OrchestrationItem, workerID string) {
+	defer r.opts.Observer.StartTurn(TurnInfo{Instance: item.Instance, Orchestration: item.OrchestrationName,
+		ExecutionID: item.ExecutionID, Attempt: item.AttemptCount, LockToken: item.LockToken})()
 	defer func() {
 		if p := recover(); p != nil {
 			r.opts.Logger.Error("durable: panic while processing a turn, abandoning", "instance", item.Instance,

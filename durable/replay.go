@@ -59,7 +59,7 @@ func newReplayEngine(instance string, executionID uint64, baseline []duroxide.Ev
 	}
 	return &replayEngine{
 		instance: instance, executionID: executionID, baseline: baseline,
-		nextEventID: next, persisted: persisted, clock: time.Now, logger: slog.Default(),
+		nextEventID: next, persisted: persisted, clock: time.Now, logger: slog.New(slog.DiscardHandler),
 	}
 }
 

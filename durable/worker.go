@@ -63,7 +63,10 @@ type activityResult struct {
 // renewal means the orchestration no longer wants the result (cancelled, or
 // the lock was stolen), so the activity's context is cancelled.
 func (r *Runtime) executeActivity(locked *duroxide.LockedWorkItem, item duroxide.ActivityExecute, fn ActivityFunc, workerID string) {
-	actx, cancel := context.WithCancel(r.work)
+	octx, endObserved := r.opts.Observer.StartActivity(r.work, ActivityInfo{Instance: item.Instance, ExecutionID: item.ExecutionID,
+		Name: item.Name, ActivityID: item.ID, Attempt: locked.AttemptCount, LockToken: locked.LockToken})
+	defer endObserved()
+	actx, cancel := context.WithCancel(octx)
 	defer cancel()
 	lost := make(chan struct{})
 	stopRenew := startRenewal(actx, renewalInterval(r.opts.WorkerLockTimeout, r.opts.WorkerLockRenewalBuffer),
@@ -87,7 +90,7 @@ func (r *Runtime) executeActivity(locked *duroxide.LockedWorkItem, item duroxide
 		}
 		r.completeActivity(locked, item, res)
 	case <-lost:
-		r.opts.Logger.Info("durable: activity cancelled", "activity", item.Name, "instance", item.Instance, "id", item.ID)
+		r.opts.Logger.Debug("durable: activity cancelled", "activity", item.Name, "instance", item.Instance, "id", item.ID)
 		r.awaitGrace(done)
 		_ = r.p.AckWorkItem(r.work, locked.LockToken, nil)
 	}

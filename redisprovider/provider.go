@@ -55,7 +55,7 @@ type Options struct {
 	BlockingPoolSize int
 	// Logger receives the few events worth reporting that are not errors of
 	// a call (dropped orphan messages, skipped corrupt queue messages).
-	// Default slog.Default().
+	// Default: discard (never the global slog.Default()).
 	Logger *slog.Logger
 }
 
@@ -103,7 +103,7 @@ func New(ctx context.Context, opts Options) (*Provider, error) {
 		p.lockTimeout = DefaultLockTimeout
 	}
 	if p.log == nil {
-		p.log = slog.Default()
+		p.log = slog.New(slog.DiscardHandler)
 	}
 	if err := p.connect(opts); err != nil {
 		return nil, err

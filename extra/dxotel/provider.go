@@ -1,0 +1,169 @@
+package dxotel
+
+import (
+	"context"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Provider is a duroxide.Provider that records telemetry around another one.
+// It is safe for concurrent use, like the provider it wraps.
+type Provider struct {
+	inner  duroxide.Provider
+	admin  duroxide.ProviderAdmin // wrapped inner admin; nil when inner has none
+	tracer trace.Tracer
+	in     instruments
+	gauges metric.Registration // nil when no gauges are registered
+	// live maps the lock token of a running turn or activity to its span, so
+	// the ack, abandon and renew calls of that unit become its children and the
+	// ack can record its outcome on it. Entries live exactly as long as the
+	// unit (durable.Observer's end function removes them).
+	live sync.Map
+}
+
+var _ duroxide.Provider = (*Provider)(nil)
+
+// WrapProvider returns p instrumented as opts says. It fails only when an
+// instrument cannot be created. Call Close to stop the gauges when the
+// provider is discarded before its MeterProvider.
+func WrapProvider(p duroxide.Provider, opts Options) (*Provider, error) {
+	if p == nil {
+		return nil, duroxide.Errorf("dxotel.WrapProvider", duroxide.ErrInvalidInput, "provider is nil")
+	}
+	m := opts.meter()
+	in, err := newInstruments(m)
+	if err != nil {
+		return nil, err
+	}
+	w := &Provider{inner: p, tracer: opts.tracer(), in: in}
+	if a := p.Admin(); a != nil {
+		w.admin = &admin{p: w, inner: a}
+		if !opts.DisableGauges {
+			if w.gauges, err = registerGauges(m, a); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return w, nil
+}
+
+// Close unregisters the gauges; spans and counters keep working.
+func (w *Provider) Close() error {
+	if w.gauges == nil {
+		return nil
+	}
+	return w.gauges.Unregister()
+}
+
+// Unwrap returns the instrumented provider.
+func (w *Provider) Unwrap() duroxide.Provider { return w.inner }
+
+// call is the state of one instrumented provider call that the operation
+// may refine: a fetch marks itself empty and names what it locked.
+type call struct {
+	span    trace.Span
+	outcome string
+}
+
+// do runs fn inside a span named op and records its duration. lockToken, when
+// it belongs to a live turn or activity, makes that unit the span's parent.
+func do[T any](w *Provider, ctx context.Context, op, lockToken string, fn func(context.Context, *call) (T, error), attrs ...attribute.KeyValue) (T, error) {
+	ctx = w.parentFor(ctx, lockToken)
+	ctx, span := w.tracer.Start(ctx, op, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(append(attrs, KeyOperation.String(op))...))
+	defer span.End()
+	c := &call{span: span, outcome: OutcomeOK}
+	start := time.Now()
+	v, err := fn(ctx, c)
+	mattrs := []attribute.KeyValue{KeyOperation.String(op)}
+	if err != nil {
+		c.outcome = OutcomeError
+		kind := ErrorType(err)
+		mattrs = append(mattrs, KeyErrorType.String(kind))
+		span.SetAttributes(KeyErrorType.String(kind))
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	mattrs = append(mattrs, KeyOutcome.String(c.outcome))
+	span.SetAttributes(KeyOutcome.String(c.outcome))
+	w.in.calls.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(mattrs...))
+	return v, err
+}
+
+// do0 is do for operations that return only an error.
+func do0(w *Provider, ctx context.Context, op, lockToken string, fn func(context.Context) error, attrs ...attribute.KeyValue) error {
+	_, err := do(w, ctx, op, lockToken, func(ctx context.Context, _ *call) (struct{}, error) {
+		return struct{}{}, fn(ctx)
+	}, attrs...)
+	return err
+}
+
+// parentFor puts the span of the unit holding lockToken into ctx, unless ctx
+// already carries a span (the caller's own tracing wins).
+func (w *Provider) parentFor(ctx context.Context, lockToken string) context.Context {
+	if lockToken == "" || trace.SpanContextFromContext(ctx).IsValid() {
+		return ctx
+	}
+	if s, ok := w.live.Load(lockToken); ok {
+		return trace.ContextWithSpan(ctx, s.(trace.Span))
+	}
+	return ctx
+}
+
+// unitSpan is the span of the live turn or activity holding lockToken, or a
+// no-op span.
+func (w *Provider) unitSpan(lockToken string) trace.Span {
+	if s, ok := w.live.Load(lockToken); ok {
+		return s.(trace.Span)
+	}
+	return trace.SpanFromContext(context.Background())
+}
+
+// Name reports the inner provider's name.
+func (w *Provider) Name() string { return w.inner.Name() }
+
+// Version reports the inner provider's version.
+func (w *Provider) Version() string { return w.inner.Version() }
+
+// Admin returns the instrumented admin of the inner provider, nil when it has
+// none.
+func (w *Provider) Admin() duroxide.ProviderAdmin {
+	if w.admin == nil {
+		// A typed nil would make callers' "Admin() != nil" checks lie.
+		return nil
+	}
+	return w.admin
+}
+
+func instanceAttrs(instance string, execution uint64) []attribute.KeyValue {
+	return []attribute.KeyValue{KeyInstance.String(instance), KeyExecution.Int64(int64(execution))}
+}
+
+// workItemAttrs names the instance a work item is for, and the activity when
+// it is one.
+func workItemAttrs(item duroxide.WorkItem) []attribute.KeyValue {
+	if item == nil || isNilPointer(item) {
+		// Invalid input is the inner provider's to reject with a typed error;
+		// naming it must not panic first.
+		return nil
+	}
+	attrs := []attribute.KeyValue{KeyInstance.String(item.InstanceID())}
+	if a, ok := item.(duroxide.ActivityExecute); ok {
+		attrs = append(attrs, KeyExecution.Int64(int64(a.ExecutionID)), KeyActivityName.String(a.Name), KeyActivityID.Int64(int64(a.ID)))
+	}
+	return attrs
+}
+
+// isNilPointer reports a typed nil pointer inside an interface, whose value
+// methods would panic.
+func isNilPointer(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
+}
