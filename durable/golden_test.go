@@ -702,3 +702,111 @@ func newTestProvider(t *testing.T) duroxide.Provider {
 	t.Cleanup(func() { _ = p.Close() })
 	return p
 }
+
+// msec keeps the timers of ported tests short: their orchestrations run on real time.
+const msec = time.Millisecond
+
+func (h *harness) cancel(instance, reason string) {
+	h.t.Helper()
+	if err := h.client.CancelInstance(h.ctx, instance, reason); err != nil {
+		h.t.Fatalf("cancel %s: %v", instance, err)
+	}
+}
+
+// wantCancelled waits for a failure carrying duroxide's Cancelled{reason} details.
+func (h *harness) wantCancelled(instance, reason string) {
+	h.t.Helper()
+	st := h.wait(instance)
+	if d := st.Failure; st.Status != durable.StatusFailed || d == nil || d.Application == nil ||
+		d.Application.Kind.Variant != duroxide.AppErrorCancelled || d.Application.Kind.Reason != reason {
+		h.t.Fatalf("%s: status %v failure %+v; want Cancelled{%q}", instance, st.Status, st.Failure, reason)
+	}
+}
+
+// wantNondeterminism waits for a failure with Configuration{Nondeterminism} details
+// whose message contains every one of parts, and returns that message.
+func (h *harness) wantNondeterminism(instance string, parts ...string) string {
+	h.t.Helper()
+	st := h.wait(instance)
+	d := st.Failure
+	if st.Status != durable.StatusFailed || d == nil || d.Configuration == nil || d.Configuration.Kind != duroxide.ConfigErrorNondeterminism {
+		h.t.Fatalf("%s: status %v output %q failure %+v; want a nondeterminism failure", instance, st.Status, st.Output, d)
+	}
+	msg := ""
+	if d.Configuration.Message != nil {
+		msg = *d.Configuration.Message
+	}
+	for _, p := range parts {
+		if !strings.Contains(msg, p) {
+			h.t.Errorf("%s: nondeterminism message %q does not mention %q", instance, msg, p)
+		}
+	}
+	return msg
+}
+
+func (h *harness) wantExecutions(instance string, want ...uint64) {
+	h.t.Helper()
+	got, err := h.client.ListExecutions(h.ctx, instance)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		h.t.Fatalf("%s: executions %v (%v), want %v", instance, got, err, want)
+	}
+}
+
+// history is the latest execution's history.
+func (h *harness) history(instance string) []duroxide.Event {
+	h.t.Helper()
+	hist, err := h.p.Read(h.ctx, instance)
+	if err != nil {
+		h.t.Fatalf("read %s: %v", instance, err)
+	}
+	return hist
+}
+
+func (h *harness) execHistory(instance string, exec uint64) []duroxide.Event {
+	h.t.Helper()
+	hist, err := h.client.ReadExecutionHistory(h.ctx, instance, exec)
+	if err != nil || len(hist) == 0 {
+		h.t.Fatalf("read %s execution %d: %d events, %v", instance, exec, len(hist), err)
+	}
+	return hist
+}
+
+// awaitEvent waits until the instance's latest execution holds an event of the given
+// wire type and returns it. It may run inside an activity, so it reports a timeout
+// with Errorf and returns a zero event.
+func (h *harness) awaitEvent(instance, eventType string) duroxide.Event {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		hist, _ := h.p.Read(h.ctx, instance)
+		for _, e := range hist {
+			if e.Kind.EventType() == eventType {
+				return e
+			}
+		}
+		if time.Now().After(deadline) {
+			h.t.Errorf("%s: no %s event after 10s", instance, eventType)
+			return duroxide.Event{}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// countEvents counts the events of one wire type.
+func countEvents(hist []duroxide.Event, eventType string) int {
+	n := 0
+	for _, e := range hist {
+		if e.Kind.EventType() == eventType {
+			n++
+		}
+	}
+	return n
+}
+
+func hasEvent(hist []duroxide.Event, match func(duroxide.EventKind) bool) bool {
+	for _, e := range hist {
+		if match(e.Kind) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,556 @@
+package durable_test
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/duroxide-go/duroxide-redis/durable"
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// Ports of duroxide's tests/e2e_samples.rs: each test is named after the sample it
+// mirrors (sample_x_fs -> TestSampleX). The hello-world, fan-out, timer-race,
+// activity-vs-event, system-activity, sub-orchestration, continue-as-new, error
+// handling and detached samples are also golden tests (golden_test.go), which check
+// their full histories; the ports here check what the samples assert.
+
+// TestSampleHelloWorld mirrors sample_hello_world_fs.
+func TestSampleHelloWorld(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddActivity("Hello", func(_ *durable.ActivityContext, in string) (string, error) { return "Hello, " + in + "!", nil }).
+		MustAddOrchestration("HelloWorld", func(ctx *durable.OrchestrationContext, input string) (string, error) {
+			if _, err := ctx.ScheduleActivity("Hello", "Rust").Get(); err != nil {
+				return "", err
+			}
+			return ctx.ScheduleActivity("Hello", input).Get()
+		})
+	h := newHarness(t, reg)
+	h.start("inst-sample-hello-1", "HelloWorld", "World")
+	h.wantCompleted("inst-sample-hello-1", "Hello, World!")
+}
+
+// TestSampleBasicControlFlow mirrors sample_basic_control_flow_fs.
+func TestSampleBasicControlFlow(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddActivity("GetFlag", constActivity("yes")).
+		MustAddActivity("SayYes", constActivity("picked_yes")).
+		MustAddActivity("SayNo", constActivity("picked_no")).
+		MustAddOrchestration("ControlFlow", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			flag, err := ctx.ScheduleActivity("GetFlag", "").Get()
+			if err != nil {
+				return "", err
+			}
+			if flag == "yes" {
+				return ctx.ScheduleActivity("SayYes", "").Get()
+			}
+			return ctx.ScheduleActivity("SayNo", "").Get()
+		})
+	h := newHarness(t, reg)
+	h.start("inst-sample-cflow-1", "ControlFlow", "")
+	h.wantCompleted("inst-sample-cflow-1", "picked_yes")
+}
+
+// TestSampleLoop mirrors sample_loop_fs.
+func TestSampleLoop(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddActivity("Append", func(_ *durable.ActivityContext, in string) (string, error) { return in + "x", nil }).
+		MustAddOrchestration("LoopOrchestration", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			acc := "start"
+			for i := 0; i < 3; i++ {
+				var err error
+				if acc, err = ctx.ScheduleActivity("Append", acc).Get(); err != nil {
+					return "", err
+				}
+			}
+			return acc, nil
+		})
+	h := newHarness(t, reg)
+	h.start("inst-sample-loop-1", "LoopOrchestration", "")
+	h.wantCompleted("inst-sample-loop-1", "startxxx")
+}
+
+// TestSampleErrorHandling mirrors sample_error_handling_fs.
+func TestSampleErrorHandling(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddActivity("Fragile", failOn("bad", "boom", "ok")).
+		MustAddActivity("Recover", constActivity("recovered")).
+		MustAddOrchestration("ErrorHandling", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			if v, err := ctx.ScheduleActivity("Fragile", "bad").Get(); err == nil {
+				return v, nil
+			}
+			return ctx.ScheduleActivity("Recover", "").Get()
+		})
+	h := newHarness(t, reg)
+	h.start("inst-sample-err-1", "ErrorHandling", "")
+	h.wantCompleted("inst-sample-err-1", "recovered")
+}
+
+// TestSampleTimeoutWithTimerRace mirrors sample_timeout_with_timer_race_fs.
+func TestSampleTimeoutWithTimerRace(t *testing.T) {
+	var h *harness
+	reg := durable.NewRegistry().
+		MustAddActivity("LongOp", func(ctx *durable.ActivityContext, in string) (string, error) { return h.blockUntilCancelled(ctx, in) }).
+		MustAddOrchestration("TimeoutSample", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			act := ctx.ScheduleActivity("LongOp", "")
+			if ctx.Select(act, ctx.Timer(100*msec)) == 1 {
+				return "", errors.New("timeout")
+			}
+			return act.Get()
+		})
+	h = newHarness(t, reg)
+	h.start("inst-timeout-sample", "TimeoutSample", "")
+	if st := h.wantFailed("inst-timeout-sample", "timeout"); st.FailureMessage() != "timeout" {
+		t.Errorf("failure %q, want exactly \"timeout\"", st.FailureMessage())
+	}
+}
+
+// TestSampleSelect2ActivityVsExternal mirrors sample_select2_activity_vs_external_fs.
+func TestSampleSelect2ActivityVsExternal(t *testing.T) {
+	var h *harness
+	reg := durable.NewRegistry().
+		MustAddActivity("Sleep", func(ctx *durable.ActivityContext, in string) (string, error) { return h.blockUntilCancelled(ctx, in) }).
+		MustAddOrchestration("Select2ActVsEvt", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			act, evt := ctx.ScheduleActivity("Sleep", ""), ctx.WaitForEvent("Go")
+			if ctx.Select(act, evt) == 0 {
+				v, err := act.Get()
+				return "activity:" + v, err
+			}
+			v, err := evt.Get()
+			return "event:" + v, err
+		})
+	h = newHarness(t, reg)
+	h.start("inst-s2-mixed", "Select2ActVsEvt", "")
+	h.awaitEvent("inst-s2-mixed", "ExternalSubscribed")
+	h.raise("inst-s2-mixed", "Go", "ok")
+	h.wantCompleted("inst-s2-mixed", "event:ok")
+}
+
+// TestDtfLegacyGabbarGreetings mirrors dtf_legacy_gabbar_greetings_fs (completion
+// order left to the runtime: the output is sorted, as in the Rust sample).
+func TestDtfLegacyGabbarGreetings(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddActivity("Greetings", func(_ *durable.ActivityContext, in string) (string, error) { return "Hello, " + in + "!", nil }).
+		MustAddOrchestration("Greetings", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			a, b := ctx.ScheduleActivity("Greetings", "Gabbar"), ctx.ScheduleActivity("Greetings", "Samba")
+			ctx.Join(a, b)
+			return joinOutputs(", ", a, b)
+		})
+	h := newHarness(t, reg)
+	h.start("inst-dtf-greetings", "Greetings", "")
+	h.wantCompleted("inst-dtf-greetings", "Hello, Gabbar!, Hello, Samba!")
+}
+
+// TestSampleSystemActivities mirrors sample_system_activities_fs.
+func TestSampleSystemActivities(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddOrchestration("SystemActivities", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			now, err := ctx.UtcNow().Get()
+			if err != nil {
+				return "", err
+			}
+			guid, err := ctx.NewGUID().Get()
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("n=%d,g=%s", now.UnixMilli(), guid), nil
+		})
+	h := newHarness(t, reg)
+	h.start("inst-system-acts", "SystemActivities", "")
+	st := h.wait("inst-system-acts")
+	var nowMs int64
+	var guid string
+	if _, err := fmt.Sscanf(strings.Replace(st.Output, ",g=", " ", 1), "n=%d %s", &nowMs, &guid); err != nil || nowMs <= 0 {
+		t.Fatalf("output %q: want n=<positive ms>,g=<guid> (%v)", st.Output, err)
+	}
+	if len(guid) != 36 || strings.Trim(strings.ReplaceAll(guid, "-", ""), "0123456789abcdefABCDEF") != "" {
+		t.Errorf("guid %q is not a 36-character hyphenated hex id", guid)
+	}
+}
+
+// TestSampleStatusPolling mirrors sample_status_polling_fs.
+func TestSampleStatusPolling(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddOrchestration("StatusSample", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			_, err := ctx.Timer(20 * msec).Get()
+			return "done", err
+		})
+	h := newHarness(t, reg)
+	h.start("inst-status-sample", "StatusSample", "")
+	h.wantCompleted("inst-status-sample", "done")
+}
+
+// TestSampleSubOrchestrationBasic mirrors sample_sub_orchestration_basic_fs.
+func TestSampleSubOrchestrationBasic(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddActivity("Upper", func(_ *durable.ActivityContext, in string) (string, error) { return strings.ToUpper(in), nil }).
+		MustAddOrchestration("ChildUpper", func(ctx *durable.OrchestrationContext, input string) (string, error) {
+			return ctx.ScheduleActivity("Upper", input).Get()
+		}).
+		MustAddOrchestration("Parent", func(ctx *durable.OrchestrationContext, input string) (string, error) {
+			r, err := ctx.ScheduleSubOrchestration("ChildUpper", input).Get()
+			return "parent:" + r, err
+		})
+	h := newHarness(t, reg)
+	h.start("inst-sub-basic", "Parent", "hi")
+	h.wantCompleted("inst-sub-basic", "parent:HI")
+}
+
+// TestSampleSubOrchestrationFanout mirrors sample_sub_orchestration_fanout_fs.
+func TestSampleSubOrchestrationFanout(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddActivity("Add", func(_ *durable.ActivityContext, in string) (string, error) {
+			var a, b int
+			_, err := fmt.Sscanf(in, "%d,%d", &a, &b)
+			return fmt.Sprint(a + b), err
+		}).
+		MustAddOrchestration("ChildSum", func(ctx *durable.OrchestrationContext, input string) (string, error) {
+			return ctx.ScheduleActivity("Add", input).Get()
+		}).
+		MustAddOrchestration("ParentFan", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			a, b := ctx.ScheduleSubOrchestration("ChildSum", "1,2"), ctx.ScheduleSubOrchestration("ChildSum", "3,4")
+			ctx.Join(a, b)
+			total := 0
+			for _, f := range []durable.Future[string]{a, b} {
+				s, err := f.Get()
+				if err != nil {
+					return "", err
+				}
+				var n int
+				fmt.Sscan(s, &n)
+				total += n
+			}
+			return fmt.Sprintf("total=%d", total), nil
+		})
+	h := newHarness(t, reg)
+	h.start("inst-sub-fan", "ParentFan", "")
+	h.wantCompleted("inst-sub-fan", "total=10")
+}
+
+// TestSampleSubOrchestrationChained mirrors sample_sub_orchestration_chained_fs.
+func TestSampleSubOrchestrationChained(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddActivity("AppendX", func(_ *durable.ActivityContext, in string) (string, error) { return in + "x", nil }).
+		MustAddOrchestration("Leaf", func(ctx *durable.OrchestrationContext, input string) (string, error) {
+			return ctx.ScheduleActivity("AppendX", input).Get()
+		}).
+		MustAddOrchestration("Mid", func(ctx *durable.OrchestrationContext, input string) (string, error) {
+			r, err := ctx.ScheduleSubOrchestration("Leaf", input).Get()
+			return r + "-mid", err
+		}).
+		MustAddOrchestration("Root", func(ctx *durable.OrchestrationContext, input string) (string, error) {
+			r, err := ctx.ScheduleSubOrchestration("Mid", input).Get()
+			return "root:" + r, err
+		})
+	h := newHarness(t, reg)
+	h.start("inst-sub-chain", "Root", "a")
+	h.wantCompleted("inst-sub-chain", "root:ax-mid")
+	// The grandchild is named after its parent, which is named after the root.
+	h.wantCompleted("inst-sub-chain::sub::2::sub::2", "ax")
+}
+
+// TestSampleDetachedOrchestrationScheduling mirrors
+// sample_detached_orchestration_scheduling_fs.
+func TestSampleDetachedOrchestrationScheduling(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddActivity("Echo", func(_ *durable.ActivityContext, in string) (string, error) { return in, nil }).
+		MustAddOrchestration("Chained", func(ctx *durable.OrchestrationContext, input string) (string, error) {
+			if _, err := ctx.Timer(5 * msec).Get(); err != nil {
+				return "", err
+			}
+			return ctx.ScheduleActivity("Echo", input).Get()
+		}).
+		MustAddOrchestration("Coordinator", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			ctx.StartOrchestration("Chained", "W1", "A")
+			ctx.StartOrchestration("Chained", "W2", "B")
+			return "scheduled", nil
+		})
+	h := newHarness(t, reg)
+	h.start("CoordinatorRoot", "Coordinator", "")
+	h.wantCompleted("CoordinatorRoot", "scheduled")
+	h.wantCompleted("W1", "A")
+	h.wantCompleted("W2", "B")
+}
+
+// TestSampleDetachedThenActivity mirrors sample_detached_then_activity_fs.
+func TestSampleDetachedThenActivity(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddActivity("Echo", func(_ *durable.ActivityContext, in string) (string, error) { return in, nil }).
+		MustAddOrchestration("Child", func(ctx *durable.OrchestrationContext, input string) (string, error) {
+			_, err := ctx.Timer(5 * msec).Get()
+			return "child-" + input, err
+		}).
+		MustAddOrchestration("Parent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			ctx.StartOrchestration("Child", "detached-child", "payload")
+			return ctx.ScheduleActivity("Echo", "hello").Get()
+		})
+	h := newHarness(t, reg)
+	h.start("ParentInstance", "Parent", "")
+	h.wantCompleted("ParentInstance", "hello")
+	h.wantCompleted("detached-child", "child-payload")
+}
+
+// TestSampleContinueAsNew mirrors sample_continue_as_new_fs.
+func TestSampleContinueAsNew(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddOrchestration("CanSample", func(ctx *durable.OrchestrationContext, input string) (string, error) {
+			var n int
+			fmt.Sscan(input, &n)
+			if n < 3 {
+				ctx.ContinueAsNew(fmt.Sprint(n + 1))
+			}
+			return fmt.Sprintf("final:%d", n), nil
+		})
+	h := newHarness(t, reg)
+	h.start("inst-sample-can", "CanSample", "0")
+	h.wantCompleted("inst-sample-can", "final:3")
+	h.wantExecutions("inst-sample-can", 1, 2, 3, 4)
+}
+
+type addReq struct {
+	A int `json:"a"`
+	B int `json:"b"`
+}
+
+type addRes struct {
+	Sum int `json:"sum"`
+}
+
+// TestSampleTypedActivityAndOrchestration mirrors
+// sample_typed_activity_and_orchestration_fs.
+func TestSampleTypedActivityAndOrchestration(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddActivity("Add", durable.Activity(func(_ *durable.ActivityContext, r addReq) (addRes, error) {
+			return addRes{Sum: r.A + r.B}, nil
+		})).
+		MustAddOrchestration("Adder", durable.Orchestration(func(ctx *durable.OrchestrationContext, r addReq) (addRes, error) {
+			return durable.CallActivity[addRes](ctx, "Add", r).Get()
+		}))
+	h := newHarness(t, reg)
+	if err := h.client.StartOrchestrationJSON(h.ctx, "inst-typed-add", "Adder", addReq{A: 2, B: 3}); err != nil {
+		t.Fatal(err)
+	}
+	var res addRes
+	if err := h.wait("inst-typed-add").DecodeOutput(&res); err != nil || res.Sum != 5 {
+		t.Fatalf("output %+v (%v), want sum 5", res, err)
+	}
+}
+
+// TestSampleTypedEvent mirrors sample_typed_event_fs.
+func TestSampleTypedEvent(t *testing.T) {
+	type ack struct {
+		OK bool `json:"ok"`
+	}
+	reg := durable.NewRegistry().
+		MustAddOrchestration("WaitAck", durable.Orchestration(func(ctx *durable.OrchestrationContext, _ struct{}) (ack, error) {
+			return durable.WaitForEvent[ack](ctx, "Ready").Get()
+		}))
+	h := newHarness(t, reg)
+	h.start("inst-typed-ack", "WaitAck", "{}")
+	h.awaitEvent("inst-typed-ack", "ExternalSubscribed")
+	h.raise("inst-typed-ack", "Ready", `{"ok":true}`)
+	h.wantCompleted("inst-typed-ack", `{"ok":true}`)
+}
+
+// TestSampleMixedStringAndTypedStringOrch mirrors
+// sample_mixed_string_and_typed_string_orch_fs.
+func TestSampleMixedStringAndTypedStringOrch(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddActivity("Upper", func(_ *durable.ActivityContext, in string) (string, error) { return strings.ToUpper(in), nil }).
+		MustAddActivity("Add", durable.Activity(func(_ *durable.ActivityContext, r addReq) (addRes, error) {
+			return addRes{Sum: r.A + r.B}, nil
+		})).
+		MustAddOrchestration("MixedStringOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			typed := durable.CallActivity[addRes](ctx, "Add", addReq{A: 5, B: 7})
+			str := ctx.ScheduleActivity("Upper", "race")
+			if ctx.Select(typed, str) == 0 {
+				r, err := typed.Get()
+				return fmt.Sprintf("sum=%d", r.Sum), err
+			}
+			s, err := str.Get()
+			return "up=" + s, err
+		})
+	h := newHarness(t, reg)
+	h.start("inst-mixed-string", "MixedStringOrch", "")
+	if st := h.wait("inst-mixed-string"); st.Output != "sum=12" && st.Output != "up=RACE" {
+		t.Fatalf("status %v output %q failure %q; want sum=12 or up=RACE", st.Status, st.Output, st.FailureMessage())
+	}
+}
+
+// TestSampleVersioningStartLatestVsExact mirrors
+// sample_versioning_start_latest_vs_exact_fs (the exact start is a client option here
+// rather than a registry policy).
+func TestSampleVersioningStartLatestVsExact(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddOrchestration("Versioned", func(*durable.OrchestrationContext, string) (string, error) { return "v1", nil }).
+		MustAddOrchestrationVersion("Versioned", "2.0.0", func(*durable.OrchestrationContext, string) (string, error) { return "v2", nil })
+	h := newHarness(t, reg)
+	h.start("inst-vers-latest", "Versioned", "")
+	h.wantCompleted("inst-vers-latest", "v2")
+	if err := h.client.StartOrchestration(h.ctx, "inst-vers-exact", "Versioned", "", durable.WithVersion("1.0.0")); err != nil {
+		t.Fatal(err)
+	}
+	h.wantCompleted("inst-vers-exact", "v1")
+}
+
+// TestSampleVersioningSubOrchestrationExplicitVsPolicy mirrors
+// sample_versioning_sub_orchestration_explicit_vs_policy_fs.
+func TestSampleVersioningSubOrchestrationExplicitVsPolicy(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddOrchestration("Child", func(*durable.OrchestrationContext, string) (string, error) { return "c1", nil }).
+		MustAddOrchestrationVersion("Child", "2.0.0", func(*durable.OrchestrationContext, string) (string, error) { return "c2", nil }).
+		MustAddOrchestration("ParentVers", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			a, err := ctx.ScheduleSubOrchestration("Child", "exp", durable.WithVersion("1.0.0")).Get()
+			if err != nil {
+				return "", err
+			}
+			b, err := ctx.ScheduleSubOrchestration("Child", "pol").Get()
+			return a + "-" + b, err
+		})
+	h := newHarness(t, reg)
+	h.start("inst-sub-vers", "ParentVers", "")
+	h.wantCompleted("inst-sub-vers", "c1-c2")
+}
+
+// TestSampleVersioningContinueAsNewUpgrade mirrors
+// sample_versioning_continue_as_new_upgrade_fs: a continue-as-new without a version
+// moves to the latest registered one.
+func TestSampleVersioningContinueAsNewUpgrade(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddOrchestration("LongRunner", func(ctx *durable.OrchestrationContext, input string) (string, error) {
+			ctx.ContinueAsNew("v1:" + input)
+			return "", nil
+		}).
+		MustAddOrchestrationVersion("LongRunner", "2.0.0", func(_ *durable.OrchestrationContext, input string) (string, error) {
+			return "upgraded:" + input, nil
+		})
+	h := newHarness(t, reg)
+	if err := h.client.StartOrchestration(h.ctx, "inst-can-upgrade", "LongRunner", "state", durable.WithVersion("1.0.0")); err != nil {
+		t.Fatal(err)
+	}
+	h.wantCompleted("inst-can-upgrade", "upgraded:v1:state")
+	h.wantExecutions("inst-can-upgrade", 1, 2)
+	if !hasEvent(h.execHistory("inst-can-upgrade", 1), func(k duroxide.EventKind) bool {
+		_, ok := k.(duroxide.OrchestrationContinuedAsNewEvent)
+		return ok
+	}) {
+		t.Error("execution 1 has no OrchestrationContinuedAsNew")
+	}
+	started, _ := h.execHistory("inst-can-upgrade", 2)[0].Kind.(duroxide.OrchestrationStartedEvent)
+	if started.Input != "v1:state" || started.Version != "2.0.0" {
+		t.Errorf("execution 2 started with input %q version %q, want v1:state at 2.0.0", started.Input, started.Version)
+	}
+}
+
+// TestSampleCancellationParentCascadesToChildren mirrors
+// sample_cancellation_parent_cascades_to_children_fs.
+func TestSampleCancellationParentCascadesToChildren(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddOrchestration("ChildSample", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			_, _ = ctx.WaitForEvent("Go").Get()
+			return "done", nil
+		}).
+		MustAddOrchestration("ParentSample", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			if _, err := ctx.ScheduleSubOrchestration("ChildSample", "seed").Get(); err != nil {
+				return "", err
+			}
+			return "parent_done", nil
+		})
+	h := newHarness(t, reg)
+	h.start("inst-sample-cancel", "ParentSample", "")
+	h.awaitEvent("inst-sample-cancel::sub::2", "ExternalSubscribed")
+	h.cancel("inst-sample-cancel", "user_request")
+	h.wantCancelled("inst-sample-cancel", "user_request")
+	h.wantCancelled("inst-sample-cancel::sub::2", "parent canceled")
+}
+
+// TestSampleBasicErrorHandling mirrors sample_basic_error_handling_fs.
+func TestSampleBasicErrorHandling(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddActivity("ValidateInput", func(_ *durable.ActivityContext, in string) (string, error) {
+			if in == "" {
+				return "", errors.New("Input cannot be empty")
+			}
+			return "Valid: " + in, nil
+		}).
+		MustAddOrchestration("BasicErrorHandling", func(ctx *durable.OrchestrationContext, input string) (string, error) {
+			return ctx.ScheduleActivity("ValidateInput", input).Get()
+		})
+	h := newHarness(t, reg)
+	h.start("inst-basic-error-1", "BasicErrorHandling", "test")
+	h.wantCompleted("inst-basic-error-1", "Valid: test")
+	h.start("inst-basic-error-2", "BasicErrorHandling", "")
+	h.wantFailed("inst-basic-error-2", "Input cannot be empty")
+}
+
+// TestSampleNestedFunctionErrorHandling mirrors sample_nested_function_error_handling_fs.
+func TestSampleNestedFunctionErrorHandling(t *testing.T) {
+	processAndFormat := func(ctx *durable.OrchestrationContext, data string) (string, error) {
+		processed, err := ctx.ScheduleActivity("ProcessData", data).Get()
+		if err != nil {
+			return "", err
+		}
+		return ctx.ScheduleActivity("FormatOutput", processed).Get()
+	}
+	reg := durable.NewRegistry().
+		MustAddActivity("ProcessData", func(_ *durable.ActivityContext, in string) (string, error) {
+			if strings.Contains(in, "error") {
+				return "", errors.New("Processing failed")
+			}
+			return "Processed: " + in, nil
+		}).
+		MustAddActivity("FormatOutput", func(_ *durable.ActivityContext, in string) (string, error) { return "Final: " + in, nil }).
+		MustAddOrchestration("NestedErrorHandling", processAndFormat)
+	h := newHarness(t, reg)
+	h.start("inst-nested-error-1", "NestedErrorHandling", "test")
+	h.wantCompleted("inst-nested-error-1", "Final: Processed: test")
+	h.start("inst-nested-error-2", "NestedErrorHandling", "error")
+	h.wantFailed("inst-nested-error-2", "Processing failed")
+}
+
+// TestSampleErrorRecovery mirrors sample_error_recovery_fs.
+func TestSampleErrorRecovery(t *testing.T) {
+	logged := make(chan string, 4)
+	reg := durable.NewRegistry().
+		MustAddActivity("ProcessData", failOn("error", "Processing failed", "Processed: error-free")).
+		MustAddActivity("LogError", func(_ *durable.ActivityContext, in string) (string, error) {
+			logged <- in
+			return "Logged: " + in, nil
+		}).
+		MustAddOrchestration("ErrorRecovery", func(ctx *durable.OrchestrationContext, input string) (string, error) {
+			r, err := ctx.ScheduleActivity("ProcessData", input).Get()
+			if err == nil {
+				return r, nil
+			}
+			_, _ = ctx.ScheduleActivity("LogError", err.Error()).Get()
+			return "", fmt.Errorf("Failed to process '%s': %v", input, err)
+		})
+	h := newHarness(t, reg)
+	h.start("inst-recovery-2", "ErrorRecovery", "error")
+	h.wantFailed("inst-recovery-2", "Failed to process 'error': Processing failed")
+	var got []string
+	for len(logged) > 0 {
+		got = append(got, <-logged)
+	}
+	if !reflect.DeepEqual(got, []string{"Processing failed"}) {
+		t.Errorf("LogError saw %q, want the activity's error message once", got)
+	}
+}
+
+// constActivity returns an activity that always answers out.
+func constActivity(out string) durable.ActivityFunc {
+	return func(*durable.ActivityContext, string) (string, error) { return out, nil }
+}
+
+// failOn returns an activity that fails with msg when its input is (or contains) bad
+// and answers ok otherwise.
+func failOn(bad, msg, ok string) durable.ActivityFunc {
+	return func(_ *durable.ActivityContext, in string) (string, error) {
+		if strings.Contains(in, bad) {
+			return "", errors.New(msg)
+		}
+		return ok, nil
+	}
+}
