@@ -810,3 +810,47 @@ func hasEvent(hist []duroxide.Event, match func(duroxide.EventKind) bool) bool {
 	}
 	return false
 }
+
+// wantEventOrder checks that events labelled "<type>:<name>" (name of the activity,
+// event or queue) appear in history in the given order.
+func wantEventOrder(t *testing.T, hist []duroxide.Event, labels ...string) {
+	t.Helper()
+	pos := map[string]int{}
+	for i, e := range hist {
+		label := e.Kind.EventType()
+		switch k := e.Kind.(type) {
+		case duroxide.ActivityScheduledEvent:
+			label += ":" + k.Name
+		case duroxide.ExternalEventEvent:
+			label += ":" + k.Name
+		case duroxide.ExternalSubscribedEvent:
+			label += ":" + k.Name
+		case duroxide.QueueEventDeliveredEvent:
+			label += ":" + k.Name
+		}
+		if _, seen := pos[label]; !seen {
+			pos[label] = i
+		}
+	}
+	for i, l := range labels {
+		p, ok := pos[l]
+		if !ok {
+			t.Errorf("no %s event in history", l)
+			continue
+		}
+		if i > 0 {
+			if prev, ok := pos[labels[i-1]]; ok && prev > p {
+				t.Errorf("%s (event #%d) comes after %s (event #%d), want it before", labels[i-1], prev+1, l, p+1)
+			}
+		}
+	}
+}
+
+// enqueue puts a work item on the orchestrator queue directly, as duroxide's tests do
+// with enqueue_for_orchestrator to simulate stray or forged messages.
+func (h *harness) enqueue(item duroxide.WorkItem) {
+	h.t.Helper()
+	if err := h.p.EnqueueForOrchestrator(h.ctx, item, 0); err != nil {
+		h.t.Fatalf("enqueue %T: %v", item, err)
+	}
+}
