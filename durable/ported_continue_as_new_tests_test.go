@@ -5,8 +5,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/duroxide-go/duroxide-redis/duroxide"
 	"github.com/duroxide-go/duroxide-redis/durable"
+	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
 // Ports of duroxide's tests/continue_as_new_tests.rs.

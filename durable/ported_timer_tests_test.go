@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/duroxide-go/duroxide-redis/duroxide"
 	"github.com/duroxide-go/duroxide-redis/durable"
+	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
 // Ports of duroxide's tests/timer_tests.rs.
