@@ -854,3 +854,36 @@ func (h *harness) enqueue(item duroxide.WorkItem) {
 		h.t.Fatalf("enqueue %T: %v", item, err)
 	}
 }
+
+// awaitIdle waits until the provider's queues have stayed empty for a few polls, so a
+// message just sent has been taken and, in all likelihood, processed. The provider
+// counts only unlocked entries, so this is a barrier for "taken", not for "acked": a
+// test using it to show that nothing happened can miss a late effect, never invent one.
+func (h *harness) awaitIdle() {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for quiet := 0; ; {
+		d, err := h.client.QueueDepths(h.ctx)
+		if err == nil && d.OrchestratorQueue == 0 && d.WorkerQueue == 0 {
+			if quiet++; quiet == 5 {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		quiet = 0
+		if time.Now().After(deadline) {
+			h.t.Fatalf("queues not idle after 10s: %+v, %v", d, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func hasEventWithSource(hist []duroxide.Event, source uint64, match func(duroxide.EventKind) bool) bool {
+	for _, e := range hist {
+		if e.SourceEventID != nil && *e.SourceEventID == source && match(e.Kind) {
+			return true
+		}
+	}
+	return false
+}
