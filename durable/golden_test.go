@@ -566,8 +566,14 @@ func newHarnessWith(t *testing.T, reg *durable.Registry, opts durable.Options) *
 
 func startHarness(t *testing.T, reg *durable.Registry, opts durable.Options, frozen bool) *harness {
 	t.Helper()
+	return startHarnessOn(t, newTestProvider(t), reg, opts, frozen)
+}
+
+// startHarnessOn is startHarness on a given provider (a fault-injecting wrapper, say).
+func startHarnessOn(t *testing.T, p duroxide.Provider, reg *durable.Registry, opts durable.Options, frozen bool) *harness {
+	t.Helper()
 	h := &harness{t: t, ctx: context.Background(), frozen: frozen, now: time.Now().Truncate(time.Millisecond), stop: make(chan struct{})}
-	h.p = newTestProvider(t)
+	h.p = p
 	h.client = durable.NewClient(h.p)
 	h.restart(reg, opts)
 	t.Cleanup(h.shutdown)
@@ -677,7 +683,7 @@ func (h *harness) awaitEvents(instance string, exec uint64, n int) []duroxide.Ev
 // newTestProvider returns a Redis provider in a namespace of its own: on the Redis at
 // DUROXIDE_REDIS_URL or the Cluster at DUROXIDE_REDIS_CLUSTER when set, otherwise on
 // an embedded miniredis.
-func newTestProvider(t *testing.T) duroxide.Provider {
+func newTestProvider(t *testing.T) *redisprovider.Provider {
 	t.Helper()
 	var client redis.UniversalClient
 	switch url, cluster := os.Getenv("DUROXIDE_REDIS_URL"), os.Getenv("DUROXIDE_REDIS_CLUSTER"); {
