@@ -893,3 +893,20 @@ func hasEventWithSource(hist []duroxide.Event, source uint64, match func(duroxid
 	}
 	return false
 }
+
+// awaitEventsOf waits until the latest execution holds at least n events of one wire
+// type and returns the history. Like awaitEvent it reports a timeout with Errorf.
+func (h *harness) awaitEventsOf(instance, eventType string, n int) []duroxide.Event {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		hist, _ := h.p.Read(h.ctx, instance)
+		if countEvents(hist, eventType) >= n {
+			return hist
+		}
+		if time.Now().After(deadline) {
+			h.t.Errorf("%s: fewer than %d %s events after 10s", instance, n, eventType)
+			return hist
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
