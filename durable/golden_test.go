@@ -910,3 +910,13 @@ func (h *harness) awaitEventsOf(instance, eventType string, n int) []duroxide.Ev
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// toJSON is an event kind in wire form (fields only), for assertions on optional keys.
+func toJSON(t *testing.T, k duroxide.EventKind) string {
+	t.Helper()
+	data, err := duroxide.Event{EventID: 1, InstanceID: "x", ExecutionID: 1, Kind: k}.MarshalJSON()
+	if err != nil {
+		t.Fatalf("encode %T: %v", k, err)
+	}
+	return string(data)
+}
