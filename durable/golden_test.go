@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Masterminds/semver/v3"
 	"github.com/alicebob/miniredis/v2"
 	"github.com/duroxide-go/duroxide-redis/durable"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
@@ -919,4 +920,59 @@ func toJSON(t *testing.T, k duroxide.EventKind) string {
 		t.Fatalf("encode %T: %v", k, err)
 	}
 	return string(data)
+}
+
+// ev builds one event of a seeded history; src 0 means no source event.
+func ev(id, src uint64, kind duroxide.EventKind) duroxide.Event {
+	e := duroxide.Event{EventID: id, Kind: kind}
+	if src != 0 {
+		e.SourceEventID = &src
+	}
+	return e
+}
+
+// seed stops the runtime and makes instance exist with exactly the given history
+// (execution 1, running), as if an earlier runtime had written it: the way duroxide's
+// replay-engine tests hand the engine a baseline history. The first event must be the
+// OrchestrationStarted. Restart the runtime afterwards to replay it.
+func (h *harness) seed(instance string, events ...duroxide.Event) {
+	h.t.Helper()
+	started, ok := events[0].Kind.(duroxide.OrchestrationStartedEvent)
+	if !ok {
+		h.t.Fatalf("seed %s: first event must be OrchestrationStarted", instance)
+	}
+	h.shutdown()
+	version := started.Version
+	h.enqueue(duroxide.StartOrchestration{Instance: instance, Orchestration: started.Name, Version: &version, Input: started.Input, ExecutionID: 1})
+	item, err := h.p.FetchOrchestrationItem(h.ctx, 30*time.Second, time.Second, nil)
+	if err != nil || item == nil || item.Instance != instance {
+		h.t.Fatalf("seed %s: fetch: %+v, %v", instance, item, err)
+	}
+	for i := range events {
+		events[i].InstanceID, events[i].ExecutionID = instance, 1
+		events[i].DuroxideVersion, events[i].TimestampMs = duroxide.CurrentDuroxideVersion, uint64(time.Now().UnixMilli())
+	}
+	pinned := semver.MustParse(duroxide.CurrentDuroxideVersion)
+	commit := duroxide.OrchestrationCommit{ExecutionID: 1, HistoryDelta: events, Metadata: duroxide.ExecutionMetadata{
+		Status: "Running", OrchestrationName: started.Name, OrchestrationVersion: version, PinnedDuroxideVersion: pinned,
+	}}
+	if err := h.p.AckOrchestrationItem(h.ctx, item.LockToken, commit); err != nil {
+		h.t.Fatalf("seed %s: ack: %v", instance, err)
+	}
+}
+
+// startedEv is the OrchestrationStarted of a seeded history at the default version.
+func startedEv(name, input string) duroxide.Event {
+	return ev(1, 0, duroxide.OrchestrationStartedEvent{Name: name, Version: "1.0.0", Input: input})
+}
+
+// eventIDs lists the ids of the events of one wire type.
+func eventIDs(hist []duroxide.Event, eventType string) []uint64 {
+	var ids []uint64
+	for _, e := range hist {
+		if e.Kind.EventType() == eventType {
+			ids = append(ids, e.EventID)
+		}
+	}
+	return ids
 }
