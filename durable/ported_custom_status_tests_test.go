@@ -121,6 +121,18 @@ func TestCustomStatusVersionIncrements(t *testing.T) {
 	}
 }
 
+// TestCustomStatusExceedingSizeLimitFailsOrchestration mirrors
+// custom_status_exceeding_size_limit_fails_orchestration.
+func TestCustomStatusExceedingSizeLimitFailsOrchestration(t *testing.T) {
+	_, st := statusOrch(t, "cs-oversize", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		ctx.SetCustomStatus(strings.Repeat("x", maxCustomStatusBytes+1))
+		return "should-not-reach", nil
+	})
+	if st.Status != durable.StatusFailed || !strings.Contains(st.FailureMessage(), "Custom status size") || !strings.Contains(st.FailureMessage(), "exceeds limit") {
+		t.Fatalf("status %v output %q failure %q; want Failed with a custom status size error", st.Status, st.Output, st.FailureMessage())
+	}
+}
+
 // TestCustomStatusAtSizeLimitSucceeds mirrors custom_status_at_size_limit_succeeds.
 func TestCustomStatusAtSizeLimitSucceeds(t *testing.T) {
 	big := strings.Repeat("x", maxCustomStatusBytes)

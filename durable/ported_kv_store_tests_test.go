@@ -174,6 +174,33 @@ func TestKVGetValueFromInstance(t *testing.T) {
 	}
 }
 
+// TestKVExceedingKeyLimitFailsOrchestration mirrors
+// kv_exceeding_key_limit_fails_orchestration.
+func TestKVExceedingKeyLimitFailsOrchestration(t *testing.T) {
+	h := newHarness(t, durable.NewRegistry().MustAddOrchestration("TooManyKeys", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		for i := 0; i <= maxKVKeys; i++ {
+			ctx.SetValue(fmt.Sprint("key_", i), fmt.Sprint("val_", i))
+		}
+		return "done", nil
+	}))
+	h.start("kv-limit", "TooManyKeys", "")
+	h.wantFailed("kv-limit", "KV key count")
+}
+
+// TestKVExceedingValueSizeLimitFailsOrchestration mirrors
+// kv_exceeding_value_size_limit_fails_orchestration.
+func TestKVExceedingValueSizeLimitFailsOrchestration(t *testing.T) {
+	h := newHarness(t, durable.NewRegistry().MustAddOrchestration("BigValue", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		ctx.SetValue("big", strings.Repeat("x", maxKVValueBytes+1))
+		return "done", nil
+	}))
+	h.start("kv-big", "BigValue", "")
+	st := h.wantFailed("kv-big", "KV value")
+	if !strings.Contains(st.FailureMessage(), "exceeds limit") {
+		t.Errorf("failure %q does not say the value exceeds the limit", st.FailureMessage())
+	}
+}
+
 // TestKVAtKeyLimitSucceeds mirrors kv_at_key_limit_succeeds.
 func TestKVAtKeyLimitSucceeds(t *testing.T) {
 	h := kvOrch(t, "kv-exact", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
