@@ -1,7 +1,9 @@
 package durable_test
 
 import (
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -346,4 +348,120 @@ func TestUnobservedFuturesReplayFailsWhenCancellationDecisionsDiffer(t *testing.
 		ev(3, 2, duroxide.ActivityCancelRequestedEvent{Reason: "dropped_future"}),
 	}, actDone(2, "done"))
 	h.wantNondeterminism("inst")
+}
+
+// The cases below use durable.RunTurn: one dispatcher turn on a given history and
+// batch, with no provider, as duroxide's tests call the engine directly.
+
+// replayTurn runs fn over history (instance "inst", execution 1) with msgs as the batch,
+// or with a harmless poke (an event nobody waits for) when msgs is empty.
+func replayTurn(t *testing.T, fn durable.OrchestrationFunc, history []duroxide.Event, msgs ...duroxide.WorkItem) []duroxide.Event {
+	t.Helper()
+	for i := range history {
+		history[i].InstanceID, history[i].ExecutionID, history[i].DuroxideVersion = "inst", 1, duroxide.CurrentDuroxideVersion
+	}
+	if len(msgs) == 0 {
+		msgs = []duroxide.WorkItem{duroxide.ExternalRaised{Instance: "inst", Name: "poke", Data: ""}}
+	}
+	item := duroxide.OrchestrationItem{Instance: "inst", OrchestrationName: "Orch", ExecutionID: 1, Version: "1.0.0",
+		History: history, Messages: msgs, AttemptCount: 1, LockToken: "runturn"}
+	out, err := durable.RunTurn(replayReg(fn), item, durable.Options{})
+	if err != nil {
+		t.Fatalf("RunTurn: %v", err)
+	}
+	if out.Abandoned {
+		t.Fatalf("RunTurn abandoned the item (delay %v)", out.AbandonDelay)
+	}
+	return out.Commit.HistoryDelta
+}
+
+// turnOutcome summarizes a turn's delta: "completed:<output>", "nondeterminism:<msg>",
+// "failed:<msg>" or "running" when it added no terminal event.
+func turnOutcome(t *testing.T, delta []duroxide.Event) string {
+	for _, e := range delta {
+		switch k := e.Kind.(type) {
+		case duroxide.OrchestrationCompletedEvent:
+			return "completed:" + k.Output
+		case duroxide.OrchestrationFailedEvent:
+			if c := k.Details.Configuration; c != nil && c.Kind == duroxide.ConfigErrorNondeterminism {
+				msg := ""
+				if c.Message != nil {
+					msg = *c.Message
+				}
+				return "nondeterminism:" + msg
+			}
+			return "failed:" + toJSON(t, k)
+		}
+	}
+	return "running"
+}
+
+// TestHistoryCorruption mirrors tests/replay_engine/history_corruption.rs, one subtest
+// per Rust test (those about prep_completions alone are covered by the
+// completion-message ports above).
+func TestHistoryCorruption(t *testing.T) {
+	started := func(id uint64) duroxide.Event {
+		e := startedEv("Orch", "")
+		e.EventID = id
+		return e
+	}
+	act := func(id uint64, name, input string) duroxide.Event {
+		return ev(id, 0, duroxide.ActivityScheduledEvent{Name: name, Input: input})
+	}
+	done := func(id, src uint64, result string) duroxide.Event {
+		return ev(id, src, duroxide.ActivityCompletedEvent{Result: result})
+	}
+	timer := func(id uint64) duroxide.Event { return ev(id, 0, duroxide.TimerCreatedEvent{FireAtMs: 1000}) }
+	immediate := func(*durable.OrchestrationContext, string) (string, error) { return "new result", nil }
+	long := strings.Repeat("n", 10_000)
+	cases := []struct {
+		name    string
+		history []duroxide.Event
+		code    durable.OrchestrationFunc
+		msgs    []duroxide.WorkItem
+		want    string // prefix of turnOutcome
+	}{
+		{"started_not_first", []duroxide.Event{act(1, "Task", "input"), started(2)}, immediate, nil, "nondeterminism:"},
+		{"event_id_gap", []duroxide.Event{started(1), act(100, "Task", "input"), done(200, 100, "result")}, activityOf("Task", "input"), nil, "completed:result"},
+		{"non_monotonic_event_ids", []duroxide.Event{started(1), act(5, "Task", "input"), done(3, 5, "result")}, activityOf("Task", "input"), nil, "completed:result"},
+		{"completion_source_not_found", []duroxide.Event{started(1), act(2, "Task", "input")}, activityOf("Task", "input"), []duroxide.WorkItem{actDone(99, "r")}, "nondeterminism:"},
+		{"terminal_completed", []duroxide.Event{started(1), ev(2, 0, duroxide.OrchestrationCompletedEvent{Output: "done"})}, immediate, nil, "running"},
+		{"terminal_failed", []duroxide.Event{started(1), ev(2, 0, duroxide.OrchestrationFailedEvent{Details: duroxide.ApplicationFailure("error")})}, immediate, nil, "running"},
+		{"terminal_continued_as_new", []duroxide.Event{started(1), ev(2, 0, duroxide.OrchestrationContinuedAsNewEvent{Input: "next"})}, immediate, nil, "running"},
+		{"events_after_terminal", []duroxide.Event{started(1), ev(2, 0, duroxide.OrchestrationCompletedEvent{Output: "done"}), act(3, "Task", "input")}, immediate, nil, "running"},
+		{"cancel_after_completed", []duroxide.Event{started(1), ev(2, 0, duroxide.OrchestrationCompletedEvent{Output: "done"})}, immediate,
+			[]duroxide.WorkItem{duroxide.CancelInstance{Instance: "inst", Reason: "late"}}, "running"},
+		{"empty_activity_name", []duroxide.Event{started(1), act(2, "", "input"), done(3, 2, "result")}, activityOf("", "input"), nil, "completed:result"},
+		{"unicode_in_names", []duroxide.Event{started(1), act(2, "Grüß Gott 🎉", "日本語入力"), done(3, 2, "emoji result 👍")}, activityOf("Grüß Gott 🎉", "日本語入力"), nil, "completed:emoji result 👍"},
+		{"very_long_strings", []duroxide.Event{started(1), act(2, long, long), done(3, 2, long)}, activityOf(long, long), nil, "completed:" + long},
+		{"special_characters", []duroxide.Event{started(1), act(2, "Name\nWith\tSpecial", "Input\r\nCRLF"), done(3, 2, "Result\x00WithNull")},
+			activityOf("Name\nWith\tSpecial", "Input\r\nCRLF"), nil, "completed:Result\x00WithNull"},
+		{"timer_fired_before_created", []duroxide.Event{started(1), ev(2, 3, duroxide.TimerFiredEvent{FireAtMs: 1000}), timer(3)}, timerOrchestration("t", time.Minute), nil, "nondeterminism:"},
+		{"activity_completed_before_scheduled", []duroxide.Event{started(1), done(2, 3, "result"), act(3, "Task", "input")}, activityOf("Task", "input"), nil, "nondeterminism:"},
+		{"orphan_completion_no_schedule", []duroxide.Event{started(1)}, immediate, []duroxide.WorkItem{actDone(99, "orphan")}, "nondeterminism:"},
+		{"orphan_timer_fired", []duroxide.Event{started(1)}, immediate, []duroxide.WorkItem{duroxide.TimerFired{Instance: "inst", ExecutionID: 1, ID: 99, FireAtMs: 1000}}, "nondeterminism:"},
+		{"orphan_external_event", []duroxide.Event{started(1)}, immediate, []duroxide.WorkItem{duroxide.ExternalRaised{Instance: "inst", Name: "UnknownEvent", Data: "data"}}, "completed:new result"},
+		{"orphan_sub_orch_completed", []duroxide.Event{started(1)}, immediate, []duroxide.WorkItem{duroxide.SubOrchCompleted{ParentInstance: "inst", ParentExecutionID: 1, ParentID: 99, Result: "r"}}, "nondeterminism:"},
+		{"duplicate_activity_schedule_in_history", []duroxide.Event{started(1), act(2, "A", "input"), act(3, "A", "input")}, activityOf("A", "input"), nil, "nondeterminism:"},
+		{"duplicate_timer_schedule_in_history", []duroxide.Event{started(1), timer(2), timer(3)}, timerOrchestration("t", time.Minute), nil, "nondeterminism:"},
+		{"duplicate_external_subscription_in_history", []duroxide.Event{started(1), ev(2, 0, duroxide.ExternalSubscribedEvent{Name: "E"}), ev(3, 0, duroxide.ExternalSubscribedEvent{Name: "E"})}, waitThenDone("E", "e"), nil, "nondeterminism:"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			delta := replayTurn(t, c.code, c.history, c.msgs...)
+			got := turnOutcome(t, delta)
+			if !strings.HasPrefix(got, c.want) || (strings.HasPrefix(c.want, "completed:") && got != c.want) {
+				t.Errorf("outcome %.200q, want %.200q (delta: %s)", got, c.want, kinds(delta))
+			}
+		})
+	}
+}
+
+// kinds lists the wire types of events, for failure messages.
+func kinds(evs []duroxide.Event) string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, fmt.Sprintf("%d:%s", e.EventID, e.Kind.EventType()))
+	}
+	return strings.Join(out, " ")
 }
