@@ -330,6 +330,52 @@ func TestGoldenCancelCascade(t *testing.T) {
 	h.checkGolden("cancel_cascade")
 }
 
+// TestGoldenCancelPendingActivity mirrors cancellation_tests.rs
+// activity_receives_cancellation_signal: the activity still running when the instance
+// is cancelled gets its cancel request after the terminal event.
+func TestGoldenCancelPendingActivity(t *testing.T) {
+	var h *harness
+	reg := durable.NewRegistry().
+		MustAddActivity("LongActivity", func(ctx *durable.ActivityContext, in string) (string, error) { return h.blockUntilCancelled(ctx, in) }).
+		MustAddOrchestration("LongActivityOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			_, _ = ctx.ScheduleActivity("LongActivity", "input").Get()
+			return "done", nil
+		})
+	h = newGoldenHarness(t, reg)
+	h.start("inst-activity-cancel", "LongActivityOrch", "")
+	h.awaitEvents("inst-activity-cancel", 1, 2)
+	h.cancel("inst-activity-cancel", "test_cancellation")
+	h.wantCancelled("inst-activity-cancel", "test_cancellation")
+	h.checkGolden("cancel_pending_activity")
+}
+
+// TestGoldenContinueAsNewInflightActivity mirrors the first execution of
+// nondeterminism_tests.rs continue_as_new_with_unconsumed_completion_triggers_nondeterminism
+// (without its forged completion): an activity never awaited is still in flight at
+// continue-as-new and is cancelled after the terminal event.
+func TestGoldenContinueAsNewInflightActivity(t *testing.T) {
+	const inst = "inst-can-inflight"
+	var h *harness
+	reg := durable.NewRegistry().
+		MustAddActivity("MyActivity", func(ctx *durable.ActivityContext, in string) (string, error) { return h.blockUntilCancelled(ctx, in) }).
+		MustAddOrchestration("CanInflight", func(ctx *durable.OrchestrationContext, input string) (string, error) {
+			if input == "0" {
+				_ = ctx.ScheduleActivity("MyActivity", "test_input")
+				if _, err := ctx.WaitForEvent("proceed_signal").Get(); err != nil {
+					return "", err
+				}
+				ctx.ContinueAsNew("1")
+			}
+			return "final:iteration_" + input, nil
+		})
+	h = newGoldenHarness(t, reg)
+	h.start(inst, "CanInflight", "0")
+	h.awaitEvents(inst, 1, 3)
+	h.raise(inst, "proceed_signal", "go")
+	h.wantCompleted(inst, "final:iteration_1")
+	h.checkGolden("continue_as_new_inflight_activity")
+}
+
 // joinOutputs joins the values of resolved futures, failing on the first error.
 func joinOutputs(sep string, fs ...durable.Future[string]) (string, error) {
 	var out []string
