@@ -465,3 +465,148 @@ func kinds(evs []duroxide.Event) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// failureOf is the details of the turn's OrchestrationFailed event, nil if none.
+func failureOf(delta []duroxide.Event) *duroxide.ErrorDetails {
+	for _, e := range delta {
+		if k, ok := e.Kind.(duroxide.OrchestrationFailedEvent); ok {
+			return &k.Details
+		}
+	}
+	return nil
+}
+
+// TestFailureHandling mirrors tests/replay_engine/failure_handling.rs. The code
+// handles the failure it gets, so only a failure that aborts the turn (duroxide's
+// system errors: Infrastructure, Configuration, Poison) can fail the instance.
+func TestFailureHandling(t *testing.T) {
+	handles := func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		if _, err := ctx.ScheduleActivity("Task", "input").Get(); err != nil {
+			return "handled: " + err.Error(), nil
+		}
+		return "ok", nil
+	}
+	propagates := activityOf("Task", "input")
+	childHandles := func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		if _, err := ctx.ScheduleSubOrchestration("Child", "input").Get(); err != nil {
+			return "handled: " + err.Error(), nil
+		}
+		return "ok", nil
+	}
+	activity := []duroxide.Event{startedEv("Orch", ""), ev(2, 0, duroxide.ActivityScheduledEvent{Name: "Task", Input: "input"})}
+	child := []duroxide.Event{startedEv("Orch", ""), ev(2, 0, duroxide.SubOrchestrationScheduledEvent{Name: "Child", Instance: "sub::2", Input: "input"})}
+	infra := duroxide.ErrorDetails{Infrastructure: &duroxide.InfrastructureError{Operation: "child", Message: "database connection lost"}}
+	notRegistered := "activity not registered"
+	config := duroxide.ErrorDetails{Configuration: &duroxide.ConfigurationError{Kind: duroxide.ConfigErrorNondeterminism, Message: &notRegistered}}
+	failAct := func(d duroxide.ErrorDetails) duroxide.WorkItem {
+		return duroxide.ActivityFailed{Instance: "inst", ExecutionID: 1, ID: 2, Details: d}
+	}
+	failChild := func(d duroxide.ErrorDetails) duroxide.WorkItem {
+		return duroxide.SubOrchFailed{ParentInstance: "inst", ParentExecutionID: 1, ParentID: 2, Details: d}
+	}
+	cases := []struct {
+		name    string
+		history []duroxide.Event
+		code    durable.OrchestrationFunc
+		msg     duroxide.WorkItem
+		check   func(*duroxide.ErrorDetails, string) bool
+	}{
+		{"application_error_propagates", activity, propagates, failAct(duroxide.ApplicationFailure("business rule violated")),
+			func(d *duroxide.ErrorDetails, _ string) bool {
+				return d != nil && d.Application != nil && d.Application.Message == "business rule violated"
+			}},
+		{"application_error_is_handled", activity, handles, failAct(duroxide.ApplicationFailure("business rule violated")),
+			func(d *duroxide.ErrorDetails, out string) bool {
+				return d == nil && out == "completed:handled: business rule violated"
+			}},
+		{"infrastructure_error_aborts", activity, handles, failAct(infra),
+			func(d *duroxide.ErrorDetails, _ string) bool { return d != nil && d.Infrastructure != nil }},
+		{"configuration_error_aborts", activity, handles, failAct(config),
+			func(d *duroxide.ErrorDetails, _ string) bool { return d != nil && d.Configuration != nil }},
+		{"sub_orch_infra_error_aborts_parent", child, childHandles, failChild(infra),
+			func(d *duroxide.ErrorDetails, _ string) bool { return d != nil && d.Infrastructure != nil }},
+		{"sub_orch_app_error_propagates", child, childHandles, failChild(duroxide.ApplicationFailure("child business error")),
+			func(d *duroxide.ErrorDetails, out string) bool {
+				return d == nil && out == "completed:handled: child business error"
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			delta := replayTurn(t, c.code, c.history, c.msg)
+			if d, out := failureOf(delta), turnOutcome(t, delta); !c.check(d, out) {
+				t.Errorf("outcome %q, failure %+v (delta %s)", out, d, kinds(delta))
+			}
+		})
+	}
+}
+
+// TestPanicHandling mirrors tests/replay_engine/panic_handling.rs: a panicking
+// orchestration fails with Application{Panicked} carrying the panic's message.
+func TestPanicHandling(t *testing.T) {
+	cases := []struct {
+		name    string
+		history []duroxide.Event
+		code    durable.OrchestrationFunc
+		want    string
+	}{
+		{"panic_string", []duroxide.Event{startedEv("Orch", "")},
+			func(*durable.OrchestrationContext, string) (string, error) { panic("oops something went wrong") }, "oops something went wrong"},
+		{"panic_other", []duroxide.Event{startedEv("Orch", "")},
+			func(*durable.OrchestrationContext, string) (string, error) { panic(42) }, "42"},
+		{"panic_during_await", []duroxide.Event{startedEv("Orch", ""), ev(2, 0, duroxide.ActivityScheduledEvent{Name: "Task", Input: "input"}), ev(3, 2, duroxide.ActivityCompletedEvent{Result: "r"})},
+			func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+				_, _ = ctx.ScheduleActivity("Task", "input").Get()
+				panic("panic after activity")
+			}, "panic after activity"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			delta := replayTurn(t, c.code, c.history)
+			d := failureOf(delta)
+			if d == nil || d.Application == nil || d.Application.Kind.Variant != duroxide.AppErrorPanicked || !strings.Contains(d.Application.Message, c.want) {
+				t.Errorf("failure %+v (delta %s), want Application{Panicked} mentioning %q", d, kinds(delta), c.want)
+			}
+		})
+	}
+}
+
+// TestSubOrchestration mirrors tests/replay_engine/sub_orchestration.rs.
+func TestSubOrchestration(t *testing.T) {
+	t.Run("auto_instance_id", func(t *testing.T) {
+		delta := replayTurn(t, func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			a, b := ctx.ScheduleSubOrchestration("Child", "1"), ctx.ScheduleSubOrchestration("Child", "2")
+			ctx.Join(a, b)
+			return "", nil
+		}, []duroxide.Event{startedEv("Orch", "")})
+		var got []string
+		for _, e := range delta {
+			if k, ok := e.Kind.(duroxide.SubOrchestrationScheduledEvent); ok {
+				got = append(got, fmt.Sprintf("%d:%s", e.EventID, k.Instance))
+			}
+		}
+		// The poke takes id 2 (completions first), so the children are 3 and 4.
+		if strings.Join(got, ",") != "3:sub::3,4:sub::4" {
+			t.Errorf("children %v, want each named sub::<its own event id> (3:sub::3,4:sub::4)", got)
+		}
+	})
+	t.Run("replay_uses_history_instance", func(t *testing.T) {
+		delta := replayTurn(t, func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			return ctx.ScheduleSubOrchestration("Child", "in").Get()
+		}, []duroxide.Event{startedEv("Orch", ""), ev(2, 0, duroxide.SubOrchestrationScheduledEvent{Name: "Child", Instance: "sub::2", Input: "in"})},
+			duroxide.SubOrchCompleted{ParentInstance: "inst", ParentExecutionID: 1, ParentID: 2, Result: "child-out"})
+		if got := turnOutcome(t, delta); got != "completed:child-out" {
+			t.Errorf("outcome %q, want completed:child-out", got)
+		}
+	})
+	t.Run("explicit_instance_preserved", func(t *testing.T) {
+		delta := replayTurn(t, func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			return ctx.ScheduleSubOrchestration("Child", "in", durable.WithInstanceID("my-child")).Get()
+		}, []duroxide.Event{startedEv("Orch", "")})
+		if !hasEvent(delta, func(k duroxide.EventKind) bool {
+			s, ok := k.(duroxide.SubOrchestrationScheduledEvent)
+			return ok && s.Instance == "my-child"
+		}) {
+			t.Errorf("delta %s has no SubOrchestrationScheduled for my-child", kinds(delta))
+		}
+	})
+}
