@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,17 +28,7 @@ import (
 
 // TestGoldenHelloWorld mirrors e2e_samples.rs sample_hello_world_fs.
 func TestGoldenHelloWorld(t *testing.T) {
-	reg := durable.NewRegistry().
-		MustAddActivity("Hello", func(_ *durable.ActivityContext, in string) (string, error) {
-			return "Hello, " + in + "!", nil
-		}).
-		MustAddOrchestration("HelloWorld", func(ctx *durable.OrchestrationContext, input string) (string, error) {
-			if _, err := ctx.ScheduleActivity("Hello", "Rust").Get(); err != nil {
-				return "", err
-			}
-			return ctx.ScheduleActivity("Hello", input).Get()
-		})
-	h := newGoldenHarness(t, reg)
+	h := newGoldenHarness(t, helloWorldSample())
 	h.start("inst-sample-hello-1", "HelloWorld", "World")
 	h.wantCompleted("inst-sample-hello-1", "Hello, World!")
 	h.checkGolden("hello_world")
@@ -52,20 +40,11 @@ func TestGoldenHelloWorld(t *testing.T) {
 func TestGoldenFanOut(t *testing.T) {
 	const inst = "inst-dtf-greetings"
 	var h *harness
-	reg := durable.NewRegistry().
-		MustAddActivity("Greetings", func(_ *durable.ActivityContext, in string) (string, error) {
-			if in == "Samba" {
-				h.awaitEvents(inst, 1, 4)
-			}
-			return "Hello, " + in + "!", nil
-		}).
-		MustAddOrchestration("Greetings", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			a := ctx.ScheduleActivity("Greetings", "Gabbar")
-			b := ctx.ScheduleActivity("Greetings", "Samba")
-			ctx.Join(a, b)
-			return joinOutputs(", ", a, b)
-		})
-	h = newGoldenHarness(t, reg)
+	h = newGoldenHarness(t, greetingsSample(func(in string) {
+		if in == "Samba" {
+			h.awaitEvents(inst, 1, 4)
+		}
+	}))
 	h.start(inst, "Greetings", "")
 	h.wantCompleted(inst, "Hello, Gabbar!, Hello, Samba!")
 	h.checkGolden("fan_out")
@@ -74,41 +53,16 @@ func TestGoldenFanOut(t *testing.T) {
 // TestGoldenJoinOutOfOrder mirrors futures_tests.rs join_returns_schedule_order: the
 // activity scheduled second completes first, and Join still yields schedule order.
 func TestGoldenJoinOutOfOrder(t *testing.T) {
-	const inst = "inst-join"
 	var h *harness
-	reg := durable.NewRegistry().
-		MustAddActivity("Delay", func(_ *durable.ActivityContext, in string) (string, error) {
-			var arg []any
-			if err := json.Unmarshal([]byte(in), &arg); err != nil || len(arg) != 2 {
-				return "", fmt.Errorf("bad input %q", in)
-			}
-			if arg[0] == "A" {
-				h.awaitEvents(inst, 1, 4) // B's completion first
-			}
-			return arg[0].(string), nil
-		}).
-		MustAddOrchestration("JoinAB", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			a := ctx.ScheduleActivity("Delay", `["A",100]`)
-			b := ctx.ScheduleActivity("Delay", `["B",10]`)
-			ctx.Join(a, b)
-			return joinOutputs(",", a, b)
-		})
-	h = newGoldenHarness(t, reg)
-	h.start(inst, "JoinAB", "")
-	h.wantCompleted(inst, "A,B")
+	h = newGoldenHarness(t, joinABSample(func() { h.awaitEvents("inst-join", 1, 4) }))
+	h.start("inst-join", "JoinAB", "")
+	h.wantCompleted("inst-join", "A,B")
 	h.checkGolden("join_out_of_order")
 }
 
 // TestGoldenTimer mirrors e2e_samples.rs sample_status_polling_fs.
 func TestGoldenTimer(t *testing.T) {
-	reg := durable.NewRegistry().
-		MustAddOrchestration("StatusSample", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			if _, err := ctx.Timer(20 * time.Millisecond).Get(); err != nil {
-				return "", err
-			}
-			return "done", nil
-		})
-	h := newGoldenHarness(t, reg)
+	h := newGoldenHarness(t, statusPollingSample())
 	h.start("inst-status-sample", "StatusSample", "")
 	h.wantCompleted("inst-status-sample", "done")
 	h.checkGolden("timer")
@@ -133,18 +87,7 @@ func TestGoldenExternalEvent(t *testing.T) {
 
 // TestGoldenSubOrchestration mirrors e2e_samples.rs sample_sub_orchestration_basic_fs.
 func TestGoldenSubOrchestration(t *testing.T) {
-	reg := durable.NewRegistry().
-		MustAddActivity("Upper", func(_ *durable.ActivityContext, in string) (string, error) {
-			return strings.ToUpper(in), nil
-		}).
-		MustAddOrchestration("ChildUpper", func(ctx *durable.OrchestrationContext, input string) (string, error) {
-			return ctx.ScheduleActivity("Upper", input).Get()
-		}).
-		MustAddOrchestration("Parent", func(ctx *durable.OrchestrationContext, input string) (string, error) {
-			r, err := ctx.ScheduleSubOrchestration("ChildUpper", input).Get()
-			return "parent:" + r, err
-		})
-	h := newGoldenHarness(t, reg)
+	h := newGoldenHarness(t, subOrchestrationBasicSample())
 	h.start("inst-sub-basic", "Parent", "hi")
 	h.wantCompleted("inst-sub-basic", "parent:HI")
 	h.wantCompleted("inst-sub-basic::sub::2", "HI")
@@ -153,21 +96,10 @@ func TestGoldenSubOrchestration(t *testing.T) {
 
 // TestGoldenContinueAsNew mirrors e2e_samples.rs sample_continue_as_new_fs.
 func TestGoldenContinueAsNew(t *testing.T) {
-	reg := durable.NewRegistry().
-		MustAddOrchestration("CanSample", func(ctx *durable.OrchestrationContext, input string) (string, error) {
-			n, _ := strconv.Atoi(input)
-			if n < 3 {
-				ctx.ContinueAsNew(strconv.Itoa(n + 1))
-			}
-			return fmt.Sprintf("final:%d", n), nil
-		})
-	h := newGoldenHarness(t, reg)
+	h := newGoldenHarness(t, continueAsNewSample())
 	h.start("inst-sample-can", "CanSample", "0")
 	h.wantCompleted("inst-sample-can", "final:3")
-	execs, err := h.client.ListExecutions(h.ctx, "inst-sample-can")
-	if err != nil || !reflect.DeepEqual(execs, []uint64{1, 2, 3, 4}) {
-		t.Errorf("executions = %v, %v; want [1 2 3 4]", execs, err)
-	}
+	h.wantExecutions("inst-sample-can", 1, 2, 3, 4)
 	h.checkGolden("continue_as_new")
 }
 
@@ -175,17 +107,7 @@ func TestGoldenContinueAsNew(t *testing.T) {
 // LongOp runs until the runtime cancels it (or the test ends).
 func TestGoldenSelectTimerWins(t *testing.T) {
 	var h *harness
-	reg := durable.NewRegistry().
-		MustAddActivity("LongOp", func(ctx *durable.ActivityContext, in string) (string, error) { return h.blockUntilCancelled(ctx, in) }).
-		MustAddOrchestration("TimeoutSample", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			act := ctx.ScheduleActivity("LongOp", "")
-			timer := ctx.Timer(100 * time.Millisecond)
-			if ctx.Select(act, timer) == 1 {
-				return "", errors.New("timeout")
-			}
-			return act.Get()
-		})
-	h = newGoldenHarness(t, reg)
+	h = newGoldenHarness(t, timeoutSample(blocking(&h)))
 	h.start("inst-timeout-sample", "TimeoutSample", "")
 	h.wantFailed("inst-timeout-sample", "timeout")
 	h.checkGolden("select_timer_wins")
@@ -196,19 +118,7 @@ func TestGoldenSelectTimerWins(t *testing.T) {
 func TestGoldenSelectExternalWins(t *testing.T) {
 	const inst = "inst-s2-mixed"
 	var h *harness
-	reg := durable.NewRegistry().
-		MustAddActivity("Sleep", func(ctx *durable.ActivityContext, in string) (string, error) { return h.blockUntilCancelled(ctx, in) }).
-		MustAddOrchestration("Select2ActVsEvt", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			act := ctx.ScheduleActivity("Sleep", "")
-			evt := ctx.WaitForEvent("Go")
-			if ctx.Select(act, evt) == 0 {
-				v, err := act.Get()
-				return "activity:" + v, err
-			}
-			v, err := evt.Get()
-			return "event:" + v, err
-		})
-	h = newGoldenHarness(t, reg)
+	h = newGoldenHarness(t, activityVsEventSample(blocking(&h)))
 	h.start(inst, "Select2ActVsEvt", "")
 	h.awaitEvents(inst, 1, 3)
 	h.raise(inst, "Go", "ok")
@@ -220,18 +130,7 @@ func TestGoldenSelectExternalWins(t *testing.T) {
 // select2_two_externals_first_delivery_wins, raising only B (see the golden README).
 func TestGoldenSelectTwoExternals(t *testing.T) {
 	const inst = "inst-ab2"
-	reg := durable.NewRegistry().
-		MustAddOrchestration("ABSelect2", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			a := ctx.WaitForEvent("A")
-			b := ctx.WaitForEvent("B")
-			if ctx.Select(a, b) == 0 {
-				v, err := a.Get()
-				return "A:" + v, err
-			}
-			v, err := b.Get()
-			return "B:" + v, err
-		})
-	h := newGoldenHarness(t, reg)
+	h := newGoldenHarness(t, durable.NewRegistry().MustAddOrchestration("ABSelect2", selectAB))
 	h.start(inst, "ABSelect2", "")
 	h.awaitEvents(inst, 1, 3)
 	h.raise(inst, "B", "vb")
@@ -241,19 +140,7 @@ func TestGoldenSelectTwoExternals(t *testing.T) {
 
 // TestGoldenSystemCalls mirrors e2e_samples.rs sample_system_activities_fs.
 func TestGoldenSystemCalls(t *testing.T) {
-	reg := durable.NewRegistry().
-		MustAddOrchestration("SystemActivities", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			now, err := ctx.UtcNow().Get()
-			if err != nil {
-				return "", err
-			}
-			guid, err := ctx.NewGUID().Get()
-			if err != nil {
-				return "", err
-			}
-			return fmt.Sprintf("n=%d,g=%s", now.UnixMilli(), guid), nil
-		})
-	h := newGoldenHarness(t, reg)
+	h := newGoldenHarness(t, systemActivitiesSample())
 	h.start("inst-system-acts", "SystemActivities", "")
 	st := h.wait("inst-system-acts")
 	if st.Status != durable.StatusCompleted || !regexp.MustCompile(`^n=[1-9][0-9]*,g=[0-9a-f-]{36}$`).MatchString(st.Output) {
@@ -264,21 +151,7 @@ func TestGoldenSystemCalls(t *testing.T) {
 
 // TestGoldenActivityFailure mirrors e2e_samples.rs sample_error_handling_fs.
 func TestGoldenActivityFailure(t *testing.T) {
-	reg := durable.NewRegistry().
-		MustAddActivity("Fragile", func(_ *durable.ActivityContext, in string) (string, error) {
-			if in == "bad" {
-				return "", errors.New("boom")
-			}
-			return "ok", nil
-		}).
-		MustAddActivity("Recover", func(*durable.ActivityContext, string) (string, error) { return "recovered", nil }).
-		MustAddOrchestration("ErrorHandling", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			if v, err := ctx.ScheduleActivity("Fragile", "bad").Get(); err == nil {
-				return v, nil
-			}
-			return ctx.ScheduleActivity("Recover", "").Get()
-		})
-	h := newGoldenHarness(t, reg)
+	h := newGoldenHarness(t, errorHandlingSample())
 	h.start("inst-sample-err-1", "ErrorHandling", "")
 	h.wantCompleted("inst-sample-err-1", "recovered")
 	h.checkGolden("activity_failure")
@@ -286,19 +159,7 @@ func TestGoldenActivityFailure(t *testing.T) {
 
 // TestGoldenDetachedOrchestration mirrors e2e_samples.rs sample_detached_then_activity_fs.
 func TestGoldenDetachedOrchestration(t *testing.T) {
-	reg := durable.NewRegistry().
-		MustAddActivity("Echo", func(_ *durable.ActivityContext, in string) (string, error) { return in, nil }).
-		MustAddOrchestration("Child", func(ctx *durable.OrchestrationContext, input string) (string, error) {
-			if _, err := ctx.Timer(5 * time.Millisecond).Get(); err != nil {
-				return "", err
-			}
-			return "child-" + input, nil
-		}).
-		MustAddOrchestration("Parent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			ctx.StartOrchestration("Child", "detached-child", "payload")
-			return ctx.ScheduleActivity("Echo", "hello").Get()
-		})
-	h := newGoldenHarness(t, reg)
+	h := newGoldenHarness(t, detachedThenActivitySample())
 	h.start("ParentInstance", "Parent", "")
 	h.wantCompleted("ParentInstance", "hello")
 	h.wantCompleted("detached-child", "child-payload")
@@ -309,24 +170,12 @@ func TestGoldenDetachedOrchestration(t *testing.T) {
 // cancel_parent_down_propagates_to_child. The cancel is sent once the child's
 // subscription is in history, where the Rust test sleeps 50ms.
 func TestGoldenCancelCascade(t *testing.T) {
-	const parent, child = "inst-cancel-1", "inst-cancel-1::sub::2"
-	reg := durable.NewRegistry().
-		MustAddOrchestration("Child", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			_, _ = ctx.WaitForEvent("Go").Get()
-			return "done", nil
-		}).
-		MustAddOrchestration("Parent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			_, _ = ctx.ScheduleSubOrchestration("Child", "seed").Get()
-			return "parent_done", nil
-		})
-	h := newGoldenHarness(t, reg)
-	h.start(parent, "Parent", "")
-	h.awaitEvents(child, 1, 2)
-	if err := h.client.CancelInstance(h.ctx, parent, "by_test"); err != nil {
-		t.Fatal(err)
-	}
-	h.wantFailed(parent, "")
-	h.wantFailed(child, "")
+	h := newGoldenHarness(t, cancelCascadeSample())
+	h.start("inst-cancel-1", "Parent", "")
+	h.awaitEvents("inst-cancel-1::sub::2", 1, 2)
+	h.cancel("inst-cancel-1", "by_test")
+	h.wantCancelled("inst-cancel-1", "by_test")
+	h.wantCancelled("inst-cancel-1::sub::2", "parent canceled")
 	h.checkGolden("cancel_cascade")
 }
 
@@ -335,13 +184,7 @@ func TestGoldenCancelCascade(t *testing.T) {
 // is cancelled gets its cancel request after the terminal event.
 func TestGoldenCancelPendingActivity(t *testing.T) {
 	var h *harness
-	reg := durable.NewRegistry().
-		MustAddActivity("LongActivity", func(ctx *durable.ActivityContext, in string) (string, error) { return h.blockUntilCancelled(ctx, in) }).
-		MustAddOrchestration("LongActivityOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			_, _ = ctx.ScheduleActivity("LongActivity", "input").Get()
-			return "done", nil
-		})
-	h = newGoldenHarness(t, reg)
+	h = newGoldenHarness(t, longActivitySample(blocking(&h)))
 	h.start("inst-activity-cancel", "LongActivityOrch", "")
 	h.awaitEvents("inst-activity-cancel", 1, 2)
 	h.cancel("inst-activity-cancel", "test_cancellation")
@@ -356,24 +199,19 @@ func TestGoldenCancelPendingActivity(t *testing.T) {
 func TestGoldenContinueAsNewInflightActivity(t *testing.T) {
 	const inst = "inst-can-inflight"
 	var h *harness
-	reg := durable.NewRegistry().
-		MustAddActivity("MyActivity", func(ctx *durable.ActivityContext, in string) (string, error) { return h.blockUntilCancelled(ctx, in) }).
-		MustAddOrchestration("CanInflight", func(ctx *durable.OrchestrationContext, input string) (string, error) {
-			if input == "0" {
-				_ = ctx.ScheduleActivity("MyActivity", "test_input")
-				if _, err := ctx.WaitForEvent("proceed_signal").Get(); err != nil {
-					return "", err
-				}
-				ctx.ContinueAsNew("1")
-			}
-			return "final:iteration_" + input, nil
-		})
-	h = newGoldenHarness(t, reg)
-	h.start(inst, "CanInflight", "0")
+	h = newGoldenHarness(t, continueAsNewInflightSample(blocking(&h)))
+	h.start(inst, "CanNondeterminism", "0")
 	h.awaitEvents(inst, 1, 3)
 	h.raise(inst, "proceed_signal", "go")
 	h.wantCompleted(inst, "final:iteration_1")
 	h.checkGolden("continue_as_new_inflight_activity")
+}
+
+// blocking binds harness.blockUntilCancelled to a harness created after the registry.
+func blocking(h **harness) durable.ActivityFunc {
+	return func(ctx *durable.ActivityContext, in string) (string, error) {
+		return (*h).blockUntilCancelled(ctx, in)
+	}
 }
 
 // joinOutputs joins the values of resolved futures, failing on the first error.

@@ -50,15 +50,31 @@ func receive(t *testing.T, ch <-chan string, what string) string {
 	}
 }
 
-// TestCancelParentDownPropagatesToChild mirrors cancel_parent_down_propagates_to_child.
-func TestCancelParentDownPropagatesToChild(t *testing.T) {
-	reg := durable.NewRegistry().
+// cancelCascadeSample is a parent awaiting a child that waits forever for Go (shared
+// with the golden cancel_cascade).
+func cancelCascadeSample() *durable.Registry {
+	return durable.NewRegistry().
 		MustAddOrchestration("Child", waitThenDone("Go", "done")).
 		MustAddOrchestration("Parent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 			_, _ = ctx.ScheduleSubOrchestration("Child", "seed").Get()
 			return "parent_done", nil
 		})
-	h := newHarness(t, reg)
+}
+
+// longActivitySample awaits activity LongActivity (act), ignoring its result (shared
+// with the golden cancel_pending_activity).
+func longActivitySample(act durable.ActivityFunc) *durable.Registry {
+	return durable.NewRegistry().
+		MustAddActivity("LongActivity", act).
+		MustAddOrchestration("LongActivityOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			_, _ = ctx.ScheduleActivity("LongActivity", "input").Get()
+			return "done", nil
+		})
+}
+
+// TestCancelParentDownPropagatesToChild mirrors cancel_parent_down_propagates_to_child.
+func TestCancelParentDownPropagatesToChild(t *testing.T) {
+	h := newHarness(t, cancelCascadeSample())
 	h.start("inst-cancel-1", "Parent", "")
 	h.awaitEvent("inst-cancel-1::sub::2", "ExternalSubscribed")
 	h.cancel("inst-cancel-1", "by_test")
@@ -207,13 +223,7 @@ func TestCancelParentWithMultipleChildren(t *testing.T) {
 // cancelling the instance cancels the context of its running activity.
 func TestActivityReceivesCancellationSignal(t *testing.T) {
 	started, cancelled := make(chan string, 1), make(chan string, 1)
-	reg := durable.NewRegistry().
-		MustAddActivity("LongActivity", signalOnCancel(started, cancelled)).
-		MustAddOrchestration("LongActivityOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			_, _ = ctx.ScheduleActivity("LongActivity", "input").Get()
-			return "done", nil
-		})
-	h := newHarnessWith(t, reg, quickCancelOptions)
+	h := newHarnessWith(t, longActivitySample(signalOnCancel(started, cancelled)), quickCancelOptions)
 	h.start("inst-activity-cancel", "LongActivityOrch", "")
 	receive(t, started, "the activity to start")
 	h.cancel("inst-activity-cancel", "test_cancellation")
@@ -332,41 +342,37 @@ func TestActivityOutOfScopeTriggersCancellation(t *testing.T) {
 // TestSelect2LoserSubOrchestrationCancelled mirrors
 // select2_loser_sub_orchestration_cancelled: the losing child is cancelled.
 func TestSelect2LoserSubOrchestrationCancelled(t *testing.T) {
-	reg := durable.NewRegistry().
-		MustAddOrchestration("SlowChild", waitThenDone("never", "child_done")).
-		MustAddOrchestration("SelectParent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			child := ctx.ScheduleSubOrchestration("SlowChild", "x")
-			if ctx.Select(child, ctx.Timer(200*msec)) == 1 {
-				return "timeout", nil
-			}
-			return child.Get()
-		})
-	h := newHarness(t, reg)
-	h.start("inst-sel-sub", "SelectParent", "")
-	h.wantCompleted("inst-sel-sub", "timeout")
+	h := testSelectLoserChild(t, "inst-sel-sub", "inst-sel-sub::sub::2")
 	cr := h.awaitEvent("inst-sel-sub", "SubOrchestrationCancelRequested")
 	if cr.SourceEventID == nil || *cr.SourceEventID != 2 {
 		t.Errorf("SubOrchestrationCancelRequested source %v, want 2", cr.SourceEventID)
 	}
-	h.wantCancelled("inst-sel-sub::sub::2", "parent dropped sub-orchestration future")
 }
 
 // TestSelect2LoserSubOrchestrationExplicitIDCancelled mirrors
 // select2_loser_sub_orchestration_explicit_id_cancelled.
 func TestSelect2LoserSubOrchestrationExplicitIDCancelled(t *testing.T) {
+	testSelectLoserChild(t, "inst-sel-sub-explicit", "my-explicit-child", durable.WithInstanceID("my-explicit-child"))
+}
+
+// testSelectLoserChild races a child that never finishes against a timer and checks
+// the child instance is cancelled as a dropped future.
+func testSelectLoserChild(t *testing.T, parent, child string, opts ...durable.OrchestrationOption) *harness {
+	t.Helper()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("SlowChild", waitThenDone("never", "child_done")).
 		MustAddOrchestration("SelectParent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			child := ctx.ScheduleSubOrchestration("SlowChild", "x", durable.WithInstanceID("my-explicit-child"))
-			if ctx.Select(child, ctx.Timer(200*msec)) == 1 {
+			c := ctx.ScheduleSubOrchestration("SlowChild", "x", opts...)
+			if ctx.Select(c, ctx.Timer(200*msec)) == 1 {
 				return "timeout", nil
 			}
-			return child.Get()
+			return c.Get()
 		})
 	h := newHarness(t, reg)
-	h.start("inst-sel-sub-explicit", "SelectParent", "")
-	h.wantCompleted("inst-sel-sub-explicit", "timeout")
-	h.wantCancelled("my-explicit-child", "parent dropped sub-orchestration future")
+	h.start(parent, "SelectParent", "")
+	h.wantCompleted(parent, "timeout")
+	h.wantCancelled(child, "parent dropped sub-orchestration future")
+	return h
 }
 
 // TestDuplicateExternalEventsNotDeduplicated mirrors

@@ -17,9 +17,11 @@ import (
 // handling and detached samples are also golden tests (golden_test.go), which check
 // their full histories; the ports here check what the samples assert.
 
-// TestSampleHelloWorld mirrors sample_hello_world_fs.
-func TestSampleHelloWorld(t *testing.T) {
-	reg := durable.NewRegistry().
+// The samples' registries, shared with the golden tests (golden_test.go), which run
+// the same orchestrations and check their full histories.
+
+func helloWorldSample() *durable.Registry {
+	return durable.NewRegistry().
 		MustAddActivity("Hello", func(_ *durable.ActivityContext, in string) (string, error) { return "Hello, " + in + "!", nil }).
 		MustAddOrchestration("HelloWorld", func(ctx *durable.OrchestrationContext, input string) (string, error) {
 			if _, err := ctx.ScheduleActivity("Hello", "Rust").Get(); err != nil {
@@ -27,7 +29,123 @@ func TestSampleHelloWorld(t *testing.T) {
 			}
 			return ctx.ScheduleActivity("Hello", input).Get()
 		})
-	h := newHarness(t, reg)
+}
+
+// greetingsSample calls hold (if set) with each activity input before answering.
+func greetingsSample(hold func(in string)) *durable.Registry {
+	return durable.NewRegistry().
+		MustAddActivity("Greetings", func(_ *durable.ActivityContext, in string) (string, error) {
+			if hold != nil {
+				hold(in)
+			}
+			return "Hello, " + in + "!", nil
+		}).
+		MustAddOrchestration("Greetings", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			a, b := ctx.ScheduleActivity("Greetings", "Gabbar"), ctx.ScheduleActivity("Greetings", "Samba")
+			ctx.Join(a, b)
+			return joinOutputs(", ", a, b)
+		})
+}
+
+func statusPollingSample() *durable.Registry {
+	return durable.NewRegistry().MustAddOrchestration("StatusSample", timerOrchestration("done", 20*msec))
+}
+
+func subOrchestrationBasicSample() *durable.Registry {
+	return durable.NewRegistry().
+		MustAddActivity("Upper", func(_ *durable.ActivityContext, in string) (string, error) { return strings.ToUpper(in), nil }).
+		MustAddOrchestration("ChildUpper", func(ctx *durable.OrchestrationContext, input string) (string, error) {
+			return ctx.ScheduleActivity("Upper", input).Get()
+		}).
+		MustAddOrchestration("Parent", func(ctx *durable.OrchestrationContext, input string) (string, error) {
+			r, err := ctx.ScheduleSubOrchestration("ChildUpper", input).Get()
+			return "parent:" + r, err
+		})
+}
+
+func continueAsNewSample() *durable.Registry {
+	return durable.NewRegistry().
+		MustAddOrchestration("CanSample", func(ctx *durable.OrchestrationContext, input string) (string, error) {
+			var n int
+			fmt.Sscan(input, &n)
+			if n < 3 {
+				ctx.ContinueAsNew(fmt.Sprint(n + 1))
+			}
+			return fmt.Sprintf("final:%d", n), nil
+		})
+}
+
+// timeoutSample races activity LongOp (longOp) against a 100ms timer.
+func timeoutSample(longOp durable.ActivityFunc) *durable.Registry {
+	return durable.NewRegistry().
+		MustAddActivity("LongOp", longOp).
+		MustAddOrchestration("TimeoutSample", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			act := ctx.ScheduleActivity("LongOp", "")
+			if ctx.Select(act, ctx.Timer(100*msec)) == 1 {
+				return "", errors.New("timeout")
+			}
+			return act.Get()
+		})
+}
+
+// activityVsEventSample races activity Sleep (sleep) against the external event Go.
+func activityVsEventSample(sleep durable.ActivityFunc) *durable.Registry {
+	return durable.NewRegistry().
+		MustAddActivity("Sleep", sleep).
+		MustAddOrchestration("Select2ActVsEvt", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			act, evt := ctx.ScheduleActivity("Sleep", ""), ctx.WaitForEvent("Go")
+			if ctx.Select(act, evt) == 0 {
+				v, err := act.Get()
+				return "activity:" + v, err
+			}
+			v, err := evt.Get()
+			return "event:" + v, err
+		})
+}
+
+func systemActivitiesSample() *durable.Registry {
+	return durable.NewRegistry().
+		MustAddOrchestration("SystemActivities", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			now, err := ctx.UtcNow().Get()
+			if err != nil {
+				return "", err
+			}
+			guid, err := ctx.NewGUID().Get()
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("n=%d,g=%s", now.UnixMilli(), guid), nil
+		})
+}
+
+func errorHandlingSample() *durable.Registry {
+	return durable.NewRegistry().
+		MustAddActivity("Fragile", failOn("bad", "boom", "ok")).
+		MustAddActivity("Recover", constActivity("recovered")).
+		MustAddOrchestration("ErrorHandling", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			if v, err := ctx.ScheduleActivity("Fragile", "bad").Get(); err == nil {
+				return v, nil
+			}
+			return ctx.ScheduleActivity("Recover", "").Get()
+		})
+}
+
+func detachedThenActivitySample() *durable.Registry {
+	return durable.NewRegistry().
+		MustAddActivity("Echo", func(_ *durable.ActivityContext, in string) (string, error) { return in, nil }).
+		MustAddOrchestration("Child", func(ctx *durable.OrchestrationContext, input string) (string, error) {
+			_, err := ctx.Timer(5 * msec).Get()
+			return "child-" + input, err
+		}).
+		MustAddOrchestration("Parent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			ctx.StartOrchestration("Child", "detached-child", "payload")
+			return ctx.ScheduleActivity("Echo", "hello").Get()
+		})
+}
+
+// TestSampleHelloWorld mirrors sample_hello_world_fs.
+func TestSampleHelloWorld(t *testing.T) {
+	h := newHarness(t, helloWorldSample())
 	h.start("inst-sample-hello-1", "HelloWorld", "World")
 	h.wantCompleted("inst-sample-hello-1", "Hello, World!")
 }
@@ -74,16 +192,7 @@ func TestSampleLoop(t *testing.T) {
 
 // TestSampleErrorHandling mirrors sample_error_handling_fs.
 func TestSampleErrorHandling(t *testing.T) {
-	reg := durable.NewRegistry().
-		MustAddActivity("Fragile", failOn("bad", "boom", "ok")).
-		MustAddActivity("Recover", constActivity("recovered")).
-		MustAddOrchestration("ErrorHandling", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			if v, err := ctx.ScheduleActivity("Fragile", "bad").Get(); err == nil {
-				return v, nil
-			}
-			return ctx.ScheduleActivity("Recover", "").Get()
-		})
-	h := newHarness(t, reg)
+	h := newHarness(t, errorHandlingSample())
 	h.start("inst-sample-err-1", "ErrorHandling", "")
 	h.wantCompleted("inst-sample-err-1", "recovered")
 }
@@ -91,16 +200,7 @@ func TestSampleErrorHandling(t *testing.T) {
 // TestSampleTimeoutWithTimerRace mirrors sample_timeout_with_timer_race_fs.
 func TestSampleTimeoutWithTimerRace(t *testing.T) {
 	var h *harness
-	reg := durable.NewRegistry().
-		MustAddActivity("LongOp", func(ctx *durable.ActivityContext, in string) (string, error) { return h.blockUntilCancelled(ctx, in) }).
-		MustAddOrchestration("TimeoutSample", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			act := ctx.ScheduleActivity("LongOp", "")
-			if ctx.Select(act, ctx.Timer(100*msec)) == 1 {
-				return "", errors.New("timeout")
-			}
-			return act.Get()
-		})
-	h = newHarness(t, reg)
+	h = newHarness(t, timeoutSample(blocking(&h)))
 	h.start("inst-timeout-sample", "TimeoutSample", "")
 	if st := h.wantFailed("inst-timeout-sample", "timeout"); st.FailureMessage() != "timeout" {
 		t.Errorf("failure %q, want exactly \"timeout\"", st.FailureMessage())
@@ -110,18 +210,7 @@ func TestSampleTimeoutWithTimerRace(t *testing.T) {
 // TestSampleSelect2ActivityVsExternal mirrors sample_select2_activity_vs_external_fs.
 func TestSampleSelect2ActivityVsExternal(t *testing.T) {
 	var h *harness
-	reg := durable.NewRegistry().
-		MustAddActivity("Sleep", func(ctx *durable.ActivityContext, in string) (string, error) { return h.blockUntilCancelled(ctx, in) }).
-		MustAddOrchestration("Select2ActVsEvt", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			act, evt := ctx.ScheduleActivity("Sleep", ""), ctx.WaitForEvent("Go")
-			if ctx.Select(act, evt) == 0 {
-				v, err := act.Get()
-				return "activity:" + v, err
-			}
-			v, err := evt.Get()
-			return "event:" + v, err
-		})
-	h = newHarness(t, reg)
+	h = newHarness(t, activityVsEventSample(blocking(&h)))
 	h.start("inst-s2-mixed", "Select2ActVsEvt", "")
 	h.awaitEvent("inst-s2-mixed", "ExternalSubscribed")
 	h.raise("inst-s2-mixed", "Go", "ok")
@@ -131,33 +220,14 @@ func TestSampleSelect2ActivityVsExternal(t *testing.T) {
 // TestDtfLegacyGabbarGreetings mirrors dtf_legacy_gabbar_greetings_fs (completion
 // order left to the runtime: the output is sorted, as in the Rust sample).
 func TestDtfLegacyGabbarGreetings(t *testing.T) {
-	reg := durable.NewRegistry().
-		MustAddActivity("Greetings", func(_ *durable.ActivityContext, in string) (string, error) { return "Hello, " + in + "!", nil }).
-		MustAddOrchestration("Greetings", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			a, b := ctx.ScheduleActivity("Greetings", "Gabbar"), ctx.ScheduleActivity("Greetings", "Samba")
-			ctx.Join(a, b)
-			return joinOutputs(", ", a, b)
-		})
-	h := newHarness(t, reg)
+	h := newHarness(t, greetingsSample(nil))
 	h.start("inst-dtf-greetings", "Greetings", "")
 	h.wantCompleted("inst-dtf-greetings", "Hello, Gabbar!, Hello, Samba!")
 }
 
 // TestSampleSystemActivities mirrors sample_system_activities_fs.
 func TestSampleSystemActivities(t *testing.T) {
-	reg := durable.NewRegistry().
-		MustAddOrchestration("SystemActivities", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			now, err := ctx.UtcNow().Get()
-			if err != nil {
-				return "", err
-			}
-			guid, err := ctx.NewGUID().Get()
-			if err != nil {
-				return "", err
-			}
-			return fmt.Sprintf("n=%d,g=%s", now.UnixMilli(), guid), nil
-		})
-	h := newHarness(t, reg)
+	h := newHarness(t, systemActivitiesSample())
 	h.start("inst-system-acts", "SystemActivities", "")
 	st := h.wait("inst-system-acts")
 	var nowMs int64
@@ -172,28 +242,14 @@ func TestSampleSystemActivities(t *testing.T) {
 
 // TestSampleStatusPolling mirrors sample_status_polling_fs.
 func TestSampleStatusPolling(t *testing.T) {
-	reg := durable.NewRegistry().
-		MustAddOrchestration("StatusSample", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			_, err := ctx.Timer(20 * msec).Get()
-			return "done", err
-		})
-	h := newHarness(t, reg)
+	h := newHarness(t, statusPollingSample())
 	h.start("inst-status-sample", "StatusSample", "")
 	h.wantCompleted("inst-status-sample", "done")
 }
 
 // TestSampleSubOrchestrationBasic mirrors sample_sub_orchestration_basic_fs.
 func TestSampleSubOrchestrationBasic(t *testing.T) {
-	reg := durable.NewRegistry().
-		MustAddActivity("Upper", func(_ *durable.ActivityContext, in string) (string, error) { return strings.ToUpper(in), nil }).
-		MustAddOrchestration("ChildUpper", func(ctx *durable.OrchestrationContext, input string) (string, error) {
-			return ctx.ScheduleActivity("Upper", input).Get()
-		}).
-		MustAddOrchestration("Parent", func(ctx *durable.OrchestrationContext, input string) (string, error) {
-			r, err := ctx.ScheduleSubOrchestration("ChildUpper", input).Get()
-			return "parent:" + r, err
-		})
-	h := newHarness(t, reg)
+	h := newHarness(t, subOrchestrationBasicSample())
 	h.start("inst-sub-basic", "Parent", "hi")
 	h.wantCompleted("inst-sub-basic", "parent:HI")
 }
@@ -276,17 +332,7 @@ func TestSampleDetachedOrchestrationScheduling(t *testing.T) {
 
 // TestSampleDetachedThenActivity mirrors sample_detached_then_activity_fs.
 func TestSampleDetachedThenActivity(t *testing.T) {
-	reg := durable.NewRegistry().
-		MustAddActivity("Echo", func(_ *durable.ActivityContext, in string) (string, error) { return in, nil }).
-		MustAddOrchestration("Child", func(ctx *durable.OrchestrationContext, input string) (string, error) {
-			_, err := ctx.Timer(5 * msec).Get()
-			return "child-" + input, err
-		}).
-		MustAddOrchestration("Parent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			ctx.StartOrchestration("Child", "detached-child", "payload")
-			return ctx.ScheduleActivity("Echo", "hello").Get()
-		})
-	h := newHarness(t, reg)
+	h := newHarness(t, detachedThenActivitySample())
 	h.start("ParentInstance", "Parent", "")
 	h.wantCompleted("ParentInstance", "hello")
 	h.wantCompleted("detached-child", "child-payload")
@@ -294,16 +340,7 @@ func TestSampleDetachedThenActivity(t *testing.T) {
 
 // TestSampleContinueAsNew mirrors sample_continue_as_new_fs.
 func TestSampleContinueAsNew(t *testing.T) {
-	reg := durable.NewRegistry().
-		MustAddOrchestration("CanSample", func(ctx *durable.OrchestrationContext, input string) (string, error) {
-			var n int
-			fmt.Sscan(input, &n)
-			if n < 3 {
-				ctx.ContinueAsNew(fmt.Sprint(n + 1))
-			}
-			return fmt.Sprintf("final:%d", n), nil
-		})
-	h := newHarness(t, reg)
+	h := newHarness(t, continueAsNewSample())
 	h.start("inst-sample-can", "CanSample", "0")
 	h.wantCompleted("inst-sample-can", "final:3")
 	h.wantExecutions("inst-sample-can", 1, 2, 3, 4)

@@ -12,27 +12,57 @@ import (
 
 // Ports of duroxide's tests/futures_tests.rs (select / join semantics).
 
+// selectAB waits for events A and B and reports the first (shared with the golden
+// select_two_externals).
+func selectAB(ctx *durable.OrchestrationContext, _ string) (string, error) {
+	a, b := ctx.WaitForEvent("A"), ctx.WaitForEvent("B")
+	if ctx.Select(a, b) == 0 {
+		v, err := a.Get()
+		return "A:" + v, err
+	}
+	v, err := b.Get()
+	return "B:" + v, err
+}
+
+// joinABSample joins two Delay activities; A calls hold before answering, so the
+// test decides that B completes first (shared with the golden join_out_of_order).
+func joinABSample(hold func()) *durable.Registry {
+	return durable.NewRegistry().
+		MustAddActivity("Delay", func(_ *durable.ActivityContext, in string) (string, error) {
+			if strings.Contains(in, `"A"`) {
+				hold()
+				return "A", nil
+			}
+			return "B", nil
+		}).
+		MustAddOrchestration("JoinAB", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			a, b := ctx.ScheduleActivity("Delay", `["A",100]`), ctx.ScheduleActivity("Delay", `["B",10]`)
+			ctx.Join(a, b)
+			return joinOutputs(",", a, b)
+		})
+}
+
+// deliverInOneBatch stops the runtime, raises the events in order and restarts it,
+// so the events reach the instance in one batch, as the Rust tests arrange by
+// shutting their runtime down.
+func (h *harness) deliverInOneBatch(reg *durable.Registry, instance string, events ...[2]string) {
+	h.t.Helper()
+	h.shutdown()
+	for _, e := range events {
+		h.raise(instance, e[0], e[1])
+	}
+	h.restart(reg, durable.Options{})
+}
+
 // TestSelect2TwoExternalsFirstDeliveryWins mirrors
 // select2_two_externals_first_delivery_wins: with both events in one batch, the one
 // first in history wins, and history keeps the enqueue order.
 func TestSelect2TwoExternalsFirstDeliveryWins(t *testing.T) {
-	reg := durable.NewRegistry().
-		MustAddOrchestration("ABSelect2", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			a, b := ctx.WaitForEvent("A"), ctx.WaitForEvent("B")
-			if ctx.Select(a, b) == 0 {
-				v, err := a.Get()
-				return "A:" + v, err
-			}
-			v, err := b.Get()
-			return "B:" + v, err
-		})
+	reg := durable.NewRegistry().MustAddOrchestration("ABSelect2", selectAB)
 	h := newHarness(t, reg)
 	h.start("inst-ab2", "ABSelect2", "")
 	h.awaitEvents("inst-ab2", 1, 3)
-	h.shutdown() // both events must land in one batch, as in the Rust test
-	h.raise("inst-ab2", "B", "vb")
-	h.raise("inst-ab2", "A", "va")
-	h.restart(reg, durable.Options{})
+	h.deliverInOneBatch(reg, "inst-ab2", [2]string{"B", "vb"}, [2]string{"A", "va"})
 	h.wantCompleted("inst-ab2", "B:vb")
 	wantEventOrder(t, h.history("inst-ab2"), "ExternalEvent:B", "ExternalEvent:A")
 }
@@ -57,10 +87,7 @@ func TestSelect3MixedBranchOrderWinner(t *testing.T) {
 	h := newHarness(t, reg)
 	h.start("inst-atb", "ATBSelect", "")
 	h.awaitEvents("inst-atb", 1, 4)
-	h.shutdown()
-	h.raise("inst-atb", "B", "vb")
-	h.raise("inst-atb", "A", "va")
-	h.restart(reg, durable.Options{})
+	h.deliverInOneBatch(reg, "inst-atb", [2]string{"B", "vb"}, [2]string{"A", "va"})
 	h.wantCompleted("inst-atb", "B:vb")
 	wantEventOrder(t, h.history("inst-atb"), "ExternalEvent:B", "ExternalEvent:A")
 }
@@ -68,20 +95,7 @@ func TestSelect3MixedBranchOrderWinner(t *testing.T) {
 // TestJoinReturnsScheduleOrder mirrors join_returns_schedule_order.
 func TestJoinReturnsScheduleOrder(t *testing.T) {
 	var h *harness
-	reg := durable.NewRegistry().
-		MustAddActivity("Delay", func(_ *durable.ActivityContext, in string) (string, error) {
-			if strings.Contains(in, `"A"`) {
-				h.awaitEvents("inst-join", 1, 4) // A completes after B
-				return "A", nil
-			}
-			return "B", nil
-		}).
-		MustAddOrchestration("JoinAB", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			a, b := ctx.ScheduleActivity("Delay", `["A",100]`), ctx.ScheduleActivity("Delay", `["B",10]`)
-			ctx.Join(a, b)
-			return joinOutputs(",", a, b)
-		})
-	h = newHarness(t, reg)
+	h = newHarness(t, joinABSample(func() { h.awaitEvents("inst-join", 1, 4) }))
 	h.start("inst-join", "JoinAB", "")
 	h.wantCompleted("inst-join", "A,B")
 }

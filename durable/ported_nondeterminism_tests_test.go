@@ -76,13 +76,12 @@ func TestUnexpectedTimerCompletionTriggersNondeterminism(t *testing.T) {
 	h.wantNondeterminism("inst-timer", "timer", "123")
 }
 
-// TestContinueAsNewWithUnconsumedCompletionTriggersNondeterminism mirrors
-// continue_as_new_with_unconsumed_completion_triggers_nondeterminism: a completion
-// naming event 1 (the OrchestrationStarted, not a schedule) arrives with the signal.
-func TestContinueAsNewWithUnconsumedCompletionTriggersNondeterminism(t *testing.T) {
-	var h *harness
-	reg := durable.NewRegistry().
-		MustAddActivity("MyActivity", func(ctx *durable.ActivityContext, in string) (string, error) { return h.blockUntilCancelled(ctx, in) }).
+// continueAsNewInflightSample schedules MyActivity (act) without awaiting it, waits
+// for proceed_signal and continues as new (shared with the golden
+// continue_as_new_inflight_activity).
+func continueAsNewInflightSample(act durable.ActivityFunc) *durable.Registry {
+	return durable.NewRegistry().
+		MustAddActivity("MyActivity", act).
 		MustAddOrchestration("CanNondeterminism", func(ctx *durable.OrchestrationContext, input string) (string, error) {
 			if input == "0" {
 				_ = ctx.ScheduleActivity("MyActivity", "test_input")
@@ -93,7 +92,14 @@ func TestContinueAsNewWithUnconsumedCompletionTriggersNondeterminism(t *testing.
 			}
 			return "final:iteration_" + input, nil
 		})
-	h = newHarness(t, reg)
+}
+
+// TestContinueAsNewWithUnconsumedCompletionTriggersNondeterminism mirrors
+// continue_as_new_with_unconsumed_completion_triggers_nondeterminism: a completion
+// naming event 1 (the OrchestrationStarted, not a schedule) arrives with the signal.
+func TestContinueAsNewWithUnconsumedCompletionTriggersNondeterminism(t *testing.T) {
+	var h *harness
+	h = newHarness(t, continueAsNewInflightSample(blocking(&h)))
 	h.start("inst-can-nondet", "CanNondeterminism", "0")
 	h.awaitEvent("inst-can-nondet", "ExternalSubscribed")
 	h.enqueue(duroxide.ActivityCompleted{Instance: "inst-can-nondet", ExecutionID: 1, ID: 1, Result: "activity_completed"})
