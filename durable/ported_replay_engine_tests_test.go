@@ -610,3 +610,243 @@ func TestSubOrchestration(t *testing.T) {
 		}
 	})
 }
+
+// TestFreshExecution mirrors tests/replay_engine/fresh_execution.rs: the first turn
+// of an instance (history empty, the start in the batch).
+func TestFreshExecution(t *testing.T) {
+	start := duroxide.StartOrchestration{Instance: "inst", Orchestration: "Orch", Input: "in", ExecutionID: 1}
+	scheduleKinds := func(delta []duroxide.Event) string {
+		var out []string
+		for _, e := range delta[1:] {
+			out = append(out, e.Kind.EventType())
+		}
+		return strings.Join(out, ",")
+	}
+	cases := []struct {
+		name string
+		code durable.OrchestrationFunc
+		want string // event types after OrchestrationStarted
+	}{
+		{"immediate_return_ok", func(*durable.OrchestrationContext, string) (string, error) { return "ok", nil }, "OrchestrationCompleted"},
+		{"immediate_return_err", func(*durable.OrchestrationContext, string) (string, error) { return "", fmt.Errorf("bad") }, "OrchestrationFailed"},
+		{"schedule_activity_pending", activityOf("A", "x"), "ActivityScheduled"},
+		{"schedule_timer_pending", timerOrchestration("t", time.Hour), "TimerCreated"},
+		{"schedule_external_pending", waitThenDone("E", "e"), "ExternalSubscribed"},
+		{"schedule_sub_orch_pending", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			return ctx.ScheduleSubOrchestration("Child", "").Get()
+		}, "SubOrchestrationScheduled"},
+		{"continue_as_new", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			ctx.ContinueAsNew("next")
+			return "", nil
+		}, "OrchestrationContinuedAsNew"},
+		{"sub_orch_then_continue_as_new", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			ctx.ScheduleSubOrchestration("Child", "")
+			ctx.ContinueAsNew("next")
+			return "", nil
+		}, "SubOrchestrationScheduled,OrchestrationContinuedAsNew"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			delta := replayTurn(t, c.code, nil, start)
+			started, ok := delta[0].Kind.(duroxide.OrchestrationStartedEvent)
+			if !ok || delta[0].EventID != 1 || started.Input != "in" || started.Version != "1.0.0" {
+				t.Fatalf("first event %+v (id %d), want OrchestrationStarted{Orch, 1.0.0, in} with id 1", delta[0].Kind, delta[0].EventID)
+			}
+			if got := scheduleKinds(delta); got != c.want {
+				t.Errorf("events after the start: %s, want %s", got, c.want)
+			}
+		})
+	}
+}
+
+// TestReplayWithCompletions mirrors tests/replay_engine/replay_with_completions.rs:
+// each kind of completion already in history resolves its future on replay.
+func TestReplayWithCompletions(t *testing.T) {
+	subCode := func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		return ctx.ScheduleSubOrchestration("Child", "").Get()
+	}
+	cases := []struct {
+		name      string
+		scheduled duroxide.EventKind
+		completed duroxide.EventKind
+		code      durable.OrchestrationFunc
+		want      string
+	}{
+		{"activity_completed_in_history", duroxide.ActivityScheduledEvent{Name: "A", Input: "x"}, duroxide.ActivityCompletedEvent{Result: "r"}, activityOf("A", "x"), "completed:r"},
+		{"activity_failed_in_history", duroxide.ActivityScheduledEvent{Name: "A", Input: "x"}, duroxide.ActivityFailedEvent{Details: duroxide.ApplicationFailure("boom")},
+			func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+				_, err := ctx.ScheduleActivity("A", "x").Get()
+				return "err:" + err.Error(), nil
+			}, "completed:err:boom"},
+		{"timer_fired_in_history", duroxide.TimerCreatedEvent{FireAtMs: 1}, duroxide.TimerFiredEvent{FireAtMs: 1}, timerOrchestration("fired", time.Hour), "completed:fired"},
+		{"external_received_in_history", duroxide.ExternalSubscribedEvent{Name: "E"}, duroxide.ExternalEventEvent{Name: "E", Data: "d"},
+			func(ctx *durable.OrchestrationContext, _ string) (string, error) { return ctx.WaitForEvent("E").Get() }, "completed:d"},
+		{"sub_orch_completed_in_history", duroxide.SubOrchestrationScheduledEvent{Name: "Child", Instance: "sub::2", Input: ""}, duroxide.SubOrchestrationCompletedEvent{Result: "c"}, subCode, "completed:c"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src := uint64(2)
+			if _, external := c.completed.(duroxide.ExternalEventEvent); external {
+				src = 0
+			}
+			delta := replayTurn(t, c.code, []duroxide.Event{startedEv("Orch", ""), ev(2, 0, c.scheduled), ev(3, src, c.completed)})
+			if got := turnOutcome(t, delta); got != c.want {
+				t.Errorf("outcome %q, want %q (delta %s)", got, c.want, kinds(delta))
+			}
+		})
+	}
+}
+
+// TestSequentialProgress mirrors tests/replay_engine/sequential_progress.rs.
+func TestSequentialProgress(t *testing.T) {
+	twoSame := func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		r1, err := ctx.ScheduleActivity("A", "x").Get()
+		if err != nil {
+			return "", err
+		}
+		r2, err := ctx.ScheduleActivity("A", "x").Get()
+		return r1 + "," + r2, err
+	}
+	a := func(id uint64) duroxide.Event {
+		return ev(id, 0, duroxide.ActivityScheduledEvent{Name: "A", Input: "x"})
+	}
+	t.Run("two_activities_first_done", func(t *testing.T) {
+		delta := replayTurn(t, twoSame, []duroxide.Event{startedEv("Orch", ""), a(2)}, actDone(2, "r1"))
+		if got := kinds(delta); got != "3:ActivityCompleted 4:ActivityScheduled" {
+			t.Errorf("delta %s, want the completion then the second schedule", got)
+		}
+	})
+	t.Run("identical_activities_both_done_routes_correctly", func(t *testing.T) {
+		delta := replayTurn(t, twoSame, []duroxide.Event{startedEv("Orch", ""), a(2), ev(3, 2, duroxide.ActivityCompletedEvent{Result: "r1"}), a(4)}, actDone(4, "r2"))
+		if got := turnOutcome(t, delta); got != "completed:r1,r2" {
+			t.Errorf("outcome %q, want each result routed to its own schedule", got)
+		}
+	})
+	t.Run("activity_then_timer", func(t *testing.T) {
+		delta := replayTurn(t, func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			if _, err := ctx.ScheduleActivity("A", "x").Get(); err != nil {
+				return "", err
+			}
+			_, err := ctx.Timer(time.Hour).Get()
+			return "done", err
+		}, []duroxide.Event{startedEv("Orch", ""), a(2)}, actDone(2, "r"))
+		if got := kinds(delta); got != "3:ActivityCompleted 4:TimerCreated" {
+			t.Errorf("delta %s", got)
+		}
+	})
+	t.Run("many_sequential_activities", func(t *testing.T) {
+		history := []duroxide.Event{startedEv("Orch", "")}
+		for i := 0; i < 10; i++ {
+			history = append(history, a(uint64(2+2*i)), ev(uint64(3+2*i), uint64(2+2*i), duroxide.ActivityCompletedEvent{Result: fmt.Sprint(i)}))
+		}
+		delta := replayTurn(t, func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			out := ""
+			for i := 0; i < 10; i++ {
+				r, err := ctx.ScheduleActivity("A", "x").Get()
+				if err != nil {
+					return "", err
+				}
+				out += r
+			}
+			return out, nil
+		}, history)
+		if got := turnOutcome(t, delta); got != "completed:0123456789" {
+			t.Errorf("outcome %q", got)
+		}
+	})
+}
+
+// TestIsReplaying mirrors tests/replay_engine/is_replaying.rs: IsReplaying is true
+// while the code runs over persisted history and false from the first new event on.
+func TestIsReplaying(t *testing.T) {
+	code := func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		before := ctx.IsReplaying()
+		if _, err := ctx.ScheduleActivity("A", "x").Get(); err != nil {
+			return "", err
+		}
+		return fmt.Sprint(before, ",", ctx.IsReplaying()), nil
+	}
+	t.Run("fresh_execution_not_replaying", func(t *testing.T) {
+		delta := replayTurn(t, func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			return fmt.Sprint(ctx.IsReplaying()), nil
+		}, nil, duroxide.StartOrchestration{Instance: "inst", Orchestration: "Orch", ExecutionID: 1})
+		if got := turnOutcome(t, delta); got != "completed:false" {
+			t.Errorf("outcome %q, want completed:false", got)
+		}
+	})
+	t.Run("transitions_after_history", func(t *testing.T) {
+		delta := replayTurn(t, code, []duroxide.Event{startedEv("Orch", ""), ev(2, 0, duroxide.ActivityScheduledEvent{Name: "A", Input: "x"})}, actDone(2, "r"))
+		if got := turnOutcome(t, delta); got != "completed:true,false" {
+			t.Errorf("outcome %q, want replaying before the new completion and not after", got)
+		}
+	})
+}
+
+// TestReplayEngineKV mirrors tests/replay_engine/kv.rs: KV events replay against the
+// code's calls, state is rebuilt from history, and changed keys or values are
+// nondeterminism (timestamps are not compared).
+func TestReplayEngineKV(t *testing.T) {
+	set := func(id uint64, k, v string, at uint64) duroxide.Event {
+		return ev(id, 0, duroxide.KeyValueSetEvent{Key: k, Value: v, LastUpdatedAtMs: at})
+	}
+	setThenWait := func(k, v string) durable.OrchestrationFunc {
+		return func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			ctx.SetValue(k, v)
+			if _, err := ctx.WaitForEvent("go").Get(); err != nil {
+				return "", err
+			}
+			got, _ := ctx.Value(k)
+			return got, nil
+		}
+	}
+	sub := ev(3, 0, duroxide.ExternalSubscribedEvent{Name: "go"})
+	goEvent := duroxide.ExternalRaised{Instance: "inst", Name: "go", Data: ""}
+	cases := []struct {
+		name    string
+		history []duroxide.Event
+		code    durable.OrchestrationFunc
+		want    string
+	}{
+		{"replay_set_value_reconstructs_state", []duroxide.Event{startedEv("Orch", ""), set(2, "counter", "1", 5), sub}, setThenWait("counter", "1"), "completed:1"},
+		{"replay_set_value_mismatch_nondeterminism", []duroxide.Event{startedEv("Orch", ""), set(2, "counter", "1", 5), sub}, setThenWait("counter", "2"), "nondeterminism:"},
+		{"kv_set_key_mismatch_nondeterminism", []duroxide.Event{startedEv("Orch", ""), set(2, "counter", "1", 5), sub}, setThenWait("other", "1"), "nondeterminism:"},
+		{"kv_set_timestamp_mismatch_ok", []duroxide.Event{startedEv("Orch", ""), set(2, "counter", "1", 1), sub}, setThenWait("counter", "1"), "completed:1"},
+		{"replay_clear_value_mismatch_nondeterminism", []duroxide.Event{startedEv("Orch", ""), ev(2, 0, duroxide.KeyValueClearedEvent{Key: "a"}), sub},
+			func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+				ctx.ClearValue("b")
+				_, err := ctx.WaitForEvent("go").Get()
+				return "cleared", err
+			}, "nondeterminism:"},
+		{"replay_clear_all_values_matches_action", []duroxide.Event{startedEv("Orch", ""), ev(2, 0, duroxide.KeyValuesClearedEvent{}), sub},
+			func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+				ctx.ClearAllValues()
+				_, err := ctx.WaitForEvent("go").Get()
+				return "cleared", err
+			}, "completed:cleared"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			delta := replayTurn(t, c.code, c.history, goEvent)
+			if got := turnOutcome(t, delta); !strings.HasPrefix(got, c.want) || (strings.HasPrefix(c.want, "completed:") && got != c.want) {
+				t.Errorf("outcome %q, want %q (delta %s)", got, c.want, kinds(delta))
+			}
+		})
+	}
+	t.Run("action_to_event_kv_variants", func(t *testing.T) {
+		delta := replayTurn(t, func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			ctx.SetValue("X", "Y")
+			ctx.ClearValue("Z")
+			ctx.ClearAllValues()
+			ctx.SetValue("A", "1")
+			return fmt.Sprint(len(ctx.Values())), nil
+		}, nil, duroxide.StartOrchestration{Instance: "inst", Orchestration: "Orch", ExecutionID: 1})
+		if got := kinds(delta); got != "1:OrchestrationStarted 2:KeyValueSet 3:KeyValueCleared 4:KeyValuesCleared 5:KeyValueSet 6:OrchestrationCompleted" {
+			t.Errorf("delta %s", got)
+		}
+		for _, e := range delta[1:5] {
+			if e.SourceEventID != nil {
+				t.Errorf("KV event %d has source %d, want none", e.EventID, *e.SourceEventID)
+			}
+		}
+	})
+}
