@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -849,4 +850,86 @@ func TestReplayEngineKV(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestEdgeCases mirrors tests/replay_engine/edge_cases.rs.
+func TestEdgeCases(t *testing.T) {
+	wait := func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		return ctx.WaitForEvent("Event").Get()
+	}
+	sub := ev(2, 0, duroxide.ExternalSubscribedEvent{Name: "Event"})
+	t.Run("handler_invoked_once_during_replay", func(t *testing.T) {
+		var calls atomic.Int32
+		delta := replayTurn(t, func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			calls.Add(1)
+			return ctx.ScheduleActivity("Task", "input").Get()
+		}, []duroxide.Event{startedEv("Orch", ""), ev(2, 0, duroxide.ActivityScheduledEvent{Name: "Task", Input: "input"}), ev(3, 2, duroxide.ActivityCompletedEvent{Result: "result"})})
+		if got := turnOutcome(t, delta); got != "completed:result" || calls.Load() != 1 {
+			t.Errorf("outcome %q after %d invocations, want completed:result after 1", got, calls.Load())
+		}
+	})
+	t.Run("empty_external_event_data", func(t *testing.T) {
+		delta := replayTurn(t, wait, []duroxide.Event{startedEv("Orch", ""), sub, ev(3, 0, duroxide.ExternalEventEvent{Name: "Event", Data: ""})})
+		if got := turnOutcome(t, delta); got != "completed:" {
+			t.Errorf("outcome %q, want completed with empty output", got)
+		}
+	})
+	t.Run("multiple_external_events_same_name", func(t *testing.T) {
+		delta := replayTurn(t, wait, []duroxide.Event{startedEv("Orch", ""), sub,
+			ev(3, 0, duroxide.ExternalEventEvent{Name: "Event", Data: "first-data"}), ev(4, 0, duroxide.ExternalEventEvent{Name: "Event", Data: "second-data"})})
+		if got := turnOutcome(t, delta); got != "completed:first-data" {
+			t.Errorf("outcome %q, want the first arrival", got)
+		}
+	})
+	t.Run("zero_delay_timer", func(t *testing.T) {
+		delta := replayTurn(t, timerOrchestration("t", 0), nil, duroxide.StartOrchestration{Instance: "inst", Orchestration: "Orch", ExecutionID: 1})
+		if got := kinds(delta); got != "1:OrchestrationStarted 2:TimerCreated" {
+			t.Errorf("delta %s, want a timer even for a zero delay", got)
+		}
+	})
+}
+
+// TestComposition mirrors tests/replay_engine/composition.rs (select and join over
+// histories).
+func TestComposition(t *testing.T) {
+	act := ev(2, 0, duroxide.ActivityScheduledEvent{Name: "A", Input: "x"})
+	timer := ev(3, 0, duroxide.TimerCreatedEvent{FireAtMs: 1})
+	race := func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		a := ctx.ScheduleActivity("A", "x")
+		if ctx.Select(a, ctx.Timer(time.Hour)) == 1 {
+			return "timer", nil
+		}
+		return a.Get()
+	}
+	join := func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		a, b := ctx.ScheduleActivity("A", "x"), ctx.ScheduleActivity("B", "y")
+		ctx.Join(a, b)
+		ra, errA := a.Get()
+		rb, errB := b.Get()
+		return fmt.Sprint(ra, "|", rb, "|", errA != nil, errB != nil), nil
+	}
+	actB := ev(3, 0, duroxide.ActivityScheduledEvent{Name: "B", Input: "y"})
+	cases := []struct {
+		name    string
+		code    durable.OrchestrationFunc
+		history []duroxide.Event
+		msgs    []duroxide.WorkItem
+		want    string
+	}{
+		{"select2_activity_wins", race, []duroxide.Event{startedEv("Orch", ""), act, timer}, []duroxide.WorkItem{actDone(2, "act")}, "completed:act"},
+		{"select2_timer_wins", race, []duroxide.Event{startedEv("Orch", ""), act, timer}, []duroxide.WorkItem{duroxide.TimerFired{Instance: "inst", ExecutionID: 1, ID: 3, FireAtMs: 1}}, "completed:timer"},
+		{"select2_both_pending", race, []duroxide.Event{startedEv("Orch", ""), act, timer}, nil, "running"},
+		{"join_all_complete", join, []duroxide.Event{startedEv("Orch", ""), act, actB}, []duroxide.WorkItem{actDone(3, "b"), actDone(2, "a")}, "completed:a|b|false false"},
+		{"join_partial_complete", join, []duroxide.Event{startedEv("Orch", ""), act, actB}, []duroxide.WorkItem{actDone(2, "a")}, "running"},
+		{"join_one_fails", join, []duroxide.Event{startedEv("Orch", ""), act, actB},
+			[]duroxide.WorkItem{actDone(2, "a"), duroxide.ActivityFailed{Instance: "inst", ExecutionID: 1, ID: 3, Details: duroxide.ApplicationFailure("no")}}, "completed:a||false true"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			delta := replayTurn(t, c.code, c.history, c.msgs...)
+			if got := turnOutcome(t, delta); got != c.want {
+				t.Errorf("outcome %q, want %q (delta %s)", got, c.want, kinds(delta))
+			}
+		})
+	}
 }
