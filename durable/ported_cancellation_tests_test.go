@@ -3,6 +3,7 @@ package durable_test
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -428,4 +429,106 @@ func TestCancelledSubscriptionDoesNotStealFutureEvent(t *testing.T) {
 	h.awaitEvents("inst-nosteal", 1, 6)
 	h.raise("inst-nosteal", "E", "for-second")
 	h.wantCompleted("inst-nosteal", "for-second")
+}
+
+// TestActivitySkippedWhenOrchestrationTerminalAtFetch mirrors
+// activity_skipped_when_orchestration_terminal_at_fetch: an activity whose instance was
+// cancelled before any worker took it never runs. The first runtime fetches no
+// activities (its workers only take a tag nobody uses).
+func TestActivitySkippedWhenOrchestrationTerminalAtFetch(t *testing.T) {
+	var ran atomic.Bool
+	reg := durable.NewRegistry().
+		MustAddActivity("Work", func(*durable.ActivityContext, string) (string, error) {
+			ran.Store(true)
+			return "ran", nil
+		}).
+		MustAddOrchestration("Orch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			return ctx.ScheduleActivity("Work", "").Get()
+		})
+	h := newHarnessWith(t, reg, durable.Options{WorkerTagFilter: duroxide.TagsOnly("nobody")})
+	h.start("inst-skip", "Orch", "")
+	h.awaitEvent("inst-skip", "ActivityScheduled")
+	h.cancel("inst-skip", "stop")
+	h.wantCancelled("inst-skip", "stop")
+	h.restart(reg, durable.Options{})
+	h.awaitIdle()
+	if ran.Load() {
+		t.Error("the activity of a cancelled instance ran")
+	}
+	if n := countEvents(h.history("inst-skip"), "ActivityCompleted"); n != 0 {
+		t.Errorf("%d ActivityCompleted recorded for the skipped activity", n)
+	}
+}
+
+// TestActivityResultDroppedWhenOrchestrationCancelled mirrors
+// activity_result_dropped_when_orchestration_cancelled (and
+// activity_aborted_after_cancellation_grace): an activity that ignores its
+// cancellation and finishes anyway does not get its result into the cancelled history.
+func TestActivityResultDroppedWhenOrchestrationCancelled(t *testing.T) {
+	started := make(chan string, 1)
+	release := make(chan struct{})
+	finished := make(chan string, 1)
+	reg := longActivitySample(func(ctx *durable.ActivityContext, in string) (string, error) {
+		started <- in
+		<-release
+		finished <- in
+		return "late", nil
+	})
+	opts := quickCancelOptions
+	opts.ActivityCancellationGracePeriod = 5 * time.Second
+	h := newHarnessWith(t, reg, opts)
+	h.start("inst-dropped-result", "LongActivityOrch", "")
+	receive(t, started, "the activity to start")
+	h.cancel("inst-dropped-result", "cancel_now")
+	h.wantCancelled("inst-dropped-result", "cancel_now")
+	close(release)
+	receive(t, finished, "the activity to finish")
+	h.awaitIdle()
+	if n := countEvents(h.history("inst-dropped-result"), "ActivityCompleted"); n != 0 {
+		t.Errorf("the late result of a cancelled instance's activity reached history (%d ActivityCompleted)", n)
+	}
+}
+
+// TestExplicitDropSubOrchestrationCancelled mirrors
+// explicit_drop_sub_orchestration_cancelled and sub_orchestration_out_of_scope_cancelled
+// (Go has no scope end, so both drop the child with Cancel, then wait on a timer): the
+// child is started and cancelled in the same ack.
+func TestExplicitDropSubOrchestrationCancelled(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddOrchestration("SlowChild", waitThenDone("never", "child_done")).
+		MustAddOrchestration("Parent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			ctx.ScheduleSubOrchestration("SlowChild", "x").Cancel()
+			_, err := ctx.Timer(50 * msec).Get()
+			return "parent_completed_without_await", err
+		})
+	h := newHarness(t, reg)
+	h.start("inst-drop-child", "Parent", "")
+	h.wantCompleted("inst-drop-child", "parent_completed_without_await")
+	h.wantCancelled("inst-drop-child::sub::2", "parent dropped sub-orchestration future")
+	if n := countEvents(h.history("inst-drop-child"), "SubOrchestrationCancelRequested"); n != 1 {
+		t.Errorf("%d SubOrchestrationCancelRequested, want 1", n)
+	}
+}
+
+// TestSubOrchestrationPendingAtReturnNeverStarts checks the duroxide rule behind the
+// ports above (runtime/execution.rs: a terminal turn honours only detached starts): a
+// child scheduled in the turn the parent returns is recorded and cancel-requested but
+// never started.
+func TestSubOrchestrationPendingAtReturnNeverStarts(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddOrchestration("SlowChild", waitThenDone("never", "child_done")).
+		MustAddOrchestration("Parent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			ctx.ScheduleSubOrchestration("SlowChild", "x")
+			return "returned", nil
+		})
+	h := newHarness(t, reg)
+	h.start("inst-child-at-return", "Parent", "")
+	h.wantCompleted("inst-child-at-return", "returned")
+	h.awaitIdle()
+	if st, err := h.client.Status(h.ctx, "inst-child-at-return::sub::2"); err != nil || st.Status != durable.StatusNotFound {
+		t.Errorf("child status %v (%v), want NotFound", st.Status, err)
+	}
+	if got := kinds(h.history("inst-child-at-return")); got != "1:OrchestrationStarted 2:SubOrchestrationScheduled 3:SubOrchestrationCancelRequested 4:OrchestrationCompleted" {
+		t.Errorf("parent history %s", got)
+	}
 }
