@@ -591,3 +591,93 @@ func failOn(bad, msg, ok string) durable.ActivityFunc {
 		return ok, nil
 	}
 }
+
+// TestSampleHeterogeneousWorkersWithTags mirrors sample_heterogeneous_workers_with_tags.
+func TestSampleHeterogeneousWorkersWithTags(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddActivity("Render", func(_ *durable.ActivityContext, in string) (string, error) { return "rendered:" + in, nil }).
+		MustAddActivity("Encode", func(_ *durable.ActivityContext, in string) (string, error) { return "encoded:" + in, nil }).
+		MustAddActivity("Upload", func(_ *durable.ActivityContext, in string) (string, error) { return "uploaded:" + in, nil }).
+		MustAddOrchestration("VideoPipeline", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			rendered, err := ctx.ScheduleActivity("Render", "frame42", durable.WithTag("gpu")).Get()
+			if err != nil {
+				return "", err
+			}
+			encoded, err := ctx.ScheduleActivity("Encode", rendered, durable.WithTag("cpu")).Get()
+			if err != nil {
+				return "", err
+			}
+			return ctx.ScheduleActivity("Upload", encoded).Get()
+		})
+	h := newHarnessWith(t, reg, durable.Options{WorkerTagFilter: duroxide.DefaultAndTags("gpu", "cpu")})
+	h.start("video-1", "VideoPipeline", "")
+	h.wantCompleted("video-1", "uploaded:encoded:rendered:frame42")
+	var tags []string
+	for _, e := range h.history("video-1") {
+		if k, ok := e.Kind.(duroxide.ActivityScheduledEvent); ok {
+			tag := "<none>"
+			if k.Tag != nil {
+				tag = *k.Tag
+			}
+			tags = append(tags, tag)
+		}
+	}
+	if strings.Join(tags, ",") != "gpu,cpu,<none>" {
+		t.Errorf("recorded tags %v, want gpu, cpu, none", tags)
+	}
+}
+
+// TestSampleStarvationSafeTaggedActivity mirrors sample_starvation_safe_tagged_activity:
+// no worker serves "gpu", so the timer wins and the fallback runs.
+func TestSampleStarvationSafeTaggedActivity(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddActivity("GpuInference", func(_ *durable.ActivityContext, in string) (string, error) { return "inference:" + in, nil }).
+		MustAddActivity("CpuFallback", func(_ *durable.ActivityContext, in string) (string, error) { return "cpu_fallback:" + in, nil }).
+		MustAddOrchestration("InferenceWithFallback", func(ctx *durable.OrchestrationContext, input string) (string, error) {
+			gpu := ctx.ScheduleActivity("GpuInference", input, durable.WithTag("gpu"))
+			if ctx.Select(gpu, ctx.Timer(200*msec)) == 0 {
+				return gpu.Get()
+			}
+			return ctx.ScheduleActivity("CpuFallback", input).Get()
+		})
+	h := newHarness(t, reg)
+	h.start("infer-1", "InferenceWithFallback", "model-v3")
+	h.wantCompleted("infer-1", "cpu_fallback:model-v3")
+}
+
+// TestSampleDualRuntimeTagCooperation mirrors sample_dual_runtime_tag_cooperation: one
+// runtime serves untagged activities, another only "gpu" ones, on one store.
+func TestSampleDualRuntimeTagCooperation(t *testing.T) {
+	gpuWorkers := make(chan string, 4)
+	reg := func() *durable.Registry {
+		return durable.NewRegistry().
+			MustAddActivity("PreProcess", func(_ *durable.ActivityContext, in string) (string, error) { return "preprocessed:" + in, nil }).
+			MustAddActivity("GpuTrain", func(ctx *durable.ActivityContext, in string) (string, error) {
+				gpuWorkers <- ctx.WorkerID()
+				return "trained:" + in, nil
+			}).
+			MustAddActivity("SaveModel", func(_ *durable.ActivityContext, in string) (string, error) { return "saved:" + in, nil }).
+			MustAddOrchestration("MLPipeline", func(ctx *durable.OrchestrationContext, input string) (string, error) {
+				pre, err := ctx.ScheduleActivity("PreProcess", input).Get()
+				if err != nil {
+					return "", err
+				}
+				model, err := ctx.ScheduleActivity("GpuTrain", pre, durable.WithTag("gpu")).Get()
+				if err != nil {
+					return "", err
+				}
+				return ctx.ScheduleActivity("SaveModel", model).Get()
+			})
+	}
+	h := newHarness(t, reg())
+	gpu, err := durable.NewRuntime(h.p, reg(), durable.Options{WorkerTagFilter: duroxide.TagsOnly("gpu"), WorkerNodeID: "gpu-node"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { shutdownRuntime(gpu) })
+	h.start("ml-1", "MLPipeline", "data")
+	h.wantCompleted("ml-1", "saved:trained:preprocessed:data")
+	if w := <-gpuWorkers; !strings.Contains(w, "gpu-node") {
+		t.Errorf("GpuTrain ran on worker %q, want the gpu runtime", w)
+	}
+}
