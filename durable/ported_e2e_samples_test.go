@@ -1,11 +1,13 @@
 package durable_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/duroxide-go/duroxide-redis/durable"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
@@ -680,4 +682,123 @@ func TestSampleDualRuntimeTagCooperation(t *testing.T) {
 	if w := <-gpuWorkers; !strings.Contains(w, "gpu-node") {
 		t.Errorf("GpuTrain ran on worker %q, want the gpu runtime", w)
 	}
+}
+
+// awaitKV polls the instance's KV store until key is set (duroxide's client
+// wait_for_kv_value) and returns its value.
+func (h *harness) awaitKV(instance, key string) string {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		v, ok, err := h.client.KVValue(h.ctx, instance, key)
+		if err == nil && ok {
+			return v
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("%s: KV key %q not set after 10s (%v)", instance, key, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestSampleKVRequestResponse mirrors sample_kv_request_response: a server answers
+// requests (external events) through its KV store, which clients read while it runs.
+func TestSampleKVRequestResponse(t *testing.T) {
+	type request struct {
+		OpID    string `json:"op_id"`
+		Command string `json:"command"`
+	}
+	reg := durable.NewRegistry().
+		MustAddActivity("ProcessCommand", func(_ *durable.ActivityContext, in string) (string, error) {
+			r := []rune(in)
+			for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+				r[i], r[j] = r[j], r[i]
+			}
+			return string(r), nil
+		}).
+		MustAddOrchestration("RequestServer", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			ctx.SetValue("status", "ready")
+			for i := 0; i < 3; i++ {
+				req, err := durable.WaitForEvent[request](ctx, "request").Get()
+				if err != nil {
+					return "", err
+				}
+				ctx.SetValue("status", "processing")
+				result, err := ctx.ScheduleActivity("ProcessCommand", req.Command).Get()
+				if err != nil {
+					result = "error: " + err.Error()
+				}
+				ctx.SetValue("response:"+req.OpID, result)
+				ctx.SetValue("status", "ready")
+			}
+			ctx.SetValue("status", "shutdown")
+			return "served 3 requests", nil
+		})
+	h := newHarness(t, reg)
+	h.start("req-resp-server", "RequestServer", "")
+	if s := h.awaitKV("req-resp-server", "status"); s != "ready" {
+		t.Fatalf("status %q, want ready", s)
+	}
+	for _, r := range []request{{"op-1", "hello"}, {"op-2", "world"}, {"op-3", "rust"}} {
+		data, _ := json.Marshal(r)
+		h.raise("req-resp-server", "request", string(data))
+		if got := h.awaitKV("req-resp-server", "response:"+r.OpID); got != map[string]string{"hello": "olleh", "world": "dlrow", "rust": "tsur"}[r.Command] {
+			t.Errorf("response to %s = %q", r.OpID, got)
+		}
+	}
+	h.wantCompleted("req-resp-server", "served 3 requests")
+	h.wantKV("req-resp-server", "status", "shutdown", true)
+}
+
+// TestSampleKVCrossOrchestrationRead mirrors sample_kv_cross_orchestration_read: one
+// orchestration reads another's KV store through ValueFromInstance.
+func TestSampleKVCrossOrchestrationRead(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddOrchestration("ConfigHolder", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			ctx.SetValue("config", `{"threshold":7}`)
+			_, err := ctx.WaitForEvent("stop").Get()
+			return "stopped", err
+		}).
+		MustAddOrchestration("Reader", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			v, err := ctx.ValueFromInstance("config-holder", "config").Get()
+			if err != nil || v == nil {
+				return "missing", err
+			}
+			return *v, nil
+		})
+	h := newHarness(t, reg)
+	h.start("config-holder", "ConfigHolder", "")
+	h.awaitKV("config-holder", "config")
+	h.start("config-reader", "Reader", "")
+	h.wantCompleted("config-reader", `{"threshold":7}`)
+	h.awaitEvent("config-holder", "ExternalSubscribed")
+	h.raise("config-holder", "stop", "")
+	h.wantCompleted("config-holder", "stopped")
+}
+
+// TestSampleKVReadModifyWriteCounter mirrors sample_kv_read_modify_write_counter.
+func TestSampleKVReadModifyWriteCounter(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddOrchestration("Counter", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			for i := 0; i < 3; i++ {
+				if _, err := ctx.WaitForEvent("inc").Get(); err != nil {
+					return "", err
+				}
+				n, _, err := durable.ValueJSON[int](ctx, "count")
+				if err != nil {
+					return "", err
+				}
+				durable.SetValueJSON(ctx, "count", n+1)
+			}
+			n, _, err := durable.ValueJSON[int](ctx, "count")
+			return fmt.Sprint(n), err
+		})
+	h := newHarness(t, reg)
+	h.start("kv-counter", "Counter", "")
+	for i := 1; i <= 3; i++ {
+		h.awaitEventsOf("kv-counter", "ExternalSubscribed", i)
+		h.raise("kv-counter", "inc", "")
+	}
+	h.wantCompleted("kv-counter", "3")
+	h.wantKV("kv-counter", "count", "3", true)
 }
