@@ -238,3 +238,76 @@ func TestEventsEnqueuedBeforeStartOrchestrationAreDropped(t *testing.T) {
 	h.start("inst-orphan", "OrphanTest", "")
 	h.wantCompleted("inst-orphan", "timeout_as_expected")
 }
+
+// TestPersistentEventSurvivesSelectCancellationLateExtraDiscarded mirrors
+// persistent_event_survives_select_cancellation_late_extra_discarded: a message sent
+// after the instance completed is not recorded.
+func TestPersistentEventSurvivesSelectCancellationLateExtraDiscarded(t *testing.T) {
+	h := newHarness(t, durable.NewRegistry().MustAddOrchestration("TestOrch", persistentAfterLostSelect))
+	h.start("inst-pers-cancel-late", "TestOrch", "")
+	h.awaitEventsOf("inst-pers-cancel-late", queueSubscribed, 2)
+	h.enqueueEvent("inst-pers-cancel-late", "Signal", "survived")
+	h.wantCompleted("inst-pers-cancel-late", "got:survived")
+	h.enqueueEvent("inst-pers-cancel-late", "Signal", "extra")
+	h.awaitIdle()
+	if n := countEvents(h.history("inst-pers-cancel-late"), queueDelivered); n != 1 {
+		t.Errorf("%d messages recorded, want only the one sent while the instance ran", n)
+	}
+}
+
+// TestRaiseEventTypedRoundTrip mirrors raise_event_typed_round_trip.
+func TestRaiseEventTypedRoundTrip(t *testing.T) {
+	reg := durable.NewRegistry().MustAddOrchestration("Typed", durable.Orchestration(func(ctx *durable.OrchestrationContext, _ struct{}) (addRes, error) {
+		r, err := durable.WaitForEvent[addReq](ctx, "typed").Get()
+		return addRes{Sum: r.A + r.B}, err
+	}))
+	h := newHarness(t, reg)
+	h.start("inst-typed-ev", "Typed", "{}")
+	h.awaitEvent("inst-typed-ev", "ExternalSubscribed")
+	h.raise("inst-typed-ev", "typed", `{"a":20,"b":22}`)
+	h.wantCompleted("inst-typed-ev", `{"sum":42}`)
+}
+
+// TestMultiQueueStaggeredDelivery mirrors multi_queue_staggered_delivery: messages
+// arriving one per turn, across queues, each reach their own queue's next dequeue.
+func TestMultiQueueStaggeredDelivery(t *testing.T) {
+	reg := durable.NewRegistry().MustAddOrchestration("Staggered", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		a, b := ctx.Dequeue("qa"), ctx.Dequeue("qb")
+		ctx.Join(a, b)
+		first, err := joinOutputs("+", a, b)
+		if err != nil {
+			return "", err
+		}
+		c, err := ctx.Dequeue("qa").Get()
+		return first + "|" + c, err
+	})
+	h := newHarness(t, reg)
+	h.start("inst-stagger", "Staggered", "")
+	h.enqueueEvent("inst-stagger", "qb", "b1")
+	h.awaitEventsOf("inst-stagger", queueDelivered, 1)
+	h.enqueueEvent("inst-stagger", "qa", "a1")
+	h.awaitEventsOf("inst-stagger", queueDelivered, 2)
+	h.enqueueEvent("inst-stagger", "qa", "a2")
+	h.wantCompleted("inst-stagger", "a1+b1|a2")
+}
+
+// TestSelectThenJoinPersistentAndPositional mirrors
+// select_then_join_persistent_and_positional.
+func TestSelectThenJoinPersistentAndPositional(t *testing.T) {
+	reg := durable.NewRegistry().MustAddOrchestration("Mix", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		q, e := ctx.Dequeue("work"), ctx.WaitForEvent("signal")
+		winner := ctx.Select(q, e)
+		q2, e2 := ctx.Dequeue("work"), ctx.WaitForEvent("signal")
+		ctx.Join(q2, e2)
+		rest, err := joinOutputs(",", q2, e2)
+		return fmt.Sprint(winner, ":", rest), err
+	})
+	h := newHarness(t, reg)
+	h.start("inst-mix", "Mix", "")
+	h.enqueueEvent("inst-mix", "work", "w1")
+	h.awaitEventsOf("inst-mix", queueSubscribed, 2)
+	h.awaitEventsOf("inst-mix", "ExternalSubscribed", 2)
+	h.enqueueEvent("inst-mix", "work", "w2")
+	h.raise("inst-mix", "signal", "s1")
+	h.wantCompleted("inst-mix", "0:w2,s1")
+}
