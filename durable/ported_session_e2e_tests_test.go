@@ -209,3 +209,54 @@ func TestSessionSurvivesContinueAsNew(t *testing.T) {
 		t.Errorf("%d activity runs, want one per execution", calls.Load())
 	}
 }
+
+// twoSessions runs one SlowSession activity on each of two sessions side by side.
+func twoSessions(ctx *durable.OrchestrationContext, _ string) (string, error) {
+	f1 := ctx.ScheduleActivity("SlowSession", "a", durable.WithSession("session-A"))
+	f2 := ctx.ScheduleActivity("SlowSession", "b", durable.WithSession("session-B"))
+	ctx.Join(f1, f2)
+	return joinOutputs("|", f1, f2)
+}
+
+// TestSessionWorkerNodeIDMultipleSessionsParallel mirrors
+// test_session_worker_node_id_multiple_sessions_parallel: different sessions run
+// side by side.
+func TestSessionWorkerNodeIDMultipleSessionsParallel(t *testing.T) {
+	p := &overlapProbe{}
+	reg := durable.NewRegistry().
+		MustAddActivity("SlowSession", p.activity("")).
+		MustAddOrchestration("TwoSessions", twoSessions)
+	h := newHarnessWith(t, reg, durable.Options{WorkerConcurrency: 2, WorkerNodeID: "node-a"})
+	h.start("test-parallel-sessions", "TwoSessions", "")
+	h.wantCompleted("test-parallel-sessions", "a|b")
+	if got := p.maxInFlight(); got != 2 {
+		t.Errorf("at most %d sessions' activities ran at once, want 2", got)
+	}
+}
+
+// TestSessionContinueAsNewVersionedUpgrade mirrors
+// test_session_continue_as_new_versioned_upgrade: the session carries over a
+// continue-as-new into a newer version.
+func TestSessionContinueAsNewVersionedUpgrade(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddActivity("Where", func(ctx *durable.ActivityContext, _ string) (string, error) {
+			s, _ := ctx.SessionID()
+			return s + "@" + ctx.OrchestrationVersion(), nil
+		}).
+		MustAddOrchestration("Up", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			if _, err := ctx.ScheduleActivity("Where", "", durable.WithSession("sticky")).Get(); err != nil {
+				return "", err
+			}
+			ctx.ContinueAsNew("upgraded", durable.WithVersion("2.0.0"))
+			return "", nil
+		}).
+		MustAddOrchestrationVersion("Up", "2.0.0", func(ctx *durable.OrchestrationContext, input string) (string, error) {
+			r, err := ctx.ScheduleActivity("Where", "", durable.WithSession("sticky")).Get()
+			return input + ":" + r, err
+		})
+	h := newHarnessWith(t, reg, durable.Options{WorkerNodeID: "node-1"})
+	if err := h.client.StartOrchestration(h.ctx, "session-upgrade", "Up", "", durable.WithVersion("1.0.0")); err != nil {
+		t.Fatal(err)
+	}
+	h.wantCompleted("session-upgrade", "upgraded:sticky@2.0.0")
+}
