@@ -2,6 +2,7 @@ package durable_test
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -88,5 +89,45 @@ func TestE2ELocksAreRenewedForLongWork(t *testing.T) {
 	mustComplete(t, env.Wait(t, "lt"), "turned")
 	if activityRuns.Load() != 1 || turnRuns.Load() != 1 {
 		t.Fatalf("activity ran %d times, turn ran %d times: a lock expired under running work", activityRuns.Load(), turnRuns.Load())
+	}
+}
+
+func TestE2ESessionStaysWithItsOwnerAcrossIdleGaps(t *testing.T) {
+	reg := durable.NewRegistry()
+	reg.MustAddActivity("Node", func(ctx *durable.ActivityContext, _ string) (string, error) {
+		id := ctx.WorkerID()
+		return id[strings.LastIndex(id, "-node-")+1:], nil
+	})
+	reg.MustAddOrchestration("Pinned", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		first, err := ctx.ScheduleActivity("Node", "", durable.WithSession("s")).Get()
+		if err != nil {
+			return "", err
+		}
+		// Longer than the session lease: only renewal keeps it with its owner.
+		if _, err := ctx.Timer(3 * time.Second).Get(); err != nil {
+			return "", err
+		}
+		second, err := ctx.ScheduleActivity("Node", "", durable.WithSession("s")).Get()
+		return first + "," + second, err
+	})
+	opts := func(node string) durable.Options {
+		return durable.Options{
+			LongPollTimeout: 100 * time.Millisecond, WorkerNodeID: node,
+			SessionLockTimeout: 2 * time.Second, SessionIdleTimeout: 30 * time.Second,
+		}
+	}
+	env := durabletest.Start(t, reg, durabletest.WithOptions(opts("node-a")))
+	other, err := durable.NewRuntime(env.Provider, reg, opts("node-b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Shutdown(context.Background()) })
+	st := env.StartAndWait(t, "pinned", "Pinned", "")
+	if st.Status != durable.StatusCompleted {
+		t.Fatalf("status %v %s", st.Status, st.FailureMessage())
+	}
+	nodes := strings.Split(st.Output, ",")
+	if len(nodes) != 2 || nodes[0] != nodes[1] || !strings.HasPrefix(nodes[0], "node-") {
+		t.Fatalf("session ran on %q", st.Output)
 	}
 }
