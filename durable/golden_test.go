@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -207,6 +208,65 @@ func TestGoldenContinueAsNewInflightActivity(t *testing.T) {
 	h.checkGolden("continue_as_new_inflight_activity")
 }
 
+// TestGoldenCustomStatusAndKV mirrors custom_status_tests.rs
+// custom_status_updated_in_later_turn combined with kv_store_tests.rs
+// kv_clear_single_value: status and KV calls are events with ids of their own, in
+// call order with the schedules.
+func TestGoldenCustomStatusAndKV(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddActivity("Work", constActivity("worked")).
+		MustAddOrchestration("StatusKv", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			ctx.SetCustomStatus("starting")
+			ctx.SetValue("X", "Y")
+			r, err := ctx.ScheduleActivity("Work", "in").Get()
+			if err != nil {
+				return "", err
+			}
+			ctx.SetCustomStatus("done")
+			ctx.ClearValue("X")
+			return r, nil
+		})
+	h := newGoldenHarness(t, reg)
+	h.start("inst-status-kv", "StatusKv", "")
+	h.wantCompleted("inst-status-kv", "worked")
+	h.checkGolden("custom_status_and_kv")
+}
+
+// TestGoldenSubOrchestrationFailure mirrors e2e_samples.rs
+// sample_basic_error_handling_fs run as a child: the child's failure details reach
+// the parent verbatim in SubOrchestrationFailed.
+func TestGoldenSubOrchestrationFailure(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddActivity("ValidateInput", failOn("", "Input cannot be empty", "")).
+		MustAddOrchestration("ChildFail", func(ctx *durable.OrchestrationContext, input string) (string, error) {
+			return ctx.ScheduleActivity("ValidateInput", input).Get()
+		}).
+		MustAddOrchestration("ParentFail", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			if _, err := ctx.ScheduleSubOrchestration("ChildFail", "").Get(); err != nil {
+				return "child failed: " + err.Error(), nil
+			}
+			return "child succeeded", nil
+		})
+	h := newGoldenHarness(t, reg)
+	h.start("inst-sub-fail", "ParentFail", "")
+	h.wantCompleted("inst-sub-fail", "child failed: Input cannot be empty")
+	h.checkGolden("sub_orchestration_failure")
+}
+
+// TestGoldenRetryWithBackoff mirrors schedule_with_retry_tests.rs
+// test_retry_with_fixed_backoff: each retry is a new ActivityScheduled after a
+// durable backoff timer.
+func TestGoldenRetryWithBackoff(t *testing.T) {
+	var n atomic.Int32
+	reg := durable.NewRegistry().
+		MustAddActivity("FlakyActivity", flaky(&n, 3)).
+		MustAddOrchestration("RetryOrch", retryOrch("FlakyActivity", durable.RetryPolicy{MaxAttempts: 5, Backoff: durable.Backoff{Kind: durable.BackoffFixed, Base: 50 * msec}}))
+	h := newGoldenHarness(t, reg)
+	h.start("retry-backoff-1", "RetryOrch", "")
+	h.wantCompleted("retry-backoff-1", "done")
+	h.checkGolden("retry_with_backoff")
+}
+
 // blocking binds harness.blockUntilCancelled to a harness created after the registry.
 func blocking(h **harness) durable.ActivityFunc {
 	return func(ctx *durable.ActivityContext, in string) (string, error) {
@@ -352,7 +412,8 @@ func (m *goldenMatcher) matchValue(want, got any) bool {
 }
 
 // normalize turns an actual event into the golden's terms: timestamp zeroed, version
-// checked against the release this module implements, timer fire times made relative.
+// checked against the release this module implements, timer fire times and KV update
+// times made relative to the harness clock.
 func (m *goldenMatcher) normalize(t *testing.T, ev duroxide.Event) map[string]any {
 	t.Helper()
 	if ev.DuroxideVersion != duroxide.CurrentDuroxideVersion {
@@ -364,6 +425,9 @@ func (m *goldenMatcher) normalize(t *testing.T, ev duroxide.Event) map[string]an
 		ev.Kind = duroxide.TimerCreatedEvent{FireAtMs: m.relativeFireAt(ev.InstanceID, k.FireAtMs)}
 	case duroxide.TimerFiredEvent:
 		ev.Kind = duroxide.TimerFiredEvent{FireAtMs: m.relativeFireAt(ev.InstanceID, k.FireAtMs)}
+	case duroxide.KeyValueSetEvent:
+		k.LastUpdatedAtMs = m.relativeFireAt(ev.InstanceID, k.LastUpdatedAtMs)
+		ev.Kind = k
 	}
 	data, err := ev.MarshalJSON()
 	if err != nil {
