@@ -267,6 +267,39 @@ func TestGoldenRetryWithBackoff(t *testing.T) {
 	h.checkGolden("retry_with_backoff")
 }
 
+// TestGoldenContinueAsNewCarryForward covers duroxide's carry-forward rule
+// (runtime/execution.rs collect_unmatched_queue_messages, state_helpers.rs): queue
+// messages nobody dequeued ride on the next execution's OrchestrationStarted and are
+// recorded again, first, in its history.
+func TestGoldenContinueAsNewCarryForward(t *testing.T) {
+	const inst = "inst-carry"
+	reg := durable.NewRegistry().
+		MustAddOrchestration("CarryForward", func(ctx *durable.OrchestrationContext, input string) (string, error) {
+			if input == "0" {
+				if _, err := ctx.WaitForEvent("go").Get(); err != nil {
+					return "", err
+				}
+				ctx.ContinueAsNew("1")
+			}
+			m1, err := ctx.Dequeue("inbox").Get()
+			if err != nil {
+				return "", err
+			}
+			m2, err := ctx.Dequeue("inbox").Get()
+			return m1 + "," + m2, err
+		})
+	h := newGoldenHarness(t, reg)
+	h.start(inst, "CarryForward", "0")
+	h.awaitEvents(inst, 1, 2)
+	h.shutdown() // the three messages must form one batch
+	h.enqueueEvent(inst, "inbox", "m1")
+	h.enqueueEvent(inst, "inbox", "m2")
+	h.raise(inst, "go", "")
+	h.restart(reg, durable.Options{})
+	h.wantCompleted(inst, "m1,m2")
+	h.checkGolden("continue_as_new_carry_forward")
+}
+
 // blocking binds harness.blockUntilCancelled to a harness created after the registry.
 func blocking(h **harness) durable.ActivityFunc {
 	return func(ctx *durable.ActivityContext, in string) (string, error) {
