@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/duroxide-go/duroxide-redis/durable"
 )
@@ -321,4 +322,179 @@ func TestKVClientGetAllValuesAcrossCan(t *testing.T) {
 		return "done", nil
 	}, "done")
 	h.wantAllKV("kv-all-can", map[string]string{"first": "1", "second": "2"})
+}
+
+// TestKVStoreMoreCases mirrors the remaining single-instance kv_store_tests.rs cases,
+// one subtest each: the orchestration runs to completion and the client then sees
+// exactly want.
+func TestKVStoreMoreCases(t *testing.T) {
+	noop := func(ctx *durable.OrchestrationContext) error {
+		_, err := ctx.ScheduleActivity("Noop", "").Get()
+		return err
+	}
+	cases := []struct {
+		name string
+		code func(ctx *durable.OrchestrationContext, input string) (string, error)
+		out  string
+		want map[string]string
+	}{
+		{"kv_json_value", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			ctx.SetValue("doc", `{"a":[1,2],"b":{"c":null}}`)
+			v, _ := ctx.Value("doc")
+			return v, nil
+		}, `{"a":[1,2],"b":{"c":null}}`, map[string]string{"doc": `{"a":[1,2],"b":{"c":null}}`}},
+		{"kv_empty_key", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			ctx.SetValue("", "empty-key")
+			v, ok := ctx.Value("")
+			return fmt.Sprint(v, ok), nil
+		}, "empty-keytrue", map[string]string{"": "empty-key"}},
+		{"kv_clear_value_then_set_same_key", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			ctx.SetValue("k", "1")
+			ctx.ClearValue("k")
+			ctx.SetValue("k", "2")
+			return "done", nil
+		}, "done", map[string]string{"k": "2"}},
+		{"kv_update_across_turns", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			ctx.SetValue("k", "turn1")
+			if err := noop(ctx); err != nil {
+				return "", err
+			}
+			ctx.SetValue("k", "turn2")
+			return "done", nil
+		}, "done", map[string]string{"k": "turn2"}},
+		{"kv_works_in_select_branch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			act := ctx.ScheduleActivity("Noop", "")
+			if ctx.Select(act, ctx.Timer(time.Minute)) == 0 {
+				ctx.SetValue("winner", "activity")
+			} else {
+				ctx.SetValue("winner", "timer")
+			}
+			return "done", nil
+		}, "done", map[string]string{"winner": "activity"}},
+		{"kv_interleaved_with_activities_and_timers", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			ctx.SetValue("step", "1")
+			if err := noop(ctx); err != nil {
+				return "", err
+			}
+			ctx.SetValue("step", "2")
+			if _, err := ctx.Timer(10 * msec).Get(); err != nil {
+				return "", err
+			}
+			ctx.SetValue("step", "3")
+			v, _ := ctx.Value("step")
+			return v, nil
+		}, "3", map[string]string{"step": "3"}},
+		{"kv_in_fan_out_fan_in", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			var fs []durable.Awaitable
+			var futs []durable.Future[string]
+			for i := 0; i < 3; i++ {
+				f := ctx.ScheduleActivity("Noop", fmt.Sprint(i))
+				fs, futs = append(fs, f), append(futs, f)
+			}
+			ctx.Join(fs...)
+			for i := range futs {
+				ctx.SetValue(fmt.Sprint("result_", i), "ok")
+			}
+			return fmt.Sprint(len(ctx.Values())), nil
+		}, "3", map[string]string{"result_0": "ok", "result_1": "ok", "result_2": "ok"}},
+		{"kv_overwrite_after_can", func(ctx *durable.OrchestrationContext, input string) (string, error) {
+			if input == "" {
+				ctx.SetValue("k", "exec1")
+				ctx.ContinueAsNew("2")
+			}
+			old, _ := ctx.Value("k")
+			ctx.SetValue("k", "exec2")
+			return old, nil
+		}, "exec1", map[string]string{"k": "exec2"}},
+		{"kv_clear_after_can", func(ctx *durable.OrchestrationContext, input string) (string, error) {
+			if input == "" {
+				ctx.SetValue("k", "exec1")
+				ctx.SetValue("keep", "yes")
+				ctx.ContinueAsNew("2")
+			}
+			ctx.ClearValue("k")
+			return "done", nil
+		}, "done", map[string]string{"keep": "yes"}},
+		{"kv_can_chain_accumulation", func(ctx *durable.OrchestrationContext, input string) (string, error) {
+			var n int
+			fmt.Sscan(input, &n)
+			ctx.SetValue(fmt.Sprint("exec_", n), fmt.Sprint(n))
+			if n < 2 {
+				ctx.ContinueAsNew(fmt.Sprint(n + 1))
+			}
+			return fmt.Sprint(len(ctx.Values())), nil
+		}, "3", map[string]string{"exec_0": "0", "exec_1": "1", "exec_2": "2"}},
+		{"kv_client_get_all_values_empty", func(*durable.OrchestrationContext, string) (string, error) { return "done", nil }, "done", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			reg := durable.NewRegistry().
+				MustAddActivity("Noop", constActivity("")).
+				MustAddOrchestration("KV", c.code)
+			h := newHarness(t, reg)
+			h.start("kv-case", "KV", "")
+			h.wantCompleted("kv-case", c.out)
+			h.wantAllKV("kv-case", c.want)
+		})
+	}
+}
+
+// TestKVGetValueTypedWrongType mirrors kv_get_value_typed_wrong_type: decoding a value
+// into the wrong type is an error the code sees, not a failure of the instance.
+func TestKVGetValueTypedWrongType(t *testing.T) {
+	kvOrch(t, "kv-wrong-type", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		ctx.SetValue("n", "not a number")
+		_, ok, err := durable.ValueJSON[int](ctx, "n")
+		return fmt.Sprint(ok, err != nil), nil
+	}, "true true")
+}
+
+// TestKVNotAccessibleAfterDeletion mirrors kv_not_accessible_after_deletion (and
+// kv_accessible_after_completion): values outlive completion, not deletion.
+func TestKVNotAccessibleAfterDeletion(t *testing.T) {
+	h := kvOrch(t, "kv-lifetime", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		ctx.SetValue("a", "1")
+		ctx.SetValue("b", "2")
+		return "done", nil
+	}, "done")
+	h.wantAllKV("kv-lifetime", map[string]string{"a": "1", "b": "2"})
+	if _, err := h.client.DeleteInstance(h.ctx, "kv-lifetime", false); err != nil {
+		t.Fatal(err)
+	}
+	h.wantAllKV("kv-lifetime", nil)
+}
+
+// TestKVGetValueFromInstanceReplaySafe mirrors kv_get_value_from_instance_replay_safe:
+// a value read from another instance is recorded, so a replay after the source changed
+// still sees the old value.
+func TestKVGetValueFromInstanceReplaySafe(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddOrchestration("Source", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			ctx.SetValue("shared", "v1")
+			if _, err := ctx.WaitForEvent("update").Get(); err != nil {
+				return "", err
+			}
+			ctx.SetValue("shared", "v2")
+			_, err := ctx.WaitForEvent("stop").Get()
+			return "source done", err
+		}).
+		MustAddOrchestration("Reader", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			v, err := ctx.ValueFromInstance("kv-src", "shared").Get()
+			if err != nil || v == nil {
+				return "missing", err
+			}
+			if _, err := ctx.WaitForEvent("go").Get(); err != nil {
+				return "", err
+			}
+			return *v, nil
+		})
+	h := newHarness(t, reg)
+	h.start("kv-src", "Source", "")
+	h.awaitEvent("kv-src", "ExternalSubscribed")
+	h.start("kv-reader", "Reader", "")
+	h.awaitEvent("kv-reader", "ExternalSubscribed")
+	h.raise("kv-src", "update", "")
+	h.awaitEventsOf("kv-src", "ExternalSubscribed", 2) // the source now holds v2
+	h.raise("kv-reader", "go", "")
+	h.wantCompleted("kv-reader", "v1")
 }
