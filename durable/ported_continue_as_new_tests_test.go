@@ -180,3 +180,41 @@ func TestContinueAsNewWithoutAwait(t *testing.T) {
 	h.wantCompleted("inst-can-no-await", "done:2")
 	h.wantExecutions("inst-can-no-await", 1, 2, 3)
 }
+
+// TestContinueAsNewCarryForwardCappedAt20 checks duroxide's carry-forward limit
+// (runtime/limits.rs MAX_CARRY_FORWARD_EVENTS, applied in runtime/execution.rs; its
+// unit test max_carry_forward_constant_is_20): of 25 undequeued messages the first 20,
+// in order, reach the next execution.
+func TestContinueAsNewCarryForwardCappedAt20(t *testing.T) {
+	const inst = "inst-carry-cap"
+	reg := durable.NewRegistry().
+		MustAddOrchestration("CarryCap", func(ctx *durable.OrchestrationContext, input string) (string, error) {
+			if input == "0" {
+				if _, err := ctx.WaitForEvent("go").Get(); err != nil {
+					return "", err
+				}
+				ctx.ContinueAsNew("1")
+			}
+			_, err := ctx.WaitForEvent("stop").Get()
+			return "stopped", err
+		})
+	h := newHarness(t, reg)
+	h.start(inst, "CarryCap", "0")
+	h.awaitEvents(inst, 1, 2)
+	h.shutdown()
+	for i := 0; i < 25; i++ {
+		h.enqueueEvent(inst, "inbox", fmt.Sprint("m", i))
+	}
+	h.raise(inst, "go", "")
+	h.restart(reg, durable.Options{})
+	h.awaitEvents(inst, 2, 2)
+	started, ok := h.execHistory(inst, 2)[0].Kind.(duroxide.OrchestrationStartedEvent)
+	if !ok || started.CarryForwardEvents == nil || len(*started.CarryForwardEvents) != 20 {
+		t.Fatalf("execution 2 starts with %+v, want 20 carried messages", started)
+	}
+	for i, pair := range *started.CarryForwardEvents {
+		if pair != [2]string{"inbox", fmt.Sprint("m", i)} {
+			t.Errorf("carried message %d is %v, want [inbox m%d]", i, pair, i)
+		}
+	}
+}

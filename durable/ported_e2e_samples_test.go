@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -801,4 +802,48 @@ func TestSampleKVReadModifyWriteCounter(t *testing.T) {
 	}
 	h.wantCompleted("kv-counter", "3")
 	h.wantKV("kv-counter", "count", "3", true)
+}
+
+// TestSampleSelfPruningEternalOrchestration mirrors
+// sample_self_pruning_eternal_orchestration: an eternal orchestration prunes its own
+// old executions from an activity, through the activity's client.
+func TestSampleSelfPruningEternalOrchestration(t *testing.T) {
+	type state struct {
+		BatchNum     int `json:"batch_num"`
+		TotalBatches int `json:"total_batches"`
+	}
+	var pruned atomic.Uint64
+	reg := durable.NewRegistry().
+		MustAddActivity("ProcessBatch", func(_ *durable.ActivityContext, in string) (string, error) { return "Processed batch " + in, nil }).
+		MustAddActivity("PruneSelf", func(ctx *durable.ActivityContext, _ string) (string, error) {
+			res, err := ctx.Client().PruneExecutions(ctx, ctx.InstanceID(), duroxide.PruneOptions{KeepLast: 1})
+			if err != nil {
+				return "", err
+			}
+			pruned.Add(res.ExecutionsDeleted)
+			return fmt.Sprintf("Pruned %d executions", res.ExecutionsDeleted), nil
+		}).
+		MustAddOrchestration("SelfPruningOrch", func(ctx *durable.OrchestrationContext, input string) (string, error) {
+			s := state{TotalBatches: 5}
+			_ = json.Unmarshal([]byte(input), &s)
+			if _, err := ctx.ScheduleActivity("ProcessBatch", fmt.Sprint(s.BatchNum)).Get(); err != nil {
+				return "", err
+			}
+			if _, err := ctx.ScheduleActivity("PruneSelf", "").Get(); err != nil {
+				return "", err
+			}
+			if s.BatchNum >= s.TotalBatches-1 {
+				return fmt.Sprintf("Completed %d batches", s.TotalBatches), nil
+			}
+			s.BatchNum++
+			durable.ContinueAsNewWith(ctx, s)
+			return "", nil
+		})
+	h := newHarness(t, reg)
+	h.start("self-pruning", "SelfPruningOrch", "")
+	h.wantCompleted("self-pruning", "Completed 5 batches")
+	h.wantExecutions("self-pruning", 5)
+	if pruned.Load() != 4 {
+		t.Errorf("%d executions pruned in all, want the 4 earlier ones", pruned.Load())
+	}
 }
