@@ -141,7 +141,11 @@ func TestEventDropThenRetryAfterSubscribe(t *testing.T) {
 	h := newHarness(t, reg)
 	h.start("inst-drop-retry", "EvtDropRetry", "x")
 	h.awaitEvent("inst-drop-retry", "TimerCreated")
+	// With the runtime stopped the first timer cannot lead to the subscription before
+	// the event is recorded, however late the raise comes.
+	h.shutdown()
 	h.raise("inst-drop-retry", "Data", "early")
+	h.restart(reg, durable.Options{})
 	h.wantCompleted("inst-drop-retry", "early-event-dropped")
 	if n := countEvents(h.history("inst-drop-retry"), "ExternalEvent"); n != 1 {
 		t.Errorf("%d ExternalEvent in history, want the early one kept for audit", n)
