@@ -321,12 +321,11 @@ func joinOutputs(sep string, fs ...durable.Future[string]) (string, error) {
 }
 
 // checkGolden compares every execution the golden file lists with what the runtime
-// wrote. Timer fire times are checked relative to the clock reading taken when the
-// timer's turn ran: the harness clock is frozen between fast-forwards, so that is
-// the instant the golden delay was added to.
+// wrote. Timer fire times and KV update times are compared relative to the harness's
+// frozen clock, the instant every delay of the test was added to.
 func (h *harness) checkGolden(name string) {
 	h.t.Helper()
-	m := &goldenMatcher{bound: map[string]string{}, timerBase: h.timerBase}
+	m := &goldenMatcher{bound: map[string]string{}, clockMs: uint64(h.now.UnixMilli())}
 	for _, want := range loadGolden(h.t, name) {
 		got, err := h.client.ReadExecutionHistory(h.ctx, want.instance, want.execution)
 		if err != nil {
@@ -382,9 +381,9 @@ var placeholderRE = regexp.MustCompile(`<ms>|<guid>`)
 // whole golden file, so a placeholder bound in one event must repeat its value later.
 type goldenMatcher struct {
 	bound map[string]string
-	// timerBase is subtracted from an actual timer's fire_at_ms before comparing it
-	// with the golden delay; nil means fire times are not checked.
-	timerBase func(instance string) uint64
+	// clockMs is the frozen clock reading; actual timer fire times and KV update times
+	// minus clockMs are what the goldens hold.
+	clockMs uint64
 }
 
 // matchString reports whether got matches want, binding placeholders on first use.
@@ -455,11 +454,11 @@ func (m *goldenMatcher) normalize(t *testing.T, ev duroxide.Event) map[string]an
 	ev.TimestampMs = 0
 	switch k := ev.Kind.(type) {
 	case duroxide.TimerCreatedEvent:
-		ev.Kind = duroxide.TimerCreatedEvent{FireAtMs: m.relativeFireAt(ev.InstanceID, k.FireAtMs)}
+		ev.Kind = duroxide.TimerCreatedEvent{FireAtMs: m.relativeToClock(k.FireAtMs)}
 	case duroxide.TimerFiredEvent:
-		ev.Kind = duroxide.TimerFiredEvent{FireAtMs: m.relativeFireAt(ev.InstanceID, k.FireAtMs)}
+		ev.Kind = duroxide.TimerFiredEvent{FireAtMs: m.relativeToClock(k.FireAtMs)}
 	case duroxide.KeyValueSetEvent:
-		k.LastUpdatedAtMs = m.relativeFireAt(ev.InstanceID, k.LastUpdatedAtMs)
+		k.LastUpdatedAtMs = m.relativeToClock(k.LastUpdatedAtMs)
 		ev.Kind = k
 	}
 	data, err := ev.MarshalJSON()
@@ -473,12 +472,7 @@ func (m *goldenMatcher) normalize(t *testing.T, ev duroxide.Event) map[string]an
 	return out
 }
 
-func (m *goldenMatcher) relativeFireAt(instance string, fireAt uint64) uint64 {
-	if m.timerBase == nil {
-		return fireAt
-	}
-	return fireAt - m.timerBase(instance)
-}
+func (m *goldenMatcher) relativeToClock(ms uint64) uint64 { return ms - m.clockMs }
 
 // compare checks one execution's actual history against its golden, event by event,
 // and reports every mismatch with both events in wire form.
@@ -599,9 +593,6 @@ func (h *harness) blockUntilCancelled(ctx *durable.ActivityContext, _ string) (s
 		return "", errors.New("test ended")
 	}
 }
-
-// timerBase is the clock reading every timer of the test was created at.
-func (h *harness) timerBase(string) uint64 { return uint64(h.now.UnixMilli()) }
 
 func (h *harness) start(instance, name, input string) {
 	h.t.Helper()
