@@ -532,3 +532,53 @@ func TestSubOrchestrationPendingAtReturnNeverStarts(t *testing.T) {
 		t.Errorf("parent history %s", got)
 	}
 }
+
+// TestPositionalArrivalBeforeSubOutstanding mirrors positional_arrival_before_sub_outstanding:
+// an event that arrived before its subscription is not delivered, the wait loses to
+// its timeout and is cancelled as a dropped future. The event is raised while the
+// runtime is stopped, so it is recorded before the subscription however slow the raise.
+func TestPositionalArrivalBeforeSubOutstanding(t *testing.T) {
+	reg := durable.NewRegistry().MustAddOrchestration("TestOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		if _, err := ctx.Timer(100 * msec).Get(); err != nil {
+			return "", err
+		}
+		if ctx.Select(ctx.WaitForEvent("MyEvent"), ctx.Timer(300*msec)) == 0 {
+			return "event-received", nil
+		}
+		return "timeout", nil
+	})
+	h := newHarness(t, reg)
+	h.start("inst-pos-arr", "TestOrch", "")
+	h.awaitEvent("inst-pos-arr", "TimerCreated")
+	h.shutdown()
+	h.raise("inst-pos-arr", "MyEvent", "data")
+	h.restart(reg, durable.Options{})
+	h.wantCompleted("inst-pos-arr", "timeout")
+	if !hasEvent(h.history("inst-pos-arr"), func(k duroxide.EventKind) bool {
+		return k == duroxide.ExternalSubscribedCancelledEvent{Reason: "dropped_future"}
+	}) {
+		t.Error("no ExternalSubscribedCancelled(dropped_future) for the losing wait")
+	}
+}
+
+// TestUserCancelInstanceAndDroppedFutureBothEnqueueCancelInstanceForChild mirrors
+// user_cancel_instance_and_dropped_future_both_enqueue_cancelinstance_for_child: a
+// child dropped by its parent, whose parent is then cancelled, ends cancelled once.
+func TestUserCancelInstanceAndDroppedFutureBothEnqueueCancelInstanceForChild(t *testing.T) {
+	reg := durable.NewRegistry().
+		MustAddOrchestration("SlowChild", waitThenDone("never", "child_done")).
+		MustAddOrchestration("Parent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			ctx.ScheduleSubOrchestration("SlowChild", "x").Cancel()
+			_, err := ctx.WaitForEvent("never").Get()
+			return "parent_done", err
+		})
+	h := newHarness(t, reg)
+	h.start("inst-both-cancel", "Parent", "")
+	h.awaitEvent("inst-both-cancel", "SubOrchestrationCancelRequested")
+	h.cancel("inst-both-cancel", "user")
+	h.wantCancelled("inst-both-cancel", "user")
+	h.wantCancelled("inst-both-cancel::sub::2", "parent dropped sub-orchestration future")
+	if n := countEvents(h.history("inst-both-cancel::sub::2"), "OrchestrationCancelRequested"); n != 1 {
+		t.Errorf("child has %d OrchestrationCancelRequested, want 1", n)
+	}
+}
