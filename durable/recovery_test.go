@@ -192,3 +192,28 @@ func historyProblems(hist []duroxide.Event) []string {
 	}
 	return out
 }
+
+func TestRecoveryHistoryCheckCatchesDuplicates(t *testing.T) {
+	src := func(id uint64) *uint64 { return &id }
+	ev := func(id uint64, source *uint64, kind duroxide.EventKind) duroxide.Event {
+		return duroxide.Event{EventID: id, SourceEventID: source, Kind: kind}
+	}
+	good := []duroxide.Event{ev(1, nil, duroxide.OrchestrationStartedEvent{})}
+	for i := range uint64(recoveryFanOut + 1) {
+		good = append(good, ev(2+i, nil, duroxide.ActivityScheduledEvent{Name: "Step"}))
+	}
+	for i := range uint64(recoveryFanOut + 1) {
+		good = append(good, ev(uint64(len(good))+1, src(2+i), duroxide.ActivityCompletedEvent{}))
+	}
+	good = append(good, ev(uint64(len(good))+1, nil, duroxide.OrchestrationCompletedEvent{}))
+	if p := historyProblems(good); len(p) != 0 {
+		t.Fatalf("a well-formed history has problems: %v", p)
+	}
+	dup := append(append([]duroxide.Event{}, good[:len(good)-1]...),
+		ev(uint64(len(good)), src(2), duroxide.ActivityCompletedEvent{}),
+		ev(uint64(len(good))+1, nil, duroxide.OrchestrationCompletedEvent{}),
+		ev(uint64(len(good))+1, nil, duroxide.OrchestrationCompletedEvent{}))
+	if p := historyProblems(dup); len(p) != 3 {
+		t.Fatalf("duplicate completion, duplicate terminal event and a repeated id: problems %q", p)
+	}
+}
