@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
+	"github.com/duroxide-go/duroxide-redis/internal/redistest"
 	"github.com/duroxide-go/duroxide-redis/providertest"
 	"github.com/duroxide-go/duroxide-redis/redisprovider"
 )
@@ -127,33 +128,10 @@ func isFixed(rest string) bool {
 	return false
 }
 
-// scanNamespace lists the keys of a namespace. Test-only: the provider never
-// scans. On a cluster the namespace lives on the master owning its slot.
+// scanNamespace lists the keys of a namespace (failing t, when given, if the
+// scan fails).
 func scanNamespace(t *testing.T, client redis.UniversalClient, prefix string) []string {
-	ctx := context.Background()
-	scan := func(c *redis.Client) ([]string, error) {
-		var keys []string
-		iter := c.Scan(ctx, 0, globEscape(prefix)+"*", 1000).Iterator()
-		for iter.Next(ctx) {
-			keys = append(keys, iter.Val())
-		}
-		return keys, iter.Err()
-	}
-	var keys []string
-	var err error
-	switch c := client.(type) {
-	case *redis.ClusterClient:
-		var mu sync.Mutex
-		err = c.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
-			k, err := scan(node)
-			mu.Lock()
-			keys = append(keys, k...)
-			mu.Unlock()
-			return err
-		})
-	case *redis.Client:
-		keys, err = scan(c)
-	}
+	keys, err := redistest.ScanPrefix(context.Background(), client, prefix)
 	if err != nil && t != nil {
 		t.Fatal(err)
 	}
@@ -162,16 +140,7 @@ func scanNamespace(t *testing.T, client redis.UniversalClient, prefix string) []
 
 // dropNamespace deletes a test's keys so a shared server does not fill up.
 func dropNamespace(client redis.UniversalClient, p *redisprovider.Provider) {
-	if keys := scanNamespace(nil, client, p.Keys().Prefix()); len(keys) > 0 {
-		for i := 0; i < len(keys); i += 500 {
-			client.Del(context.Background(), keys[i:min(i+500, len(keys))]...)
-		}
-	}
-}
-
-func globEscape(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`, `]`, `\]`)
-	return r.Replace(s)
+	_ = redistest.DropPrefix(context.Background(), client, p.Keys().Prefix())
 }
 
 // mrClockTick is how often a moved clock is re-set: miniredis's SetTime

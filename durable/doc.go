@@ -31,7 +31,8 @@
 //     provider's management calls.
 //   - durabletest: a runtime on an embedded miniredis with a clock tests can
 //     move forward (Env.Advance) and an optional provider wrapper for fault
-//     injection.
+//     injection; durabletest.Each runs a test on real Redis and Redis
+//     Cluster too when the environment names them.
 //   - RunTurn: one dispatcher turn without a provider, returning the commit
 //     it would make, for golden-history tests against duroxide.
 //

@@ -26,14 +26,14 @@ func (f *flakyAcks) AckOrchestrationItem(ctx context.Context, token string, c du
 	return f.Provider.AckOrchestrationItem(ctx, token, c)
 }
 
-func flakyEnv(t *testing.T, failures int32, err error) *durabletest.Env {
+func flakyEnv(t *testing.T, failures int32, err error, opts ...durabletest.Option) *durabletest.Env {
 	reg := durable.NewRegistry()
 	reg.MustAddOrchestration("Echo", func(_ *durable.OrchestrationContext, in string) (string, error) { return in, nil })
-	return durabletest.Start(t, reg, durabletest.WithProviderWrapper(func(p duroxide.Provider) duroxide.Provider {
+	return durabletest.Start(t, reg, append(opts, durabletest.WithProviderWrapper(func(p duroxide.Provider) duroxide.Provider {
 		f := &flakyAcks{Provider: p, err: err}
 		f.left.Store(failures)
 		return f
-	}))
+	}))...)
 }
 
 func TestE2ETransientAckFailuresAreRetriedThenAbandoned(t *testing.T) {
@@ -49,7 +49,11 @@ func TestE2ETransientAckFailuresAreRetriedThenAbandoned(t *testing.T) {
 }
 
 func TestE2EPermanentAckFailureFailsTheInstance(t *testing.T) {
-	env := flakyEnv(t, 1, duroxide.Permanent("ack_orchestration_item", "history too large"))
+	durabletest.Each(t, testE2EPermanentAckFailureFailsTheInstance)
+}
+
+func testE2EPermanentAckFailureFailsTheInstance(t *testing.T, backend durabletest.Backend) {
+	env := flakyEnv(t, 1, duroxide.Permanent("ack_orchestration_item", "history too large"), durabletest.WithBackend(backend))
 	st := env.StartAndWait(t, "echo", "Echo", "hi")
 	if st.Status != durable.StatusFailed || st.Failure.Infrastructure == nil ||
 		st.FailureMessage() != "infrastructure:ack_orchestration_item: history too large" {
@@ -58,6 +62,10 @@ func TestE2EPermanentAckFailureFailsTheInstance(t *testing.T) {
 }
 
 func TestE2ELocksAreRenewedForLongWork(t *testing.T) {
+	durabletest.Each(t, testE2ELocksAreRenewedForLongWork)
+}
+
+func testE2ELocksAreRenewedForLongWork(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
 	var activityRuns, turnRuns atomic.Int32
 	reg.MustAddActivity("Long", func(_ *durable.ActivityContext, _ string) (string, error) {
@@ -75,7 +83,7 @@ func TestE2ELocksAreRenewedForLongWork(t *testing.T) {
 		}
 		return "turned", nil
 	})
-	env := durabletest.Start(t, reg, durabletest.WithOptions(durable.Options{
+	env := durabletest.Start(t, reg, durabletest.WithBackend(backend), durabletest.WithOptions(durable.Options{
 		LongPollTimeout: 100 * time.Millisecond, OrchestratorLockTimeout: 2 * time.Second, WorkerLockTimeout: 2 * time.Second,
 		OrchestrationConcurrency: 2, WorkerConcurrency: 2,
 	}))
@@ -93,6 +101,10 @@ func TestE2ELocksAreRenewedForLongWork(t *testing.T) {
 }
 
 func TestE2ESessionStaysWithItsOwnerAcrossIdleGaps(t *testing.T) {
+	durabletest.Each(t, testE2ESessionStaysWithItsOwnerAcrossIdleGaps)
+}
+
+func testE2ESessionStaysWithItsOwnerAcrossIdleGaps(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
 	reg.MustAddActivity("Node", func(ctx *durable.ActivityContext, _ string) (string, error) {
 		id := ctx.WorkerID()
@@ -116,7 +128,7 @@ func TestE2ESessionStaysWithItsOwnerAcrossIdleGaps(t *testing.T) {
 			SessionLockTimeout: 2 * time.Second, SessionIdleTimeout: 30 * time.Second,
 		}
 	}
-	env := durabletest.Start(t, reg, durabletest.WithOptions(opts("node-a")))
+	env := durabletest.Start(t, reg, durabletest.WithBackend(backend), durabletest.WithOptions(opts("node-a")))
 	other, err := durable.NewRuntime(env.Provider, reg, opts("node-b"))
 	if err != nil {
 		t.Fatal(err)

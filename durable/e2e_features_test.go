@@ -14,6 +14,10 @@ import (
 )
 
 func TestE2EKeyValueAndCustomStatus(t *testing.T) {
+	durabletest.Each(t, testE2EKeyValueAndCustomStatus)
+}
+
+func testE2EKeyValueAndCustomStatus(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
 	reg.MustAddOrchestration("Writer", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetValue("a", "1")
@@ -37,7 +41,7 @@ func TestE2EKeyValueAndCustomStatus(t *testing.T) {
 		}
 		return *v, nil
 	})
-	env := durabletest.Start(t, reg)
+	env := durabletest.Start(t, reg, durabletest.WithBackend(backend))
 	ctx := t.Context()
 	if err := env.Client.StartOrchestration(ctx, "writer", "Writer", ""); err != nil {
 		t.Fatal(err)
@@ -56,7 +60,9 @@ func TestE2EKeyValueAndCustomStatus(t *testing.T) {
 	mustComplete(t, env.Wait(t, "writer"), "1")
 }
 
-func TestE2ESystemCalls(t *testing.T) {
+func TestE2ESystemCalls(t *testing.T) { durabletest.Each(t, testE2ESystemCalls) }
+
+func testE2ESystemCalls(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
 	reg.MustAddOrchestration("Sys", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		id, err := ctx.NewGUID().Get()
@@ -72,7 +78,7 @@ func TestE2ESystemCalls(t *testing.T) {
 		}
 		return id, nil
 	})
-	env := durabletest.Start(t, reg)
+	env := durabletest.Start(t, reg, durabletest.WithBackend(backend))
 	st := env.StartAndWait(t, "sys", "Sys", "")
 	if st.Status != durable.StatusCompleted || len(st.Output) != 36 {
 		t.Fatalf("status %v output %q %s", st.Status, st.Output, st.FailureMessage())
@@ -87,6 +93,10 @@ func TestE2ESystemCalls(t *testing.T) {
 }
 
 func TestE2ECancelCascadesToChildrenAndActivities(t *testing.T) {
+	durabletest.Each(t, testE2ECancelCascadesToChildrenAndActivities)
+}
+
+func testE2ECancelCascadesToChildrenAndActivities(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
 	var cancelled atomic.Bool
 	reg.MustAddActivity("Block", func(ctx *durable.ActivityContext, _ string) (string, error) {
@@ -103,7 +113,7 @@ func TestE2ECancelCascadesToChildrenAndActivities(t *testing.T) {
 		ctx.Join(child, act)
 		return "", nil
 	})
-	env := durabletest.Start(t, reg, durabletest.WithOptions(durable.Options{
+	env := durabletest.Start(t, reg, durabletest.WithBackend(backend), durabletest.WithOptions(durable.Options{
 		LongPollTimeout: 100 * time.Millisecond, WorkerLockTimeout: 2 * time.Second,
 	}))
 	ctx := t.Context()
@@ -131,7 +141,9 @@ func TestE2ECancelCascadesToChildrenAndActivities(t *testing.T) {
 	}
 }
 
-func TestE2EVersions(t *testing.T) {
+func TestE2EVersions(t *testing.T) { durabletest.Each(t, testE2EVersions) }
+
+func testE2EVersions(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
 	reg.MustAddOrchestrationVersion("V", "1.0.0", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		if _, err := ctx.WaitForEvent("go").Get(); err != nil {
@@ -142,7 +154,7 @@ func TestE2EVersions(t *testing.T) {
 	reg.MustAddOrchestrationVersion("V", "2.0.0", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		return "v2", nil
 	})
-	env := durabletest.Start(t, reg)
+	env := durabletest.Start(t, reg, durabletest.WithBackend(backend))
 	mustComplete(t, env.StartAndWait(t, "latest", "V", ""), "v2")
 	ctx := t.Context()
 	if err := env.Client.StartOrchestration(ctx, "pinned", "V", "", durable.WithVersion("1.0.0")); err != nil {
@@ -160,6 +172,10 @@ func TestE2EVersions(t *testing.T) {
 }
 
 func TestE2EIdempotentStartAndDetached(t *testing.T) {
+	durabletest.Each(t, testE2EIdempotentStartAndDetached)
+}
+
+func testE2EIdempotentStartAndDetached(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
 	var runs atomic.Int32
 	reg.MustAddActivity("Count", func(*durable.ActivityContext, string) (string, error) {
@@ -173,7 +189,7 @@ func TestE2EIdempotentStartAndDetached(t *testing.T) {
 		ctx.StartOrchestration("Once", "spawned-"+in, "x")
 		return in, nil
 	})
-	env := durabletest.Start(t, reg)
+	env := durabletest.Start(t, reg, durabletest.WithBackend(backend))
 	ctx := t.Context()
 	for range 3 {
 		if err := env.Client.StartOrchestration(ctx, "once", "Once", "a"); err != nil {
@@ -193,6 +209,10 @@ func TestE2EIdempotentStartAndDetached(t *testing.T) {
 }
 
 func TestE2EQueueCarriesAcrossContinueAsNew(t *testing.T) {
+	durabletest.Each(t, testE2EQueueCarriesAcrossContinueAsNew)
+}
+
+func testE2EQueueCarriesAcrossContinueAsNew(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
 	reg.MustAddOrchestration("Drain", durable.Orchestration(func(ctx *durable.OrchestrationContext, seen []string) ([]string, error) {
 		msg, err := ctx.Dequeue("inbox").Get()
@@ -205,7 +225,7 @@ func TestE2EQueueCarriesAcrossContinueAsNew(t *testing.T) {
 		}
 		return seen, nil
 	}))
-	env := durabletest.Start(t, reg)
+	env := durabletest.Start(t, reg, durabletest.WithBackend(backend))
 	ctx := t.Context()
 	// Messages for an instance that has not started are dropped by the
 	// provider, so start first; then all three arrive, and the ones the first
@@ -222,12 +242,14 @@ func TestE2EQueueCarriesAcrossContinueAsNew(t *testing.T) {
 	mustComplete(t, env.Wait(t, "drain"), `["m1","m2","m3"]`)
 }
 
-func TestE2EPoisonActivity(t *testing.T) {
+func TestE2EPoisonActivity(t *testing.T) { durabletest.Each(t, testE2EPoisonActivity) }
+
+func testE2EPoisonActivity(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
 	reg.MustAddOrchestration("CallsMissing", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		return ctx.ScheduleActivity("NotRegistered", "").Get()
 	})
-	env := durabletest.Start(t, reg, durabletest.WithOptions(durable.Options{
+	env := durabletest.Start(t, reg, durabletest.WithBackend(backend), durabletest.WithOptions(durable.Options{
 		LongPollTimeout: 100 * time.Millisecond, MaxAttempts: 2,
 		UnregisteredBackoffBase: time.Millisecond, UnregisteredBackoffMax: time.Millisecond,
 	}))
@@ -240,7 +262,9 @@ func TestE2EPoisonActivity(t *testing.T) {
 	}
 }
 
-func TestE2ESessionAffinity(t *testing.T) {
+func TestE2ESessionAffinity(t *testing.T) { durabletest.Each(t, testE2ESessionAffinity) }
+
+func testE2ESessionAffinity(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
 	reg.MustAddActivity("Where", func(ctx *durable.ActivityContext, _ string) (string, error) {
 		s, _ := ctx.SessionID()
@@ -261,7 +285,7 @@ func TestE2ESessionAffinity(t *testing.T) {
 		}
 		return a, err
 	})
-	env := durabletest.Start(t, reg, durabletest.WithOptions(durable.Options{LongPollTimeout: 100 * time.Millisecond, WorkerNodeID: "node-a"}))
+	env := durabletest.Start(t, reg, durabletest.WithBackend(backend), durabletest.WithOptions(durable.Options{LongPollTimeout: 100 * time.Millisecond, WorkerNodeID: "node-a"}))
 	st := env.StartAndWait(t, "sess", "Sess", "")
 	mustComplete(t, st, "s1@node-a")
 	h := read(t, env, "sess")
@@ -270,10 +294,12 @@ func TestE2ESessionAffinity(t *testing.T) {
 	}
 }
 
-func TestE2EShutdownIsPrompt(t *testing.T) {
+func TestE2EShutdownIsPrompt(t *testing.T) { durabletest.Each(t, testE2EShutdownIsPrompt) }
+
+func testE2EShutdownIsPrompt(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
 	reg.MustAddOrchestration("Noop", func(*durable.OrchestrationContext, string) (string, error) { return "", nil })
-	env := durabletest.Start(t, reg)
+	env := durabletest.Start(t, reg, durabletest.WithBackend(backend))
 	mustComplete(t, env.StartAndWait(t, "noop", "Noop", ""), "")
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
@@ -287,6 +313,10 @@ func TestE2EShutdownIsPrompt(t *testing.T) {
 }
 
 func TestE2EShutdownDeadlineHandsActivityBack(t *testing.T) {
+	durabletest.Each(t, testE2EShutdownDeadlineHandsActivityBack)
+}
+
+func testE2EShutdownDeadlineHandsActivityBack(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
 	started := make(chan struct{}, 1)
 	reg.MustAddActivity("Stuck", func(ctx *durable.ActivityContext, _ string) (string, error) {
@@ -297,7 +327,7 @@ func TestE2EShutdownDeadlineHandsActivityBack(t *testing.T) {
 	reg.MustAddOrchestration("UsesStuck", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		return ctx.ScheduleActivity("Stuck", "").Get()
 	})
-	env := durabletest.Start(t, reg)
+	env := durabletest.Start(t, reg, durabletest.WithBackend(backend))
 	if err := env.Client.StartOrchestration(t.Context(), "stuck", "UsesStuck", ""); err != nil {
 		t.Fatal(err)
 	}
@@ -321,6 +351,10 @@ func TestE2EShutdownDeadlineHandsActivityBack(t *testing.T) {
 }
 
 func TestE2ENondeterminismFailsTheInstance(t *testing.T) {
+	durabletest.Each(t, testE2ENondeterminismFailsTheInstance)
+}
+
+func testE2ENondeterminismFailsTheInstance(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
 	var changed atomic.Bool
 	reg.MustAddOrchestration("Fickle", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -332,7 +366,7 @@ func TestE2ENondeterminismFailsTheInstance(t *testing.T) {
 		return ctx.WaitForEvent("go").Get()
 	})
 	reg.MustAddActivity("First", func(*durable.ActivityContext, string) (string, error) { return "", nil })
-	env := durabletest.Start(t, reg)
+	env := durabletest.Start(t, reg, durabletest.WithBackend(backend))
 	ctx := t.Context()
 	if err := env.Client.StartOrchestration(ctx, "fickle", "Fickle", ""); err != nil {
 		t.Fatal(err)
@@ -350,7 +384,11 @@ func TestE2ENondeterminismFailsTheInstance(t *testing.T) {
 }
 
 func TestE2EUnregisteredOrchestrationIsPoisoned(t *testing.T) {
-	env := durabletest.Start(t, durable.NewRegistry(), durabletest.WithOptions(durable.Options{
+	durabletest.Each(t, testE2EUnregisteredOrchestrationIsPoisoned)
+}
+
+func testE2EUnregisteredOrchestrationIsPoisoned(t *testing.T, backend durabletest.Backend) {
+	env := durabletest.Start(t, durable.NewRegistry(), durabletest.WithBackend(backend), durabletest.WithOptions(durable.Options{
 		LongPollTimeout: 100 * time.Millisecond, MaxAttempts: 2,
 		UnregisteredBackoffBase: time.Millisecond, UnregisteredBackoffMax: time.Millisecond,
 	}))
@@ -389,6 +427,10 @@ func TestE2ERetryWithTimeoutStopsRetrying(t *testing.T) {
 }
 
 func TestE2ETaggedActivityRunsOnMatchingWorker(t *testing.T) {
+	durabletest.Each(t, testE2ETaggedActivityRunsOnMatchingWorker)
+}
+
+func testE2ETaggedActivityRunsOnMatchingWorker(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
 	reg.MustAddActivity("Where", func(ctx *durable.ActivityContext, _ string) (string, error) {
 		tag, _ := ctx.Tag()
@@ -404,7 +446,7 @@ func TestE2ETaggedActivityRunsOnMatchingWorker(t *testing.T) {
 		}
 		return ctx.ScheduleActivity("Where", "", durable.WithTag("gpu")).Get()
 	})
-	env := durabletest.Start(t, reg)
+	env := durabletest.Start(t, reg, durabletest.WithBackend(backend))
 	gpu, err := durable.NewRuntime(env.Provider, reg, durable.Options{
 		LongPollTimeout: 100 * time.Millisecond, WorkerNodeID: "node-gpu", WorkerTagFilter: duroxide.TagsOnly("gpu"),
 	})

@@ -32,7 +32,9 @@ func mustComplete(t *testing.T, st durable.OrchestrationStatus, output string) {
 	}
 }
 
-func TestE2EFanOutFanIn(t *testing.T) {
+func TestE2EFanOutFanIn(t *testing.T) { durabletest.Each(t, testE2EFanOutFanIn) }
+
+func testE2EFanOutFanIn(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
 	reg.MustAddActivity("Square", durable.Activity(func(_ *durable.ActivityContext, n int) (int, error) { return n * n, nil }))
 	reg.MustAddOrchestration("Sum", durable.Orchestration(func(ctx *durable.OrchestrationContext, n int) (int, error) {
@@ -53,7 +55,7 @@ func TestE2EFanOutFanIn(t *testing.T) {
 		}
 		return sum, nil
 	}))
-	env := durabletest.Start(t, reg, durabletest.WithOptions(durable.Options{LongPollTimeout: 100 * time.Millisecond, WorkerConcurrency: 4}))
+	env := durabletest.Start(t, reg, durabletest.WithBackend(backend), durabletest.WithOptions(durable.Options{LongPollTimeout: 100 * time.Millisecond, WorkerConcurrency: 4}))
 	mustComplete(t, env.StartAndWait(t, "fan", "Sum", "5"), "55")
 	h := read(t, env, "fan")
 	// Five schedules with ids 2..6 in code order, then five completions.
@@ -68,12 +70,14 @@ func TestE2EFanOutFanIn(t *testing.T) {
 	}
 }
 
-func TestE2EExternalEvent(t *testing.T) {
+func TestE2EExternalEvent(t *testing.T) { durabletest.Each(t, testE2EExternalEvent) }
+
+func testE2EExternalEvent(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
 	reg.MustAddOrchestration("Approve", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		return ctx.WaitForEvent("Approval").Get()
 	})
-	env := durabletest.Start(t, reg)
+	env := durabletest.Start(t, reg, durabletest.WithBackend(backend))
 	if err := env.Client.StartOrchestration(t.Context(), "appr", "Approve", ""); err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +89,9 @@ func TestE2EExternalEvent(t *testing.T) {
 	assertKinds(t, read(t, env, "appr"), []string{"OrchestrationStarted", "ExternalSubscribed", "ExternalEvent", "OrchestrationCompleted"})
 }
 
-func TestE2ESubOrchestration(t *testing.T) {
+func TestE2ESubOrchestration(t *testing.T) { durabletest.Each(t, testE2ESubOrchestration) }
+
+func testE2ESubOrchestration(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
 	reg.MustAddOrchestration("Child", func(_ *durable.OrchestrationContext, in string) (string, error) { return "child:" + in, nil })
 	reg.MustAddOrchestration("Parent", func(ctx *durable.OrchestrationContext, in string) (string, error) {
@@ -96,7 +102,7 @@ func TestE2ESubOrchestration(t *testing.T) {
 		b, err := ctx.ScheduleSubOrchestration("Child", "x", durable.WithInstanceID("explicit-child")).Get()
 		return a + "," + b, err
 	})
-	env := durabletest.Start(t, reg)
+	env := durabletest.Start(t, reg, durabletest.WithBackend(backend))
 	mustComplete(t, env.StartAndWait(t, "par", "Parent", "p"), "child:p,child:x")
 	h := read(t, env, "par")
 	if s := h[1].Kind.(duroxide.SubOrchestrationScheduledEvent); s.Instance != "sub::2" {
@@ -111,7 +117,9 @@ func TestE2ESubOrchestration(t *testing.T) {
 	mustComplete(t, env.Wait(t, "explicit-child"), "child:x")
 }
 
-func TestE2EContinueAsNew(t *testing.T) {
+func TestE2EContinueAsNew(t *testing.T) { durabletest.Each(t, testE2EContinueAsNew) }
+
+func testE2EContinueAsNew(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
 	reg.MustAddOrchestration("Counter", durable.Orchestration(func(ctx *durable.OrchestrationContext, n int) (int, error) {
 		if n < 3 {
@@ -119,7 +127,7 @@ func TestE2EContinueAsNew(t *testing.T) {
 		}
 		return n * 10, nil
 	}))
-	env := durabletest.Start(t, reg)
+	env := durabletest.Start(t, reg, durabletest.WithBackend(backend))
 	mustComplete(t, env.StartAndWait(t, "cnt", "Counter", "0"), "30")
 	execs, err := env.Client.ListExecutions(t.Context(), "cnt")
 	if err != nil {
@@ -170,7 +178,9 @@ func TestE2ESelectTimerWins(t *testing.T) {
 	}
 }
 
-func TestE2ERetry(t *testing.T) {
+func TestE2ERetry(t *testing.T) { durabletest.Each(t, testE2ERetry) }
+
+func testE2ERetry(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
 	var calls atomic.Int32
 	reg.MustAddActivity("Flaky", func(_ *durable.ActivityContext, _ string) (string, error) {
@@ -182,14 +192,16 @@ func TestE2ERetry(t *testing.T) {
 	reg.MustAddOrchestration("Retry", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		return ctx.ScheduleActivityWithRetry("Flaky", "", durable.RetryPolicy{MaxAttempts: 5, Backoff: durable.Backoff{Kind: durable.BackoffNone}})
 	})
-	env := durabletest.Start(t, reg)
+	env := durabletest.Start(t, reg, durabletest.WithBackend(backend))
 	mustComplete(t, env.StartAndWait(t, "retry", "Retry", ""), "ok")
 	assertKinds(t, read(t, env, "retry"), []string{"OrchestrationStarted",
 		"ActivityScheduled", "ActivityFailed", "ActivityScheduled", "ActivityFailed",
 		"ActivityScheduled", "ActivityCompleted", "OrchestrationCompleted"})
 }
 
-func TestE2EFailureAndPanic(t *testing.T) {
+func TestE2EFailureAndPanic(t *testing.T) { durabletest.Each(t, testE2EFailureAndPanic) }
+
+func testE2EFailureAndPanic(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
 	reg.MustAddActivity("Boom", func(_ *durable.ActivityContext, _ string) (string, error) { return "", errors.New("kaboom") })
 	reg.MustAddOrchestration("Fails", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -201,7 +213,7 @@ func TestE2EFailureAndPanic(t *testing.T) {
 		return "", fmt.Errorf("wrapped: %w", err)
 	})
 	reg.MustAddOrchestration("Panics", func(_ *durable.OrchestrationContext, _ string) (string, error) { panic("oh no") })
-	env := durabletest.Start(t, reg)
+	env := durabletest.Start(t, reg, durabletest.WithBackend(backend))
 	st := env.StartAndWait(t, "fails", "Fails", "")
 	if st.Status != durable.StatusFailed || st.FailureMessage() != "wrapped: kaboom" {
 		t.Fatalf("status %v %q", st.Status, st.FailureMessage())
@@ -216,6 +228,10 @@ func TestE2EFailureAndPanic(t *testing.T) {
 }
 
 func TestE2EManyInstancesConcurrently(t *testing.T) {
+	durabletest.Each(t, testE2EManyInstancesConcurrently)
+}
+
+func testE2EManyInstancesConcurrently(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
 	reg.MustAddActivity("Greet", durable.Activity(greet))
 	reg.MustAddOrchestration("Hello", durable.Orchestration(func(ctx *durable.OrchestrationContext, name string) (string, error) {
@@ -226,7 +242,7 @@ func TestE2EManyInstancesConcurrently(t *testing.T) {
 		y, _ := b.Get()
 		return x + y, nil
 	}))
-	env := durabletest.Start(t, reg, durabletest.WithOptions(durable.Options{
+	env := durabletest.Start(t, reg, durabletest.WithBackend(backend), durabletest.WithOptions(durable.Options{
 		LongPollTimeout: 100 * time.Millisecond, OrchestrationConcurrency: 4, WorkerConcurrency: 4,
 	}))
 	const n = 30
@@ -242,6 +258,10 @@ func TestE2EManyInstancesConcurrently(t *testing.T) {
 }
 
 func TestE2EGoBlockRacesRetriesAgainstDeadline(t *testing.T) {
+	durabletest.Each(t, testE2EGoBlockRacesRetriesAgainstDeadline)
+}
+
+func testE2EGoBlockRacesRetriesAgainstDeadline(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
 	var calls atomic.Int32
 	reg.MustAddActivity("Flaky", func(_ *durable.ActivityContext, _ string) (string, error) {
@@ -259,7 +279,7 @@ func TestE2EGoBlockRacesRetriesAgainstDeadline(t *testing.T) {
 		}
 		return pay.Get()
 	})
-	env := durabletest.Start(t, reg)
+	env := durabletest.Start(t, reg, durabletest.WithBackend(backend))
 	mustComplete(t, env.StartAndWait(t, "pay", "Pay", ""), "paid")
 	assertKinds(t, read(t, env, "pay"), []string{"OrchestrationStarted", "TimerCreated",
 		"ActivityScheduled", "ActivityFailed", "TimerCreated", "TimerFired", // retry backoff of 100ms

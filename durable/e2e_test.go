@@ -18,13 +18,15 @@ func greet(ctx *durable.ActivityContext, name string) (string, error) {
 	return "Hello, " + name + "!", nil
 }
 
-func TestE2EHelloWorld(t *testing.T) {
+func TestE2EHelloWorld(t *testing.T) { durabletest.Each(t, testE2EHelloWorld) }
+
+func testE2EHelloWorld(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
 	reg.MustAddActivity("Greet", durable.Activity(greet))
 	reg.MustAddOrchestration("Hello", durable.Orchestration(func(ctx *durable.OrchestrationContext, name string) (string, error) {
 		return durable.CallActivity[string](ctx, "Greet", name).Get()
 	}))
-	env := durabletest.Start(t, reg)
+	env := durabletest.Start(t, reg, durabletest.WithBackend(backend))
 	st := env.StartAndWait(t, "hello-1", "Hello", `"World"`)
 	if st.Status != durable.StatusCompleted {
 		t.Fatalf("status %v: %s", st.Status, st.FailureMessage())

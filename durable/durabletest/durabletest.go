@@ -1,7 +1,9 @@
-// Package durabletest runs a durable.Runtime on an embedded miniredis for
-// tests, the way httptest runs an HTTP server: one call gives a running
-// runtime and client, cleaned up when the test ends, and a clock the test
-// can move forward so durable timers fire without real sleeps.
+// Package durabletest runs a durable.Runtime for tests, the way httptest
+// runs an HTTP server: one call gives a running runtime and client, cleaned
+// up when the test ends. By default it runs on an embedded miniredis whose
+// clock the test can move forward, so durable timers fire without real
+// sleeps; WithBackend and Each run the same test on a real Redis or Redis
+// Cluster named by the environment (see Backends).
 //
 //	env := durabletest.Start(t, reg)
 //	st := env.StartAndWait(t, "order-1", "ProcessOrder", `{"id":1}`)
@@ -15,24 +17,31 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/duroxide-go/duroxide-redis/durable"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
+	"github.com/duroxide-go/duroxide-redis/internal/redistest"
 	"github.com/duroxide-go/duroxide-redis/redisprovider"
 )
 
 // DefaultWaitTimeout bounds StartAndWait and Wait.
 const DefaultWaitTimeout = 30 * time.Second
 
-// Env is a running runtime on an embedded Redis.
+// Env is a running runtime on a Redis backend.
 type Env struct {
 	Runtime  *durable.Runtime
 	Client   *durable.Client
 	Provider *redisprovider.Provider
-	Redis    *miniredis.Miniredis
+	// Backend is the server the Env runs on.
+	Backend Backend
+	// Redis is the embedded server on the Miniredis backend, nil on real
+	// servers.
+	Redis *miniredis.Miniredis
 
-	rdb    *redis.Client
+	t      testing.TB
+	rdb    redis.UniversalClient
 	mu     sync.Mutex
 	offset time.Duration
 	stop   chan struct{}
@@ -43,8 +52,9 @@ type Env struct {
 type Option func(*config)
 
 type config struct {
-	opts durable.Options
-	wrap func(duroxide.Provider) duroxide.Provider
+	opts    durable.Options
+	wrap    func(duroxide.Provider) duroxide.Provider
+	backend Backend
 }
 
 // WithOptions sets the runtime options (Clock is always the environment's).
@@ -57,107 +67,91 @@ func WithProviderWrapper(wrap func(duroxide.Provider) duroxide.Provider) Option 
 	return func(c *config) { c.wrap = wrap }
 }
 
-// Start starts miniredis, the Redis provider and a runtime for reg, and
-// registers their shutdown with t.Cleanup. Unless WithOptions says
-// otherwise, fetches poll for 100ms so shutdown is quick.
+// Start connects to the backend (a new embedded miniredis unless
+// WithBackend says otherwise), creates a Redis provider in a fresh namespace
+// and a runtime for reg, and registers their shutdown (and the namespace's
+// deletion) with t.Cleanup. Unless WithOptions says otherwise, fetches poll
+// for 100ms so shutdown is quick.
 func Start(t testing.TB, reg *durable.Registry, options ...Option) *Env {
 	t.Helper()
-	cfg := config{opts: durable.Options{LongPollTimeout: 100 * time.Millisecond}}
+	cfg := config{opts: durable.Options{LongPollTimeout: 100 * time.Millisecond}, backend: Miniredis()}
 	for _, o := range options {
 		o(&cfg)
 	}
-	m := miniredis.RunT(t)
-	e := &Env{Redis: m, stop: make(chan struct{}), done: make(chan struct{})}
-	e.syncClock()
-	go e.tickClock()
-	e.rdb = redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
-	p, err := redisprovider.New(context.Background(), redisprovider.Options{Client: e.rdb, Namespace: "durabletest"})
+	e := &Env{t: t, Backend: cfg.backend, stop: make(chan struct{}), done: make(chan struct{})}
+	e.rdb, e.Redis = cfg.backend.connect(t)
+	if e.Redis != nil {
+		e.syncClock()
+		go e.tickClock()
+	} else {
+		close(e.done)
+	}
+	p, err := redisprovider.New(context.Background(), redisprovider.Options{Client: e.rdb, Namespace: "durabletest-" + uuid.NewString()})
 	if err != nil {
-		t.Fatalf("durabletest: provider: %v", err)
+		e.closeClock()
+		_ = e.rdb.Close()
+		t.Fatalf("durabletest: provider on %s: %v", cfg.backend.Name, err)
 	}
 	e.Provider = p
-	cfg.opts.Clock = e.Now
 	var rp duroxide.Provider = p
 	if cfg.wrap != nil {
 		rp = cfg.wrap(p)
 	}
-	rt, err := durable.NewRuntime(rp, reg, cfg.opts)
-	if err != nil {
-		t.Fatalf("durabletest: runtime: %v", err)
-	}
-	e.Runtime, e.Client = rt, rt.Client()
+	e.Runtime = e.newRuntime(rp, reg, cfg.opts)
+	e.Client = e.Runtime.Client()
 	t.Cleanup(func() { e.close(t) })
 	return e
+}
+
+// NewRuntime starts another runtime for reg on the Env's provider and clock
+// (another node of the same deployment), shut down when the test ends,
+// before the Env's own runtime.
+func (e *Env) NewRuntime(t testing.TB, reg *durable.Registry, opts durable.Options) *durable.Runtime {
+	t.Helper()
+	rt := e.newRuntime(e.Provider, reg, opts)
+	t.Cleanup(func() { shutdown(t, rt) })
+	return rt
+}
+
+func (e *Env) newRuntime(p duroxide.Provider, reg *durable.Registry, opts durable.Options) *durable.Runtime {
+	e.t.Helper()
+	opts.Clock = e.Now
+	rt, err := durable.NewRuntime(p, reg, opts)
+	if err != nil {
+		e.t.Fatalf("durabletest: runtime: %v", err)
+	}
+	return rt
 }
 
 // ShutdownGrace is how long cleanup lets in-flight activities finish before
 // their contexts are cancelled and their work is handed back.
 const ShutdownGrace = time.Second
 
-func (e *Env) close(t testing.TB) {
+func shutdown(t testing.TB, rt *durable.Runtime) {
 	ctx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
 	defer cancel()
-	if err := e.Runtime.Shutdown(ctx); err != nil {
+	if err := rt.Shutdown(ctx); err != nil {
 		// Activities still running at the end of a test are normal (they
 		// block until cancelled); the runtime has stopped all the same.
 		t.Logf("durabletest: runtime shutdown: %v", err)
 	}
-	_ = e.Provider.Close()
-	_ = e.rdb.Close()
-	close(e.stop)
-	<-e.done
 }
 
-// Now is the environment's clock: real time plus every Advance so far. The
-// runtime (timer fire times, UtcNow) and Redis (TIME, which the provider
-// uses for visibility and locks) both follow it.
-func (e *Env) Now() time.Time {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return time.Now().Add(e.offset)
-}
-
-// Advance moves the clock forward by d: timers due by then fire, delayed
-// messages become visible and locks held longer than that expire. It wakes
-// the runtime's blocked fetchers so they look again at once.
-func (e *Env) Advance(d time.Duration) {
-	e.mu.Lock()
-	e.offset += d
-	e.mu.Unlock()
-	e.syncClock()
-	e.wakeFetchers()
-}
-
-// syncClock sets Redis's clock to Now. miniredis's clock stands still once
-// set, so tickClock keeps it moving with real time.
-func (e *Env) syncClock() { e.Redis.SetTime(e.Now()) }
-
-func (e *Env) tickClock() {
-	defer close(e.done)
-	t := time.NewTicker(2 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-e.stop:
-			return
-		case <-t.C:
-			e.syncClock()
+func (e *Env) close(t testing.TB) {
+	shutdown(t, e.Runtime)
+	if e.Redis == nil { // a shared server keeps only what other tests wrote
+		if err := redistest.DropPrefix(context.Background(), e.rdb, e.Provider.Keys().Prefix()); err != nil {
+			t.Logf("durabletest: deleting namespace %s: %v", e.Provider.Keys().Prefix(), err)
 		}
 	}
+	_ = e.Provider.Close()
+	_ = e.rdb.Close()
+	e.closeClock()
 }
 
-// wakeFetchers sets the wake-up marker of every key a fetcher registered to
-// be woken on, through the server so blocked BZPOPMINs return: each
-// fetcher then runs its fetch script against the new time.
-func (e *Env) wakeFetchers() {
-	ctx := context.Background()
-	keys, err := e.rdb.ZRange(ctx, e.Provider.Keys().WakeDue(), 0, -1).Result()
-	if err != nil {
-		return
-	}
-	for _, k := range keys {
-		e.rdb.ZAdd(ctx, k, redis.Z{Score: 0, Member: "w"})
-	}
+func (e *Env) closeClock() {
+	close(e.stop)
+	<-e.done
 }
 
 // StartAndWait starts instance with a raw input and waits until it is
