@@ -948,10 +948,3 @@ func eventIDs(hist []duroxide.Event, eventType string) []uint64 {
 	}
 	return ids
 }
-
-// shutdownRuntime stops an extra runtime a test started itself.
-func shutdownRuntime(rt *durable.Runtime) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = rt.Shutdown(ctx)
-}

@@ -677,7 +677,7 @@ func TestSampleDualRuntimeTagCooperation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { shutdownRuntime(gpu) })
+	t.Cleanup(func() { shutdownRuntime(t, gpu) })
 	h.start("ml-1", "MLPipeline", "data")
 	h.wantCompleted("ml-1", "saved:trained:preprocessed:data")
 	if w := <-gpuWorkers; !strings.Contains(w, "gpu-node") {

@@ -11,7 +11,9 @@ import (
 // two storage setups (file and in-memory SQLite); here the storage is the harness's
 // (miniredis, or the Redis / Cluster named by DUROXIDE_REDIS_URL / _CLUSTER).
 
-func recoveryRegistry() *durable.Registry {
+// portedRecoveryRegistry registers the activities and orchestration of the
+// recovery ports.
+func portedRecoveryRegistry() *durable.Registry {
 	return durable.NewRegistry().
 		MustAddActivity("Step", func(_ *durable.ActivityContext, in string) (string, error) { return in, nil }).
 		MustAddOrchestration("RecoveryTest", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -53,7 +55,7 @@ func recoverAcrossRestart(t *testing.T, h *harness, instance string) {
 		t.Fatalf("%s before the restart: steps scheduled 1:%d 2:%d 3:%d, want 1, 1, 0", instance,
 			countScheduledStep(pre, "1"), countScheduledStep(pre, "2"), countScheduledStep(pre, "3"))
 	}
-	h.restart(recoveryRegistry(), durable.Options{})
+	h.restart(portedRecoveryRegistry(), durable.Options{})
 	h.start(instance, "RecoveryTest", "")
 	h.raise(instance, "Resume", "go")
 	h.wantCompleted(instance, "1234")
@@ -68,13 +70,13 @@ func recoverAcrossRestart(t *testing.T, h *harness, instance string) {
 // TestRecoveryAcrossRestart mirrors recovery_across_restart_sqlite_provider (and
 // _sqlite_memory).
 func TestRecoveryAcrossRestart(t *testing.T) {
-	h := newHarness(t, recoveryRegistry())
+	h := newHarness(t, portedRecoveryRegistry())
 	recoverAcrossRestart(t, h, "inst-recover-1")
 }
 
 // TestRecoveryMultipleOrchestrations mirrors recovery_multiple_orchestrations_sqlite_provider.
 func TestRecoveryMultipleOrchestrations(t *testing.T) {
-	h := newHarness(t, recoveryRegistry())
+	h := newHarness(t, portedRecoveryRegistry())
 	instances := []string{"inst-rec-a", "inst-rec-b", "inst-rec-c"}
 	for _, inst := range instances {
 		h.start(inst, "RecoveryTest", "")
@@ -82,7 +84,7 @@ func TestRecoveryMultipleOrchestrations(t *testing.T) {
 	for _, inst := range instances {
 		h.awaitEvent(inst, "ExternalSubscribed")
 	}
-	h.restart(recoveryRegistry(), durable.Options{})
+	h.restart(portedRecoveryRegistry(), durable.Options{})
 	for _, inst := range instances {
 		h.raise(inst, "Resume", "go")
 	}

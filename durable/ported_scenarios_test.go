@@ -180,7 +180,7 @@ func TestRollingDeploymentE2eRollingDeploymentThreeNodes(t *testing.T) {
 	}
 	// Replace the nodes one at a time while the instances run.
 	for i, rt := range nodes {
-		shutdownRuntime(rt)
+		shutdownRuntime(t, rt)
 		next, err := durable.NewRuntime(h.p, reg(), durable.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -192,7 +192,7 @@ func TestRollingDeploymentE2eRollingDeploymentThreeNodes(t *testing.T) {
 		h.wantCompleted(fmt.Sprint("roll-", i), fmt.Sprintf("%d:012", i))
 	}
 	for _, rt := range nodes {
-		shutdownRuntime(rt)
+		shutdownRuntime(t, rt)
 	}
 	if runs.Load() < 18 {
 		t.Errorf("%d activity runs for 6 instances of 3 steps", runs.Load())

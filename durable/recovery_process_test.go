@@ -140,7 +140,8 @@ func testRecoveryAfterProcessKill(t *testing.T, mode string) {
 	}
 }
 
-func shutdownRuntime(t *testing.T, rt *durable.Runtime) {
+// shutdownRuntime stops a runtime a test started itself, within 5 s.
+func shutdownRuntime(t testing.TB, rt *durable.Runtime) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := rt.Shutdown(ctx); err != nil {
