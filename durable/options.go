@@ -66,11 +66,14 @@ type Options struct {
 	SessionLockRenewalBuffer time.Duration
 	SessionIdleTimeout       time.Duration
 	SessionCleanupInterval   time.Duration
-	// MaxSessionsPerRuntime caps how many worker goroutines fetch with session
-	// affinity (default 10, at most WorkerConcurrency).
+	// MaxSessionsPerRuntime caps how many distinct sessions this runtime runs
+	// activities for at once (default 10); at the cap, idle slots fetch only
+	// session-less work.
 	MaxSessionsPerRuntime int
-	// WorkerNodeID is the stable session owner id of this runtime; empty means
-	// a random id per Runtime (sessions then move when the process restarts).
+	// WorkerNodeID is the stable session owner id shared by all worker slots of
+	// this runtime; empty means each slot owns its sessions under its own id
+	// (so a session's activities run one at a time, and sessions move when the
+	// process restarts).
 	WorkerNodeID string
 
 	// Logger receives the runtime's own logs and, through

@@ -104,6 +104,13 @@ func (r *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, wor
 	}
 	hi := readHistory(item.History)
 	b := readBatch(item.Messages, hi, item.Instance)
+	if b.name == "" && len(item.History) > 0 {
+		// The history exists but holds no OrchestrationStarted to name the
+		// code: run it under the instance record's name so the replay
+		// engine fails it as corrupted, instead of acking the batch away
+		// and leaving the instance Running forever.
+		b.name, b.version = item.OrchestrationName, item.Version
+	}
 	if hi.completed || hi.failed || (hi.continuedAsNew && !b.continueAsNew) {
 		r.ack(item, duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID})
 		return

@@ -6,32 +6,48 @@ import (
 )
 
 // sessionTracker counts the distinct sessions this runtime is running
-// activities for, so workers stop claiming new sessions at the cap.
+// activities for, so workers stop claiming new sessions at the cap, and
+// wakes the workers parked at the cap when a session ends.
 type sessionTracker struct {
 	mu     sync.Mutex
 	active map[string]int
+	freed  chan struct{} // closed (then replaced) when a session ends
 }
 
-func newSessionTracker() *sessionTracker { return &sessionTracker{active: map[string]int{}} }
+func newSessionTracker() *sessionTracker {
+	return &sessionTracker{active: map[string]int{}, freed: make(chan struct{})}
+}
 
-func (s *sessionTracker) add(id string) {
+// admit counts one more activity of session id unless that would make the
+// distinct sessions exceed max; a session already running is always admitted.
+func (s *sessionTracker) admit(id string, max int) bool {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active[id] == 0 && len(s.active) >= max {
+		return false
+	}
 	s.active[id]++
-	s.mu.Unlock()
+	return true
 }
 
 func (s *sessionTracker) remove(id string) {
 	s.mu.Lock()
-	if s.active[id]--; s.active[id] <= 0 {
-		delete(s.active, id)
+	defer s.mu.Unlock()
+	if s.active[id]--; s.active[id] > 0 {
+		return
 	}
-	s.mu.Unlock()
+	delete(s.active, id)
+	close(s.freed)
+	s.freed = make(chan struct{})
 }
 
-func (s *sessionTracker) count() int {
+// room reports whether a new session fits under max; when it does not, freed
+// is closed once a session ends. Both come from one look, so a session
+// ending right after the check still wakes the caller.
+func (s *sessionTracker) room(max int) (ok bool, freed <-chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.active)
+	return len(s.active) < max, s.freed
 }
 
 // sessionManager renews this runtime's session leases and sweeps orphaned
@@ -41,7 +57,7 @@ func (r *Runtime) sessionManager() {
 	defer renew.Stop()
 	cleanup := time.NewTicker(r.opts.SessionCleanupInterval)
 	defer cleanup.Stop()
-	owners := []string{r.sessionOwner()}
+	owners := r.sessionOwners()
 	for {
 		select {
 		case <-r.ctx.Done():

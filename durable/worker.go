@@ -8,24 +8,72 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// workerLoop is one activity worker goroutine.
+// workerLoop is one activity worker goroutine. Without a WorkerNodeID the
+// slot claims sessions as its own owner, so a session is pinned to one slot
+// and its activities run one at a time; a node id makes every slot one owner
+// that survives restarts.
 func (r *Runtime) workerLoop(n int) {
-	workerID := fmt.Sprintf("work-%d-%s", n, r.sessionOwner())
+	workerID, owner := r.workerSlotID(n), r.slotSessionOwner(n)
 	dispatch(r, func() (*duroxide.LockedWorkItem, error) {
-		var session *duroxide.SessionFetchConfig
-		if r.sessions.count() < r.opts.MaxSessionsPerRuntime {
-			session = &duroxide.SessionFetchConfig{OwnerID: r.sessionOwner(), LockTimeout: r.opts.SessionLockTimeout}
+		room, freed := r.sessions.room(r.opts.MaxSessionsPerRuntime)
+		if !room {
+			return r.fetchSessionless(freed)
 		}
+		session := &duroxide.SessionFetchConfig{OwnerID: owner, LockTimeout: r.opts.SessionLockTimeout}
 		return r.p.FetchWorkItem(r.ctx, r.opts.WorkerLockTimeout, r.opts.LongPollTimeout, session, r.opts.WorkerTagFilter)
 	}, func(locked *duroxide.LockedWorkItem) { r.handleWorkItem(locked, workerID) })
 }
 
-// sessionOwner is the owner id this runtime claims sessions with.
-func (r *Runtime) sessionOwner() string {
+// fetchSessionless fetches only session-less work, as a slot must while the
+// runtime is at MaxSessionsPerRuntime. The long poll ends early (no item, no
+// error) when freed closes, so the slot takes session work again as soon as
+// a session ends instead of after the whole poll timeout; the contract lets
+// a cancelled fetch leave no lock behind.
+func (r *Runtime) fetchSessionless(freed <-chan struct{}) (*duroxide.LockedWorkItem, error) {
+	ctx, cancel := context.WithCancel(r.ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-freed:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	item, err := r.p.FetchWorkItem(ctx, r.opts.WorkerLockTimeout, r.opts.LongPollTimeout, nil, r.opts.WorkerTagFilter)
+	if err != nil && ctx.Err() != nil && r.ctx.Err() == nil {
+		return nil, nil
+	}
+	return item, err
+}
+
+// workerSlotID names worker slot n in logs and ActivityContext.WorkerID.
+func (r *Runtime) workerSlotID(n int) string {
+	suffix := r.opts.WorkerNodeID
+	if suffix == "" {
+		suffix = r.id
+	}
+	return fmt.Sprintf("work-%d-%s", n, suffix)
+}
+
+// slotSessionOwner is the owner id worker slot n claims sessions with.
+func (r *Runtime) slotSessionOwner(n int) string {
 	if r.opts.WorkerNodeID != "" {
 		return r.opts.WorkerNodeID
 	}
-	return "rt-" + r.id
+	return r.workerSlotID(n)
+}
+
+// sessionOwners lists the distinct owners of this runtime's slots, the ones
+// whose session leases the session manager renews.
+func (r *Runtime) sessionOwners() []string {
+	if r.opts.WorkerNodeID != "" {
+		return []string{r.opts.WorkerNodeID}
+	}
+	owners := make([]string, r.opts.WorkerConcurrency)
+	for i := range owners {
+		owners[i] = r.slotSessionOwner(i)
+	}
+	return owners
 }
 
 func (r *Runtime) handleWorkItem(locked *duroxide.LockedWorkItem, workerID string) {
@@ -36,7 +84,10 @@ func (r *Runtime) handleWorkItem(locked *duroxide.LockedWorkItem, workerID strin
 		return
 	}
 	if item.SessionID != nil {
-		r.sessions.add(*item.SessionID)
+		if !r.sessions.admit(*item.SessionID, r.opts.MaxSessionsPerRuntime) {
+			r.deferOverCap(locked.LockToken, *item.SessionID, workerID)
+			return
+		}
 		defer r.sessions.remove(*item.SessionID)
 	}
 	if locked.AttemptCount > r.opts.MaxAttempts {
@@ -52,6 +103,21 @@ func (r *Runtime) handleWorkItem(locked *duroxide.LockedWorkItem, workerID strin
 	}
 	r.executeActivity(locked, item, fn, workerID)
 }
+
+// deferOverCap hands back a session item fetched while the runtime was
+// already at MaxSessionsPerRuntime: slots check the cap before fetching, but
+// several idle slots can pass that check at once and each claim a different
+// session. The attempt is not counted because the item did not fail.
+func (r *Runtime) deferOverCap(token, session, workerID string) {
+	r.opts.Logger.Debug("durable: session cap reached after fetch, abandoning", "session_id", session, "worker_id", workerID)
+	if err := r.p.AbandonWorkItem(r.work, token, sessionCapRetryDelay, true); err != nil && r.work.Err() == nil {
+		r.opts.Logger.Warn("durable: abandon over the session cap failed", "session_id", session, "error", err)
+	}
+}
+
+// sessionCapRetryDelay keeps an item abandoned over the session cap out of
+// the queue briefly, so the slot does not refetch it at once.
+const sessionCapRetryDelay = 100 * time.Millisecond
 
 // activityResult is what running an activity produced.
 type activityResult struct {
