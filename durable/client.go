@@ -1,0 +1,300 @@
+package durable
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// ErrTimeout is returned by the Client's wait calls when the timeout passes
+// first. errors.Is(err, ErrTimeout) classifies it.
+var ErrTimeout = errors.New("durable: timed out")
+
+// ErrNoManagement is returned by management calls when the provider has no
+// ProviderAdmin.
+var ErrNoManagement = errors.New("durable: provider has no management capability")
+
+// Client starts, signals, cancels and inspects orchestrations. It needs only
+// the provider, not a running Runtime: any process can be a client.
+type Client struct {
+	p duroxide.Provider
+}
+
+// NewClient returns a client on p.
+func NewClient(p duroxide.Provider) *Client { return &Client{p: p} }
+
+// Provider returns the provider the client talks to.
+func (c *Client) Provider() duroxide.Provider { return c.p }
+
+// StartOrchestration enqueues the start of instance running orchestration
+// name with a raw input (option: WithVersion). Starting an instance that
+// already exists is not an error and changes nothing: the start message is
+// dropped by the dispatcher, as duroxide does.
+func (c *Client) StartOrchestration(ctx context.Context, instance, name, input string, opts ...OrchestrationOption) error {
+	const op = "start_orchestration"
+	o := applyOrchOptions(opts)
+	if instance == "" || name == "" {
+		return duroxide.Errorf(op, duroxide.ErrInvalidInput, "instance %q, orchestration %q: both are required", instance, name)
+	}
+	if o.instanceID != "" {
+		return duroxide.Errorf(op, duroxide.ErrInvalidInput, "instance %q: WithInstanceID does not apply to a client start", instance)
+	}
+	item := duroxide.StartOrchestration{
+		Instance: instance, Orchestration: name, Input: input, Version: o.version,
+		ExecutionID: duroxide.InitialExecutionID,
+	}
+	return c.p.EnqueueForOrchestrator(ctx, item, 0)
+}
+
+// StartOrchestrationJSON is StartOrchestration with input encoded as JSON.
+func (c *Client) StartOrchestrationJSON(ctx context.Context, instance, name string, input any, opts ...OrchestrationOption) error {
+	s, err := encodeJSON(input)
+	if err != nil {
+		return duroxide.Errorf("start_orchestration", duroxide.ErrInvalidInput, "instance %q: encode input: %v", instance, err)
+	}
+	return c.StartOrchestration(ctx, instance, name, s, opts...)
+}
+
+// RaiseEvent delivers external event name to instance (WaitForEvent).
+func (c *Client) RaiseEvent(ctx context.Context, instance, name, data string) error {
+	if instance == "" || name == "" {
+		return duroxide.Errorf("raise_event", duroxide.ErrInvalidInput, "instance %q, event %q: both are required", instance, name)
+	}
+	return c.p.EnqueueForOrchestrator(ctx, duroxide.ExternalRaised{Instance: instance, Name: name, Data: data}, 0)
+}
+
+// EnqueueEvent appends data to the persistent queue of instance (Dequeue).
+func (c *Client) EnqueueEvent(ctx context.Context, instance, queue, data string) error {
+	if instance == "" || queue == "" {
+		return duroxide.Errorf("enqueue_event", duroxide.ErrInvalidInput, "instance %q, queue %q: both are required", instance, queue)
+	}
+	return c.p.EnqueueForOrchestrator(ctx, duroxide.QueueMessage{Instance: instance, Name: queue, Data: data}, 0)
+}
+
+// CancelInstance asks instance to stop: it fails with a Cancelled error, its
+// outstanding activities are cancelled and its sub-orchestrations are
+// cancelled in turn.
+func (c *Client) CancelInstance(ctx context.Context, instance, reason string) error {
+	if instance == "" {
+		return duroxide.Errorf("cancel_instance", duroxide.ErrInvalidInput, "instance id is required")
+	}
+	return c.p.EnqueueForOrchestrator(ctx, duroxide.CancelInstance{Instance: instance, Reason: reason}, 0)
+}
+
+// Status reads the instance's status from its latest execution's history.
+func (c *Client) Status(ctx context.Context, instance string) (OrchestrationStatus, error) {
+	hist, err := c.p.Read(ctx, instance)
+	if err != nil {
+		return OrchestrationStatus{}, err
+	}
+	var st OrchestrationStatus
+	if cs, err := c.p.GetCustomStatus(ctx, instance, 0); err == nil && cs != nil {
+		st.CustomStatus, st.CustomStatusVersion = cs.Status, cs.Version
+	}
+	for i := len(hist) - 1; i >= 0; i-- {
+		switch k := hist[i].Kind.(type) {
+		case duroxide.OrchestrationCompletedEvent:
+			st.Status, st.Output = StatusCompleted, k.Output
+			return st, nil
+		case duroxide.OrchestrationFailedEvent:
+			d := k.Details
+			st.Status, st.Failure = StatusFailed, &d
+			return st, nil
+		}
+	}
+	if len(hist) > 0 {
+		st.Status = StatusRunning
+	}
+	return st, nil
+}
+
+// Poll backoff of the wait calls: status reads, not a busy loop.
+const (
+	waitInitialDelay = 5 * time.Millisecond
+	waitMaxDelay     = 100 * time.Millisecond
+)
+
+// WaitForOrchestration waits until instance is Completed or Failed, reading
+// its status with a growing delay (5ms doubling to 100ms), and returns
+// ErrTimeout when timeout passes first.
+func (c *Client) WaitForOrchestration(ctx context.Context, instance string, timeout time.Duration) (OrchestrationStatus, error) {
+	return c.waitUntil(ctx, timeout, func() (OrchestrationStatus, bool, error) {
+		st, err := c.Status(ctx, instance)
+		return st, err == nil && st.IsTerminal(), err
+	})
+}
+
+// WaitForStatusChange waits until the custom status version passes
+// lastSeenVersion or the instance becomes terminal, and returns its status.
+func (c *Client) WaitForStatusChange(ctx context.Context, instance string, lastSeenVersion uint64, timeout time.Duration) (OrchestrationStatus, error) {
+	return c.waitUntil(ctx, timeout, func() (OrchestrationStatus, bool, error) {
+		cs, err := c.p.GetCustomStatus(ctx, instance, lastSeenVersion)
+		if err != nil {
+			return OrchestrationStatus{}, false, err
+		}
+		st, err := c.Status(ctx, instance)
+		return st, err == nil && (cs != nil || st.IsTerminal()), err
+	})
+}
+
+// waitUntil repeats check with backoff until it reports done, fails, the
+// context ends or timeout passes.
+func (c *Client) waitUntil(ctx context.Context, timeout time.Duration, check func() (OrchestrationStatus, bool, error)) (OrchestrationStatus, error) {
+	deadline := time.Now().Add(timeout)
+	delay := waitInitialDelay
+	for {
+		st, done, err := check()
+		if err != nil || done {
+			return st, err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return st, ErrTimeout
+		}
+		t := time.NewTimer(min(delay, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return st, ctx.Err()
+		case <-t.C:
+		}
+		delay = min(delay*2, waitMaxDelay)
+	}
+}
+
+// KVValue reads key of instance's key-value store (live view).
+func (c *Client) KVValue(ctx context.Context, instance, key string) (string, bool, error) {
+	return c.p.GetKVValue(ctx, instance, key)
+}
+
+// KVAllValues reads instance's whole key-value store (live view).
+func (c *Client) KVAllValues(ctx context.Context, instance string) (map[string]string, error) {
+	return c.p.GetKVAllValues(ctx, instance)
+}
+
+// Admin returns the provider's management interface, or ErrNoManagement.
+func (c *Client) Admin() (duroxide.ProviderAdmin, error) {
+	if a := c.p.Admin(); a != nil {
+		return a, nil
+	}
+	return nil, ErrNoManagement
+}
+
+// ListInstances lists every instance id.
+func (c *Client) ListInstances(ctx context.Context) ([]string, error) {
+	a, err := c.Admin()
+	if err != nil {
+		return nil, err
+	}
+	return a.ListInstances(ctx)
+}
+
+// ListInstancesByStatus lists instances whose status is status.
+func (c *Client) ListInstancesByStatus(ctx context.Context, status string) ([]string, error) {
+	a, err := c.Admin()
+	if err != nil {
+		return nil, err
+	}
+	return a.ListInstancesByStatus(ctx, status)
+}
+
+// InstanceInfo returns the instance's metadata.
+func (c *Client) InstanceInfo(ctx context.Context, instance string) (duroxide.InstanceInfo, error) {
+	a, err := c.Admin()
+	if err != nil {
+		return duroxide.InstanceInfo{}, err
+	}
+	return a.GetInstanceInfo(ctx, instance)
+}
+
+// ExecutionInfo returns one execution's metadata.
+func (c *Client) ExecutionInfo(ctx context.Context, instance string, executionID uint64) (duroxide.ExecutionInfo, error) {
+	a, err := c.Admin()
+	if err != nil {
+		return duroxide.ExecutionInfo{}, err
+	}
+	return a.GetExecutionInfo(ctx, instance, executionID)
+}
+
+// ListExecutions lists the instance's execution ids.
+func (c *Client) ListExecutions(ctx context.Context, instance string) ([]uint64, error) {
+	a, err := c.Admin()
+	if err != nil {
+		return nil, err
+	}
+	return a.ListExecutions(ctx, instance)
+}
+
+// ReadExecutionHistory returns one execution's events.
+func (c *Client) ReadExecutionHistory(ctx context.Context, instance string, executionID uint64) ([]duroxide.Event, error) {
+	a, err := c.Admin()
+	if err != nil {
+		return nil, err
+	}
+	return a.ReadHistoryWithExecutionID(ctx, instance, executionID)
+}
+
+// SystemMetrics returns instance and event counts.
+func (c *Client) SystemMetrics(ctx context.Context) (duroxide.SystemMetrics, error) {
+	a, err := c.Admin()
+	if err != nil {
+		return duroxide.SystemMetrics{}, err
+	}
+	return a.GetSystemMetrics(ctx)
+}
+
+// QueueDepths returns the queue depths.
+func (c *Client) QueueDepths(ctx context.Context) (duroxide.QueueDepths, error) {
+	a, err := c.Admin()
+	if err != nil {
+		return duroxide.QueueDepths{}, err
+	}
+	return a.GetQueueDepths(ctx)
+}
+
+// InstanceTree returns instance and all its descendants.
+func (c *Client) InstanceTree(ctx context.Context, instance string) (duroxide.InstanceTree, error) {
+	a, err := c.Admin()
+	if err != nil {
+		return duroxide.InstanceTree{}, err
+	}
+	return a.GetInstanceTree(ctx, instance)
+}
+
+// DeleteInstance deletes instance and its descendants (force: even running).
+func (c *Client) DeleteInstance(ctx context.Context, instance string, force bool) (duroxide.DeleteInstanceResult, error) {
+	a, err := c.Admin()
+	if err != nil {
+		return duroxide.DeleteInstanceResult{}, err
+	}
+	return a.DeleteInstance(ctx, instance, force)
+}
+
+// DeleteInstanceBulk deletes the terminal root instances filter selects.
+func (c *Client) DeleteInstanceBulk(ctx context.Context, filter duroxide.InstanceFilter) (duroxide.DeleteInstanceResult, error) {
+	a, err := c.Admin()
+	if err != nil {
+		return duroxide.DeleteInstanceResult{}, err
+	}
+	return a.DeleteInstanceBulk(ctx, filter)
+}
+
+// PruneExecutions deletes old executions of instance.
+func (c *Client) PruneExecutions(ctx context.Context, instance string, opts duroxide.PruneOptions) (duroxide.PruneResult, error) {
+	a, err := c.Admin()
+	if err != nil {
+		return duroxide.PruneResult{}, err
+	}
+	return a.PruneExecutions(ctx, instance, opts)
+}
+
+// PruneExecutionsBulk prunes the instances filter selects.
+func (c *Client) PruneExecutionsBulk(ctx context.Context, filter duroxide.InstanceFilter, opts duroxide.PruneOptions) (duroxide.PruneResult, error) {
+	a, err := c.Admin()
+	if err != nil {
+		return duroxide.PruneResult{}, err
+	}
+	return a.PruneExecutionsBulk(ctx, filter, opts)
+}

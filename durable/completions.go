@@ -1,0 +1,181 @@
+package durable
+
+import (
+	"fmt"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// prepCompletions turns the fetched messages into history events appended to
+// the delta (duroxide's prep_completions): messages of other executions and
+// duplicates are dropped, completions without a matching schedule abort the
+// turn as nondeterministic, and system failures of children abort it too.
+func (e *replayEngine) prepCompletions(msgs []duroxide.WorkItem) {
+	for _, m := range msgs {
+		if !e.forCurrentExecution(m) {
+			e.logger.Warn("dropping completion from another execution", "instance", e.instance)
+			continue
+		}
+		if e.alreadyRecorded(m) {
+			e.logger.Warn("dropping duplicate completion", "instance", e.instance)
+			continue
+		}
+		if d := e.checkScheduleKind(m); d != nil {
+			e.logger.Warn("nondeterminism in completion batch", "instance", e.instance, "error", displayMessage(*d))
+			e.abortErr = d
+			continue
+		}
+		e.recordMessage(m)
+	}
+}
+
+func (e *replayEngine) forCurrentExecution(m duroxide.WorkItem) bool {
+	switch w := m.(type) {
+	case duroxide.ActivityCompleted:
+		return w.ExecutionID == e.executionID
+	case duroxide.ActivityFailed:
+		return w.ExecutionID == e.executionID
+	case duroxide.TimerFired:
+		return w.ExecutionID == e.executionID
+	case duroxide.SubOrchCompleted:
+		return w.ParentExecutionID == e.executionID
+	case duroxide.SubOrchFailed:
+		return w.ParentExecutionID == e.executionID
+	case duroxide.ExternalRaised, duroxide.QueueMessage, duroxide.CancelInstance:
+		return true
+	}
+	return false
+}
+
+// completionRef is the schedule a completion message answers and the event
+// kinds that record an answer to it.
+func completionRef(m duroxide.WorkItem) (id uint64, label string, ok bool) {
+	switch w := m.(type) {
+	case duroxide.ActivityCompleted:
+		return w.ID, "activity", true
+	case duroxide.ActivityFailed:
+		return w.ID, "activity", true
+	case duroxide.TimerFired:
+		return w.ID, "timer", true
+	case duroxide.SubOrchCompleted:
+		return w.ParentID, "suborchestration", true
+	case duroxide.SubOrchFailed:
+		return w.ParentID, "suborchestration", true
+	}
+	return 0, "", false
+}
+
+// answerLabel classifies a completion event like completionRef does messages.
+func answerLabel(k duroxide.EventKind) string {
+	switch k.(type) {
+	case duroxide.ActivityCompletedEvent, duroxide.ActivityFailedEvent:
+		return "activity"
+	case duroxide.TimerFiredEvent:
+		return "timer"
+	case duroxide.SubOrchestrationCompletedEvent, duroxide.SubOrchestrationFailedEvent:
+		return "suborchestration"
+	}
+	return ""
+}
+
+// scheduleLabel classifies a schedule event.
+func scheduleLabel(k duroxide.EventKind) string {
+	switch k.(type) {
+	case duroxide.ActivityScheduledEvent:
+		return "activity"
+	case duroxide.TimerCreatedEvent:
+		return "timer"
+	case duroxide.SubOrchestrationScheduledEvent:
+		return "suborchestration"
+	}
+	return ""
+}
+
+// alreadyRecorded reports a completion whose answer is already in history
+// or earlier in this batch (at-least-once delivery makes duplicates normal).
+func (e *replayEngine) alreadyRecorded(m duroxide.WorkItem) bool {
+	id, label, ok := completionRef(m)
+	if !ok {
+		return false
+	}
+	for _, ev := range e.all() {
+		if ev.SourceEventID != nil && *ev.SourceEventID == id && answerLabel(ev.Kind) == label {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *replayEngine) checkScheduleKind(m duroxide.WorkItem) *duroxide.ErrorDetails {
+	id, label, ok := completionRef(m)
+	if !ok {
+		return nil
+	}
+	for _, ev := range e.all() {
+		if ev.EventID != id {
+			continue
+		}
+		if got := scheduleLabel(ev.Kind); got != "" {
+			if got == label {
+				return nil
+			}
+			d := nondeterminism(fmt.Sprintf("completion kind mismatch for id=%d, expected '%s', got '%s'", id, got, label))
+			return &d
+		}
+	}
+	var d duroxide.ErrorDetails
+	switch label {
+	case "activity":
+		d = nondeterminism(fmt.Sprintf("no matching schedule for completion id=%d", id))
+	case "timer":
+		d = nondeterminism(fmt.Sprintf("no matching schedule for timer id=%d", id))
+	default:
+		d = nondeterminism(fmt.Sprintf("no matching schedule for sub-orchestration id=%d", id))
+	}
+	return &d
+}
+
+// recordMessage appends the event a message becomes.
+func (e *replayEngine) recordMessage(m duroxide.WorkItem) {
+	switch w := m.(type) {
+	case duroxide.ActivityCompleted:
+		e.appendEvent(&w.ID, duroxide.ActivityCompletedEvent{Result: w.Result})
+	case duroxide.ActivityFailed:
+		if isSystemError(w.Details) {
+			e.abort(w.Details)
+		}
+		e.appendEvent(&w.ID, duroxide.ActivityFailedEvent{Details: w.Details})
+	case duroxide.TimerFired:
+		e.appendEvent(&w.ID, duroxide.TimerFiredEvent{FireAtMs: w.FireAtMs})
+	case duroxide.ExternalRaised:
+		e.appendEvent(nil, duroxide.ExternalEventEvent{Name: w.Name, Data: w.Data})
+	case duroxide.QueueMessage:
+		e.appendEvent(nil, duroxide.QueueEventDeliveredEvent{Name: w.Name, Data: w.Data})
+	case duroxide.SubOrchCompleted:
+		e.appendEvent(&w.ParentID, duroxide.SubOrchestrationCompletedEvent{Result: w.Result})
+	case duroxide.SubOrchFailed:
+		if isSystemError(w.Details) {
+			e.abort(w.Details)
+		}
+		e.appendEvent(&w.ParentID, duroxide.SubOrchestrationFailedEvent{Details: w.Details})
+	case duroxide.CancelInstance:
+		if !e.terminatedOrCancelled() {
+			e.appendEvent(nil, duroxide.OrchestrationCancelRequestedEvent{Reason: w.Reason})
+		}
+	}
+}
+
+func (e *replayEngine) terminatedOrCancelled() bool {
+	for _, ev := range e.baseline {
+		switch ev.Kind.(type) {
+		case duroxide.OrchestrationCompletedEvent, duroxide.OrchestrationFailedEvent:
+			return true
+		}
+	}
+	for _, ev := range e.all() {
+		if _, ok := ev.Kind.(duroxide.OrchestrationCancelRequestedEvent); ok {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,118 @@
+// Package durable is a durable-execution runtime in Go on the duroxide
+// provider contract: orchestrations written as ordinary Go functions are
+// replayed from an append-only history, and the history they write is
+// exactly duroxide's (same event kinds, event ids, source_event_id links,
+// sub-orchestration ids and system-call activities), so an instance started
+// here can be continued by duroxide and the reverse. The package knows
+// nothing of Redis: any duroxide.Provider works (redisprovider is one).
+//
+// # Pieces
+//
+//   - Registry: orchestrations by name and semver version, activities by
+//     name. Raw functions take and return strings (duroxide stores payloads
+//     as strings holding JSON); Orchestration and Activity adapt typed
+//     functions, encoding with encoding/json.
+//   - OrchestrationContext: everything non-deterministic. Its methods record
+//     intent and return a Future; Future.Get blocks the orchestration until
+//     the result is in history. ctx.Select races futures (the first ready in
+//     argument order wins; losers are cancelled as duroxide drops them),
+//     ctx.Join waits for all. Typed forms are generic functions:
+//     CallActivity, CallSubOrchestration, WaitForEvent, Dequeue,
+//     CallActivityWithRetry.
+//   - Runtime: NewRuntime starts orchestration dispatchers and activity
+//     workers on the provider's long poll, renews locks of long turns and
+//     activities, abandons with backoff on transient errors, poisons work
+//     fetched more than Options.MaxAttempts times, runs session-affine
+//     activities, and Shutdown stops it within a deadline.
+//   - Client: start (idempotent), raise events, enqueue queue messages,
+//     cancel (cascading to children), status, waits, KV reads and the
+//     provider's management calls.
+//   - durabletest: a runtime on an embedded miniredis with a clock tests can
+//     move forward.
+//
+// # Determinism
+//
+// Orchestration code runs on its own goroutine, but only while the engine
+// waits for it: it hands control back whenever it blocks on an unresolved
+// future, and each turn replays it from the start. It must therefore only
+// use the context for time (UtcNow, Timer), randomness (NewGUID), I/O
+// (activities) and concurrency (Select/Join), and must not start goroutines
+// that touch the context. A replay that schedules something different from
+// the history fails the instance with duroxide's nondeterminism error; a
+// panic fails the instance, not the process.
+//
+// # Example
+//
+//	type Order struct {
+//		ID    string  `json:"id"`
+//		Total float64 `json:"total"`
+//	}
+//
+//	func chargeCard(ctx *durable.ActivityContext, o Order) (string, error) {
+//		return "receipt-" + o.ID, nil // call the payment service here
+//	}
+//
+//	func processOrder(ctx *durable.OrchestrationContext, o Order) (string, error) {
+//		ctx.SetCustomStatus("charging")
+//		receipt, err := durable.CallActivityWithRetry[string](ctx, "ChargeCard", o,
+//			durable.RetryPolicy{MaxAttempts: 3, Timeout: time.Minute})
+//		if err != nil {
+//			return "", err
+//		}
+//		// Wait up to a day for shipping, whichever comes first.
+//		shipped := ctx.WaitForEvent("Shipped")
+//		deadline := ctx.Timer(24 * time.Hour)
+//		if ctx.Select(shipped, deadline) == 1 {
+//			return "", fmt.Errorf("order %s not shipped in time", o.ID)
+//		}
+//		tracking, _ := shipped.Get()
+//		ctx.Logger().Info("shipped", "tracking", tracking)
+//		return receipt, nil
+//	}
+//
+//	func main() {
+//		ctx := context.Background()
+//		reg := durable.NewRegistry()
+//		reg.MustAddActivity("ChargeCard", durable.Activity(chargeCard))
+//		reg.MustAddOrchestration("ProcessOrder", durable.Orchestration(processOrder))
+//
+//		p, err := redisprovider.New(ctx, redisprovider.Options{URL: "redis://127.0.0.1:6379/0"})
+//		if err != nil {
+//			log.Fatal(err)
+//		}
+//		defer p.Close()
+//		rt, err := durable.NewRuntime(p, reg, durable.Options{WorkerConcurrency: 8})
+//		if err != nil {
+//			log.Fatal(err)
+//		}
+//		defer rt.Shutdown(context.Background())
+//
+//		c := rt.Client()
+//		if err := c.StartOrchestrationJSON(ctx, "order-42", "ProcessOrder", Order{ID: "42", Total: 9.5}); err != nil {
+//			log.Fatal(err)
+//		}
+//		_ = c.RaiseEvent(ctx, "order-42", "Shipped", "1Z999")
+//		st, err := c.WaitForOrchestration(ctx, "order-42", time.Minute)
+//		if err != nil {
+//			log.Fatal(err)
+//		}
+//		var receipt string
+//		_ = st.DecodeOutput(&receipt)
+//		fmt.Println(st.Status, receipt)
+//	}
+//
+// # Mapping to duroxide
+//
+//	schedule_activity / _on_session / with_tag     ScheduleActivity(name, in, WithSession, WithTag)
+//	schedule_activity_with_retry                   ScheduleActivityWithRetry (blocks; returns the result)
+//	schedule_timer                                 Timer
+//	schedule_wait / dequeue_event                  WaitForEvent / Dequeue
+//	schedule_sub_orchestration[_versioned][_with_id] ScheduleSubOrchestration(name, in, WithVersion, WithInstanceID)
+//	schedule_orchestration[_versioned]             StartOrchestration (detached)
+//	continue_as_new[_versioned]                    ContinueAsNew (never returns)
+//	set/reset/get_custom_status                    SetCustomStatus / ResetCustomStatus / CustomStatus
+//	set/get/clear/clear_all kv, from instance      SetValue / Value / ClearValue / ClearAllValues / ValueFromInstance
+//	new_guid / utc_now                             NewGUID / UtcNow (system-call activities)
+//	select2/select3, join                          Select, Join
+//	dropping a DurableFuture                       Future.Cancel (Select and orchestration return do it for you)
+package durable

@@ -1,0 +1,123 @@
+package durable
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// Options configures a Runtime. The zero value of every field means "use the
+// default", which is duroxide's RuntimeOptions default, so a Runtime built with
+// Options{} behaves like a duroxide runtime built with RuntimeOptions::default().
+type Options struct {
+	// OrchestrationConcurrency is the number of orchestration dispatcher
+	// goroutines (default 2).
+	OrchestrationConcurrency int
+	// WorkerConcurrency is the number of activity worker goroutines (default 2).
+	WorkerConcurrency int
+	// LongPollTimeout is how long one fetch waits in the provider for work
+	// (default 5s). The dispatchers never sleep between empty fetches: the
+	// provider's long poll is their only wait.
+	LongPollTimeout time.Duration
+
+	// OrchestratorLockTimeout is the instance lock taken per turn (default 5s).
+	OrchestratorLockTimeout time.Duration
+	// OrchestratorLockRenewalBuffer is how long before expiry a long turn's
+	// lock is renewed (default 2s).
+	OrchestratorLockRenewalBuffer time.Duration
+	// WorkerLockTimeout is the lock taken per activity (default 30s).
+	WorkerLockTimeout time.Duration
+	// WorkerLockRenewalBuffer is how long before expiry a running activity's
+	// lock is renewed (default 5s).
+	WorkerLockRenewalBuffer time.Duration
+
+	// MaxAttempts is the fetch count after which a message is poison: the
+	// instance (or the activity) fails with duroxide's Poison error details
+	// (default 10).
+	MaxAttempts uint32
+	// UnregisteredBackoffBase and UnregisteredBackoffMax bound the abandon delay
+	// for work whose orchestration or activity is not registered here
+	// (base * 2^(attempt-1), default 1s and 60s), so a rolling deployment can
+	// pick it up on another node before it becomes poison.
+	UnregisteredBackoffBase time.Duration
+	UnregisteredBackoffMax  time.Duration
+
+	// ActivityCancellationGracePeriod is how long a cancelled activity may
+	// keep running after its context is cancelled before its result is
+	// dropped and the worker moves on (default 10s).
+	ActivityCancellationGracePeriod time.Duration
+
+	// SupportedReplayVersions is the range of duroxide versions whose
+	// histories this runtime replays; nil means exactly this build's major
+	// version range (>=0.0.0, <= duroxide.CurrentDuroxideVersion).
+	SupportedReplayVersions *duroxide.SemverRange
+
+	// WorkerTagFilter selects which tagged activities this runtime's workers
+	// fetch (default: untagged only).
+	WorkerTagFilter duroxide.TagFilter
+
+	// SessionLockTimeout is the lease of a session owned by this runtime
+	// (default 30s); SessionLockRenewalBuffer is how long before expiry it is
+	// renewed (default 5s); SessionIdleTimeout is how long a session stays
+	// pinned after its last activity (default 5m); SessionCleanupInterval is
+	// how often orphaned sessions are swept (default 5m).
+	SessionLockTimeout       time.Duration
+	SessionLockRenewalBuffer time.Duration
+	SessionIdleTimeout       time.Duration
+	SessionCleanupInterval   time.Duration
+	// MaxSessionsPerRuntime caps how many worker goroutines fetch with session
+	// affinity (default 10, at most WorkerConcurrency).
+	MaxSessionsPerRuntime int
+	// WorkerNodeID is the stable session owner id of this runtime; empty means
+	// a random id per Runtime (sessions then move when the process restarts).
+	WorkerNodeID string
+
+	// Logger receives the runtime's own logs and, through
+	// OrchestrationContext.Logger and ActivityContext.Logger, user logs
+	// (default slog.Default()).
+	Logger *slog.Logger
+	// Clock is the runtime's notion of now, used for timer fire times, KV
+	// timestamps and UtcNow; nil means time.Now. Tests set it to the clock of
+	// the storage server (durabletest does) so timers can be run forward.
+	Clock func() time.Time
+}
+
+// withDefaults returns o with every zero field replaced by its default.
+func (o Options) withDefaults() Options {
+	setDur := func(d *time.Duration, def time.Duration) {
+		if *d <= 0 {
+			*d = def
+		}
+	}
+	setInt := func(n *int, def int) {
+		if *n <= 0 {
+			*n = def
+		}
+	}
+	setInt(&o.OrchestrationConcurrency, 2)
+	setInt(&o.WorkerConcurrency, 2)
+	setInt(&o.MaxSessionsPerRuntime, 10)
+	setDur(&o.LongPollTimeout, 5*time.Second)
+	setDur(&o.OrchestratorLockTimeout, 5*time.Second)
+	setDur(&o.OrchestratorLockRenewalBuffer, 2*time.Second)
+	setDur(&o.WorkerLockTimeout, 30*time.Second)
+	setDur(&o.WorkerLockRenewalBuffer, 5*time.Second)
+	setDur(&o.UnregisteredBackoffBase, time.Second)
+	setDur(&o.UnregisteredBackoffMax, time.Minute)
+	setDur(&o.ActivityCancellationGracePeriod, 10*time.Second)
+	setDur(&o.SessionLockTimeout, 30*time.Second)
+	setDur(&o.SessionLockRenewalBuffer, 5*time.Second)
+	setDur(&o.SessionIdleTimeout, 5*time.Minute)
+	setDur(&o.SessionCleanupInterval, 5*time.Minute)
+	if o.MaxAttempts == 0 {
+		o.MaxAttempts = 10
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	return o
+}

@@ -1,0 +1,236 @@
+package durable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// orchestrationLoop is one orchestration dispatcher goroutine. Its only wait
+// is the provider's long poll.
+func (r *Runtime) orchestrationLoop(n int) {
+	workerID := fmt.Sprintf("orch-%d-%s", n, r.id)
+	errs := 0
+	for r.ctx.Err() == nil {
+		item, err := r.p.FetchOrchestrationItem(r.ctx, r.opts.OrchestratorLockTimeout, r.opts.LongPollTimeout, &r.filter)
+		if err != nil {
+			if r.ctx.Err() != nil || !r.backoff(err, &errs) {
+				return
+			}
+			continue
+		}
+		errs = 0
+		if item != nil {
+			r.processWithRenewal(item, workerID)
+		}
+	}
+}
+
+// processWithRenewal runs one turn while a goroutine renews the instance
+// lock, so turns longer than the lock timeout keep it.
+func (r *Runtime) processWithRenewal(item *duroxide.OrchestrationItem, workerID string) {
+	if pinned := pinnedVersion(item.History); pinned != nil && !r.support.Contains(pinned) {
+		r.opts.Logger.Warn("durable: execution pinned to an unsupported duroxide version, abandoning",
+			"instance", item.Instance, "pinned", pinned.String())
+		r.abandonOrchestration(item.LockToken, time.Second, false)
+		return
+	}
+	ctx, cancel := context.WithCancel(r.work)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		keepRenewing(ctx, renewalInterval(r.opts.OrchestratorLockTimeout, r.opts.OrchestratorLockRenewalBuffer),
+			func() error { return r.p.RenewOrchestrationItemLock(ctx, item.LockToken, r.opts.OrchestratorLockTimeout) },
+			func(err error) {
+				r.opts.Logger.Warn("durable: orchestration lock renewal failed", "instance", item.Instance, "error", err)
+			})
+	}()
+	r.processOrchestrationItem(item, workerID)
+	cancel()
+	<-done
+}
+
+// pinnedVersion is the duroxide version that wrote the execution's start.
+func pinnedVersion(h []duroxide.Event) *semver.Version {
+	for _, ev := range h {
+		if _, ok := ev.Kind.(duroxide.OrchestrationStartedEvent); ok {
+			v, err := semver.NewVersion(ev.DuroxideVersion)
+			if err != nil {
+				return nil
+			}
+			return v
+		}
+	}
+	return nil
+}
+
+// processOrchestrationItem handles one fetched batch (duroxide's
+// process_orchestration_item).
+func (r *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, workerID string) {
+	if item.AttemptCount > r.opts.MaxAttempts {
+		r.poisonOrchestration(item)
+		return
+	}
+	if item.HistoryError != "" {
+		r.opts.Logger.Warn("durable: history does not decode, abandoning", "instance", item.Instance, "error", item.HistoryError)
+		r.abandonOrchestration(item.LockToken, time.Second, false)
+		return
+	}
+	hi := readHistory(item.History)
+	b := readBatch(item.Messages, hi, item.Instance)
+	if hi.completed || hi.failed || (hi.continuedAsNew && !b.continueAsNew) {
+		r.ack(item, duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID})
+		return
+	}
+	t := &turnOutput{executionID: item.ExecutionID, history: item.History}
+	if b.continueAsNew {
+		t.executionID, t.history = item.ExecutionID+1, nil
+	}
+	if b.name != "" {
+		ver, fn, ok := r.reg.resolve(b.name, b.version)
+		if !ok {
+			r.abandonUnregistered(item, b)
+			return
+		}
+		r.runExecution(item.Instance, t, b, ver, fn, item.KVSnapshot)
+	}
+	commit := r.buildCommit(item, t)
+	r.ack(item, commit)
+}
+
+// buildCommit adds metadata and, for a terminal turn, cancels the
+// activities still in flight.
+func (r *Runtime) buildCommit(item *duroxide.OrchestrationItem, t *turnOutput) duroxide.OrchestrationCommit {
+	meta := executionMetadata(t.delta)
+	if reason := terminalCancelReason(meta.Status); reason != "" {
+		for _, id := range inflightActivities(append(append([]duroxide.Event{}, t.history...), t.delta...)) {
+			src := id
+			t.append(item.Instance, &src, duroxide.ActivityCancelRequestedEvent{Reason: reason})
+			t.cancelled = append(t.cancelled, duroxide.ScheduledActivityIdentifier{Instance: item.Instance, ExecutionID: t.executionID, ActivityID: id})
+		}
+	}
+	return duroxide.OrchestrationCommit{
+		ExecutionID: t.executionID, HistoryDelta: t.delta, WorkerItems: t.worker, OrchestratorItems: t.orch,
+		Metadata: meta, CancelledActivities: dedupActivities(t.cancelled),
+	}
+}
+
+func terminalCancelReason(status string) string {
+	switch status {
+	case "Completed":
+		return "orchestration_terminal_completed"
+	case "Failed":
+		return "orchestration_terminal_failed"
+	case "ContinuedAsNew":
+		return "orchestration_terminal_continued_as_new"
+	}
+	return ""
+}
+
+func dedupActivities(in []duroxide.ScheduledActivityIdentifier) []duroxide.ScheduledActivityIdentifier {
+	seen := map[duroxide.ScheduledActivityIdentifier]bool{}
+	var out []duroxide.ScheduledActivityIdentifier
+	for _, a := range in {
+		if !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// executionMetadata derives the commit metadata from the turn's events
+// (duroxide's compute_execution_metadata).
+func executionMetadata(delta []duroxide.Event) duroxide.ExecutionMetadata {
+	var m duroxide.ExecutionMetadata
+	for _, ev := range delta {
+		switch k := ev.Kind.(type) {
+		case duroxide.OrchestrationStartedEvent:
+			m.OrchestrationName, m.OrchestrationVersion = k.Name, k.Version
+			m.ParentInstanceID = deref(k.ParentInstance)
+			if v, err := semver.NewVersion(ev.DuroxideVersion); err == nil {
+				m.PinnedDuroxideVersion = v
+			}
+		case duroxide.OrchestrationCompletedEvent:
+			out := k.Output
+			m.Status, m.Output = "Completed", &out
+			return m
+		case duroxide.OrchestrationFailedEvent:
+			out := displayMessage(k.Details)
+			m.Status, m.Output = "Failed", &out
+			return m
+		case duroxide.OrchestrationContinuedAsNewEvent:
+			out := k.Input
+			m.Status, m.Output = "ContinuedAsNew", &out
+			return m
+		}
+	}
+	return m
+}
+
+// ack commits a turn, retrying transient errors (10ms doubling, 5 times).
+// A permanent failure of a lock still held fails the instance with an
+// infrastructure error, as duroxide does; a lost lock just drops the turn
+// (another dispatcher redoes it).
+func (r *Runtime) ack(item *duroxide.OrchestrationItem, commit duroxide.OrchestrationCommit) {
+	err := r.ackWithRetry(item.LockToken, commit)
+	if err == nil {
+		return
+	}
+	if errors.Is(err, duroxide.ErrLockLost) || r.work.Err() != nil {
+		r.opts.Logger.Warn("durable: turn dropped", "instance", item.Instance, "error", err)
+		return
+	}
+	r.opts.Logger.Warn("durable: ack failed, failing the instance", "instance", item.Instance, "error", err)
+	t := &turnOutput{executionID: commit.ExecutionID, history: item.History}
+	if commit.ExecutionID != item.ExecutionID {
+		t.history = nil
+	}
+	t.append(item.Instance, nil, duroxide.OrchestrationFailedEvent{Details: infrastructureDetails("ack_orchestration_item", err)})
+	fail := duroxide.OrchestrationCommit{ExecutionID: t.executionID, HistoryDelta: t.delta, Metadata: executionMetadata(t.delta)}
+	if err := r.ackWithRetry(item.LockToken, fail); err != nil {
+		r.abandonOrchestration(item.LockToken, 50*time.Millisecond, false)
+	}
+}
+
+func infrastructureDetails(op string, err error) duroxide.ErrorDetails {
+	return duroxide.ErrorDetails{Infrastructure: &duroxide.InfrastructureError{
+		Operation: op, Message: err.Error(), Retryable: duroxide.IsRetryable(err),
+	}}
+}
+
+func (r *Runtime) ackWithRetry(token string, commit duroxide.OrchestrationCommit) error {
+	delay := 10 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		err := r.p.AckOrchestrationItem(r.work, token, commit)
+		if err == nil || !duroxide.IsRetryable(err) || attempt >= 5 || r.work.Err() != nil {
+			return err
+		}
+		time.Sleep(delay)
+		delay *= 2
+	}
+}
+
+func (r *Runtime) abandonOrchestration(token string, delay time.Duration, ignoreAttempt bool) {
+	if err := r.p.AbandonOrchestrationItem(r.work, token, delay, ignoreAttempt); err != nil {
+		r.opts.Logger.Warn("durable: abandon failed", "error", err)
+	}
+}
+
+// unregisteredDelay is duroxide's backoff for work no handler here can run:
+// base * 2^(attempt-1), exponent capped at 6, capped at the max.
+func (r *Runtime) unregisteredDelay(attempt uint32) time.Duration {
+	exp := min(max(int(attempt)-1, 0), 6)
+	return min(r.opts.UnregisteredBackoffBase*time.Duration(1<<exp), r.opts.UnregisteredBackoffMax)
+}
+
+func (r *Runtime) abandonUnregistered(item *duroxide.OrchestrationItem, b batch) {
+	d := r.unregisteredDelay(item.AttemptCount)
+	r.opts.Logger.Warn("durable: orchestration not registered, abandoning", "instance", item.Instance,
+		"orchestration", b.name, "version", b.version, "attempt", item.AttemptCount, "backoff", d)
+	r.abandonOrchestration(item.LockToken, d, false)
+}

@@ -1,0 +1,78 @@
+package durable
+
+import (
+	"encoding/json"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// poisonHistoryEventID is the event id duroxide gives the failure it
+// records for a history that cannot be decoded (no event id is known).
+const poisonHistoryEventID = 99999
+
+// poisonOrchestration fails an instance whose batch was fetched more than
+// MaxAttempts times (duroxide's fail_orchestration_as_poison).
+func (r *Runtime) poisonOrchestration(item *duroxide.OrchestrationItem) {
+	r.opts.Logger.Warn("durable: orchestration message exceeded max attempts, poisoning", "instance", item.Instance,
+		"attempt", item.AttemptCount, "max_attempts", r.opts.MaxAttempts)
+	if item.HistoryError != "" {
+		r.poisonUndecodable(item)
+		return
+	}
+	d := duroxide.ErrorDetails{Poison: &duroxide.PoisonError{
+		AttemptCount: item.AttemptCount, MaxAttempts: r.opts.MaxAttempts,
+		MessageType: duroxide.PoisonMessageType{Orchestration: &duroxide.PoisonOrchestration{Instance: item.Instance, ExecutionID: item.ExecutionID}},
+		Message:     marshalMessages(item.Messages),
+	}}
+	t := &turnOutput{executionID: item.ExecutionID, history: item.History}
+	hi := readHistory(item.History)
+	if len(item.History) == 0 {
+		b := readBatch(item.Messages, hi, item.Instance)
+		if b.name == "" {
+			b.name = item.OrchestrationName
+		}
+		started := duroxide.OrchestrationStartedEvent{Name: b.name, Version: item.Version, Input: b.input, ParentInstance: b.parent, ParentID: b.parentID}
+		if can, ok := b.start.(duroxide.ContinueAsNew); ok {
+			cf := can.CarryForwardEvents
+			started.CarryForwardEvents = &cf
+		}
+		t.delta = append(t.delta, duroxide.NewEvent(duroxide.InitialEventID, item.Instance, item.ExecutionID, nil, started))
+		hi = readHistory(t.delta)
+	}
+	t.append(item.Instance, nil, duroxide.OrchestrationFailedEvent{Details: d})
+	r.notifyParentFailed(t, hi, d)
+	meta := poisonMetadata(item, d)
+	meta.ParentInstanceID = deref(hi.parent)
+	r.ack(item, duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID, HistoryDelta: t.delta, OrchestratorItems: t.orch, Metadata: meta})
+}
+
+func (r *Runtime) poisonUndecodable(item *duroxide.OrchestrationItem) {
+	d := duroxide.ErrorDetails{Poison: &duroxide.PoisonError{
+		AttemptCount: item.AttemptCount, MaxAttempts: r.opts.MaxAttempts,
+		MessageType: duroxide.PoisonMessageType{FailedDeserialization: &duroxide.PoisonFailedDeserialization{
+			Instance: item.Instance, ExecutionID: item.ExecutionID, Error: item.HistoryError,
+		}},
+		Message: item.HistoryError,
+	}}
+	ev := duroxide.NewEvent(poisonHistoryEventID, item.Instance, item.ExecutionID, nil, duroxide.OrchestrationFailedEvent{Details: d})
+	r.ack(item, duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID, HistoryDelta: []duroxide.Event{ev}, Metadata: poisonMetadata(item, d)})
+}
+
+func poisonMetadata(item *duroxide.OrchestrationItem, d duroxide.ErrorDetails) duroxide.ExecutionMetadata {
+	out := displayMessage(d)
+	return duroxide.ExecutionMetadata{Status: "Failed", Output: &out, OrchestrationName: item.OrchestrationName, OrchestrationVersion: item.Version}
+}
+
+// marshalMessages renders work items as a JSON array of duroxide JSON.
+func marshalMessages(items []duroxide.WorkItem) string {
+	raws := make([]json.RawMessage, 0, len(items))
+	for _, it := range items {
+		b, err := duroxide.MarshalWorkItem(it)
+		if err != nil {
+			continue
+		}
+		raws = append(raws, b)
+	}
+	b, _ := json.Marshal(raws)
+	return string(b)
+}

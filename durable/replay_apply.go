@@ -1,0 +1,160 @@
+package durable
+
+import (
+	"fmt"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// apply feeds one history event to the replay (duroxide's
+// apply_history_event): schedule events are matched against the actions the
+// code emitted, in order; completions resolve the bound futures.
+func (r *replayRun) apply(ev duroxide.Event) *duroxide.ErrorDetails {
+	st := r.ctx.st
+	switch k := ev.Kind.(type) {
+	case duroxide.OrchestrationStartedEvent:
+		if k.InitialCustomStatus != nil {
+			v := *k.InitialCustomStatus
+			st.customStatus = &v
+		}
+	case duroxide.CustomStatusUpdatedEvent, duroxide.KeyValueSetEvent,
+		duroxide.KeyValueClearedEvent, duroxide.KeyValuesClearedEvent:
+		return r.matchOptional(ev)
+	case duroxide.ActivityScheduledEvent:
+		_, d := r.matchSchedule(ev, kindActivity)
+		return d
+	case duroxide.TimerCreatedEvent:
+		_, d := r.matchSchedule(ev, kindTimer)
+		return d
+	case duroxide.ExternalSubscribedEvent:
+		_, d := r.matchSchedule(ev, kindExternal)
+		if d == nil {
+			st.bindExternal(ev.EventID, k.Name)
+		}
+		return d
+	case duroxide.QueueSubscribedEvent:
+		_, d := r.matchSchedule(ev, kindQueue)
+		if d == nil {
+			st.bindQueue(ev.EventID, k.Name)
+			r.mustPoll = true
+		}
+		return d
+	case duroxide.SubOrchestrationScheduledEvent:
+		a, d := r.matchSchedule(ev, kindSubOrchestration)
+		if d == nil {
+			a.instance = k.Instance
+			st.subOrchInstances[a.token] = k.Instance
+		}
+		return d
+	case duroxide.OrchestrationChainedEvent:
+		a, d := r.popMatching(ev, "history OrchestrationChained but no emitted action")
+		if d == nil {
+			st.bind(a.token, ev.EventID)
+		}
+		return d
+	case duroxide.ActivityCompletedEvent:
+		return r.complete(ev, kindActivity, completion{kind: kindActivity, value: k.Result}, true)
+	case duroxide.ActivityFailedEvent:
+		return r.complete(ev, kindActivity, completion{kind: kindActivity, err: &TaskError{Message: displayMessage(k.Details)}}, false)
+	case duroxide.TimerFiredEvent:
+		return r.complete(ev, kindTimer, completion{kind: kindTimer}, false)
+	case duroxide.SubOrchestrationCompletedEvent:
+		return r.complete(ev, kindSubOrchestration, completion{kind: kindSubOrchestration, value: k.Result}, false)
+	case duroxide.SubOrchestrationFailedEvent:
+		return r.complete(ev, kindSubOrchestration, completion{kind: kindSubOrchestration, err: &TaskError{Message: displayMessage(k.Details)}}, false)
+	case duroxide.ExternalSubscribedCancelledEvent:
+		if ev.SourceEventID != nil {
+			st.extCancelled[*ev.SourceEventID] = true
+		}
+	case duroxide.QueueSubscriptionCancelledEvent:
+		if ev.SourceEventID != nil {
+			st.queueCancelled[*ev.SourceEventID] = true
+		}
+	case duroxide.ExternalEventEvent:
+		// An event nobody waits for stays in history for audit only.
+		if st.hasOpenExternalSlot(k.Name) {
+			st.extArrivals[k.Name] = append(st.extArrivals[k.Name], k.Data)
+			r.mustPoll = true
+		}
+	case duroxide.QueueEventDeliveredEvent:
+		st.queueArrivals[k.Name] = append(st.queueArrivals[k.Name], k.Data)
+		r.mustPoll = true
+	}
+	return nil
+}
+
+// popMatching takes the oldest unmatched action and checks it records ev.
+func (r *replayRun) popMatching(ev duroxide.Event, none string) (*action, *duroxide.ErrorDetails) {
+	if len(r.queue) == 0 {
+		d := nondeterminism(none)
+		return nil, &d
+	}
+	a := r.queue[0]
+	r.queue = r.queue[1:]
+	if !a.matches(ev.Kind) {
+		d := nondeterminism(fmt.Sprintf("schedule mismatch: action=%s vs event=%s", a.describe(), describeKind(ev.Kind)))
+		return nil, &d
+	}
+	return a, nil
+}
+
+// matchSchedule binds a schedule event to the action that produced it.
+func (r *replayRun) matchSchedule(ev duroxide.Event, kind scheduleKind) (*action, *duroxide.ErrorDetails) {
+	a, d := r.popMatching(ev, "history schedule but no emitted action")
+	if d != nil {
+		return nil, d
+	}
+	r.ctx.st.bind(a.token, ev.EventID)
+	a.eventID = ev.EventID
+	r.open[ev.EventID] = kind
+	return a, nil
+}
+
+// matchOptional checks a custom-status or KV event against the next action,
+// if the code emitted one (duroxide tolerates a missing one here).
+func (r *replayRun) matchOptional(ev duroxide.Event) *duroxide.ErrorDetails {
+	if len(r.queue) == 0 {
+		return nil
+	}
+	a := r.queue[0]
+	r.queue = r.queue[1:]
+	if a.matches(ev.Kind) {
+		return nil
+	}
+	d := nondeterminism(fmt.Sprintf("%s mismatch: action=%s vs event=%s", optionalLabel(ev.Kind), a.describe(), describeKind(ev.Kind)))
+	return &d
+}
+
+func optionalLabel(k duroxide.EventKind) string {
+	switch k.(type) {
+	case duroxide.CustomStatusUpdatedEvent:
+		return "custom status"
+	case duroxide.KeyValueSetEvent:
+		return "kv set"
+	case duroxide.KeyValueClearedEvent:
+		return "kv clear"
+	}
+	return "kv clear_all"
+}
+
+// complete resolves the future bound to ev's source event. checkKind is set
+// for activity completions only, as in duroxide.
+func (r *replayRun) complete(ev duroxide.Event, kind scheduleKind, c completion, checkKind bool) *duroxide.ErrorDetails {
+	if ev.SourceEventID == nil {
+		return nil
+	}
+	id := *ev.SourceEventID
+	openKind, open := r.open[id]
+	if !open {
+		d := nondeterminism("completion without open schedule")
+		return &d
+	}
+	if checkKind && openKind != kind {
+		d := nondeterminism("completion kind mismatch: expected activity")
+		return &d
+	}
+	r.ctx.st.deliver(id, c)
+	delete(r.open, id)
+	r.mustPoll = true
+	return nil
+}

@@ -1,0 +1,210 @@
+package durable
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// Runtime runs orchestrations and activities from a Registry against a
+// provider: OrchestrationConcurrency dispatcher goroutines take orchestration
+// turns, WorkerConcurrency goroutines run activities, and a session manager
+// keeps this runtime's sessions alive. Create it with NewRuntime and stop it
+// with Shutdown.
+type Runtime struct {
+	p       duroxide.Provider
+	reg     *Registry
+	opts    Options
+	id      string
+	client  *Client
+	filter  duroxide.DispatcherCapabilityFilter
+	support duroxide.SemverRange
+
+	ctx    context.Context // cancelled by Shutdown: stops fetching
+	stop   context.CancelFunc
+	work   context.Context // cancelled when the shutdown deadline passes
+	abort  context.CancelFunc
+	wg     sync.WaitGroup
+	closed sync.Once
+
+	execMu   sync.Mutex
+	execIDs  map[string]uint64 // instance -> last execution this runtime ran
+	sessions *sessionTracker
+}
+
+// NewRuntime validates the options and starts the dispatchers. The registry
+// must not change afterwards.
+func NewRuntime(p duroxide.Provider, reg *Registry, opts Options) (*Runtime, error) {
+	const op = "new_runtime"
+	if p == nil || reg == nil {
+		return nil, duroxide.Errorf(op, duroxide.ErrInvalidInput, "provider and registry are required")
+	}
+	opts = opts.withDefaults()
+	if err := opts.WorkerTagFilter.Validate(); err != nil {
+		return nil, duroxide.Errorf(op, duroxide.ErrInvalidInput, "worker tag filter: %v", err)
+	}
+	support, err := supportedRange(opts.SupportedReplayVersions)
+	if err != nil {
+		return nil, duroxide.Errorf(op, duroxide.ErrInvalidInput, "%v", err)
+	}
+	rt := &Runtime{
+		p: p, reg: reg, opts: opts, id: randomID(), client: NewClient(p),
+		support: support, filter: duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemverRange{support}},
+		execIDs: map[string]uint64{}, sessions: newSessionTracker(),
+	}
+	rt.ctx, rt.stop = context.WithCancel(context.Background())
+	rt.work, rt.abort = context.WithCancel(context.Background())
+	rt.startDispatchers()
+	return rt, nil
+}
+
+// supportedRange is the runtime's replay range: the configured one, or
+// every version up to this build's duroxide version.
+func supportedRange(r *duroxide.SemverRange) (duroxide.SemverRange, error) {
+	if r != nil {
+		if r.Min == nil || r.Max == nil {
+			return duroxide.SemverRange{}, errors.New("SupportedReplayVersions needs both bounds")
+		}
+		return *r, nil
+	}
+	max, err := semver.NewVersion(duroxide.CurrentDuroxideVersion)
+	if err != nil {
+		return duroxide.SemverRange{}, err
+	}
+	return duroxide.SemverRange{Min: semver.MustParse("0.0.0"), Max: max}, nil
+}
+
+func randomID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Client returns a client on the runtime's provider.
+func (r *Runtime) Client() *Client { return r.client }
+
+// ID is the random id of this runtime, part of its worker ids.
+func (r *Runtime) ID() string { return r.id }
+
+// Shutdown stops fetching new work and waits for in-flight turns and
+// activities to finish. When ctx ends first, in-flight activities see their
+// context cancelled, unfinished work is abandoned (it will be fetched again,
+// here or elsewhere) and Shutdown returns ctx's error once every goroutine
+// has stopped.
+func (r *Runtime) Shutdown(ctx context.Context) error {
+	r.closed.Do(r.stop)
+	done := make(chan struct{})
+	go func() {
+		r.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		r.abort()
+		return nil
+	case <-ctx.Done():
+		r.abort()
+		<-done
+		return ctx.Err()
+	}
+}
+
+func (r *Runtime) startDispatchers() {
+	for i := 0; i < r.opts.OrchestrationConcurrency; i++ {
+		r.goLoop(func() { r.orchestrationLoop(i) })
+	}
+	for i := 0; i < r.opts.WorkerConcurrency; i++ {
+		r.goLoop(func() { r.workerLoop(i) })
+	}
+	r.goLoop(r.sessionManager)
+}
+
+func (r *Runtime) goLoop(fn func()) {
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		fn()
+	}()
+}
+
+// backoff waits after a failed fetch: retryable errors back off
+// exponentially (200ms doubling to 3s, as duroxide), permanent ones 100ms.
+// It reports false when the runtime is stopping.
+func (r *Runtime) backoff(err error, consecutive *int) bool {
+	d := 100 * time.Millisecond
+	if duroxide.IsRetryable(err) {
+		*consecutive++
+		d = min(100*time.Millisecond<<min(*consecutive, 5), 3*time.Second)
+	} else {
+		*consecutive = 0
+	}
+	r.opts.Logger.Warn("durable: fetch failed", "error", err, "backoff", d)
+	return r.sleep(d)
+}
+
+// sleep waits d unless the runtime stops first.
+func (r *Runtime) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-r.ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// renewalInterval is duroxide's lock renewal period: timeout minus buffer
+// for long locks, half the timeout (at least 1s) for short ones.
+func renewalInterval(lockTimeout, buffer time.Duration) time.Duration {
+	if lockTimeout >= 15*time.Second {
+		return max(lockTimeout-min(buffer, lockTimeout), time.Second)
+	}
+	half := time.Duration(math.Ceil(lockTimeout.Seconds()*0.5)) * time.Second
+	return max(half, time.Second)
+}
+
+// keepRenewing calls renew every interval until ctx ends or renew fails;
+// onLost runs when it fails.
+func keepRenewing(ctx context.Context, interval time.Duration, renew func() error, onLost func(error)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := renew(); err != nil {
+				if ctx.Err() == nil {
+					onLost(err)
+				}
+				return
+			}
+		}
+	}
+}
+
+func (r *Runtime) rememberExecution(instance string, id uint64) {
+	r.execMu.Lock()
+	r.execIDs[instance] = id
+	r.execMu.Unlock()
+}
+
+// parentExecution is the execution id a child's completion is addressed to:
+// the one this runtime last ran for the parent, else the first (duroxide's
+// get_execution_id_for_instance).
+func (r *Runtime) parentExecution(instance string) uint64 {
+	r.execMu.Lock()
+	defer r.execMu.Unlock()
+	if id, ok := r.execIDs[instance]; ok {
+		return id
+	}
+	return duroxide.InitialExecutionID
+}

@@ -1,0 +1,194 @@
+package durable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// workerLoop is one activity worker goroutine.
+func (r *Runtime) workerLoop(n int) {
+	workerID := fmt.Sprintf("work-%d-%s", n, r.sessionOwner())
+	errs := 0
+	for r.ctx.Err() == nil {
+		var session *duroxide.SessionFetchConfig
+		if r.sessions.count() < r.opts.MaxSessionsPerRuntime {
+			session = &duroxide.SessionFetchConfig{OwnerID: r.sessionOwner(), LockTimeout: r.opts.SessionLockTimeout}
+		}
+		locked, err := r.p.FetchWorkItem(r.ctx, r.opts.WorkerLockTimeout, r.opts.LongPollTimeout, session, r.opts.WorkerTagFilter)
+		if err != nil {
+			if r.ctx.Err() != nil || !r.backoff(err, &errs) {
+				return
+			}
+			continue
+		}
+		errs = 0
+		if locked != nil {
+			r.handleWorkItem(locked, workerID)
+		}
+	}
+}
+
+// sessionOwner is the owner id this runtime claims sessions with.
+func (r *Runtime) sessionOwner() string {
+	if r.opts.WorkerNodeID != "" {
+		return r.opts.WorkerNodeID
+	}
+	return "rt-" + r.id
+}
+
+func (r *Runtime) handleWorkItem(locked *duroxide.LockedWorkItem, workerID string) {
+	item, ok := locked.Item.(duroxide.ActivityExecute)
+	if !ok {
+		r.opts.Logger.Error("durable: worker queue returned a non-activity item", "type", fmt.Sprintf("%T", locked.Item))
+		_ = r.p.AbandonWorkItem(r.work, locked.LockToken, time.Second, false)
+		return
+	}
+	if item.SessionID != nil {
+		r.sessions.add(*item.SessionID)
+		defer r.sessions.remove(*item.SessionID)
+	}
+	if locked.AttemptCount > r.opts.MaxAttempts {
+		r.poisonActivity(locked, item)
+		return
+	}
+	fn, ok := r.activityFunc(item.Name)
+	if !ok {
+		d := r.unregisteredDelay(locked.AttemptCount)
+		r.opts.Logger.Warn("durable: activity not registered, abandoning", "activity", item.Name, "attempt", locked.AttemptCount, "backoff", d)
+		_ = r.p.AbandonWorkItem(r.work, locked.LockToken, d, false)
+		return
+	}
+	r.executeActivity(locked, item, fn, workerID)
+}
+
+// activityFunc finds a user activity or one of duroxide's system activities.
+func (r *Runtime) activityFunc(name string) (ActivityFunc, bool) {
+	switch name {
+	case sysActivityNewGUID:
+		return func(*ActivityContext, string) (string, error) { return newGUID(), nil }, true
+	case sysActivityUtcNowMs:
+		return func(*ActivityContext, string) (string, error) {
+			return strconv.FormatInt(r.opts.Clock().UnixMilli(), 10), nil
+		}, true
+	case sysActivityGetKVValue:
+		return r.getKVValueActivity, true
+	}
+	return r.reg.activity(name)
+}
+
+func (r *Runtime) getKVValueActivity(ctx *ActivityContext, input string) (string, error) {
+	in, err := decodeJSON[struct {
+		InstanceID *string `json:"instance_id"`
+		Key        *string `json:"key"`
+	}](input)
+	if err != nil {
+		return "", fmt.Errorf("get_kv_value: invalid input: %v", err)
+	}
+	if in.InstanceID == nil || in.Key == nil {
+		return "", errors.New("get_kv_value: missing instance_id or key")
+	}
+	v, found, err := r.p.GetKVValue(ctx, *in.InstanceID, *in.Key)
+	if err != nil {
+		return "", fmt.Errorf("get_kv_value client error: %v", err)
+	}
+	if !found {
+		return "null", nil
+	}
+	return encodeJSON(v)
+}
+
+// activityResult is what running an activity produced.
+type activityResult struct {
+	out string
+	err error
+}
+
+// executeActivity runs fn while a goroutine renews the lock; a failed
+// renewal means the orchestration no longer wants the result (cancelled, or
+// the lock was stolen), so the activity's context is cancelled.
+func (r *Runtime) executeActivity(locked *duroxide.LockedWorkItem, item duroxide.ActivityExecute, fn ActivityFunc, workerID string) {
+	actx, cancel := context.WithCancel(r.work)
+	defer cancel()
+	lost := make(chan struct{})
+	renewCtx, stopRenew := context.WithCancel(actx)
+	defer stopRenew()
+	go keepRenewing(renewCtx, renewalInterval(r.opts.WorkerLockTimeout, r.opts.WorkerLockRenewalBuffer),
+		func() error { return r.p.RenewWorkItemLock(renewCtx, locked.LockToken, r.opts.WorkerLockTimeout) },
+		func(error) { close(lost); cancel() })
+
+	ac := r.activityContext(actx, item, workerID)
+	done := make(chan activityResult, 1)
+	go func() { done <- runActivity(fn, ac, item.Input) }()
+	select {
+	case res := <-done:
+		stopRenew()
+		r.completeActivity(locked, item, res)
+	case <-lost:
+		r.opts.Logger.Info("durable: activity cancelled", "activity", item.Name, "instance", item.Instance, "id", item.ID)
+		r.awaitGrace(done)
+		_ = r.p.AckWorkItem(r.work, locked.LockToken, nil)
+	}
+}
+
+// awaitGrace gives a cancelled activity the grace period to return.
+func (r *Runtime) awaitGrace(done <-chan activityResult) {
+	t := time.NewTimer(r.opts.ActivityCancellationGracePeriod)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		r.opts.Logger.Warn("durable: cancelled activity did not return within the grace period")
+	}
+}
+
+func runActivity(fn ActivityFunc, ac *ActivityContext, input string) (res activityResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			res = activityResult{err: fmt.Errorf("activity panicked: %s", panicMessage(p))}
+		}
+	}()
+	out, err := fn(ac, input)
+	return activityResult{out: out, err: err}
+}
+
+func (r *Runtime) activityContext(ctx context.Context, item duroxide.ActivityExecute, workerID string) *ActivityContext {
+	return &ActivityContext{
+		Context: ctx, instance: item.Instance, execution: item.ExecutionID, activityName: item.Name,
+		activityID: item.ID, workerID: workerID, sessionID: item.SessionID, tag: item.Tag, client: r.client,
+		logger: r.opts.Logger.With("instance_id", item.Instance, "execution_id", item.ExecutionID,
+			"activity_name", item.Name, "activity_id", item.ID, "worker_id", workerID),
+	}
+}
+
+// completeActivity acks with the completion. A lost lock means the result
+// is no longer wanted; other failures abandon so the activity runs again.
+func (r *Runtime) completeActivity(locked *duroxide.LockedWorkItem, item duroxide.ActivityExecute, res activityResult) {
+	var completion duroxide.WorkItem = duroxide.ActivityCompleted{Instance: item.Instance, ExecutionID: item.ExecutionID, ID: item.ID, Result: res.out}
+	if res.err != nil {
+		completion = duroxide.ActivityFailed{Instance: item.Instance, ExecutionID: item.ExecutionID, ID: item.ID,
+			Details: duroxide.ApplicationFailure(res.err.Error())}
+	}
+	err := r.p.AckWorkItem(r.work, locked.LockToken, completion)
+	if err == nil || errors.Is(err, duroxide.ErrLockLost) {
+		return
+	}
+	r.opts.Logger.Warn("durable: activity ack failed, abandoning", "activity", item.Name, "error", err)
+	_ = r.p.AbandonWorkItem(r.work, locked.LockToken, 100*time.Millisecond, false)
+}
+
+func (r *Runtime) poisonActivity(locked *duroxide.LockedWorkItem, item duroxide.ActivityExecute) {
+	msg, _ := duroxide.MarshalWorkItem(item)
+	d := duroxide.ErrorDetails{Poison: &duroxide.PoisonError{
+		AttemptCount: locked.AttemptCount, MaxAttempts: r.opts.MaxAttempts,
+		MessageType: duroxide.PoisonMessageType{Activity: &duroxide.PoisonActivity{
+			Instance: item.Instance, ExecutionID: item.ExecutionID, ActivityName: item.Name, ActivityID: item.ID,
+		}},
+		Message: string(msg),
+	}}
+	_ = r.p.AckWorkItem(r.work, locked.LockToken, duroxide.ActivityFailed{Instance: item.Instance, ExecutionID: item.ExecutionID, ID: item.ID, Details: d})
+}
