@@ -98,7 +98,9 @@ func ProcessOrder(ctx *durable.OrchestrationContext, o Order) (Receipt, error) {
 
 	ctx.SetCustomStatus(statusShipping)
 	ship := Shipment{Order: o.ID, Customer: o.Customer, Items: o.Items, PickupDelay: o.PickupDelay}
-	if r.Tracking, err = durable.CallSubOrchestration[string](ctx, orchShipOrder, ship).Get(); err != nil {
+	// an explicit child id, readable in history and for clients
+	shipping := durable.WithInstanceID(o.ID + "-shipping")
+	if r.Tracking, err = durable.CallSubOrchestration[string](ctx, orchShipOrder, ship, shipping).Get(); err != nil {
 		return Receipt{}, fmt.Errorf("shipping: %w", err)
 	}
 	return r, nil

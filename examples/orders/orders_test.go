@@ -31,18 +31,26 @@ func backends() map[string]string {
 	return b
 }
 
+// runOrder runs the program with cfg and returns the order's status and
+// everything the program printed.
+func runOrder(t *testing.T, cfg config) (durable.OrchestrationStatus, string) {
+	t.Helper()
+	var out bytes.Buffer
+	st, err := run(context.Background(), cfg, &out)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	return st, out.String()
+}
+
 func TestOrderCompletes(t *testing.T) {
 	for name, url := range backends() {
 		t.Run(name, func(t *testing.T) {
 			cfg := quick()
 			cfg.redisURL = url
-			var out bytes.Buffer
-			st, err := run(context.Background(), cfg, &out)
-			if err != nil {
-				t.Fatalf("run: %v\n%s", err, out.String())
-			}
+			st, text := runOrder(t, cfg)
 			if st.Status != durable.StatusCompleted {
-				t.Fatalf("status %s (%s), want Completed\n%s", st.Status, st.FailureMessage(), out.String())
+				t.Fatalf("status %s (%s), want Completed\n%s", st.Status, st.FailureMessage(), text)
 			}
 			var r Receipt
 			if err := st.DecodeOutput(&r); err != nil {
@@ -52,7 +60,6 @@ func TestOrderCompletes(t *testing.T) {
 				!strings.HasSuffix(r.Payment, "-3") {
 				t.Errorf("receipt %+v: want 3 reservations, Grace's approval, a tracking number and the third charge attempt", r)
 			}
-			text := out.String()
 			for _, want := range []string{
 				"activity ReserveStock(keyboard)", "activity ReserveStock(monitor)",
 				"attempt 1: payment gateway timed out", "attempt 2: payment gateway timed out", "attempt 3: charged 429.99",
@@ -65,6 +72,14 @@ func TestOrderCompletes(t *testing.T) {
 				}
 			}
 			parent := text[strings.Index(text, "history of ProcessOrder"):strings.Index(text, "history of ShipOrder")]
+			child := text[strings.Index(text, "history of ShipOrder"):]
+			// the courier's timer and the label, then the tracking number
+			for _, want := range []string{"-shipping (6 events)", "child of " + r.Order, "CreateShippingLabel(", "TimerFired",
+				"OrchestrationCompleted     output \"TRK-"} {
+				if !strings.Contains(child, want) {
+					t.Errorf("ShipOrder history lacks %q\n%s", want, child)
+				}
+			}
 			// three reservations and three charge attempts, two of which failed
 			if n := strings.Count(parent, "ActivityScheduled"); n != 6 {
 				t.Errorf("ProcessOrder history has %d ActivityScheduled, want 6\n%s", n, parent)
@@ -80,15 +95,10 @@ func TestOrderFailsWithoutApproval(t *testing.T) {
 	cfg := quick()
 	cfg.approve = false
 	cfg.order.ApprovalTimeout = 200 * time.Millisecond
-	var out bytes.Buffer
-	st, err := run(context.Background(), cfg, &out)
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, out.String())
-	}
+	st, text := runOrder(t, cfg)
 	if st.Status != durable.StatusFailed || !strings.Contains(st.FailureMessage(), "no approval within 200ms") {
-		t.Fatalf("status %s %q, want Failed for the missing approval\n%s", st.Status, st.FailureMessage(), out.String())
+		t.Fatalf("status %s %q, want Failed for the missing approval\n%s", st.Status, st.FailureMessage(), text)
 	}
-	text := out.String()
 	for _, want := range []string{"nobody approves", "final status: Failed", "TimerFired"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q\n%s", want, text)
@@ -102,15 +112,11 @@ func TestOrderFailsWithoutApproval(t *testing.T) {
 func TestPaymentGivesUpAfterFourAttempts(t *testing.T) {
 	cfg := quick()
 	cfg.failCharges = 4
-	var out bytes.Buffer
-	st, err := run(context.Background(), cfg, &out)
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, out.String())
-	}
+	st, text := runOrder(t, cfg)
 	if st.Status != durable.StatusFailed || !strings.Contains(st.FailureMessage(), "attempt 4") {
-		t.Fatalf("status %s %q, want Failed with the fourth attempt's error\n%s", st.Status, st.FailureMessage(), out.String())
+		t.Fatalf("status %s %q, want Failed with the fourth attempt's error\n%s", st.Status, st.FailureMessage(), text)
 	}
-	if strings.Contains(out.String(), "attempt 5") {
-		t.Errorf("the payment was tried a fifth time\n%s", out.String())
+	if strings.Contains(text, "attempt 5") {
+		t.Errorf("the payment was tried a fifth time\n%s", text)
 	}
 }
