@@ -20,6 +20,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -224,4 +225,16 @@ func (r *Report) workflowRatios(e *env) {
 		}
 	}
 	r.Targets = append(r.Targets, goals...)
+}
+
+// workflowVariants lists the workflows scenario's variants present in the
+// report, in the order they were measured.
+func (r *Report) workflowVariants() []string {
+	var out []string
+	for _, p := range r.Points {
+		if p.Scenario == "workflows" && !slices.Contains(out, p.Variant) {
+			out = append(out, p.Variant)
+		}
+	}
+	return out
 }
