@@ -141,10 +141,7 @@ func (e *replayEngine) recordMessage(m duroxide.WorkItem) {
 	case duroxide.ActivityCompleted:
 		e.appendEvent(&w.ID, duroxide.ActivityCompletedEvent{Result: w.Result})
 	case duroxide.ActivityFailed:
-		if isSystemError(w.Details) {
-			e.abort(w.Details)
-		}
-		e.appendEvent(&w.ID, duroxide.ActivityFailedEvent{Details: w.Details})
+		e.appendFailure(&w.ID, w.Details, duroxide.ActivityFailedEvent{Details: w.Details})
 	case duroxide.TimerFired:
 		e.appendEvent(&w.ID, duroxide.TimerFiredEvent{FireAtMs: w.FireAtMs})
 	case duroxide.ExternalRaised:
@@ -154,15 +151,21 @@ func (e *replayEngine) recordMessage(m duroxide.WorkItem) {
 	case duroxide.SubOrchCompleted:
 		e.appendEvent(&w.ParentID, duroxide.SubOrchestrationCompletedEvent{Result: w.Result})
 	case duroxide.SubOrchFailed:
-		if isSystemError(w.Details) {
-			e.abort(w.Details)
-		}
-		e.appendEvent(&w.ParentID, duroxide.SubOrchestrationFailedEvent{Details: w.Details})
+		e.appendFailure(&w.ParentID, w.Details, duroxide.SubOrchestrationFailedEvent{Details: w.Details})
 	case duroxide.CancelInstance:
 		if !e.terminatedOrCancelled() {
 			e.appendEvent(nil, duroxide.OrchestrationCancelRequestedEvent{Reason: w.Reason})
 		}
 	}
+}
+
+// appendFailure records a failed task; a system failure (anything but an
+// application error) also aborts the turn, as it never reaches user code.
+func (e *replayEngine) appendFailure(source *uint64, d duroxide.ErrorDetails, kind duroxide.EventKind) {
+	if isSystemError(d) {
+		e.abort(d)
+	}
+	e.appendEvent(source, kind)
 }
 
 func (e *replayEngine) terminatedOrCancelled() bool {

@@ -65,6 +65,19 @@ func (c *OrchestrationContext) resultCheck(token uint64, kind scheduleKind) func
 	}
 }
 
+// boundCheck resolves a wait once its subscription is bound to an event id
+// and lookup finds data for that subscription.
+func (c *OrchestrationContext) boundCheck(token uint64, lookup func(uint64) (string, bool)) func() (string, error, bool) {
+	return func() (string, error, bool) {
+		id, ok := c.st.bindings[token]
+		if !ok {
+			return "", nil, false
+		}
+		v, ok := lookup(id)
+		return v, nil, ok
+	}
+}
+
 // ActivityOption adjusts one scheduled activity.
 type ActivityOption func(*action)
 
@@ -170,15 +183,7 @@ func (c *OrchestrationContext) Timer(d time.Duration) Future[struct{}] {
 // subscription of that name is open are recorded but not delivered.
 func (c *OrchestrationContext) WaitForEvent(name string) Future[string] {
 	token := c.st.emit(&action{kind: actWaitExternal, name: name})
-	check := func() (string, error, bool) {
-		id, ok := c.st.bindings[token]
-		if !ok {
-			return "", nil, false
-		}
-		v, ok := c.st.externalEvent(id)
-		return v, nil, ok
-	}
-	return Future[string]{f: c.newFuture(token, kindExternal, check), decode: rawDecode}
+	return Future[string]{f: c.newFuture(token, kindExternal, c.boundCheck(token, c.st.externalEvent)), decode: rawDecode}
 }
 
 // Dequeue takes the next message of the persistent queue called queue
@@ -186,15 +191,7 @@ func (c *OrchestrationContext) WaitForEvent(name string) Future[string] {
 // and carried into the next execution by ContinueAsNew.
 func (c *OrchestrationContext) Dequeue(queue string) Future[string] {
 	token := c.st.emit(&action{kind: actDequeueEvent, name: queue})
-	check := func() (string, error, bool) {
-		id, ok := c.st.bindings[token]
-		if !ok {
-			return "", nil, false
-		}
-		v, ok := c.st.queueMessage(id)
-		return v, nil, ok
-	}
-	return Future[string]{f: c.newFuture(token, kindQueue, check), decode: rawDecode}
+	return Future[string]{f: c.newFuture(token, kindQueue, c.boundCheck(token, c.st.queueMessage)), decode: rawDecode}
 }
 
 // ScheduleSubOrchestration starts orchestration name as a child and returns

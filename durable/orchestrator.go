@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
@@ -44,7 +45,9 @@ func (r *Runtime) processWithRenewal(item *duroxide.OrchestrationItem, workerID 
 	go func() {
 		defer close(done)
 		keepRenewing(ctx, renewalInterval(r.opts.OrchestratorLockTimeout, r.opts.OrchestratorLockRenewalBuffer),
-			func() error { return r.p.RenewOrchestrationItemLock(ctx, item.LockToken, r.opts.OrchestratorLockTimeout) },
+			func() error {
+				return r.p.RenewOrchestrationItemLock(ctx, item.LockToken, r.opts.OrchestratorLockTimeout)
+			},
 			func(err error) {
 				r.opts.Logger.Warn("durable: orchestration lock renewal failed", "instance", item.Instance, "error", err)
 			})
@@ -105,7 +108,12 @@ func (r *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, wor
 // buildCommit adds metadata and, for a terminal turn, cancels the
 // activities still in flight.
 func (r *Runtime) buildCommit(item *duroxide.OrchestrationItem, t *turnOutput) duroxide.OrchestrationCommit {
+	failure := t.enforceLimits(item.Instance, item.KVSnapshot)
 	meta := executionMetadata(t.delta)
+	if failure != nil {
+		out := displayMessage(*failure)
+		meta.Status, meta.Output = "Failed", &out
+	}
 	if reason := terminalCancelReason(meta.Status); reason != "" {
 		for _, id := range inflightActivities(append(append([]duroxide.Event{}, t.history...), t.delta...)) {
 			src := id
@@ -181,7 +189,7 @@ func (r *Runtime) ack(item *duroxide.OrchestrationItem, commit duroxide.Orchestr
 	if err == nil {
 		return
 	}
-	if errors.Is(err, duroxide.ErrLockLost) || r.work.Err() != nil {
+	if isLockLost(err) || r.work.Err() != nil {
 		r.opts.Logger.Warn("durable: turn dropped", "instance", item.Instance, "error", err)
 		return
 	}
@@ -195,6 +203,16 @@ func (r *Runtime) ack(item *duroxide.OrchestrationItem, commit duroxide.Orchestr
 	if err := r.ackWithRetry(item.LockToken, fail); err != nil {
 		r.abandonOrchestration(item.LockToken, 50*time.Millisecond, false)
 	}
+}
+
+// isLockLost classifies a lock-token failure. Providers mark it with
+// duroxide.ErrLockLost; the contract also promises the word lock_token in
+// the message of a permanent token error, which older providers rely on.
+func isLockLost(err error) bool {
+	if errors.Is(err, duroxide.ErrLockLost) {
+		return true
+	}
+	return err != nil && !duroxide.IsRetryable(err) && strings.Contains(err.Error(), "lock_token")
 }
 
 func infrastructureDetails(op string, err error) duroxide.ErrorDetails {

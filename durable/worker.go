@@ -127,6 +127,12 @@ func (r *Runtime) executeActivity(locked *duroxide.LockedWorkItem, item duroxide
 	select {
 	case res := <-done:
 		stopRenew()
+		if r.work.Err() != nil {
+			// The shutdown deadline cancelled the activity: its outcome says
+			// nothing about the work, so hand it back for another run.
+			r.releaseActivity(locked.LockToken)
+			return
+		}
 		r.completeActivity(locked, item, res)
 	case <-lost:
 		r.opts.Logger.Info("durable: activity cancelled", "activity", item.Name, "instance", item.Instance, "id", item.ID)
@@ -143,6 +149,16 @@ func (r *Runtime) awaitGrace(done <-chan activityResult) {
 	case <-done:
 	case <-t.C:
 		r.opts.Logger.Warn("durable: cancelled activity did not return within the grace period")
+	}
+}
+
+// releaseActivity abandons an activity the runtime gives up on shutdown,
+// without counting the attempt (the work did not fail).
+func (r *Runtime) releaseActivity(token string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := r.p.AbandonWorkItem(ctx, token, 0, true); err != nil {
+		r.opts.Logger.Warn("durable: abandon on shutdown failed", "error", err)
 	}
 }
 
@@ -174,7 +190,7 @@ func (r *Runtime) completeActivity(locked *duroxide.LockedWorkItem, item duroxid
 			Details: duroxide.ApplicationFailure(res.err.Error())}
 	}
 	err := r.p.AckWorkItem(r.work, locked.LockToken, completion)
-	if err == nil || errors.Is(err, duroxide.ErrLockLost) {
+	if err == nil || isLockLost(err) {
 		return
 	}
 	r.opts.Logger.Warn("durable: activity ack failed, abandoning", "activity", item.Name, "error", err)
