@@ -24,6 +24,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	dxredis "github.com/duroxide-go/duroxide-redis"
+	"github.com/duroxide-go/duroxide-redis/bench/peer/gwpeer"
 )
 
 // callCounter is a go-redis hook that counts the commands a client sends, by
@@ -371,7 +372,7 @@ func (e *env) machine(ctx context.Context) Machine {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
 			switch d.Path {
-			case "github.com/redis/go-redis/v9", "github.com/hibiken/asynq", "github.com/alicebob/miniredis/v2":
+			case "github.com/redis/go-redis/v9", "github.com/hibiken/asynq", "github.com/alicebob/miniredis/v2", gwpeer.Module:
 				m.Modules[d.Path] = d.Version
 			}
 		}
