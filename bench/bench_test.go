@@ -150,7 +150,9 @@ func TestWorkflowsAgainstGoWorkflows(t *testing.T) {
 	defer cancel()
 	o := Options{
 		RedisURL: url, Out: filepath.Join(t.TempDir(), "results.json"),
-		Duration: 500 * time.Millisecond, Warmup: 100 * time.Millisecond,
+		// long enough that a tree (about 0.3 s under the race detector) completes
+		// inside the window on a busy machine
+		Duration: 2 * time.Second, Warmup: 100 * time.Millisecond,
 		Concurrency: []int{2}, Histories: []int{10}, Scenarios: []string{"turns", "workflows"},
 	}
 	var out bytes.Buffer

@@ -402,9 +402,10 @@ func (s *sink) complete(id string, sent, at time.Time) {
 // trip, the dispatch-latency run and their asynq counterparts alike, so ours
 // and the peer's are measured by the same code.
 type flow struct {
-	label string
-	conc  int     // producers in a closed loop, each holding a ticket per item
-	rate  float64 // > 0: a single producer paced at this rate instead
+	label  string
+	conc   int           // producers in a closed loop, each holding a ticket per item
+	rate   float64       // > 0: a single producer paced at this rate instead
+	window time.Duration // measured window (0: -duration)
 	// enqueue sends one item whose payload carries its send time. It gets a
 	// context that is not cancelled at the window's end: an enqueue cut off
 	// mid-flight could not be known to have happened or not, and the exact
@@ -419,7 +420,11 @@ type flow struct {
 // runFlow measures one producer/consumer point, then drains: every enqueued
 // item must complete exactly once, or the point fails with the counts.
 func (e *env) runFlow(ctx context.Context, f flow) error {
-	m := newMeter(e.opts.Warmup, e.opts.Duration, 0)
+	window := e.opts.Duration
+	if f.window > 0 {
+		window = f.window
+	}
+	m := newMeter(e.opts.Warmup, window, 0)
 	s := &sink{m: m, seen: newSeen()}
 	if f.rate <= 0 {
 		s.t = make(tickets, f.conc*e.opts.InFlight)

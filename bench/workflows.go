@@ -103,6 +103,17 @@ func runWorkflows(ctx context.Context, e *env) error {
 	return nil
 }
 
+// workflowWindow is the measured window of a workflows point. A window
+// shorter than a root's latency counts nothing: on miniredis under the race
+// detector a tree takes about 0.4 s, longer than a smoke run's window, so
+// smoke points get at least a second.
+func (e *env) workflowWindow() time.Duration {
+	if e.embedded {
+		return max(e.opts.Duration, time.Second)
+	}
+	return e.opts.Duration
+}
+
 // completions turns an engine's reports into the point's counts: roots go
 // to the flow's sink (rate, latency, exactly-once check), every
 // orchestration and activity to meters of the same window, and the first
@@ -151,8 +162,9 @@ func (e *env) workflowPoint(ctx context.Context, sh shape, en engine, c int) err
 	var next atomic.Int64
 	prefix := fmt.Sprintf("wf-%s-%d-", e.runID, e.nsN.Add(1))
 	return e.runFlow(ctx, flow{
-		label: fmt.Sprintf("%s %s c=%d", en.name, sh.name, c),
-		conc:  c,
+		label:  fmt.Sprintf("%s %s c=%d", en.name, sh.name, c),
+		conc:   c,
+		window: e.workflowWindow(),
 		enqueue: func(ctx context.Context) error {
 			id := prefix + strconv.FormatInt(next.Add(1), 10)
 			k.starts.Store(id, time.Now())
