@@ -3,6 +3,7 @@ package durable
 import (
 	"context"
 	"log/slog"
+	"sync"
 )
 
 // ActivityContext is the context.Context an activity runs with, plus what it
@@ -14,6 +15,8 @@ type ActivityContext struct {
 	context.Context
 	instance     string
 	execution    uint64
+	describe     func() (name, version string)
+	describeOnce sync.Once
 	orchestName  string
 	orchestVer   string
 	activityName string
@@ -31,12 +34,29 @@ func (a *ActivityContext) InstanceID() string { return a.instance }
 // ExecutionID is that instance's execution.
 func (a *ActivityContext) ExecutionID() uint64 { return a.execution }
 
-// OrchestrationName is the scheduling orchestration's name (may be empty
-// when the runtime cannot tell without reading history).
-func (a *ActivityContext) OrchestrationName() string { return a.orchestName }
+// OrchestrationName is the scheduling orchestration's name ("unknown" when
+// the provider cannot tell). It is looked up on first use, so activities
+// that never ask cost nothing.
+func (a *ActivityContext) OrchestrationName() string {
+	a.lookup()
+	return a.orchestName
+}
 
-// OrchestrationVersion is the scheduling orchestration's version (may be empty).
-func (a *ActivityContext) OrchestrationVersion() string { return a.orchestVer }
+// OrchestrationVersion is the scheduling orchestration's version ("unknown"
+// when the provider cannot tell); looked up on first use.
+func (a *ActivityContext) OrchestrationVersion() string {
+	a.lookup()
+	return a.orchestVer
+}
+
+func (a *ActivityContext) lookup() {
+	a.describeOnce.Do(func() {
+		a.orchestName, a.orchestVer = "unknown", "unknown"
+		if a.describe != nil {
+			a.orchestName, a.orchestVer = a.describe()
+		}
+	})
+}
 
 // ActivityName is the registered name being run.
 func (a *ActivityContext) ActivityName() string { return a.activityName }

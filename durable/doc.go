@@ -28,7 +28,10 @@
 //     cancel (cascading to children), status, waits, KV reads and the
 //     provider's management calls.
 //   - durabletest: a runtime on an embedded miniredis with a clock tests can
-//     move forward.
+//     move forward (Env.Advance) and an optional provider wrapper for fault
+//     injection.
+//   - RunTurn: one dispatcher turn without a provider, returning the commit
+//     it would make, for golden-history tests against duroxide.
 //
 // # Determinism
 //
@@ -37,9 +40,17 @@
 // future, and each turn replays it from the start. It must therefore only
 // use the context for time (UtcNow, Timer), randomness (NewGUID), I/O
 // (activities) and concurrency (Select/Join), and must not start goroutines
-// that touch the context. A replay that schedules something different from
-// the history fails the instance with duroxide's nondeterminism error; a
-// panic fails the instance, not the process.
+// that touch the context (a Get from another goroutine deadlocks that
+// turn). A replay that schedules something different from the history fails
+// the instance with duroxide's nondeterminism error; a panic fails the
+// instance, not the process. When a turn ends with the code still blocked,
+// its goroutine is ended (runtime.Goexit, so deferred calls run) before the
+// turn commits: nothing outlives a turn.
+//
+// Go has no destructors, so where duroxide cancels a future by dropping it,
+// Go code calls Future.Cancel; Select cancels its losers and every future
+// still pending when the orchestration returns is cancelled, which gives the
+// same history as duroxide's drops.
 //
 // # Example
 //

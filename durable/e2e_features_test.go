@@ -348,3 +348,130 @@ func TestE2ENondeterminismFailsTheInstance(t *testing.T) {
 		t.Fatalf("status %v %q", st.Status, st.FailureMessage())
 	}
 }
+
+func TestE2EUnregisteredOrchestrationIsPoisoned(t *testing.T) {
+	env := durabletest.Start(t, durable.NewRegistry(), durabletest.WithOptions(durable.Options{
+		LongPollTimeout: 100 * time.Millisecond, MaxAttempts: 2,
+		UnregisteredBackoffBase: time.Millisecond, UnregisteredBackoffMax: time.Millisecond,
+	}))
+	st := env.StartAndWait(t, "ghost", "Ghost", "in")
+	if st.Status != durable.StatusFailed || st.Failure.Poison == nil || st.Failure.Poison.MessageType.Orchestration == nil {
+		t.Fatalf("status %v %+v", st.Status, st.Failure)
+	}
+	if want := "poison: orchestration ghost exceeded 3 attempts (max 2)"; st.FailureMessage() != want {
+		t.Fatalf("message %q, want %q", st.FailureMessage(), want)
+	}
+	h := read(t, env, "ghost")
+	if s := h[0].Kind.(duroxide.OrchestrationStartedEvent); s.Name != "Ghost" || s.Input != "in" {
+		t.Fatalf("recorded start %+v", s)
+	}
+}
+
+func TestE2ERetryWithTimeoutStopsRetrying(t *testing.T) {
+	reg := durable.NewRegistry()
+	reg.MustAddActivity("Hang", func(ctx *durable.ActivityContext, _ string) (string, error) {
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
+	reg.MustAddOrchestration("Impatient", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		_, err := ctx.ScheduleActivityWithRetry("Hang", "", durable.RetryPolicy{MaxAttempts: 3, Timeout: time.Minute})
+		return err.Error(), nil
+	})
+	env := durabletest.Start(t, reg)
+	if err := env.Client.StartOrchestration(t.Context(), "imp", "Impatient", ""); err != nil {
+		t.Fatal(err)
+	}
+	waitRunning(t, env, "imp", 3)
+	env.Advance(2 * time.Minute)
+	mustComplete(t, env.Wait(t, "imp"), "timeout: activity timed out")
+	assertKinds(t, read(t, env, "imp"), []string{"OrchestrationStarted", "ActivityScheduled", "TimerCreated",
+		"TimerFired", "ActivityCancelRequested", "OrchestrationCompleted"})
+}
+
+func TestE2ETaggedActivityRunsOnMatchingWorker(t *testing.T) {
+	reg := durable.NewRegistry()
+	reg.MustAddActivity("Where", func(ctx *durable.ActivityContext, _ string) (string, error) {
+		tag, _ := ctx.Tag()
+		return tag + "@" + ctx.WorkerID(), nil
+	})
+	reg.MustAddOrchestration("Tagged", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		ctx.SetCustomStatus("scheduling")
+		ctx.ResetCustomStatus()
+		ctx.SetValue("k1", "v")
+		ctx.ClearAllValues()
+		if _, ok := ctx.Value("k1"); ok {
+			return "", errors.New("ClearAllValues left k1")
+		}
+		return ctx.ScheduleActivity("Where", "", durable.WithTag("gpu")).Get()
+	})
+	env := durabletest.Start(t, reg)
+	gpu, err := durable.NewRuntime(env.Provider, reg, durable.Options{
+		LongPollTimeout: 100 * time.Millisecond, WorkerNodeID: "node-gpu", WorkerTagFilter: duroxide.TagsOnly("gpu"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = gpu.Shutdown(context.Background()) })
+	st := env.StartAndWait(t, "tagged", "Tagged", "")
+	if st.Status != durable.StatusCompleted || !strings.HasPrefix(st.Output, "gpu@work-") || !strings.HasSuffix(st.Output, "-node-gpu") {
+		t.Fatalf("status %v output %q %s", st.Status, st.Output, st.FailureMessage())
+	}
+	if st.CustomStatus != nil {
+		t.Fatalf("custom status %q after reset", *st.CustomStatus)
+	}
+	if all, err := env.Client.KVAllValues(t.Context(), "tagged"); err != nil || len(all) != 0 {
+		t.Fatalf("kv %v %v", all, err)
+	}
+}
+
+func TestE2EDocExampleOnMiniredis(t *testing.T) {
+	reg := durable.NewRegistry()
+	reg.MustAddActivity("ChargeCard", durable.Activity(chargeCard))
+	reg.MustAddOrchestration("ProcessOrder", durable.Orchestration(processOrder))
+	env := durabletest.Start(t, reg)
+	ctx := t.Context()
+	if err := env.Client.StartOrchestrationJSON(ctx, "order-42", "ProcessOrder", Order{ID: "42", Total: 9.5}); err != nil {
+		t.Fatal(err)
+	}
+	waitRunning(t, env, "order-42", 7) // started, status, charge, timer, result, wait, timer
+	if err := env.Client.RaiseEvent(ctx, "order-42", "Shipped", "1Z999"); err != nil {
+		t.Fatal(err)
+	}
+	mustComplete(t, env.Wait(t, "order-42"), `"receipt-42"`)
+
+	// The same order never shipped: the day-long timer decides, in no time.
+	if err := env.Client.StartOrchestrationJSON(ctx, "order-43", "ProcessOrder", Order{ID: "43"}); err != nil {
+		t.Fatal(err)
+	}
+	waitRunning(t, env, "order-43", 7)
+	env.Advance(25 * time.Hour)
+	st := env.Wait(t, "order-43")
+	if st.Status != durable.StatusFailed || st.FailureMessage() != "order 43 not shipped in time" {
+		t.Fatalf("status %v %q", st.Status, st.FailureMessage())
+	}
+}
+
+func TestE2ESelectLoserChildIsCancelled(t *testing.T) {
+	reg := durable.NewRegistry()
+	reg.MustAddOrchestration("Forever", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		return ctx.WaitForEvent("never").Get()
+	})
+	reg.MustAddOrchestration("Impatient", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		child := ctx.ScheduleSubOrchestration("Forever", "")
+		if ctx.Select(child, ctx.Timer(time.Minute)) == 1 {
+			return "gave up", nil
+		}
+		return child.Get()
+	})
+	env := durabletest.Start(t, reg)
+	if err := env.Client.StartOrchestration(t.Context(), "imp", "Impatient", ""); err != nil {
+		t.Fatal(err)
+	}
+	waitRunning(t, env, "imp::sub::2", 2)
+	env.Advance(2 * time.Minute)
+	mustComplete(t, env.Wait(t, "imp"), "gave up")
+	st := env.Wait(t, "imp::sub::2")
+	if st.Status != durable.StatusFailed || st.FailureMessage() != "canceled: parent dropped sub-orchestration future" {
+		t.Fatalf("child %v %q", st.Status, st.FailureMessage())
+	}
+}

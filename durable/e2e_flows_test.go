@@ -214,3 +214,29 @@ func TestE2EFailureAndPanic(t *testing.T) {
 		t.Fatalf("message %q", st.FailureMessage())
 	}
 }
+
+func TestE2EManyInstancesConcurrently(t *testing.T) {
+	reg := durable.NewRegistry()
+	reg.MustAddActivity("Greet", durable.Activity(greet))
+	reg.MustAddOrchestration("Hello", durable.Orchestration(func(ctx *durable.OrchestrationContext, name string) (string, error) {
+		a := durable.CallActivity[string](ctx, "Greet", name)
+		b := durable.CallActivity[string](ctx, "Greet", name+"!")
+		ctx.Join(a, b)
+		x, _ := a.Get()
+		y, _ := b.Get()
+		return x + y, nil
+	}))
+	env := durabletest.Start(t, reg, durabletest.WithOptions(durable.Options{
+		LongPollTimeout: 100 * time.Millisecond, OrchestrationConcurrency: 4, WorkerConcurrency: 4,
+	}))
+	const n = 30
+	for i := range n {
+		if err := env.Client.StartOrchestrationJSON(t.Context(), fmt.Sprintf("many-%d", i), "Hello", fmt.Sprint(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range n {
+		want := fmt.Sprintf(`"Hello, %d!Hello, %d!!"`, i, i)
+		mustComplete(t, env.Wait(t, fmt.Sprintf("many-%d", i)), want)
+	}
+}

@@ -1,6 +1,7 @@
 package durable_test
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -10,7 +11,10 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-func greet(_ *durable.ActivityContext, name string) (string, error) {
+func greet(ctx *durable.ActivityContext, name string) (string, error) {
+	if ctx.OrchestrationName() != "Hello" || ctx.OrchestrationVersion() != durable.DefaultVersion {
+		return "", errors.New("activity sees orchestration " + ctx.OrchestrationName() + "@" + ctx.OrchestrationVersion())
+	}
 	return "Hello, " + name + "!", nil
 }
 

@@ -12,6 +12,7 @@ type TaskError struct {
 	Message string
 }
 
+// Error returns the failure message.
 func (e *TaskError) Error() string { return e.Message }
 
 // scheduleKind is what a future waits for; cancelling one records the

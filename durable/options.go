@@ -17,7 +17,7 @@ type Options struct {
 	// WorkerConcurrency is the number of activity worker goroutines (default 2).
 	WorkerConcurrency int
 	// LongPollTimeout is how long one fetch waits in the provider for work
-	// (default 5s). The dispatchers never sleep between empty fetches: the
+	// (default 30s, as duroxide; Shutdown does not wait for it to pass). The dispatchers never sleep between empty fetches: the
 	// provider's long poll is their only wait.
 	LongPollTimeout time.Duration
 
@@ -49,8 +49,8 @@ type Options struct {
 	ActivityCancellationGracePeriod time.Duration
 
 	// SupportedReplayVersions is the range of duroxide versions whose
-	// histories this runtime replays; nil means exactly this build's major
-	// version range (>=0.0.0, <= duroxide.CurrentDuroxideVersion).
+	// histories this runtime replays; nil means duroxide's default, every
+	// version up to this build's (>=0.0.0, <= duroxide.CurrentDuroxideVersion).
 	SupportedReplayVersions *duroxide.SemverRange
 
 	// WorkerTagFilter selects which tagged activities this runtime's workers
@@ -98,7 +98,7 @@ func (o Options) withDefaults() Options {
 	setInt(&o.OrchestrationConcurrency, 2)
 	setInt(&o.WorkerConcurrency, 2)
 	setInt(&o.MaxSessionsPerRuntime, 10)
-	setDur(&o.LongPollTimeout, 5*time.Second)
+	setDur(&o.LongPollTimeout, 30*time.Second)
 	setDur(&o.OrchestratorLockTimeout, 5*time.Second)
 	setDur(&o.OrchestratorLockRenewalBuffer, 2*time.Second)
 	setDur(&o.WorkerLockTimeout, 30*time.Second)

@@ -15,9 +15,17 @@ import (
 // is the provider's long poll.
 func (r *Runtime) orchestrationLoop(n int) {
 	workerID := fmt.Sprintf("orch-%d-%s", n, r.id)
+	dispatch(r, func() (*duroxide.OrchestrationItem, error) {
+		return r.p.FetchOrchestrationItem(r.ctx, r.opts.OrchestratorLockTimeout, r.opts.LongPollTimeout, &r.filter)
+	}, func(item *duroxide.OrchestrationItem) { r.processWithRenewal(item, workerID) })
+}
+
+// dispatch fetches and handles work until the runtime stops, backing off
+// after fetch errors.
+func dispatch[T any](r *Runtime, fetch func() (*T, error), handle func(*T)) {
 	errs := 0
 	for r.ctx.Err() == nil {
-		item, err := r.p.FetchOrchestrationItem(r.ctx, r.opts.OrchestratorLockTimeout, r.opts.LongPollTimeout, &r.filter)
+		item, err := fetch()
 		if err != nil {
 			if r.ctx.Err() != nil || !r.backoff(err, &errs) {
 				return
@@ -26,7 +34,7 @@ func (r *Runtime) orchestrationLoop(n int) {
 		}
 		errs = 0
 		if item != nil {
-			r.processWithRenewal(item, workerID)
+			handle(item)
 		}
 	}
 }
@@ -34,27 +42,29 @@ func (r *Runtime) orchestrationLoop(n int) {
 // processWithRenewal runs one turn while a goroutine renews the instance
 // lock, so turns longer than the lock timeout keep it.
 func (r *Runtime) processWithRenewal(item *duroxide.OrchestrationItem, workerID string) {
-	if pinned := pinnedVersion(item.History); pinned != nil && !r.support.Contains(pinned) {
-		r.opts.Logger.Warn("durable: execution pinned to an unsupported duroxide version, abandoning",
-			"instance", item.Instance, "pinned", pinned.String())
-		r.abandonOrchestration(item.LockToken, time.Second, false)
-		return
-	}
-	ctx, cancel := context.WithCancel(r.work)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		keepRenewing(ctx, renewalInterval(r.opts.OrchestratorLockTimeout, r.opts.OrchestratorLockRenewalBuffer),
-			func() error {
-				return r.p.RenewOrchestrationItemLock(ctx, item.LockToken, r.opts.OrchestratorLockTimeout)
-			},
-			func(err error) {
-				r.opts.Logger.Warn("durable: orchestration lock renewal failed", "instance", item.Instance, "error", err)
-			})
+	stop := startRenewal(r.work, renewalInterval(r.opts.OrchestratorLockTimeout, r.opts.OrchestratorLockRenewalBuffer),
+		func(ctx context.Context) error {
+			return r.p.RenewOrchestrationItemLock(ctx, item.LockToken, r.opts.OrchestratorLockTimeout)
+		},
+		func(err error) {
+			r.opts.Logger.Warn("durable: orchestration lock renewal failed", "instance", item.Instance, "error", err)
+		})
+	defer stop()
+	r.processSafely(item, workerID)
+}
+
+// processSafely keeps a runtime bug (a panic outside orchestration code,
+// which the coroutine already contains) from killing the process: the batch
+// is abandoned and counts as an attempt, so a persistent bug ends in poison.
+func (r *Runtime) processSafely(item *duroxide.OrchestrationItem, workerID string) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.opts.Logger.Error("durable: panic while processing a turn, abandoning", "instance", item.Instance,
+				"panic", panicMessage(p))
+			r.abandonOrchestration(item.LockToken, time.Second, false)
+		}
 	}()
 	r.processOrchestrationItem(item, workerID)
-	cancel()
-	<-done
 }
 
 // pinnedVersion is the duroxide version that wrote the execution's start.
@@ -74,6 +84,14 @@ func pinnedVersion(h []duroxide.Event) *semver.Version {
 // processOrchestrationItem handles one fetched batch (duroxide's
 // process_orchestration_item).
 func (r *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, workerID string) {
+	if pinned := pinnedVersion(item.History); pinned != nil && !r.support.Contains(pinned) {
+		// The provider's capability filter should not have handed this out;
+		// a runtime-side check keeps a lenient provider from corrupting it.
+		r.opts.Logger.Warn("durable: execution pinned to an unsupported duroxide version, abandoning",
+			"instance", item.Instance, "pinned", pinned.String())
+		r.abandonOrchestration(item.LockToken, time.Second, false)
+		return
+	}
 	if item.AttemptCount > r.opts.MaxAttempts {
 		r.poisonOrchestration(item)
 		return
@@ -180,10 +198,10 @@ func executionMetadata(delta []duroxide.Event) duroxide.ExecutionMetadata {
 	return m
 }
 
-// ack commits a turn, retrying transient errors (10ms doubling, 5 times).
-// A permanent failure of a lock still held fails the instance with an
-// infrastructure error, as duroxide does; a lost lock just drops the turn
-// (another dispatcher redoes it).
+// ack commits a turn, retrying transient errors (10ms doubling, 5 times),
+// then abandoning with a delay. A permanent failure of a lock still held
+// fails the instance with an infrastructure error, as duroxide does; a lost
+// lock just drops the turn (another dispatcher redoes it).
 func (r *Runtime) ack(item *duroxide.OrchestrationItem, commit duroxide.OrchestrationCommit) {
 	err := r.ackWithRetry(item.LockToken, commit)
 	if err == nil {
@@ -191,6 +209,13 @@ func (r *Runtime) ack(item *duroxide.OrchestrationItem, commit duroxide.Orchestr
 	}
 	if isLockLost(err) || r.work.Err() != nil {
 		r.opts.Logger.Warn("durable: turn dropped", "instance", item.Instance, "error", err)
+		return
+	}
+	if duroxide.IsRetryable(err) {
+		// Storage trouble, not a bad commit: hand the batch back so the turn
+		// is redone once the provider recovers.
+		r.opts.Logger.Warn("durable: ack keeps failing, abandoning", "instance", item.Instance, "error", err)
+		r.abandonOrchestration(item.LockToken, time.Second, false)
 		return
 	}
 	r.opts.Logger.Warn("durable: ack failed, failing the instance", "instance", item.Instance, "error", err)
@@ -215,9 +240,16 @@ func isLockLost(err error) bool {
 	return err != nil && !duroxide.IsRetryable(err) && strings.Contains(err.Error(), "lock_token")
 }
 
+// infrastructureDetails records a provider failure the way duroxide's
+// to_infrastructure_error does: the provider's operation and message.
 func infrastructureDetails(op string, err error) duroxide.ErrorDetails {
+	msg := err.Error()
+	var pe *duroxide.ProviderError
+	if errors.As(err, &pe) {
+		op, msg = pe.Operation, pe.Message
+	}
 	return duroxide.ErrorDetails{Infrastructure: &duroxide.InfrastructureError{
-		Operation: op, Message: err.Error(), Retryable: duroxide.IsRetryable(err),
+		Operation: op, Message: msg, Retryable: duroxide.IsRetryable(err),
 	}}
 }
 

@@ -8,12 +8,10 @@ const maxCarryForward = 20
 // unmatchedQueueMessages lists, in history order, the queue messages no
 // uncancelled subscription consumed: ContinueAsNew carries them forward.
 func unmatchedQueueMessages(h []duroxide.Event) [][2]string {
-	cancelled := map[uint64]bool{}
-	for _, ev := range h {
-		if _, ok := ev.Kind.(duroxide.QueueSubscriptionCancelledEvent); ok && ev.SourceEventID != nil {
-			cancelled[*ev.SourceEventID] = true
-		}
-	}
+	cancelled := answeredSources(h, func(k duroxide.EventKind) bool {
+		_, ok := k.(duroxide.QueueSubscriptionCancelledEvent)
+		return ok
+	})
 	active := map[string]int{}
 	for _, ev := range h {
 		if s, ok := ev.Kind.(duroxide.QueueSubscribedEvent); ok && !cancelled[ev.EventID] {
@@ -36,87 +34,105 @@ func unmatchedQueueMessages(h []duroxide.Event) [][2]string {
 	return out
 }
 
-// openSchedules is what an execution still waits for.
+// openSchedules is what an execution still waits for (duroxide's
+// get_outstanding_schedule_ids, minus activities, which inflightActivities
+// covers).
 type openSchedules struct {
 	subOrchs      []string // instance ids as recorded
 	externalWaits []uint64
 	queueWaits    []uint64
 }
 
-// outstanding computes the open sub-orchestrations and waits of a history
-// (duroxide's get_outstanding_schedule_ids).
 func outstanding(h []duroxide.Event) openSchedules {
-	var out openSchedules
-	resolvedSub, cancelledSub := map[uint64]bool{}, map[uint64]bool{}
-	type sub struct {
-		id       uint64
-		instance string
-	}
-	var subs []sub
-	var extSubs []uint64
-	pendingExt := map[string][]uint64{}
-	resolvedExt, cancelledExt := map[uint64]bool{}, map[uint64]bool{}
-	var queueSubs []queueSub
-	arrivals := map[string]int{}
-	cancelledQueue := map[uint64]bool{}
+	return openSchedules{subOrchs: openSubOrchestrations(h), externalWaits: openExternalWaits(h), queueWaits: openQueueWaits(h)}
+}
+
+// answeredSources collects the source ids of the events answer selects.
+func answeredSources(h []duroxide.Event, answer func(duroxide.EventKind) bool) map[uint64]bool {
+	out := map[uint64]bool{}
 	for _, ev := range h {
-		src := ev.SourceEventID
+		if answer(ev.Kind) && ev.SourceEventID != nil {
+			out[*ev.SourceEventID] = true
+		}
+	}
+	return out
+}
+
+func openSubOrchestrations(h []duroxide.Event) []string {
+	done := answeredSources(h, func(k duroxide.EventKind) bool {
+		switch k.(type) {
+		case duroxide.SubOrchestrationCompletedEvent, duroxide.SubOrchestrationFailedEvent, duroxide.SubOrchestrationCancelRequestedEvent:
+			return true
+		}
+		return false
+	})
+	var out []string
+	for _, ev := range h {
+		if s, ok := ev.Kind.(duroxide.SubOrchestrationScheduledEvent); ok && !done[ev.EventID] {
+			out = append(out, s.Instance)
+		}
+	}
+	return out
+}
+
+// openExternalWaits: each ExternalEvent answers the oldest uncancelled
+// subscription of its name that is open at that point of the history.
+func openExternalWaits(h []duroxide.Event) []uint64 {
+	pending := map[string][]uint64{}
+	var subs []uint64
+	closed := map[uint64]bool{}
+	for _, ev := range h {
 		switch k := ev.Kind.(type) {
-		case duroxide.SubOrchestrationScheduledEvent:
-			subs = append(subs, sub{ev.EventID, k.Instance})
-		case duroxide.SubOrchestrationCompletedEvent, duroxide.SubOrchestrationFailedEvent:
-			if src != nil {
-				resolvedSub[*src] = true
-			}
-		case duroxide.SubOrchestrationCancelRequestedEvent:
-			if src != nil {
-				cancelledSub[*src] = true
-			}
 		case duroxide.ExternalSubscribedEvent:
-			extSubs = append(extSubs, ev.EventID)
-			pendingExt[k.Name] = append(pendingExt[k.Name], ev.EventID)
+			subs = append(subs, ev.EventID)
+			pending[k.Name] = append(pending[k.Name], ev.EventID)
 		case duroxide.ExternalEventEvent:
-			if q := pendingExt[k.Name]; len(q) > 0 {
-				resolvedExt[q[0]] = true
-				pendingExt[k.Name] = q[1:]
+			if q := pending[k.Name]; len(q) > 0 {
+				closed[q[0]] = true
+				pending[k.Name] = q[1:]
 			}
 		case duroxide.ExternalSubscribedCancelledEvent:
-			if src != nil {
-				cancelledExt[*src] = true
-				for name, q := range pendingExt {
-					pendingExt[name] = removeID(q, *src)
+			if ev.SourceEventID != nil {
+				closed[*ev.SourceEventID] = true
+				for name, q := range pending {
+					pending[name] = removeID(q, *ev.SourceEventID)
 				}
 			}
-		case duroxide.QueueSubscribedEvent:
-			queueSubs = append(queueSubs, queueSub{id: ev.EventID, name: k.Name})
-		case duroxide.QueueEventDeliveredEvent:
-			arrivals[k.Name]++
-		case duroxide.QueueSubscriptionCancelledEvent:
-			if src != nil {
-				cancelledQueue[*src] = true
-			}
 		}
 	}
-	for _, s := range subs {
-		if !resolvedSub[s.id] && !cancelledSub[s.id] {
-			out.subOrchs = append(out.subOrchs, s.instance)
+	var out []uint64
+	for _, id := range subs {
+		if !closed[id] {
+			out = append(out, id)
 		}
 	}
-	for _, id := range extSubs {
-		if !resolvedExt[id] && !cancelledExt[id] {
-			out.externalWaits = append(out.externalWaits, id)
+	return out
+}
+
+// openQueueWaits: uncancelled queue subscriptions consume that queue's
+// messages in subscription order, wherever the messages sit in history.
+func openQueueWaits(h []duroxide.Event) []uint64 {
+	cancelled := answeredSources(h, func(k duroxide.EventKind) bool {
+		_, ok := k.(duroxide.QueueSubscriptionCancelledEvent)
+		return ok
+	})
+	arrivals := map[string]int{}
+	for _, ev := range h {
+		if d, ok := ev.Kind.(duroxide.QueueEventDeliveredEvent); ok {
+			arrivals[d.Name]++
 		}
 	}
-	consumed := map[string]int{}
-	for _, q := range queueSubs {
-		if cancelledQueue[q.id] {
+	var out []uint64
+	for _, ev := range h {
+		s, ok := ev.Kind.(duroxide.QueueSubscribedEvent)
+		if !ok || cancelled[ev.EventID] {
 			continue
 		}
-		if consumed[q.name] < arrivals[q.name] {
-			consumed[q.name]++
+		if arrivals[s.Name] > 0 {
+			arrivals[s.Name]--
 			continue
 		}
-		out.queueWaits = append(out.queueWaits, q.id)
+		out = append(out, ev.EventID)
 	}
 	return out
 }
@@ -134,15 +150,13 @@ func removeID(ids []uint64, id uint64) []uint64 {
 // inflightActivities are scheduled activities with neither an answer nor a
 // cancel request, in schedule order.
 func inflightActivities(h []duroxide.Event) []uint64 {
-	answered := map[uint64]bool{}
-	for _, ev := range h {
-		switch ev.Kind.(type) {
+	answered := answeredSources(h, func(k duroxide.EventKind) bool {
+		switch k.(type) {
 		case duroxide.ActivityCompletedEvent, duroxide.ActivityFailedEvent, duroxide.ActivityCancelRequestedEvent:
-			if ev.SourceEventID != nil {
-				answered[*ev.SourceEventID] = true
-			}
+			return true
 		}
-	}
+		return false
+	})
 	var out []uint64
 	for _, ev := range h {
 		if _, ok := ev.Kind.(duroxide.ActivityScheduledEvent); ok && !answered[ev.EventID] {

@@ -178,25 +178,19 @@ func (r *Registry) activity(name string) (ActivityFunc, bool) {
 // input is decoded from JSON and the output encoded to JSON, as duroxide's
 // typed registrations do.
 func Orchestration[In, Out any](fn func(ctx *OrchestrationContext, in In) (Out, error)) OrchestrationFunc {
-	return func(ctx *OrchestrationContext, input string) (string, error) {
-		in, err := decodeJSON[In](input)
-		if err != nil {
-			return "", fmt.Errorf("decode orchestration input: %w", err)
-		}
-		out, err := fn(ctx, in)
-		if err != nil {
-			return "", err
-		}
-		return encodeJSON(out)
-	}
+	return jsonAdapter(fn, "orchestration")
 }
 
 // Activity adapts a typed activity to an ActivityFunc (JSON in, JSON out).
 func Activity[In, Out any](fn func(ctx *ActivityContext, in In) (Out, error)) ActivityFunc {
-	return func(ctx *ActivityContext, input string) (string, error) {
+	return jsonAdapter(fn, "activity")
+}
+
+func jsonAdapter[C, In, Out any](fn func(C, In) (Out, error), what string) func(C, string) (string, error) {
+	return func(ctx C, input string) (string, error) {
 		in, err := decodeJSON[In](input)
 		if err != nil {
-			return "", fmt.Errorf("decode activity input: %w", err)
+			return "", fmt.Errorf("decode %s input: %w", what, err)
 		}
 		out, err := fn(ctx, in)
 		if err != nil {

@@ -273,3 +273,19 @@ func TestReplayContinueAsNewSkipsAnEventID(t *testing.T) {
 	}
 	expect(t, kinds(e.delta), "2:KeyValueSet")
 }
+
+func TestReplayReturnDropsPendingWaits(t *testing.T) {
+	fn := func(ctx *OrchestrationContext, _ string) (string, error) {
+		ctx.WaitForEvent("never")
+		ctx.Dequeue("q")
+		ctx.Timer(time.Hour)
+		return "early", nil
+	}
+	e, res := turn(hist{}.add(started("in")), fn)
+	if res.kind != turnCompleted {
+		t.Fatalf("result %+v", res)
+	}
+	// Timers are dropped silently; waits record their cancellation.
+	expect(t, kinds(e.delta), "2:ExternalSubscribed 3:ExternalSubscribedPersistent 4:TimerCreated "+
+		"5:ExternalSubscribedCancelled<2 6:ExternalSubscribedPersistentCancelled<3")
+}

@@ -42,6 +42,16 @@ type Runtime struct {
 // NewRuntime validates the options and starts the dispatchers. The registry
 // must not change afterwards.
 func NewRuntime(p duroxide.Provider, reg *Registry, opts Options) (*Runtime, error) {
+	rt, err := newRuntime(p, reg, opts)
+	if err != nil {
+		return nil, err
+	}
+	rt.startDispatchers()
+	return rt, nil
+}
+
+// newRuntime builds a runtime without starting its goroutines.
+func newRuntime(p duroxide.Provider, reg *Registry, opts Options) (*Runtime, error) {
 	const op = "new_runtime"
 	if p == nil || reg == nil {
 		return nil, duroxide.Errorf(op, duroxide.ErrInvalidInput, "provider and registry are required")
@@ -61,7 +71,6 @@ func NewRuntime(p duroxide.Provider, reg *Registry, opts Options) (*Runtime, err
 	}
 	rt.ctx, rt.stop = context.WithCancel(context.Background())
 	rt.work, rt.abort = context.WithCancel(context.Background())
-	rt.startDispatchers()
 	return rt, nil
 }
 
@@ -171,23 +180,33 @@ func renewalInterval(lockTimeout, buffer time.Duration) time.Duration {
 	return max(half, time.Second)
 }
 
-// keepRenewing calls renew every interval until ctx ends or renew fails;
-// onLost runs when it fails.
-func keepRenewing(ctx context.Context, interval time.Duration, renew func() error, onLost func(error)) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := renew(); err != nil {
-				if ctx.Err() == nil {
-					onLost(err)
-				}
+// startRenewal calls renew every interval on its own goroutine until the
+// returned stop is called or renew fails (then onLost runs). stop waits for
+// the goroutine, so no renewal outlives the work it protects.
+func startRenewal(parent context.Context, interval time.Duration, renew func(context.Context) error, onLost func(error)) (stop func()) {
+	ctx, cancel := context.WithCancel(parent)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
 				return
+			case <-t.C:
+				if err := renew(ctx); err != nil {
+					if ctx.Err() == nil {
+						onLost(err)
+					}
+					return
+				}
 			}
 		}
+	}()
+	return func() {
+		cancel()
+		<-done
 	}
 }
 

@@ -22,6 +22,7 @@ const (
 	StatusFailed
 )
 
+// String names the status as duroxide does.
 func (s RuntimeStatus) String() string {
 	switch s {
 	case StatusRunning:

@@ -13,24 +13,13 @@ import (
 // workerLoop is one activity worker goroutine.
 func (r *Runtime) workerLoop(n int) {
 	workerID := fmt.Sprintf("work-%d-%s", n, r.sessionOwner())
-	errs := 0
-	for r.ctx.Err() == nil {
+	dispatch(r, func() (*duroxide.LockedWorkItem, error) {
 		var session *duroxide.SessionFetchConfig
 		if r.sessions.count() < r.opts.MaxSessionsPerRuntime {
 			session = &duroxide.SessionFetchConfig{OwnerID: r.sessionOwner(), LockTimeout: r.opts.SessionLockTimeout}
 		}
-		locked, err := r.p.FetchWorkItem(r.ctx, r.opts.WorkerLockTimeout, r.opts.LongPollTimeout, session, r.opts.WorkerTagFilter)
-		if err != nil {
-			if r.ctx.Err() != nil || !r.backoff(err, &errs) {
-				return
-			}
-			continue
-		}
-		errs = 0
-		if locked != nil {
-			r.handleWorkItem(locked, workerID)
-		}
-	}
+		return r.p.FetchWorkItem(r.ctx, r.opts.WorkerLockTimeout, r.opts.LongPollTimeout, session, r.opts.WorkerTagFilter)
+	}, func(locked *duroxide.LockedWorkItem) { r.handleWorkItem(locked, workerID) })
 }
 
 // sessionOwner is the owner id this runtime claims sessions with.
@@ -115,11 +104,12 @@ func (r *Runtime) executeActivity(locked *duroxide.LockedWorkItem, item duroxide
 	actx, cancel := context.WithCancel(r.work)
 	defer cancel()
 	lost := make(chan struct{})
-	renewCtx, stopRenew := context.WithCancel(actx)
-	defer stopRenew()
-	go keepRenewing(renewCtx, renewalInterval(r.opts.WorkerLockTimeout, r.opts.WorkerLockRenewalBuffer),
-		func() error { return r.p.RenewWorkItemLock(renewCtx, locked.LockToken, r.opts.WorkerLockTimeout) },
+	stopRenew := startRenewal(actx, renewalInterval(r.opts.WorkerLockTimeout, r.opts.WorkerLockRenewalBuffer),
+		func(ctx context.Context) error {
+			return r.p.RenewWorkItemLock(ctx, locked.LockToken, r.opts.WorkerLockTimeout)
+		},
 		func(error) { close(lost); cancel() })
+	defer stopRenew()
 
 	ac := r.activityContext(actx, item, workerID)
 	done := make(chan activityResult, 1)
@@ -176,9 +166,21 @@ func (r *Runtime) activityContext(ctx context.Context, item duroxide.ActivityExe
 	return &ActivityContext{
 		Context: ctx, instance: item.Instance, execution: item.ExecutionID, activityName: item.Name,
 		activityID: item.ID, workerID: workerID, sessionID: item.SessionID, tag: item.Tag, client: r.client,
+		describe: func() (string, string) { return r.describeInstance(ctx, item.Instance) },
 		logger: r.opts.Logger.With("instance_id", item.Instance, "execution_id", item.ExecutionID,
 			"activity_name", item.Name, "activity_id", item.ID, "worker_id", workerID),
 	}
+}
+
+// describeInstance names the orchestration an instance runs, from the
+// provider's instance record ("unknown" when there is none).
+func (r *Runtime) describeInstance(ctx context.Context, instance string) (string, string) {
+	if a := r.p.Admin(); a != nil {
+		if info, err := a.GetInstanceInfo(ctx, instance); err == nil {
+			return info.OrchestrationName, info.OrchestrationVersion
+		}
+	}
+	return "unknown", "unknown"
 }
 
 // completeActivity acks with the completion. A lost lock means the result

@@ -1,0 +1,76 @@
+package durable_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/duroxide-go/duroxide-redis/durable"
+	"github.com/duroxide-go/duroxide-redis/durable/durabletest"
+	"github.com/duroxide-go/duroxide-redis/redisprovider"
+)
+
+// BenchmarkFanOut5 measures whole orchestrations (start, five activities,
+// fan-in, completion: three turns) on miniredis, all in flight at once.
+func BenchmarkFanOut5(b *testing.B) {
+	env := durabletest.Start(b, fanOutRegistry(), durabletest.WithOptions(benchOptions))
+	runFanOut(b, env.Client, func(instance string) durable.OrchestrationStatus { return env.Wait(b, instance) })
+}
+
+// BenchmarkFanOut5Redis is BenchmarkFanOut5 on the Redis at
+// DUROXIDE_REDIS_URL (skipped without it), in a fresh namespace.
+func BenchmarkFanOut5Redis(b *testing.B) {
+	url := os.Getenv("DUROXIDE_REDIS_URL")
+	if url == "" {
+		b.Skip("DUROXIDE_REDIS_URL not set")
+	}
+	p, err := redisprovider.New(b.Context(), redisprovider.Options{URL: url, Namespace: fmt.Sprint("bench-", time.Now().UnixNano())})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	rt, err := durable.NewRuntime(p, fanOutRegistry(), benchOptions)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rt.Shutdown(context.Background())
+	runFanOut(b, rt.Client(), func(instance string) durable.OrchestrationStatus {
+		st, err := rt.Client().WaitForOrchestration(b.Context(), instance, time.Minute)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st
+	})
+}
+
+var benchOptions = durable.Options{LongPollTimeout: 100 * time.Millisecond, OrchestrationConcurrency: 4, WorkerConcurrency: 8}
+
+func fanOutRegistry() *durable.Registry {
+	reg := durable.NewRegistry()
+	reg.MustAddActivity("Inc", durable.Activity(func(_ *durable.ActivityContext, n int) (int, error) { return n + 1, nil }))
+	reg.MustAddOrchestration("Fan", durable.Orchestration(func(ctx *durable.OrchestrationContext, n int) (int, error) {
+		fs := make([]durable.Awaitable, 5)
+		for i := range fs {
+			fs[i] = durable.CallActivity[int](ctx, "Inc", i)
+		}
+		ctx.Join(fs...)
+		return n, nil
+	}))
+	return reg
+}
+
+func runFanOut(b *testing.B, c *durable.Client, wait func(string) durable.OrchestrationStatus) {
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := c.StartOrchestration(b.Context(), fmt.Sprint("fan-", i), "Fan", "1"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := 0; i < b.N; i++ {
+		if st := wait(fmt.Sprint("fan-", i)); st.Status != durable.StatusCompleted {
+			b.Fatalf("fan-%d: %v %s", i, st.Status, st.FailureMessage())
+		}
+	}
+}
