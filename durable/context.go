@@ -19,7 +19,6 @@ type OrchestrationContext struct {
 	execution uint64
 	name      string
 	version   string
-	replaying bool
 	clock     func() time.Time
 	logger    *slog.Logger
 	futures   []*future
@@ -39,7 +38,7 @@ func (c *OrchestrationContext) OrchestrationVersion() string { return c.version 
 
 // IsReplaying reports whether the code is re-running history already
 // recorded by an earlier turn (true) or making new progress (false).
-func (c *OrchestrationContext) IsReplaying() bool { return c.replaying }
+func (c *OrchestrationContext) IsReplaying() bool { return c.st.replaying }
 
 // Logger returns a logger that drops records while the orchestration is
 // replaying, so each message is logged once per instance, not once per turn.
@@ -356,11 +355,11 @@ type replaySafeHandler struct {
 }
 
 func (h replaySafeHandler) Enabled(ctx context.Context, l slog.Level) bool {
-	return !h.ctx.replaying && h.next.Enabled(ctx, l)
+	return !h.ctx.st.replaying && h.next.Enabled(ctx, l)
 }
 
 func (h replaySafeHandler) Handle(ctx context.Context, r slog.Record) error {
-	if h.ctx.replaying {
+	if h.ctx.st.replaying {
 		return nil
 	}
 	r.AddAttrs(slog.String("instance_id", h.ctx.instance), slog.Uint64("execution_id", h.ctx.execution),

@@ -16,7 +16,9 @@
 //     intent and return a Future; Future.Get blocks the orchestration until
 //     the result is in history. ctx.Select races futures (the first ready in
 //     argument order wins; losers are cancelled as duroxide drops them),
-//     ctx.Join waits for all. Typed forms are generic functions:
+//     ctx.Join waits for all, ctx.Go runs a block of steps as one future
+//     (duroxide's async blocks), so sequences can be raced and joined too.
+//     Typed forms are generic functions:
 //     CallActivity, CallSubOrchestration, WaitForEvent, Dequeue,
 //     CallActivityWithRetry.
 //   - Runtime: NewRuntime starts orchestration dispatchers and activity
@@ -125,5 +127,6 @@
 //	set/get/clear/clear_all kv, from instance      SetValue / Value / ClearValue / ClearAllValues / ValueFromInstance
 //	new_guid / utc_now                             NewGUID / UtcNow (system-call activities)
 //	select2/select3, join                          Select, Join
+//	async { ... } inside select/join               Go
 //	dropping a DurableFuture                       Future.Cancel (Select and orchestration return do it for you)
 package durable

@@ -240,3 +240,28 @@ func TestE2EManyInstancesConcurrently(t *testing.T) {
 		mustComplete(t, env.Wait(t, fmt.Sprintf("many-%d", i)), want)
 	}
 }
+
+func TestE2EGoBlockRacesRetriesAgainstDeadline(t *testing.T) {
+	reg := durable.NewRegistry()
+	var calls atomic.Int32
+	reg.MustAddActivity("Flaky", func(_ *durable.ActivityContext, _ string) (string, error) {
+		if calls.Add(1) == 1 {
+			return "", errors.New("first try fails")
+		}
+		return "paid", nil
+	})
+	reg.MustAddOrchestration("Pay", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		pay := ctx.Go(func(ctx *durable.OrchestrationContext) (string, error) {
+			return ctx.ScheduleActivityWithRetry("Flaky", "", durable.RetryPolicy{MaxAttempts: 3})
+		})
+		if ctx.Select(pay, ctx.Timer(time.Hour)) == 1 {
+			return "too slow", nil
+		}
+		return pay.Get()
+	})
+	env := durabletest.Start(t, reg)
+	mustComplete(t, env.StartAndWait(t, "pay", "Pay", ""), "paid")
+	assertKinds(t, read(t, env, "pay"), []string{"OrchestrationStarted", "TimerCreated",
+		"ActivityScheduled", "ActivityFailed", "TimerCreated", "TimerFired", // retry backoff of 100ms
+		"ActivityScheduled", "ActivityCompleted", "OrchestrationCompleted"})
+}

@@ -25,6 +25,7 @@ const (
 	kindExternal
 	kindQueue
 	kindSubOrchestration
+	kindGo // a Go block: cancelling it cancels what the block still waits for
 )
 
 // future is the untyped core of every Future: one scheduled action (token)
@@ -35,6 +36,7 @@ type future struct {
 	token     uint64
 	kind      scheduleKind
 	check     func() (value string, err error, ready bool)
+	block     *OrchestrationContext // kindGo: the block's context
 	done      bool
 	cancelled bool
 	value     string
@@ -60,6 +62,10 @@ func (f *future) cancel() {
 		return
 	}
 	f.cancelled = true
+	if f.kind == kindGo {
+		f.block.cancelPending()
+		return
+	}
 	f.ctx.st.markCancelled(f.token, f.kind)
 }
 

@@ -99,7 +99,7 @@ func (e *replayEngine) execute(fn OrchestrationFunc, input, name, version string
 		return failedTurn(nondeterminism("corrupted history: first event must be OrchestrationStarted"))
 	}
 	ctx := e.newContext(name, version)
-	defer ctx.co.stop()
+	defer ctx.st.stopAll()
 	ctx.co.start(func() (string, error) { return fn(ctx, input) })
 	r := &replayRun{e: e, ctx: ctx, open: map[uint64]scheduleKind{}}
 	if res, done := r.replay(working); done {
@@ -110,13 +110,16 @@ func (e *replayEngine) execute(fn OrchestrationFunc, input, name, version string
 
 func (e *replayEngine) newContext(name, version string) *OrchestrationContext {
 	st := newCtxState()
+	st.replaying = true
 	for k, v := range e.kvSnapshot {
 		st.kv[k] = v.Value
 		st.kvUpdated[k] = v.LastUpdatedAtMs
 	}
+	co := newCoroutine()
+	st.coroutines = append(st.coroutines, co)
 	return &OrchestrationContext{
-		st: st, co: newCoroutine(), instance: e.instance, execution: e.executionID,
-		name: name, version: version, replaying: true, clock: e.clock, logger: e.logger,
+		st: st, co: co, instance: e.instance, execution: e.executionID,
+		name: name, version: version, clock: e.clock, logger: e.logger,
 	}
 }
 
@@ -135,7 +138,7 @@ type replayRun struct {
 func (r *replayRun) replay(working []duroxide.Event) (turnResult, bool) {
 	e, ctx := r.e, r.ctx
 	if e.persisted == 0 {
-		ctx.replaying = false
+		ctx.st.replaying = false
 	}
 	if s, ok := working[0].Kind.(duroxide.OrchestrationStartedEvent); ok && s.InitialCustomStatus != nil {
 		v := *s.InitialCustomStatus
@@ -144,7 +147,7 @@ func (r *replayRun) replay(working []duroxide.Event) (turnResult, bool) {
 	r.mustPoll = true
 	for i, ev := range working {
 		if i >= e.persisted {
-			ctx.replaying = false
+			ctx.st.replaying = false
 		}
 		if r.mustPoll {
 			if res, failed := r.poll(); failed {
@@ -159,7 +162,7 @@ func (r *replayRun) replay(working []duroxide.Event) (turnResult, bool) {
 			return failedTurn(*d), true
 		}
 	}
-	ctx.replaying = false
+	ctx.st.replaying = false
 	if r.mustPoll && !r.finished {
 		if res, failed := r.poll(); failed {
 			return res, true
@@ -182,16 +185,23 @@ func (r *replayRun) poll() (turnResult, bool) {
 		if r.finished {
 			// Returning drops every future the code still held, as leaving
 			// an async block drops its locals in duroxide.
-			for _, f := range r.ctx.futures {
-				f.cancel()
-			}
+			r.ctx.cancelPending()
 		}
 	}
 	r.queue = append(r.queue, r.ctx.st.drainEmitted()...)
-	if co.panicMsg != nil {
-		return failedTurn(appFailure(duroxide.AppErrorPanicked, "", *co.panicMsg)), true
+	if msg := firstPanic(co.panicMsg, r.ctx.st.panicMsg); msg != nil {
+		return failedTurn(appFailure(duroxide.AppErrorPanicked, "", *msg)), true
 	}
 	return turnResult{}, false
+}
+
+func firstPanic(msgs ...*string) *string {
+	for _, m := range msgs {
+		if m != nil {
+			return m
+		}
+	}
+	return nil
 }
 
 // maxQuiescenceIterations bounds re-polling after new subscriptions bind.

@@ -18,6 +18,15 @@ func busy(ctx *OrchestrationContext, _ string) (string, error) {
 	}
 	q := ctx.Dequeue("q")
 	s := ctx.ScheduleSubOrchestration("C", "")
+	g := ctx.Go(func(ctx *OrchestrationContext) (string, error) {
+		if _, err := ctx.ScheduleActivity("A", "").Get(); err != nil {
+			return "", err
+		}
+		return ctx.WaitForEvent("e").Get()
+	})
+	if ctx.Select(g, ctx.Timer(time.Second)) == 1 {
+		ctx.ClearValue("k")
+	}
 	ctx.Join(q, s)
 	ctx.SetCustomStatus("x")
 	return "done", nil

@@ -1,8 +1,6 @@
 package durable
 
 import (
-	"crypto/rand"
-	"fmt"
 	"sync"
 	"time"
 )
@@ -58,14 +56,4 @@ func (r *Runtime) sessionManager() {
 			}
 		}
 	}
-}
-
-// newGUID is a random RFC 4122 version 4 id (duroxide's new_guid returns a
-// UUID-shaped string; any unique id serves, as replay reads it from history).
-func newGUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

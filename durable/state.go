@@ -24,6 +24,13 @@ type queueSub struct {
 // event id of its schedule event; results, arrivals and cancellations are
 // looked up through those bindings.
 type ctxState struct {
+	replaying bool
+	// coroutines are every coroutine of the turn (the orchestration and its
+	// Go blocks), stopped together when the turn ends; panicMsg is the first
+	// panic of a Go block, which fails the turn like a panic of the code.
+	coroutines []*coroutine
+	panicMsg   *string
+
 	nextToken uint64
 	emitted   []*action
 
@@ -196,4 +203,11 @@ func (s *ctxState) cancelledIDs(kind scheduleKind) []uint64 {
 		}
 	}
 	return ids
+}
+
+// stopAll ends every coroutine of the turn.
+func (s *ctxState) stopAll() {
+	for _, co := range s.coroutines {
+		co.stop()
+	}
 }

@@ -2,9 +2,7 @@ package durable
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
@@ -53,42 +51,6 @@ func (r *Runtime) handleWorkItem(locked *duroxide.LockedWorkItem, workerID strin
 		return
 	}
 	r.executeActivity(locked, item, fn, workerID)
-}
-
-// activityFunc finds a user activity or one of duroxide's system activities.
-func (r *Runtime) activityFunc(name string) (ActivityFunc, bool) {
-	switch name {
-	case sysActivityNewGUID:
-		return func(*ActivityContext, string) (string, error) { return newGUID(), nil }, true
-	case sysActivityUtcNowMs:
-		return func(*ActivityContext, string) (string, error) {
-			return strconv.FormatInt(r.opts.Clock().UnixMilli(), 10), nil
-		}, true
-	case sysActivityGetKVValue:
-		return r.getKVValueActivity, true
-	}
-	return r.reg.activity(name)
-}
-
-func (r *Runtime) getKVValueActivity(ctx *ActivityContext, input string) (string, error) {
-	in, err := decodeJSON[struct {
-		InstanceID *string `json:"instance_id"`
-		Key        *string `json:"key"`
-	}](input)
-	if err != nil {
-		return "", fmt.Errorf("get_kv_value: invalid input: %v", err)
-	}
-	if in.InstanceID == nil || in.Key == nil {
-		return "", errors.New("get_kv_value: missing instance_id or key")
-	}
-	v, found, err := r.p.GetKVValue(ctx, *in.InstanceID, *in.Key)
-	if err != nil {
-		return "", fmt.Errorf("get_kv_value client error: %v", err)
-	}
-	if !found {
-		return "null", nil
-	}
-	return encodeJSON(v)
 }
 
 // activityResult is what running an activity produced.
