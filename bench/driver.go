@@ -406,6 +406,8 @@ type flow struct {
 	conc   int           // producers in a closed loop, each holding a ticket per item
 	rate   float64       // > 0: a single producer paced at this rate instead
 	window time.Duration // measured window (0: -duration)
+	// inflight is the tickets per producer (0: -inflight)
+	inflight int
 	// enqueue sends one item whose payload carries its send time. It gets a
 	// context that is not cancelled at the window's end: an enqueue cut off
 	// mid-flight could not be known to have happened or not, and the exact
@@ -427,7 +429,11 @@ func (e *env) runFlow(ctx context.Context, f flow) error {
 	m := newMeter(e.opts.Warmup, window, 0)
 	s := &sink{m: m, seen: newSeen()}
 	if f.rate <= 0 {
-		s.t = make(tickets, f.conc*e.opts.InFlight)
+		per := e.opts.InFlight
+		if f.inflight > 0 {
+			per = f.inflight
+		}
+		s.t = make(tickets, f.conc*per)
 	}
 	stopConsumers, failed, err := f.consume(ctx, s)
 	if err != nil {
