@@ -385,6 +385,7 @@ type sink struct {
 	m    *meter
 	seen *seen
 	n    atomic.Int64
+	each func(at time.Time) // optional: told of every counted completion
 }
 
 // complete reports item id, sent at sent, done at at. A second report of the
@@ -396,6 +397,9 @@ func (s *sink) complete(id string, sent, at time.Time) {
 	s.n.Add(1)
 	s.t.give()
 	s.m.record(at.Sub(sent), at)
+	if s.each != nil {
+		s.each(at)
+	}
 }
 
 // flow describes a producer/consumer point: the shape of the activity round
