@@ -21,6 +21,8 @@ type observedProvider struct {
 	locked sync.Map // lock token -> *duroxide.OrchestrationItem, between fetch and ack
 }
 
+// FetchOrchestrationItem remembers the item until its ack, which carries
+// only the lock token.
 func (o *observedProvider) FetchOrchestrationItem(ctx context.Context, lock, poll time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
 	item, err := o.Provider.FetchOrchestrationItem(ctx, lock, poll, filter)
 	if item != nil {
@@ -29,6 +31,8 @@ func (o *observedProvider) FetchOrchestrationItem(ctx context.Context, lock, pol
 	return item, err
 }
 
+// AckOrchestrationItem reports an orchestration that the committed turn
+// completed or failed.
 func (o *observedProvider) AckOrchestrationItem(ctx context.Context, token string, commit duroxide.OrchestrationCommit) error {
 	v, _ := o.locked.LoadAndDelete(token)
 	err := o.Provider.AckOrchestrationItem(ctx, token, commit)
@@ -49,11 +53,14 @@ func (o *observedProvider) AckOrchestrationItem(ctx context.Context, token strin
 	return nil
 }
 
+// AbandonOrchestrationItem forgets the abandoned item.
 func (o *observedProvider) AbandonOrchestrationItem(ctx context.Context, token string, delay time.Duration, ignoreAttempt bool) error {
 	o.locked.Delete(token)
 	return o.Provider.AbandonOrchestrationItem(ctx, token, delay, ignoreAttempt)
 }
 
+// AckWorkItem reports an activity whose result was committed (not one
+// acked without a completion, as a cancelled activity is).
 func (o *observedProvider) AckWorkItem(ctx context.Context, token string, completion duroxide.WorkItem) error {
 	err := o.Provider.AckWorkItem(ctx, token, completion)
 	if err == nil && completion != nil {

@@ -184,6 +184,8 @@ type observed struct {
 	ev Events
 }
 
+// CompleteWorkflowTask reports the instance when the committed task
+// finished it.
 func (o *observed) CompleteWorkflowTask(ctx context.Context, task *backend.WorkflowTask, state core.WorkflowInstanceState,
 	executed, activities, timers []*history.Event, workflowEvents []*history.WorkflowEvent) error {
 	err := o.Backend.CompleteWorkflowTask(ctx, task, state, executed, activities, timers, workflowEvents)
@@ -194,6 +196,7 @@ func (o *observed) CompleteWorkflowTask(ctx context.Context, task *backend.Workf
 	return err
 }
 
+// CompleteActivityTask reports the committed activity result.
 func (o *observed) CompleteActivityTask(ctx context.Context, task *backend.ActivityTask, result *history.Event) error {
 	err := o.Backend.CompleteActivityTask(ctx, task, result)
 	if err == nil && o.ev.Activity != nil {
