@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -52,15 +53,20 @@ func TestSmokeRunsEveryScenario(t *testing.T) {
 	}
 	// the variants each scenario must report, at least one point each
 	for _, v := range []struct{ scenario, variant string }{
-		{"ceiling", vTrivial}, {"ceiling", vSmall}, {"roundtrip", vRoundTrip}, {"roundtrip", "script alone: ack_work"},
+		{"ceiling", vTrivial}, {"ceiling", vSmall}, {"roundtrip", vRoundTrip}, {"roundtrip", "script alone: ack_work_item"},
 		{"latency", vLatency}, {"latency", vIdleWork}, {"latency", vIdleOrch},
 		{"peer", vAsynqRT}, {"peer", vAsynqLatTun}, {"peer", vIdleAsynq},
 		{"turns", vTurns}, {"turns", vHistory(10)}, {"turns", vHistory(1000)},
+		{"workflows", vWorkflow("fan-out 5", "durable")}, {"workflows", vWorkflow("tree 2x3", "durable")},
+		{"workflows", vWorkflow("fan-out 5", "synthetic")},
 		{"scale", vScale("orchestrator", 200)}, {"scale", vScale("worker", 10)}, {"scale", vScale("worker with sessions", 200)},
 	} {
 		if rep.find(v.scenario, v.variant, 0) == nil {
 			t.Errorf("no point for %s / %s", v.scenario, v.variant)
 		}
+	}
+	if !slices.ContainsFunc(rep.Skipped, func(s string) bool { return strings.HasPrefix(s, "go-workflows: needs a real Redis") }) {
+		t.Errorf("the smoke run does not say why go-workflows was left out: skipped %q", rep.Skipped)
 	}
 	if rep.Mode != "smoke" || !strings.Contains(out.String(), "NOT performance figures") {
 		t.Errorf("smoke run does not say its figures are not performance figures")
@@ -128,5 +134,63 @@ func TestPayloadStamp(t *testing.T) {
 	}
 	if _, err := sentAt("nope"); err == nil {
 		t.Fatal("sentAt accepted a payload without a stamp")
+	}
+}
+
+// TestWorkflowsAgainstGoWorkflows runs the workflows scenario with its peer,
+// which needs a real Redis (DUROXIDE_REDIS_URL; CI sets it), and checks that every engine, shape
+// and concurrency produced a point with completed roots, children and
+// activities, and that the ratios and goals were derived from them.
+func TestWorkflowsAgainstGoWorkflows(t *testing.T) {
+	url := os.Getenv("DUROXIDE_REDIS_URL")
+	if url == "" {
+		t.Skip("DUROXIDE_REDIS_URL is not set: go-workflows cannot run on miniredis (CI sets it)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	o := Options{
+		RedisURL: url, Out: filepath.Join(t.TempDir(), "results.json"),
+		// long enough that a tree (about 0.3 s under the race detector) completes
+		// inside the window on a busy machine
+		Duration: 2 * time.Second, Warmup: 100 * time.Millisecond,
+		Concurrency: []int{2}, Scenarios: []string{"workflows"},
+	}
+	var out bytes.Buffer
+	rep, err := Run(ctx, o, &out, io.Discard)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, out.String())
+	}
+	for _, sh := range []string{"fan-out 5", "tree 2x3"} {
+		for _, en := range engines {
+			if en.fanOutOnly && sh != "fan-out 5" {
+				continue
+			}
+			p := rep.find("workflows", vWorkflow(sh, en.name), 2)
+			if p == nil {
+				t.Errorf("no point for %s on %s", sh, en.name)
+				continue
+			}
+			if p.Ops == 0 || p.Latency == nil || p.Metrics["activities_per_sec"] == 0 || p.Metrics["orchestrations_per_sec"] < p.PerSec {
+				t.Errorf("%s on %s: %d roots, latency %v, metrics %v", sh, en.name, p.Ops, p.Latency, p.Metrics)
+			}
+		}
+	}
+	want := map[string]bool{
+		"fan-out 5 orchestrations/s durable / go-workflows": false,
+		"tree 2x3 trees/s durable / go-workflows":           false,
+		"fan-out 5 orchestrations/s durable / synthetic":    false,
+	}
+	for _, r := range rep.Ratios {
+		if _, ok := want[r.Name]; ok && r.Value > 0 {
+			want[r.Name] = true
+		}
+	}
+	for name, found := range want {
+		if !found {
+			t.Errorf("ratio %q missing", name)
+		}
+	}
+	if n := len(rep.Targets); n < 5 {
+		t.Errorf("%d goals checked, want the 5 of the workflows scenario: %+v", n, rep.Targets)
 	}
 }

@@ -20,7 +20,7 @@ const (
 	rightPad = 260 // legend
 )
 
-var palette = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#17becf"}
+var palette = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#17becf", "#bcbd22", "#393b79", "#637939"}
 
 // svg accumulates elements.
 type svg struct{ b strings.Builder }
@@ -139,6 +139,13 @@ func (r *Report) throughputSeries() []series {
 		{"orchestration activities", "2,3", pick("turns", vTurns, metric("activities_per_sec"))},
 		{"orchestrations completed", "", pick("turns", vTurns, rate)},
 	}
+	for _, w := range r.workflowVariants() {
+		dash := ""
+		if strings.HasSuffix(w, gwEngine.name) {
+			dash = "5,3" // dashed: the peer
+		}
+		all = append(all, series{"workflows: " + w, dash, pick("workflows", w, rate)})
+	}
 	var out []series
 	for _, x := range all {
 		if len(x.values) > 0 {
@@ -231,6 +238,11 @@ func (r *Report) latencyRows() []latencyRow {
 	}
 	for _, c := range conc {
 		add(fmt.Sprintf("orchestration start->done, c=%d", c), r.find("turns", vTurns, c))
+	}
+	for _, w := range r.workflowVariants() {
+		for _, c := range conc {
+			add(fmt.Sprintf("%s, c=%d", w, c), r.find("workflows", w, c))
+		}
 	}
 	return rows
 }

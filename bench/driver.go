@@ -385,6 +385,7 @@ type sink struct {
 	m    *meter
 	seen *seen
 	n    atomic.Int64
+	each func(at time.Time) // optional: told of every counted completion
 }
 
 // complete reports item id, sent at sent, done at at. A second report of the
@@ -396,15 +397,21 @@ func (s *sink) complete(id string, sent, at time.Time) {
 	s.n.Add(1)
 	s.t.give()
 	s.m.record(at.Sub(sent), at)
+	if s.each != nil {
+		s.each(at)
+	}
 }
 
 // flow describes a producer/consumer point: the shape of the activity round
 // trip, the dispatch-latency run and their asynq counterparts alike, so ours
 // and the peer's are measured by the same code.
 type flow struct {
-	label string
-	conc  int     // producers in a closed loop, each holding a ticket per item
-	rate  float64 // > 0: a single producer paced at this rate instead
+	label  string
+	conc   int           // producers in a closed loop, each holding a ticket per item
+	rate   float64       // > 0: a single producer paced at this rate instead
+	window time.Duration // measured window (0: -duration)
+	// inflight is the tickets per producer (0: -inflight)
+	inflight int
 	// enqueue sends one item whose payload carries its send time. It gets a
 	// context that is not cancelled at the window's end: an enqueue cut off
 	// mid-flight could not be known to have happened or not, and the exact
@@ -419,10 +426,18 @@ type flow struct {
 // runFlow measures one producer/consumer point, then drains: every enqueued
 // item must complete exactly once, or the point fails with the counts.
 func (e *env) runFlow(ctx context.Context, f flow) error {
-	m := newMeter(e.opts.Warmup, e.opts.Duration, 0)
+	window := e.opts.Duration
+	if f.window > 0 {
+		window = f.window
+	}
+	m := newMeter(e.opts.Warmup, window, 0)
 	s := &sink{m: m, seen: newSeen()}
 	if f.rate <= 0 {
-		s.t = make(tickets, f.conc*e.opts.InFlight)
+		per := e.opts.InFlight
+		if f.inflight > 0 {
+			per = f.inflight
+		}
+		s.t = make(tickets, f.conc*per)
 	}
 	stopConsumers, failed, err := f.consume(ctx, s)
 	if err != nil {

@@ -51,7 +51,7 @@ func (e *env) dispatchLatency(ctx context.Context, c int) error {
 			pt := Point{Scenario: "latency", Variant: vLatency, Concurrency: c, Unit: "items",
 				LatencyOf: fmt.Sprintf("enqueue start to FetchWorkItem return, %.0f items/s, %d blocked workers", e.opts.Rate, c),
 			}.measured(m, m, k)
-			pt.Note = callsNote(k, pt.Ops, "evalsha:fetch_work", "bzpopmin")
+			pt.Note = callsNote(k, pt.Ops, "evalsha:fetch_work_item", "bzpopmin")
 			e.add(pt)
 		},
 	})

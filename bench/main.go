@@ -39,7 +39,9 @@ type Options struct {
 	Warmup      time.Duration // unmeasured lead-in of one point
 	Concurrency []int         // client goroutines per point (workers, dispatchers)
 	Payload     int           // bytes of an activity input / task payload
-	FanOut      int           // activities per orchestration (turns, memory)
+	FanOut      int           // activities per orchestration (turns, workflows, memory)
+	TreeDepth   int           // levels of sub-orchestrations below a tree's root (workflows)
+	TreeWidth   int           // children per inner node of a tree (workflows)
 	InFlight    int           // items (round trip) or orchestrations (turns) in flight per unit of concurrency
 	Rate        float64       // enqueues per second of the dispatch-latency scenario
 	IdleWindow  time.Duration // how long a blocked fetcher is watched
@@ -86,6 +88,12 @@ func defaults(o Options) Options {
 	}
 	if o.FanOut == 0 {
 		o.FanOut = 5
+	}
+	if o.TreeDepth == 0 {
+		o.TreeDepth = 2
+	}
+	if o.TreeWidth == 0 {
+		o.TreeWidth = 3
 	}
 	if o.InFlight == 0 {
 		o.InFlight = 4
@@ -139,8 +147,10 @@ var scenarios = []scenario{
 	{"latency", "enqueue-to-fetch latency at a steady rate; commands of an idle blocked fetcher", runLatency},
 	{"peer", "asynq on the same Redis: no-op tasks end to end, latency, idle commands", runPeer},
 	{"turns", "orchestrations fanning out and in through a synthetic runtime; turn cost vs history length", runTurns},
+	{"workflows", "real orchestrations (fan-out, sub-orchestration tree) on the durable runtime and on go-workflows", runWorkflows},
 	{"scale", "fetch+ack latency with few vs many queued instances and activities", runScale},
 	{"memory", "Redis bytes per completed orchestration vs its JSON history", runMemory},
+	{"scrape", "Redis work of one metrics scrape (queue depths + system metrics) at few vs many instances", runScrape},
 }
 
 // env is what every scenario works with.
@@ -149,13 +159,17 @@ type env struct {
 	embedded bool // miniredis: figures are smoke, not performance
 	url      string
 	main     *redis.Client // the provider's and the ceiling's client (hooked: client calls)
-	admin    *redis.Client // probes and cleanup, kept out of the counts
-	calls    *callCounter
-	runID    string
-	out      io.Writer
-	prog     *progress
-	report   *Report
-	nsN      atomic.Int64
+	// clientOpts are main's options as configured, before go-redis filled
+	// in its defaults and state (a copy of main.Options() would share its
+	// push-notification handlers with main)
+	clientOpts *redis.Options
+	admin      *redis.Client // probes and cleanup, kept out of the counts
+	calls      *callCounter
+	runID      string
+	out        io.Writer
+	prog       *progress
+	report     *Report
+	nsN        atomic.Int64
 }
 
 // namespace returns a fresh provider namespace for scenario.
@@ -212,6 +226,8 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*Report, err
 	// The provider's recommended settings (see its Options.Client doc): a
 	// benchmark of the setup we tell users to run, without the warning.
 	ro.MaxRetries, ro.ContextTimeoutEnabled = -1, true
+	base := *ro // NewClient fills in ro: peers get a copy from before
+	e.clientOpts = &base
 	e.main = redis.NewClient(ro)
 	e.main.AddHook(e.calls)
 	defer e.main.Close()
@@ -303,6 +319,8 @@ func main() {
 	flag.Var(&conc, "concurrency", "comma-separated concurrency levels (default 1,8,32; smoke 1,4)")
 	flag.IntVar(&o.Payload, "payload", 0, "payload bytes of an activity input / task (default 100)")
 	flag.IntVar(&o.FanOut, "fanout", 0, "activities per orchestration (default 5)")
+	flag.IntVar(&o.TreeDepth, "tree-depth", 0, "levels of sub-orchestrations below a tree's root (default 2)")
+	flag.IntVar(&o.TreeWidth, "tree-width", 0, "children per inner node of a tree (default 3)")
 	flag.IntVar(&o.InFlight, "inflight", 0, "items or orchestrations in flight per unit of concurrency (default 4; smoke 2)")
 	flag.Float64Var(&o.Rate, "rate", 0, "enqueues/s of the dispatch-latency scenario (default 500)")
 	flag.DurationVar(&o.IdleWindow, "idle", 0, "how long an idle blocked fetcher is watched (default 30s; smoke 300ms)")

@@ -18,12 +18,7 @@ import (
 )
 
 func runPeer(ctx context.Context, e *env) error {
-	// a pool like the provider's (same options, its own connections) and
-	// counted by the same hook
-	ro := *e.main.Options()
-	ro.MaxRetries = -1 // Options() holds the normalized 0, which NewClient reads as "3"
-	rdb := redis.NewClient(&ro)
-	rdb.AddHook(e.calls)
+	rdb := e.peerClient(0)
 	defer rdb.Close()
 	var n atomic.Int64
 	// a fresh queue per point: asynq's per-queue stats and lists start empty
@@ -91,6 +86,19 @@ func runPeer(ctx context.Context, e *env) error {
 		}
 	}
 	return e.idleAsynq(ctx, newPeer)
+}
+
+// peerClient returns a pool like the provider's (same options, its own
+// connections, extra more of them) counted by the same hook, for a peer.
+func (e *env) peerClient(extra int) *redis.Client {
+	ro := *e.clientOpts
+	if ro.PoolSize == 0 {
+		ro.PoolSize = e.main.Options().PoolSize // go-redis's default
+	}
+	ro.PoolSize += extra
+	rdb := redis.NewClient(&ro)
+	rdb.AddHook(e.calls)
+	return rdb
 }
 
 // asynqServer adapts an asynq server to a flow's consumer side: the handler

@@ -24,10 +24,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	dxredis "github.com/duroxide-go/duroxide-redis"
+	"github.com/duroxide-go/duroxide-redis/bench/peer/gwpeer"
 )
 
 // callCounter is a go-redis hook that counts the commands a client sends, by
-// name; EVALSHA / EVAL are counted per script ("evalsha:fetch_work"). Client
+// name; EVALSHA / EVAL are counted per script ("evalsha:fetch_work_item"). Client
 // calls are what the targets speak of (round trips, "one command per poll
 // timeout"): the server's own count also includes every command a script runs
 // inside Redis.
@@ -371,7 +372,7 @@ func (e *env) machine(ctx context.Context) Machine {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
 			switch d.Path {
-			case "github.com/redis/go-redis/v9", "github.com/hibiken/asynq", "github.com/alicebob/miniredis/v2":
+			case "github.com/redis/go-redis/v9", "github.com/hibiken/asynq", "github.com/alicebob/miniredis/v2", gwpeer.Module:
 				m.Modules[d.Path] = d.Version
 			}
 		}

@@ -59,6 +59,7 @@ type Settings struct {
 	Concurrency []int    `json:"concurrency"`
 	Payload     int      `json:"payload_bytes"`
 	FanOut      int      `json:"fanout"`
+	Tree        string   `json:"tree_depth_x_width"`
 	InFlight    int      `json:"inflight_per_concurrency"`
 	Rate        float64  `json:"latency_rate_per_sec"`
 	IdleWindow  string   `json:"idle_window"`
@@ -103,7 +104,7 @@ func newReport(ctx context.Context, e *env, args []string) *Report {
 		out:     e.out,
 		Settings: Settings{
 			Duration: o.Duration.String(), Warmup: o.Warmup.String(), Concurrency: o.Concurrency,
-			Payload: o.Payload, FanOut: o.FanOut, InFlight: o.InFlight, Rate: o.Rate,
+			Payload: o.Payload, FanOut: o.FanOut, Tree: fmt.Sprintf("%dx%d", o.TreeDepth, o.TreeWidth), InFlight: o.InFlight, Rate: o.Rate,
 			IdleWindow: o.IdleWindow.String(), IdlePoll: o.IdlePoll.String(),
 			ScaleDepths: o.ScaleDepths, Histories: o.Histories, Memory: o.Memory,
 			AsynqPoll: o.AsynqPoll.String(), Scenarios: o.Scenarios,
@@ -284,6 +285,7 @@ func (r *Report) finish(e *env) {
 		r.target("dispatch latency p50 < 1 ms", strings.Join(latP50, ", "), okP50)
 		r.target("dispatch latency p99 < 5 ms", strings.Join(latP99, ", "), okP99)
 	}
+	r.workflowRatios(e)
 	r.scaleRatios(e)
 	r.historyRatios(e)
 	r.idleTargets(e)

@@ -143,7 +143,7 @@ func (e *env) roundTrip(ctx context.Context, c int) error {
 			pt := Point{Scenario: "roundtrip", Variant: vRoundTrip, Concurrency: c, Unit: "round trips",
 				LatencyOf: fmt.Sprintf("enqueue start to ack done, %d items in flight", c*e.opts.InFlight),
 			}.measured(m, m, k)
-			pt.Note = callsNote(k, pt.Ops, "evalsha:fetch_work")
+			pt.Note = callsNote(k, pt.Ops, "evalsha:fetch_work_item")
 			e.add(pt)
 		},
 	})

@@ -217,14 +217,19 @@ func (r *synth) verify(ctx context.Context) error {
 // orchestrationStarter returns an enqueue of a fresh orchestration per call.
 func orchestrationStarter(p *redisprovider.Provider, size int, prefix string) func(ctx context.Context) error {
 	var next atomic.Uint64
-	v := orchVersion
 	return func(ctx context.Context) error {
-		inst := prefix + strconv.FormatUint(next.Add(1), 10)
-		return p.EnqueueForOrchestrator(ctx, duroxide.StartOrchestration{
-			Instance: inst, Orchestration: orchName, Version: &v, Input: payload(size),
-			ExecutionID: duroxide.InitialExecutionID,
-		}, 0)
+		return startSynthetic(ctx, p, prefix+strconv.FormatUint(next.Add(1), 10), payload(size))
 	}
+}
+
+// startSynthetic enqueues the start of a synthetic fan-out orchestration;
+// input must carry a payload timestamp.
+func startSynthetic(ctx context.Context, p *redisprovider.Provider, instance, input string) error {
+	v := orchVersion
+	return p.EnqueueForOrchestrator(ctx, duroxide.StartOrchestration{
+		Instance: instance, Orchestration: orchName, Version: &v, Input: input,
+		ExecutionID: duroxide.InitialExecutionID,
+	}, 0)
 }
 
 func (e *env) turns(ctx context.Context, c int) error {

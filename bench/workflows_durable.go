@@ -1,0 +1,141 @@
+// The durable side of the workflows scenario: the same two orchestrations as
+// gwpeer's, written against this module's runtime (package durable), on a
+// provider of a fresh namespace.
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/duroxide-go/duroxide-redis/durable"
+)
+
+// Orchestration and activity names of the durable side.
+const (
+	wfFanOut = "bench.wf.fanout"
+	wfTree   = "bench.wf.tree"
+	wfEcho   = "bench.wf.echo"
+)
+
+var durableEngine = engine{name: "durable", start: startDurable}
+
+// treeInput is the input of the tree orchestration (gwpeer.TreeInput's twin).
+type treeInput struct {
+	Depth   int    `json:"depth"`
+	Width   int    `json:"width"`
+	Payload string `json:"payload"`
+}
+
+// fanOutInput is the input of the fan-out orchestration.
+type fanOutInput struct {
+	Activities int    `json:"activities"`
+	Payload    string `json:"payload"`
+}
+
+// fanOutOrchestration schedules in.Activities echo activities together and
+// completes when all have returned.
+func fanOutOrchestration(ctx *durable.OrchestrationContext, in fanOutInput) (string, error) {
+	fs := make([]durable.Future[string], in.Activities)
+	for i := range fs {
+		fs[i] = ctx.ScheduleActivity(wfEcho, in.Payload)
+	}
+	return joinAll(ctx, fs)
+}
+
+// treeOrchestration starts in.Width children one level shallower and waits
+// for them; a leaf runs one echo activity.
+func treeOrchestration(ctx *durable.OrchestrationContext, in treeInput) (string, error) {
+	if in.Depth == 0 {
+		if _, err := ctx.ScheduleActivity(wfEcho, in.Payload).Get(); err != nil {
+			return "", err
+		}
+		return "done", nil
+	}
+	child := treeInput{Depth: in.Depth - 1, Width: in.Width, Payload: in.Payload}
+	fs := make([]durable.Future[string], in.Width)
+	for i := range fs {
+		fs[i] = durable.CallSubOrchestration[string](ctx, wfTree, child)
+	}
+	return joinAll(ctx, fs)
+}
+
+// joinAll waits for every future, then fails with the first error.
+func joinAll(ctx *durable.OrchestrationContext, fs []durable.Future[string]) (string, error) {
+	all := make([]durable.Awaitable, len(fs))
+	for i, f := range fs {
+		all[i] = f
+	}
+	ctx.Join(all...)
+	for _, f := range fs {
+		if _, err := f.Get(); err != nil {
+			return "", err
+		}
+	}
+	return "done", nil
+}
+
+func echo(_ *durable.ActivityContext, in string) (string, error) { return in, nil }
+
+// benchRegistry registers the durable side's orchestrations and activity.
+func benchRegistry() *durable.Registry {
+	return durable.NewRegistry().
+		MustAddOrchestration(wfFanOut, durable.Orchestration(fanOutOrchestration)).
+		MustAddOrchestration(wfTree, durable.Orchestration(treeOrchestration)).
+		MustAddActivity(wfEcho, echo)
+}
+
+type durableRun struct {
+	rt     *durable.Runtime
+	client *durable.Client
+	done   func() // closes the provider and deletes its namespace
+	fan    int
+	tree   treeInput
+}
+
+// startDurable runs a runtime with c orchestration dispatchers and c
+// activity workers, the synthetic runtime's shape in the turns scenario.
+func startDurable(ctx context.Context, e *env, c int, ev engineEvents) (engineRun, error) {
+	p, done, err := e.provider(ctx, "workflows")
+	if err != nil {
+		return nil, err
+	}
+	obs := &observedProvider{Provider: p, ev: ev}
+	rt, err := durable.NewRuntime(obs, benchRegistry(), durable.Options{
+		OrchestrationConcurrency: c,
+		WorkerConcurrency:        c,
+		// the pace at which a stopped point's dispatchers notice the stop
+		LongPollTimeout: workerPoll,
+		Logger:          slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("engine", "durable"),
+	})
+	if err != nil {
+		done()
+		return nil, err
+	}
+	return &durableRun{rt: rt, client: durable.NewClient(obs), done: done, fan: e.opts.FanOut,
+		tree: treeInput{Depth: e.opts.TreeDepth, Width: e.opts.TreeWidth}}, nil
+}
+
+func (r *durableRun) startFanOut(ctx context.Context, id, payload string) error {
+	return r.client.StartOrchestrationJSON(ctx, id, wfFanOut, fanOutInput{Activities: r.fan, Payload: payload})
+}
+
+func (r *durableRun) startTree(ctx context.Context, id, payload string) error {
+	in := r.tree
+	in.Payload = payload
+	return r.client.StartOrchestrationJSON(ctx, id, wfTree, in)
+}
+
+func (r *durableRun) stop() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := r.rt.Shutdown(ctx)
+	r.done()
+	if err != nil {
+		return fmt.Errorf("durable runtime shutdown: %w", err)
+	}
+	return nil
+}
