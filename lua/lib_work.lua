@@ -217,3 +217,57 @@ function W.take(seq, sid, owner, token, lock_ms, session_ms, now)
   local n = W.lock(seq, q, sid, token, now + lock_ms, now)
   return { 1, r[2], token, n }
 end
+
+-- ack deletes the item token holds and enqueues its completion (has: json
+-- for instance target) for the orchestrator. It returns the error reply for
+-- a lost lock, before any write, or nil.
+function W.ack(token, has, target, json, now)
+  local it = W.locked(token)
+  if not it or it.u <= now then
+    return U.fail('LOCK_LOST', 'lock_token ' .. token .. ' is invalid or expired (activity cancelled or lock lost)')
+  end
+  if it.s then S.touch(it.s, now) end
+  W.delete(it, now)
+  if has then O.enqueue(target, json, now, now) end
+  return nil
+end
+
+-- fetch_args reads fetch_work_item's ARGV: token, lock ms, owner (false
+-- without session routing), session lock ms and the tag queues.
+function W.fetch_args()
+  local token, lock_ms = U.arg(), U.num()
+  local routed, owner, session_ms = U.arg() == '1', U.arg(), U.num()
+  local queues = {}
+  for i = 1, U.num() do queues[i] = U.arg() end
+  if not routed then owner = false end
+  return token, lock_ms, owner, session_ms, queues
+end
+
+-- fetch locks the eligible item with the lowest seq across queues for token
+-- and returns fetch_work_item's reply.
+function W.fetch(token, lock_ms, owner, session_ms, queues, now)
+  W.maintain(now)
+  local classes = W.classes(queues, owner)
+  -- idle records that the caller has nothing more to take and returns when
+  -- it must run again.
+  local function idle()
+    local nextdue, wake = W.nextdue(), nil
+    for _, c in ipairs(classes) do wake = U.idle(c[2], nextdue, now) end
+    return wake
+  end
+  local seq, sid = W.pick(classes)
+  if not seq then return { 0, now, idle() } end
+  local res = W.take(seq, sid, owner, token, lock_ms, session_ms, now)
+  -- one marker wakes one waiter: pass it on while more work is eligible
+  local more = false
+  for _, c in ipairs(classes) do
+    if redis.call('ZCARD', c[1]) > 0 then
+      U.ready(c[2])
+      more = true
+    end
+  end
+  res[5] = now
+  res[6] = false
+  if not more then res[6] = idle() end
+  return res
+end
