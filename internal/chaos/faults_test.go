@@ -329,22 +329,43 @@ func drain(t *testing.T, q queue) int {
 }
 
 // TestScriptFlushMidRun flushes Redis's script cache every 20 ms while the
-// workload runs: the provider must reload its scripts transparently, so no
-// call fails at all.
+// workload runs on EVALSHA: the provider must reload its scripts
+// transparently, so no call fails at all.
 func TestScriptFlushMidRun(t *testing.T) {
+	flushMidRun(t, true, "SCRIPT FLUSH", func(ctx context.Context, admin *redis.Client) error {
+		return admin.ScriptFlush(ctx).Err()
+	})
+}
+
+// TestFunctionFlushMidRun is TestScriptFlushMidRun for providers on the
+// function library: FUNCTION FLUSH every 20 ms, which a restart without
+// persistence or a fresh primary amounts to.
+func TestFunctionFlushMidRun(t *testing.T) {
+	flushMidRun(t, false, "FUNCTION FLUSH", func(ctx context.Context, admin *redis.Client) error {
+		return admin.FunctionFlush(ctx).Err()
+	})
+}
+
+// flushMidRun runs the workload while flush empties what the provider
+// loaded every 20 ms; no call may fail.
+func flushMidRun(t *testing.T, evalsha bool, what string, flush func(ctx context.Context, admin *redis.Client) error) {
 	srv := startRedis(t)
+	srv.evalsha = evalsha
 	admin := srv.Client()
 	s := runScenario(t, srv, "flush", 80, Config{FanOut: 3, Orchestrators: 2, Workers: 3,
 		LockTimeout: 2 * time.Second, PollTimeout: 300 * time.Millisecond, CallTimeout: 3 * time.Second, Seed: 4})
-	flushes := s.disturbEvery(20*time.Millisecond, func(ctx context.Context) error { return admin.ScriptFlush(ctx).Err() })
+	if s.p.UsesFunctions() == evalsha {
+		t.Fatalf("provider uses functions: %v, want %v", s.p.UsesFunctions(), !evalsha)
+	}
+	flushes := s.disturbEvery(20*time.Millisecond, func(ctx context.Context) error { return flush(ctx, admin) })
 	s.await()
 	for _, op := range []string{"fetch_orchestration_item", "fetch_work_item", "ack_orchestration_item", "ack_work_item"} {
 		if n := s.check.Counts(op, Retryable) + s.check.Counts(op, Canceled); n > 0 {
-			t.Errorf("%s failed %d times: SCRIPT FLUSH was not transparent", op, n)
+			t.Errorf("%s failed %d times: %s was not transparent", op, n, what)
 		}
 	}
 	s.verify() // its Kill cancels the fetches in flight: not failures of the run
-	t.Logf("%d script flushes", flushes())
+	t.Logf("%d flushes (%s)", flushes(), what)
 }
 
 // TestStalledServerRespectsDeadline pauses Redis with CLIENT PAUSE ALL: it

@@ -27,6 +27,9 @@ type redisServer struct {
 	args []string // configuration of every start (durable AOF, noeviction)
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the current process exited
+	// evalsha makes newProvider's providers use EVALSHA, not the function
+	// library Redis 7 offers
+	evalsha bool
 }
 
 // startRedis starts a durable redis-server (AOF with appendfsync always,
@@ -195,7 +198,7 @@ func newProvider(t testing.TB, s *redisServer, ns string) *redisprovider.Provide
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	p, err := redisprovider.New(ctx, redisprovider.Options{URL: s.URL(), Namespace: ns})
+	p, err := redisprovider.New(ctx, redisprovider.Options{URL: s.URL(), Namespace: ns, ForceEvalsha: s.evalsha})
 	if err != nil {
 		t.Fatalf("redisprovider.New: %v", err)
 	}
