@@ -72,7 +72,8 @@ func detach(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // run executes script s for operation op with the namespace prefix as its
-// only key, as a function or with EVALSHA (see Provider.funcs). It returns the reply or a *duroxide.ProviderError.
+// only key, as a function or with EVALSHA (see Provider.funcs). It returns
+// the reply or a *duroxide.ProviderError.
 func (p *Provider) run(ctx context.Context, op string, s luaScript, a args) (any, error) {
 	keys := []string{p.keys.Prefix()}
 	var cmd *redis.Cmd

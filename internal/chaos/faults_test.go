@@ -428,18 +428,30 @@ func TestStalledServerRespectsDeadline(t *testing.T) {
 // behind a nil, and never report a permanent failure for a call that was
 // applied.
 func TestLostReplyIsNotReplayed(t *testing.T) {
+	// the proxy finds a call by its command: EVALSHA, or FCALL where the
+	// provider runs the scripts as functions
+	t.Run("evalsha", func(t *testing.T) { lostReplies(t, true, "evalsha") })
+	t.Run("functions", func(t *testing.T) { lostReplies(t, false, "fcall") })
+}
+
+// lostReplies runs TestLostReplyIsNotReplayed's calls on a provider using
+// EVALSHA or functions, whose calls the proxy recognises by marker.
+func lostReplies(t *testing.T, evalsha bool, marker string) {
 	srv := startRedis(t)
 	px := startProxy(t, srv.Addr())
 	ctx := context.Background()
-	p, err := redisprovider.New(ctx, redisprovider.Options{URL: "redis://" + px.Addr() + "/0", Namespace: "lost"})
+	p, err := redisprovider.New(ctx, redisprovider.Options{URL: "redis://" + px.Addr() + "/0", Namespace: "lost", ForceEvalsha: evalsha})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
+	if p.UsesFunctions() == evalsha {
+		t.Fatalf("provider uses functions: %v, want %v", p.UsesFunctions(), !evalsha)
+	}
 	direct := newProvider(t, srv, "lost")
 
 	t.Run("enqueue", func(t *testing.T) {
-		px.LoseNextReply("evalsha")
+		px.LoseNextReply(marker)
 		err := p.EnqueueForOrchestrator(ctx, StartMessage("lost-enqueue"), 0)
 		item, ferr := direct.FetchOrchestrationItem(ctx, time.Second, 0, nil)
 		if ferr != nil || item == nil {
@@ -459,7 +471,7 @@ func TestLostReplyIsNotReplayed(t *testing.T) {
 		if err != nil || item == nil {
 			t.Fatalf("fetch: %v", err)
 		}
-		px.LoseNextReply("evalsha")
+		px.LoseNextReply(marker)
 		err = p.AckWorkItem(ctx, item.LockToken, nil)
 		again, _ := direct.FetchWorkItem(ctx, time.Second, 0, nil, duroxide.DefaultOnly())
 		t.Logf("ack returned %v; item still queued: %v", err, again != nil)
@@ -468,6 +480,38 @@ func TestLostReplyIsNotReplayed(t *testing.T) {
 		}
 		checkLostReplyError(t, "ack_work_item", err)
 	})
+	t.Run("ack_fetch_work_item", func(t *testing.T) {
+		lostAckFetch(t, ctx, p, direct, px, marker)
+	})
+}
+
+// lostAckFetch loses the reply of an ack-and-fetch that acked one item and
+// locked the next: the ack stays applied, the error is retryable, and the
+// lock nobody learnt of is given back at once rather than left to expire.
+func lostAckFetch(t *testing.T, ctx context.Context, p, direct *redisprovider.Provider, px *proxy, marker string) {
+	for id := uint64(2); id <= 3; id++ {
+		if err := direct.EnqueueForWorker(ctx, activity("lost-ackfetch", id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	item, err := p.FetchWorkItem(ctx, time.Minute, 0, nil, duroxide.DefaultOnly())
+	if err != nil || item == nil {
+		t.Fatalf("fetch: %v", err)
+	}
+	px.LoseNextReply(marker)
+	next, err := p.AckWorkItemAndFetch(ctx, item.LockToken, nil, time.Minute, 0, nil, duroxide.DefaultOnly())
+	if next != nil || err == nil {
+		t.Fatalf("AckWorkItemAndFetch = %v, %v; the proxy did not lose its reply", next, err)
+	}
+	checkLostReplyError(t, "ack_work_item", err)
+	var again *duroxide.LockedWorkItem
+	waitFor(t, ctx, "the lost fetch's lock given back", func() bool {
+		again, _ = direct.FetchWorkItem(ctx, time.Minute, 0, nil, duroxide.DefaultOnly())
+		return again != nil
+	})
+	if act := again.Item.(duroxide.ActivityExecute); act.ID != 3 {
+		t.Fatalf("refetched activity %d, want 3: the first one was acked", act.ID)
+	}
 }
 
 // checkLostReplyError requires nil or a retryable error from a call whose
