@@ -9,6 +9,8 @@ package redisprovider
 // methods it carries one of their names: read_history also serves read,
 // read_with_execution and read_history_with_execution_id; prune_executions
 // also serves prune_executions_bulk. rearm_wake serves the waiter, no method.
+// enqueue_for_orchestrator and enqueue_for_worker also serve the batch
+// methods, enqueue_for_orchestrator_batch and enqueue_for_worker_batch.
 // ack_fetch_work_item and ack_fetch_orchestration_item serve the optional
 // ack-and-fetch methods, whose failed ack must read exactly like the plain
 // ack's: their errors carry ack_work_item and ack_orchestration_item.

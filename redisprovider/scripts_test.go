@@ -107,6 +107,8 @@ func TestOperationsNameTheirScripts(t *testing.T) {
 		// an ack-and-fetch whose ack fails returns the plain ack's error
 		"ack_fetch_work_item":          {"ack_work_item"},
 		"ack_fetch_orchestration_item": {"ack_orchestration_item"},
+		"enqueue_for_orchestrator":     {"enqueue_for_orchestrator_batch"},
+		"enqueue_for_worker":           {"enqueue_for_worker_batch"},
 	}
 	m := miniredis.RunT(t)
 	trap := &scriptTrap{shas: map[string]string{}}
@@ -168,6 +170,8 @@ func scriptCalls(p *Provider) []func() error {
 		func() error { return p.EnqueueForOrchestrator(ctx, start, 0) },
 		func() error { return errOf(p.FetchOrchestrationItem(ctx, 0, 0, nil)) },
 		func() error { return p.EnqueueForWorker(ctx, act) },
+		func() error { return p.EnqueueForWorkerBatch(ctx, []duroxide.WorkItem{act, act}) },
+		func() error { return p.EnqueueForOrchestratorBatch(ctx, []duroxide.WorkItem{start, start}, 0) },
 		func() error { return errOf(p.FetchWorkItem(ctx, 0, 0, nil, duroxide.DefaultOnly())) },
 		func() error { return p.AckWorkItem(ctx, "t", nil) },
 		func() error { return errOf(p.AckWorkItemAndFetch(ctx, "t", nil, 0, 0, nil, duroxide.DefaultOnly())) },

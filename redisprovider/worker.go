@@ -11,13 +11,7 @@ import (
 // EnqueueForWorker adds an ActivityExecute to the worker queue of its tag
 // (and session). Any other item is a permanent error.
 func (p *Provider) EnqueueForWorker(ctx context.Context, item duroxide.WorkItem) error {
-	const op = "enqueue_for_worker"
-	var a args
-	if err := a.workerItem(op, item); err != nil {
-		return err
-	}
-	_, err := p.run(ctx, op, scriptEnqueueForWorker, a)
-	return err
+	return p.enqueueWorker(ctx, "enqueue_for_worker", []duroxide.WorkItem{item})
 }
 
 // FetchWorkItem locks the oldest eligible activity among the tag queues the
