@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
@@ -131,4 +132,83 @@ func finishActivity(ctx context.Context, p *redisprovider.Provider, s *sink, ite
 	}
 	s.complete(id, sent, time.Now())
 	return next, nil
+}
+
+// batchSizes are the items per call the batch scenario compares; 1 is
+// EnqueueForWorker itself.
+var batchSizes = []int{1, 10, 100}
+
+func init() {
+	scenarios = append(scenarios, scenario{"batch",
+		"EnqueueForWorker vs EnqueueForWorkerBatch of 10 and 100 items: items/s and Redis cost per item, back to back", runBatch})
+}
+
+func runBatch(ctx context.Context, e *env) error {
+	for _, c := range e.opts.Concurrency {
+		for range leverRepeats {
+			for _, size := range batchSizes {
+				if err := e.batchEnqueue(ctx, c, size); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// batchEnqueue has c producers enqueue activities in calls of size items
+// for the scenario's duration, nothing consuming them.
+func (e *env) batchEnqueue(ctx context.Context, c, size int) error {
+	p, done, err := e.provider(ctx, "batch")
+	if err != nil {
+		return err
+	}
+	defer done()
+	var next, items atomic.Int64
+	body := payload(e.opts.Payload)
+	batch := func() []duroxide.WorkItem {
+		out := make([]duroxide.WorkItem, size)
+		for i := range out {
+			id := uint64(next.Add(1))
+			out[i] = duroxide.ActivityExecute{Instance: "batch-" + strconv.FormatUint(id/uint64(e.opts.FanOut), 10),
+				ExecutionID: 1, ID: id, Name: "bench.noop", Input: body}
+		}
+		return out
+	}
+	m := newMeter(0, time.Hour, 0)
+	pr := e.startProbe(ctx)
+	runCtx, cancel := context.WithTimeout(ctx, e.opts.Duration)
+	defer cancel()
+	err = group(runCtx, c, func(ctx context.Context, w int) error {
+		for ctx.Err() == nil {
+			b := batch()
+			t0 := time.Now()
+			var err error
+			if size == 1 {
+				err = p.EnqueueForWorker(context.WithoutCancel(ctx), b[0])
+			} else {
+				err = p.EnqueueForWorkerBatch(context.WithoutCancel(ctx), b)
+			}
+			if err != nil {
+				return err
+			}
+			m.observe(t0, time.Now())
+			items.Add(int64(size))
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("batch of %d: %w", size, err)
+	}
+	k, err := pr.stop(ctx)
+	if err != nil {
+		return err
+	}
+	pt := Point{Scenario: "batch", Variant: fmt.Sprintf("enqueue, %d items per call", size), Concurrency: c, Unit: "items",
+		Ops: items.Load(), Seconds: k.Seconds, Latency: m.percentiles(), LatencyOf: "one call",
+		Metrics: map[string]float64{}, Counts: &k}
+	k.perOp(pt.Metrics, pt.Ops)
+	pt.Note = callsNote(k, pt.Ops)
+	e.add(pt)
+	return nil
 }
