@@ -1,10 +1,14 @@
--- enqueue_for_orchestrator: add a message for an instance, visible after delay
--- ms. Never creates the instance: its first ack does.
+-- enqueue_for_orchestrator: add messages for their instances, visible after
+-- delay ms, in order. Never creates an instance: its first ack does. One
+-- message for EnqueueForOrchestrator, many for EnqueueForOrchestratorBatch.
 --
 -- KEYS[1]  namespace prefix
--- ARGV     instance, json, delay ms
+-- ARGV     delay ms, n, then n x (instance, json)
 -- Reply    1
-local inst, json, delay = U.arg(), U.arg(), U.num()
+local delay, n = U.num(), U.num()
 local now = U.now()
-O.enqueue(inst, json, now + delay, now)
+for _ = 1, n do
+  local inst, json = U.arg(), U.arg()
+  O.enqueue(inst, json, now + delay, now)
+end
 return 1

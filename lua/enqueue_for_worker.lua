@@ -1,13 +1,16 @@
--- enqueue_for_worker: add an ActivityExecute to the worker queue.
+-- enqueue_for_worker: add ActivityExecutes to the worker queue, in order.
+-- One item for EnqueueForWorker, many for EnqueueForWorkerBatch.
 --
 -- KEYS[1]  namespace prefix
--- ARGV     json, queue ('d' | 't:<tag>'), session ('' none, else '+' .. id),
---          instance, execution id, activity id
+-- ARGV     n, then n x (json, queue ('d' | 't:<tag>'), session ('' none,
+--          else '+' .. id), instance, execution id, activity id)
 -- Reply    1
-local json, q, sess, inst, e, a = U.arg(), U.arg(), U.arg(), U.arg(), U.arg(), U.arg()
-local sid = U.opt(sess)
--- only session routing needs the clock
-local now = 0
-if sid then now = U.now() end
-W.enqueue(json, q, sid, inst, e, a, now)
+local now = false
+for _ = 1, U.num() do
+  local json, q, sess, inst, e, a = U.arg(), U.arg(), U.arg(), U.arg(), U.arg(), U.arg()
+  local sid = U.opt(sess)
+  -- only session routing needs the clock
+  if sid and not now then now = U.now() end
+  W.enqueue(json, q, sid, inst, e, a, now or 0)
+end
 return 1

@@ -150,16 +150,5 @@ func (p *Provider) RenewOrchestrationItemLock(ctx context.Context, lockToken str
 // EnqueueForOrchestrator adds a message for its instance, visible after
 // delay. It never creates the instance: the first ack does.
 func (p *Provider) EnqueueForOrchestrator(ctx context.Context, item duroxide.WorkItem, delay time.Duration) error {
-	const op = "enqueue_for_orchestrator"
-	inst, body, err := orchestratorItem(op, item)
-	if err != nil {
-		return err
-	}
-	if err := checkDurations(op, delay); err != nil {
-		return err
-	}
-	var a args
-	a.str(inst).str(string(body)).ms(delay)
-	_, err = p.run(ctx, op, scriptEnqueueForOrchestrator, a)
-	return err
+	return p.enqueueOrchestrator(ctx, "enqueue_for_orchestrator", []duroxide.WorkItem{item}, delay)
 }

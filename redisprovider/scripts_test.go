@@ -104,6 +104,11 @@ func TestOperationsNameTheirScripts(t *testing.T) {
 	shared := map[string][]string{
 		"read_history":     {"read", "read_with_execution", "read_history_with_execution_id"},
 		"prune_executions": {"prune_executions_bulk"},
+		// an ack-and-fetch whose ack fails returns the plain ack's error
+		"ack_fetch_work_item":          {"ack_work_item"},
+		"ack_fetch_orchestration_item": {"ack_orchestration_item"},
+		"enqueue_for_orchestrator":     {"enqueue_for_orchestrator_batch"},
+		"enqueue_for_worker":           {"enqueue_for_worker_batch"},
 	}
 	m := miniredis.RunT(t)
 	trap := &scriptTrap{shas: map[string]string{}}
@@ -165,8 +170,14 @@ func scriptCalls(p *Provider) []func() error {
 		func() error { return p.EnqueueForOrchestrator(ctx, start, 0) },
 		func() error { return errOf(p.FetchOrchestrationItem(ctx, 0, 0, nil)) },
 		func() error { return p.EnqueueForWorker(ctx, act) },
+		func() error { return p.EnqueueForWorkerBatch(ctx, []duroxide.WorkItem{act, act}) },
+		func() error { return p.EnqueueForOrchestratorBatch(ctx, []duroxide.WorkItem{start, start}, 0) },
 		func() error { return errOf(p.FetchWorkItem(ctx, 0, 0, nil, duroxide.DefaultOnly())) },
 		func() error { return p.AckWorkItem(ctx, "t", nil) },
+		func() error { return errOf(p.AckWorkItemAndFetch(ctx, "t", nil, 0, 0, nil, duroxide.DefaultOnly())) },
+		func() error {
+			return errOf(p.AckOrchestrationItemAndFetch(ctx, "t", duroxide.OrchestrationCommit{ExecutionID: 1}, 0, 0, nil))
+		},
 		func() error { return p.AbandonWorkItem(ctx, "t", 0, false) },
 		func() error { return p.RenewWorkItemLock(ctx, "t", time.Second) },
 		func() error { return errOf(p.RenewSessionLock(ctx, []string{"o"}, time.Second, time.Second)) },
