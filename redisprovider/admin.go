@@ -263,14 +263,19 @@ func (p *Provider) GetParentID(ctx context.Context, instance string) (string, er
 	if instance == "" {
 		return "", invalid(op, "empty instance id")
 	}
+	// The fields read, in HMGET order: every record has a current execution.
+	const (
+		fieldCur = iota
+		fieldParent
+	)
 	v, err := p.rdb.HMGet(ctx, p.keys.Instance(instance), "cur", "parent").Result()
 	if err != nil {
 		return "", fail(op, err)
 	}
-	if v[0] == nil {
+	if v[fieldCur] == nil {
 		return "", notFound(op, "instance "+instance)
 	}
-	parent, _ := v[1].(string)
+	parent, _ := v[fieldParent].(string)
 	return parent, nil
 }
 

@@ -325,11 +325,12 @@ func (w *waiter) block() bool {
 // fetcher elsewhere still gets it. Best effort: a failure only delays that
 // fetcher until its next scheduled run.
 func (w *waiter) rearm(res any) {
+	const popKey = 0 // BZPOPMIN replies key, member, score
 	v, ok := res.([]any)
-	if !ok || len(v) < 1 {
+	if !ok || len(v) <= popKey {
 		return
 	}
-	key, ok := v[0].(string)
+	key, ok := v[popKey].(string)
 	if !ok {
 		return
 	}

@@ -15,11 +15,17 @@ func (p *Provider) GetCustomStatus(ctx context.Context, instance string, lastSee
 	if instance == "" {
 		return nil, invalid(op, "empty instance id")
 	}
+	// The fields read, in HMGET order: the status (absent when reset) and
+	// its version (absent until the first update).
+	const (
+		fieldStatus = iota
+		fieldVersion
+	)
 	v, err := p.rdb.HMGet(ctx, p.keys.Instance(instance), "cs", "csv").Result()
 	if err != nil {
 		return nil, fail(op, err)
 	}
-	ver, ok := v[1].(string)
+	ver, ok := v[fieldVersion].(string)
 	if !ok {
 		return nil, nil
 	}
@@ -31,7 +37,7 @@ func (p *Provider) GetCustomStatus(ctx context.Context, instance string, lastSee
 		return nil, nil
 	}
 	cs := &duroxide.CustomStatus{Version: n}
-	if s, ok := v[0].(string); ok {
+	if s, ok := v[fieldStatus].(string); ok {
 		cs.Status = &s
 	}
 	return cs, nil
