@@ -29,6 +29,16 @@ import (
 // appears while fetchers sleep arms their markers when one of them would
 // otherwise sleep past it (U.due).
 //
+// Waiters of different key sets can share a key (a claimable-session or
+// plain queue both the fetchers of owner o1 and of owner o2 take from), so a
+// marker one of them pops may be the only announcement for the other's
+// fetchers. A popped marker is therefore owed to Redis until a script of the
+// waiter's fetchers that started after the pop has answered it (that script
+// saw the work and passed the marker on itself if more is eligible). When the
+// last local fetcher leaves with such a marker unanswered (its script ran
+// before the pop, then it left with work or at its timeout), the marker is put
+// back, as one popped with no fetcher left is.
+//
 // A fetch call that finds its waiter idle and nothing changed since the last
 // empty fetch (no wake-up, that fetch's rerun time not reached) does not run
 // its script: an idle process costs one script and one BZPOPMIN per 10 s,
@@ -43,9 +53,6 @@ const (
 	// rearmTimeout bounds putting back a popped wake-up marker.
 	rearmTimeout = 5 * time.Second
 )
-
-// wakeMember is the single member of every wake key (see lua/lib_util.lua).
-const wakeMember = "w"
 
 // tryFunc runs a fetch script once. found reports taken work. due is how long
 // until the caller's script must run again (something becomes eligible, or
@@ -75,6 +82,7 @@ func (p *Provider) poll(ctx context.Context, keys []string, pollTimeout time.Dur
 			}
 			found, due, err := try(ctx)
 			woken = false
+			w.answered(epoch)
 			if err != nil {
 				return err
 			}
@@ -126,13 +134,22 @@ func (r *waitRegistry) join(keys []string) *waiter {
 }
 
 // leave unregisters a fetcher. One that was woken and leaves before running
-// its script passes the wake-up on, so the work it announced is not missed.
+// its script passes the wake-up on, so the work it announced is not missed;
+// the last one to leave puts back the markers no script has answered.
 func (r *waitRegistry) leave(w *waiter, woken bool) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	w.fetchers--
 	if woken {
 		w.wakeOne()
+	}
+	var owed []string
+	if w.fetchers == 0 {
+		owed = w.takeOwed()
+	}
+	w.mu.Unlock()
+	// no I/O under w.mu: the waiter and joining fetchers take it
+	for _, key := range owed {
+		w.rearm(key)
 	}
 }
 
@@ -149,6 +166,32 @@ type waiter struct {
 	pending  bool            // a wake-up found no sleeper: the next one runs at once
 	due      time.Time       // when the last empty fetch must run again; zero: no empty fetch since the last wake-up
 	dueTimer *time.Timer
+	// owed maps each popped wake key no script has answered yet to the epoch
+	// its wake-up started; a script begun in that epoch or later answers it.
+	owed map[string]uint64
+}
+
+// answered records that a script begun in epoch has run: it saw every wake-up
+// popped before it began.
+func (w *waiter) answered(epoch uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for key, at := range w.owed {
+		if at <= epoch {
+			delete(w.owed, key)
+		}
+	}
+}
+
+// takeOwed returns the popped keys no script has answered and forgets them.
+// The caller holds w.mu.
+func (w *waiter) takeOwed() []string {
+	keys := make([]string, 0, len(w.owed))
+	for key := range w.owed {
+		keys = append(keys, key)
+	}
+	clear(w.owed)
+	return keys
 }
 
 // begin starts a round of a fetcher: the epoch its script result will belong
@@ -267,6 +310,7 @@ func (w *waiter) run(r *waitRegistry, id string) {
 		if w.fetchers == 0 {
 			w.running, w.pending = false, false
 			w.forgetIdle()
+			clear(w.owed)
 			delete(r.m, id)
 			w.mu.Unlock()
 			r.mu.Unlock()
@@ -294,6 +338,7 @@ func (w *waiter) block() bool {
 		return false
 	default:
 	}
+	key := poppedKey(res)
 	w.mu.Lock()
 	rearm, pause := false, false
 	switch {
@@ -302,6 +347,7 @@ func (w *waiter) block() bool {
 			rearm = true
 		} else {
 			w.wakeOne()
+			w.owe(key)
 		}
 	case !errors.Is(err, redis.Nil):
 		// a killed connection, failover or restart: the fetchers find out
@@ -313,7 +359,7 @@ func (w *waiter) block() bool {
 	w.mu.Unlock()
 	// no I/O under w.mu: joining fetchers take it
 	if rearm {
-		w.rearm(res)
+		w.rearm(key)
 	}
 	if pause {
 		time.Sleep(retryPause)
@@ -321,17 +367,34 @@ func (w *waiter) block() bool {
 	return true
 }
 
-// rearm puts back a marker popped after the last local fetcher left, so a
-// fetcher elsewhere still gets it. Best effort: a failure only delays that
-// fetcher until its next scheduled run.
-func (w *waiter) rearm(res any) {
+// owe records that the wake-up just handed out came from a marker popped
+// from key and is owed until a script answers it. The caller holds w.mu.
+func (w *waiter) owe(key string) {
+	if key == "" {
+		return
+	}
+	if w.owed == nil {
+		w.owed = make(map[string]uint64)
+	}
+	w.owed[key] = w.epoch
+}
+
+// poppedKey returns the key of a BZPOPMIN reply, or "" for none.
+func poppedKey(res any) string {
 	const popKey = 0 // BZPOPMIN replies key, member, score
 	v, ok := res.([]any)
 	if !ok || len(v) <= popKey {
-		return
+		return ""
 	}
-	key, ok := v[popKey].(string)
-	if !ok {
+	key, _ := v[popKey].(string)
+	return key
+}
+
+// rearm puts back a popped marker nobody here will answer (the last local
+// fetcher left), so a fetcher elsewhere still gets it. Best effort: a failure
+// only delays that fetcher until its next scheduled run.
+func (w *waiter) rearm(key string) {
+	if key == "" {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), rearmTimeout)
