@@ -516,6 +516,7 @@ func lpWorkOnlyCases() []envCase {
 		{"TagWaiterWokenByTaggedWork", lpTagWoken},
 		{"TagWaiterNotHandedDefaultWork", lpTagNotHanded},
 		{"SessionWaiterWokenByOwnedSession", lpSessionWoken},
+		{"SessionOwnersBothWokenByPlainWork", lpOwnersBothWoken},
 		{"NoTagsWaitsPollTimeout", lpNoTagsWaits},
 		{"NoTagsHonoursCancel", lpNoTagsCancel},
 	}
@@ -701,6 +702,40 @@ func lpSessionWoken(e *env) {
 	lpWantItem(e.t, lpRecv(e.t, owner, lpWait), "lp-sess", at, at.Add(lpSlack))
 	lpWantNone(e.t, lpRecv(e.t, other, lpWait), start, lpPoll+lpSettle)
 	lpWantNone(e.t, lpRecv(e.t, plain, lpWait), start, lpPoll+lpSettle)
+}
+
+// lpOwnersRounds repeats lpOwnersBothWoken: the wake-up it guards against
+// losing depends on which waiter the server hands a marker to.
+const lpOwnersRounds = 5
+
+// lpOwnersBothWoken proves session-aware waiters of two different owners,
+// both blocked on the default queue, each get one of two plain items
+// (duroxide.Provider docs "no waiter sleeps while eligible work waits"): plain
+// work is not tied to an owner, so neither may sleep while it waits.
+func lpOwnersBothWoken(e *env) {
+	for round := range lpOwnersRounds {
+		var waiters []<-chan lpResult
+		for _, owner := range []string{"owner-a", "owner-b"} {
+			s := &duroxide.SessionFetchConfig{OwnerID: owner, LockTimeout: longLock}
+			waiters = append(waiters, lpWorkWaiter(e, e.ctx, lpWait, s, duroxide.DefaultOnly()))
+		}
+		lpBlock()
+		at := time.Now()
+		ids := map[string]bool{}
+		for i := range waiters {
+			id := fmt.Sprintf("lp-owners-%d-%d", round, i)
+			ids[id] = true
+			e.enqueueWork(activity(id, 1))
+		}
+		for _, w := range waiters {
+			r := lpRecv(e.t, w, lpWait)
+			lpWantItem(e.t, r, r.got.id, at, at.Add(lpSlack))
+			if !ids[r.got.id] {
+				e.t.Fatalf("round %d: a waiter got %q, want one of %v, each once", round, r.got.id, ids)
+			}
+			delete(ids, r.got.id)
+		}
+	}
 }
 
 // lpNoTagsWaits proves a NoTags fetch (a worker that takes nothing) honours
