@@ -82,10 +82,10 @@ func (p *Provider) poll(ctx context.Context, keys []string, pollTimeout time.Dur
 			}
 			found, due, err := try(ctx)
 			woken = false
-			w.answered(epoch)
 			if err != nil {
-				return err
+				return err // the script may not have run: what is owed stays owed
 			}
+			w.answered(epoch)
 			if due >= 0 {
 				// nothing more eligible: the next fetch may wait at once
 				w.idle(epoch, due)
@@ -333,10 +333,8 @@ func (w *waiter) block() bool {
 	}
 	args = append(args, strconv.FormatFloat(maxBlock.Seconds(), 'f', 3, 64))
 	res, err := w.p.blocking.Do(context.Background(), args...).Result()
-	select {
-	case <-w.p.closed:
+	if w.p.isClosed() {
 		return false
-	default:
 	}
 	key := poppedKey(res)
 	w.mu.Lock()
@@ -379,6 +377,16 @@ func (w *waiter) owe(key string) {
 	w.owed[key] = w.epoch
 }
 
+// isClosed reports whether Close was called.
+func (p *Provider) isClosed() bool {
+	select {
+	case <-p.closed:
+		return true
+	default:
+		return false
+	}
+}
+
 // poppedKey returns the key of a BZPOPMIN reply, or "" for none.
 func poppedKey(res any) string {
 	const popKey = 0 // BZPOPMIN replies key, member, score
@@ -400,7 +408,8 @@ func (w *waiter) rearm(key string) {
 	ctx, cancel := context.WithTimeout(context.Background(), rearmTimeout)
 	defer cancel()
 	var a args
-	if _, err := w.p.run(ctx, "rearm_wake", scriptRearmWake, *a.str(key)); err != nil {
+	if _, err := w.p.run(ctx, "rearm_wake", scriptRearmWake, *a.str(key)); err != nil && !w.p.isClosed() {
+		// after Close the clients may be gone: the attempt was all that was owed
 		w.p.log.Warn("duroxide-redis: could not put back a wake-up marker", "key", key, "err", err)
 	}
 }

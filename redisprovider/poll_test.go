@@ -61,7 +61,8 @@ func TestFetchersOfDifferentClassesBothWake(t *testing.T) {
 	for name, classes := range cases {
 		t.Run(name, func(t *testing.T) {
 			for round := 0; round < rounds; round++ {
-				if got := wakeBoth(t, classes); got != 2 {
+				_, p := newMiniProvider(t)
+				if got := wakeBoth(t, p, classes); got != 2 {
 					t.Fatalf("round %d: %d of 2 fetchers got an item", round, got)
 				}
 			}
@@ -69,11 +70,10 @@ func TestFetchersOfDifferentClassesBothWake(t *testing.T) {
 	}
 }
 
-// wakeBoth starts one long poll per class, enqueues two plain items once both
+// wakeBoth starts one long poll of p per class, enqueues two plain items once both
 // sleep and returns how many of the polls got an item.
-func wakeBoth(t *testing.T, classes [2]fetchClass) int {
+func wakeBoth(t *testing.T, p *Provider, classes [2]fetchClass) int {
 	t.Helper()
-	_, p := newMiniProvider(t)
 	ctx := context.Background()
 	got := make(chan *duroxide.LockedWorkItem, len(classes))
 	var wg sync.WaitGroup
