@@ -33,13 +33,17 @@ var libraryTables = []struct{ letter, lib string }{
 var prelude = preludeSource()
 
 func preludeSource() string {
+	return "--!df flags=allow-undeclared-keys\nlocal P = KEYS[1]\n" + tableDeclaration()
+}
+
+// tableDeclaration declares the library tables, empty, as chunk locals.
+func tableDeclaration() string {
 	letters := make([]string, len(libraryTables))
 	empty := make([]string, len(libraryTables))
 	for i, t := range libraryTables {
 		letters[i], empty[i] = t.letter, "{}"
 	}
-	return "--!df flags=allow-undeclared-keys\nlocal P = KEYS[1]\nlocal " +
-		strings.Join(letters, ", ") + " = " + strings.Join(empty, ", ") + "\n"
+	return "local " + strings.Join(letters, ", ") + " = " + strings.Join(empty, ", ") + "\n"
 }
 
 // Script returns the complete source of the script lua/<name>.lua: the

@@ -31,8 +31,24 @@ func TestMiniredis(t *testing.T) {
 }
 
 // TestRedis runs the validation suite on the Redis at DUROXIDE_REDIS_URL
-// (.ci/run starts one). Each test uses its own namespace.
+// (.ci/run starts one). Each test uses its own namespace. A Redis 7 runs the
+// scripts as its function library.
 func TestRedis(t *testing.T) {
+	shared := backend{client: redis.NewClient(realRedis(t))}
+	providertest.Run(t, harness(func(*testing.T) backend { return shared }, false))
+}
+
+// TestRedisEvalsha runs the validation suite on the same Redis with
+// Options.ForceEvalsha: the EVALSHA path older servers take, on a real
+// server too.
+func TestRedisEvalsha(t *testing.T) {
+	shared := backend{client: redis.NewClient(realRedis(t)), evalsha: true}
+	providertest.Run(t, harness(func(*testing.T) backend { return shared }, false))
+}
+
+// realRedis returns the client options of DUROXIDE_REDIS_URL, and skips the
+// test when it is not set.
+func realRedis(t *testing.T) *redis.Options {
 	url := os.Getenv("DUROXIDE_REDIS_URL")
 	if url == "" {
 		t.Skip("DUROXIDE_REDIS_URL is not set: no real Redis to test against")
@@ -41,8 +57,7 @@ func TestRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shared := backend{client: redis.NewClient(opts)}
-	providertest.Run(t, harness(func(*testing.T) backend { return shared }, false))
+	return opts
 }
 
 // TestCluster runs the validation suite on the Redis Cluster whose nodes
@@ -68,6 +83,8 @@ var fixedFamilies = []string{"seq", "stats", "wakedue", "ofilt", "ofseen", "ow:"
 type backend struct {
 	client redis.UniversalClient
 	clock  *mrClock // nil when the server's clock cannot be set
+	// evalsha makes providers use EVALSHA where the server has functions
+	evalsha bool
 }
 
 // harness builds providers on the backend backendFor returns for a test, one
@@ -83,8 +100,9 @@ func harness(backendFor func(t *testing.T) backend, clocked bool) providertest.H
 		New: func(t *testing.T) duroxide.Provider {
 			b := backendFor(t)
 			p, err := redisprovider.New(context.Background(), redisprovider.Options{
-				Client:    b.client,
-				Namespace: "t-" + uuid.NewString(),
+				Client:       b.client,
+				Namespace:    "t-" + uuid.NewString(),
+				ForceEvalsha: b.evalsha,
 			})
 			if err != nil {
 				t.Fatalf("redisprovider.New: %v", err)

@@ -13,24 +13,4 @@
 -- fetch that takes the last eligible instance also answers when to run
 -- again, so the caller's next fetch can wait without asking first.
 local token, lock_ms, enc, fid = U.arg(), U.num(), U.arg(), U.arg()
-local now = U.now()
-O.maintain(now)
-local dropped = {}
-for _ = 1, O.MAINTAIN_BATCH do
-  local inst, ver = O.pick(enc)
-  if not inst then break end
-  local res = O.take(inst, ver, token, lock_ms, now, dropped)
-  if res then
-    res[#res + 1] = dropped
-    res[#res + 1] = now
-    -- one marker wakes one waiter: pass it on while more work is eligible
-    if O.pick(enc) then
-      U.ready(K.owake(fid))
-      res[#res + 1] = false
-    else
-      res[#res + 1] = O.idle(fid, enc, now)
-    end
-    return res
-  end
-end
-return { 0, now, O.idle(fid, enc, now), dropped }
+return O.fetch(token, lock_ms, enc, fid, U.now())

@@ -378,3 +378,98 @@ function O.take(inst, ver, token, lock_ms, now, dropped)
   return { 1, inst, token, attempts, rec[1], rec[2], cur, msgs, history,
     redis.call('HGETALL', K.kv(inst)) }
 end
+
+-- commit_args reads the commit of ack_orchestration_item's ARGV (everything
+-- after the token) into a table.
+function O.commit_args()
+  local c = { eid = U.arg() }
+  c.status, c.has_output, c.output = U.arg(), U.arg() == '1', U.arg()
+  c.name, c.ver, c.parent, c.pinned = U.arg(), U.arg(), U.arg(), U.arg()
+  c.cs_mode, c.cs_value = U.arg(), U.arg()
+  c.ids, c.events = {}, {}
+  for i = 1, U.num() do
+    c.ids[i], c.events[i] = U.arg(), U.arg()
+  end
+  c.workers = {}
+  for i = 1, U.num() do
+    c.workers[i] = { U.arg(), U.arg(), U.arg(), U.arg(), U.arg(), U.arg() }
+  end
+  c.orch = {}
+  for i = 1, U.num() do
+    c.orch[i] = { U.arg(), U.arg(), U.num() }
+  end
+  c.cancels = {}
+  for i = 1, U.num() do
+    c.cancels[i] = { U.arg(), U.arg(), U.arg() }
+  end
+  c.kvops = {}
+  for i = 1, U.num() do
+    c.kvops[i] = { U.arg(), U.arg(), U.arg(), U.arg() }
+  end
+  return c
+end
+
+-- commit applies the turn c (O.commit_args) of the instance token holds and
+-- releases its lock. It returns an error reply, before any write, for a lost
+-- lock or a duplicate event id, else nil.
+function O.commit(token, c, now)
+  local inst, untl = O.lock_of(token)
+  if not inst or untl <= now then
+    return U.fail('LOCK_LOST', 'lock_token ' .. token .. ' is invalid or expired')
+  end
+  local bad = I.check_ids(inst, c.eid, c.ids)
+  if bad then return bad end
+  local has_record = I.apply_metadata(inst, c.eid, c.name, c.ver, c.parent, now)
+  local ek = I.ensure_exec(inst, c.eid, now)
+  I.apply_status(ek, c.status, c.has_output, c.output, c.pinned, now)
+  I.append(inst, c.eid, c.ids, c.events)
+  for _, w in ipairs(c.workers) do
+    W.enqueue(w[1], w[2], U.opt(w[3]), w[4], w[5], w[6], now)
+  end
+  -- after the enqueues: an activity scheduled and cancelled in one turn goes
+  for _, x in ipairs(c.cancels) do
+    W.cancel(x[1], x[2], x[3], now)
+  end
+  for _, o in ipairs(c.orch) do
+    local vis = o[3]
+    if vis == 0 then vis = now end
+    O.enqueue(o[1], o[2], vis, now)
+  end
+  if has_record then
+    I.set_custom_status(inst, c.cs_mode, c.cs_value)
+    for _, op in ipairs(c.kvops) do
+      V.apply(inst, op[1], op[2], op[3], op[4])
+    end
+    if I.TERMINAL[c.status] then V.merge(inst) end
+    I.reindex_status(inst)
+  end
+  O.drop_tagged(inst)
+  O.release(inst, token, now)
+  return nil
+end
+
+-- fetch locks the ready instance with the oldest visible message that the
+-- filter (enc, fid) accepts for token and returns
+-- fetch_orchestration_item's reply.
+function O.fetch(token, lock_ms, enc, fid, now)
+  O.maintain(now)
+  local dropped = {}
+  for _ = 1, O.MAINTAIN_BATCH do
+    local inst, ver = O.pick(enc)
+    if not inst then break end
+    local res = O.take(inst, ver, token, lock_ms, now, dropped)
+    if res then
+      res[#res + 1] = dropped
+      res[#res + 1] = now
+      -- one marker wakes one waiter: pass it on while more work is eligible
+      if O.pick(enc) then
+        U.ready(K.owake(fid))
+        res[#res + 1] = false
+      else
+        res[#res + 1] = O.idle(fid, enc, now)
+      end
+      return res
+    end
+  end
+  return { 0, now, O.idle(fid, enc, now), dropped }
+end

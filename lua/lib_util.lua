@@ -132,3 +132,10 @@ end
 function U.count(field, delta)
   if delta ~= 0 then redis.call('HINCRBY', K.stats(), field, delta) end
 end
+
+-- reset starts the next U.arg() at ARGV's first value. A function library
+-- keeps its chunk's locals from call to call, argi included, so each of its
+-- functions resets it first; a script gets a fresh chunk per call.
+function U.reset()
+  argi = 0
+end

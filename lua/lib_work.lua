@@ -74,12 +74,11 @@ function W.enqueue(json, q, sid, inst, e, a, now)
   return seq
 end
 
--- lock gives a ready item (already withdrawn from its queue) to token until
--- untl and returns its attempt count.
-function W.lock(seq, q, sid, token, untl, now)
-  local wk = K.witem(seq)
-  redis.call('HSET', wk, 'st', 'l', 'k', token, 'u', untl)
-  local n = redis.call('HINCRBY', wk, 'n', 1)
+-- lock gives a ready item (already withdrawn from its queue), fetched n
+-- times so far, to token until untl and returns its new attempt count.
+function W.lock(seq, q, sid, token, untl, now, n)
+  n = n + 1
+  redis.call('HSET', K.witem(seq), 'st', 'l', 'k', token, 'u', untl, 'n', n)
   redis.call('ZADD', K.wlocked(), untl, seq)
   redis.call('HSET', K.wtoks(), token, seq)
   U.count('w_unl', -1)
@@ -192,11 +191,13 @@ function W.classes(queues, owner)
 end
 
 -- pick returns the eligible item with the lowest seq across classes: its seq
--- and, for a session head, the session.
+-- and, for a session head, the session. It notes in each class how many
+-- entries, up to 2, its index had (c.seen) and the first (c.first).
 function W.pick(classes)
   local bestseq, bestsid, bestorder
   for _, c in ipairs(classes) do
-    local r = redis.call('ZRANGE', c[1], 0, 0, 'WITHSCORES')
+    local r = redis.call('ZRANGE', c[1], 0, 1, 'WITHSCORES')
+    c.seen, c.first = #r / 2, r[1]
     if r[1] then
       local order = tonumber(r[2])
       if not bestorder or order < bestorder then
@@ -210,10 +211,72 @@ end
 
 -- take locks the picked item for token, claiming its session for owner.
 function W.take(seq, sid, owner, token, lock_ms, session_ms, now)
-  local r = redis.call('HMGET', K.witem(seq), 'q', 'j')
+  local r = redis.call('HMGET', K.witem(seq), 'q', 'j', 'n')
   local q = r[1]
   if sid then S.claim(sid, owner, session_ms, now) end
   W.unready(seq, q, sid, now)
-  local n = W.lock(seq, q, sid, token, now + lock_ms, now)
+  local n = W.lock(seq, q, sid, token, now + lock_ms, now, tonumber(r[3]) or 0)
   return { 1, r[2], token, n }
+end
+
+-- left reports whether class c still has eligible entries after the take of
+-- seq. A plain index lost at most seq since pick read it; a session index
+-- may have gained or lost sessions through the claim, so it is counted.
+function W.left(c, seq)
+  if c[3] then return redis.call('ZCARD', c[1]) > 0 end
+  return c.seen == 2 or (c.seen == 1 and c.first ~= seq)
+end
+
+-- ack deletes the item token holds and enqueues its completion (has: json
+-- for instance target) for the orchestrator. It returns the error reply for
+-- a lost lock, before any write, or nil.
+function W.ack(token, has, target, json, now)
+  local it = W.locked(token)
+  if not it or it.u <= now then
+    return U.fail('LOCK_LOST', 'lock_token ' .. token .. ' is invalid or expired (activity cancelled or lock lost)')
+  end
+  if it.s then S.touch(it.s, now) end
+  W.delete(it, now)
+  if has then O.enqueue(target, json, now, now) end
+  return nil
+end
+
+-- fetch_args reads fetch_work_item's ARGV: token, lock ms, owner (false
+-- without session routing), session lock ms and the tag queues.
+function W.fetch_args()
+  local token, lock_ms = U.arg(), U.num()
+  local routed, owner, session_ms = U.arg() == '1', U.arg(), U.num()
+  local queues = {}
+  for i = 1, U.num() do queues[i] = U.arg() end
+  if not routed then owner = false end
+  return token, lock_ms, owner, session_ms, queues
+end
+
+-- fetch locks the eligible item with the lowest seq across queues for token
+-- and returns fetch_work_item's reply.
+function W.fetch(token, lock_ms, owner, session_ms, queues, now)
+  W.maintain(now)
+  local classes = W.classes(queues, owner)
+  -- idle records that the caller has nothing more to take and returns when
+  -- it must run again.
+  local function idle()
+    local nextdue, wake = W.nextdue(), nil
+    for _, c in ipairs(classes) do wake = U.idle(c[2], nextdue, now) end
+    return wake
+  end
+  local seq, sid = W.pick(classes)
+  if not seq then return { 0, now, idle() } end
+  local res = W.take(seq, sid, owner, token, lock_ms, session_ms, now)
+  -- one marker wakes one waiter: pass it on while more work is eligible
+  local more = false
+  for _, c in ipairs(classes) do
+    if W.left(c, seq) then
+      U.ready(c[2])
+      more = true
+    end
+  end
+  res[5] = now
+  res[6] = false
+  if not more then res[6] = idle() end
+  return res
 end

@@ -1,8 +1,13 @@
 // Package redisprovider is a duroxide provider that stores orchestration
 // history, queues, locks, sessions and KV state in Redis.
 //
-// Every state change is one Lua script (see the module's lua/ directory), run
-// with EVALSHA, so each provider call is atomic and costs one round trip.
+// Every state change is one Lua script (see the module's lua/ directory), so
+// each provider call is atomic and costs one round trip. On Redis 7 the
+// scripts are loaded as one function library and called with FCALL, so the
+// Lua they share is compiled once per server; elsewhere (and with
+// Options.ForceEvalsha) they run with EVALSHA. Workers and orchestration
+// dispatchers can ack and fetch their next item in one call
+// (duroxide.WorkAckFetcher, duroxide.OrchestrationAckFetcher).
 // Every key of a namespace shares one hash tag, so the provider runs on a
 // single node, behind Sentinel, or on Redis Cluster. Time is Redis's clock.
 //

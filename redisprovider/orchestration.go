@@ -17,8 +17,21 @@ import (
 // is locked or read. (nil, nil) means no work within pollTimeout.
 func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
 	const op = "fetch_orchestration_item"
-	if err := checkDurations(op, lockTimeout, pollTimeout); err != nil {
+	a, keys, err := p.orchestrationFetchArgs(op, lockTimeout, pollTimeout, filter)
+	if err != nil {
 		return nil, err
+	}
+	return fetchLoop(ctx, p, op, keys, pollTimeout, func(ctx context.Context) (*duroxide.OrchestrationItem, time.Duration, error) {
+		return p.fetchOrchestrationOnce(ctx, op, a)
+	})
+}
+
+// orchestrationFetchArgs validates an orchestration fetch and encodes it for
+// lua/fetch_orchestration_item.lua (the token is added per call), with the
+// wake keys its waits listen on.
+func (p *Provider) orchestrationFetchArgs(op string, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (args, []string, error) {
+	if err := checkDurations(op, lockTimeout, pollTimeout); err != nil {
+		return nil, nil, err
 	}
 	enc, fid := filterSpec(filter)
 	var keys []string
@@ -27,9 +40,7 @@ func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, poll
 	}
 	var a args
 	a.ms(p.lockFor(lockTimeout)).str(enc).str(fid)
-	return fetchLoop(ctx, p, op, keys, pollTimeout, func(ctx context.Context) (*duroxide.OrchestrationItem, time.Duration, error) {
-		return p.fetchOrchestrationOnce(ctx, op, a)
-	})
+	return a, keys, nil
 }
 
 // Reply of lua/fetch_orchestration_item.lua when it took work (after
@@ -55,6 +66,14 @@ func (p *Provider) fetchOrchestrationOnce(ctx context.Context, op string, a args
 	if r == nil {
 		return nil, 0, err
 	}
+	return p.orchestrationReply(r, err)
+}
+
+// orchestrationReply reads a reply of lua/fetch_orchestration_item.lua: the
+// item taken, if any, and when to run the script again. err is the error
+// that came with the reply (the caller left after the script ran); the
+// orphans the script dropped are logged either way.
+func (p *Provider) orchestrationReply(r *reply, err error) (*duroxide.OrchestrationItem, time.Duration, error) {
 	if r.int(fetchTook) == 0 {
 		p.logDropped(r.strs(emptyDropped))
 		return nil, dueIn(r), r.err

@@ -57,6 +57,11 @@ type Options struct {
 	// a call (dropped orphan messages, skipped corrupt queue messages).
 	// Default: discard (never the global slog.Default()).
 	Logger *slog.Logger
+	// ForceEvalsha runs the scripts with EVALSHA even where the server has
+	// Redis Functions (7.0+), which the provider otherwise loads as one
+	// library and calls with FCALL. For tests of the EVALSHA path, which
+	// servers without functions (miniredis, Redis 6) use.
+	ForceEvalsha bool
 }
 
 // Provider is a duroxide.Provider and duroxide.ProviderAdmin on Redis. It is
@@ -70,6 +75,7 @@ type Provider struct {
 	lockTimeout time.Duration
 	log         *slog.Logger
 	scripts     [scriptCount]*redis.Script
+	funcs       *functions // nil: EVALSHA
 	waits       *waitRegistry
 
 	closeOnce sync.Once
@@ -108,7 +114,7 @@ func New(ctx context.Context, opts Options) (*Provider, error) {
 	if err := p.connect(opts); err != nil {
 		return nil, err
 	}
-	if err := p.loadScripts(ctx); err != nil {
+	if err := p.loadScripts(ctx, opts.ForceEvalsha); err != nil {
 		p.Close()
 		return nil, err
 	}
@@ -196,10 +202,11 @@ func noMaintNotifications() *maintnotifications.Config {
 	return &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 }
 
-// loadScripts checks the server and loads every script, so that pipelines
-// and the first calls find them (EVALSHA also reloads after SCRIPT FLUSH or
-// a restart).
-func (p *Provider) loadScripts(ctx context.Context) error {
+// loadScripts checks the server and loads every script: as a function
+// library where the server has functions (unless forceEvalsha), else into
+// the script cache, so that pipelines and the first calls find them (EVALSHA
+// also reloads after SCRIPT FLUSH or a restart).
+func (p *Provider) loadScripts(ctx context.Context, forceEvalsha bool) error {
 	if err := p.rdb.Ping(ctx).Err(); err != nil {
 		return fail("new", err)
 	}
@@ -209,14 +216,26 @@ func (p *Provider) loadScripts(ctx context.Context) error {
 			// the embedded Lua does not match the handles: a build bug
 			return duroxide.Permanent("new", err.Error())
 		}
-		s := redis.NewScript(src)
-		if err := s.Load(ctx, p.rdb).Err(); err != nil {
-			return fail("new", fmt.Errorf("loading script %s: %w", h, err))
+		p.scripts[h] = redis.NewScript(src)
+	}
+	if !forceEvalsha {
+		f, err := p.loadFunctions(ctx)
+		if err != nil || f != nil {
+			p.funcs = f
+			return err
 		}
-		p.scripts[h] = s
+	}
+	for h, s := range p.scripts {
+		if err := s.Load(ctx, p.rdb).Err(); err != nil {
+			return fail("new", fmt.Errorf("loading script %s: %w", luaScript(h), err))
+		}
 	}
 	return nil
 }
+
+// UsesFunctions reports whether the provider calls its scripts as Redis
+// functions (FCALL) rather than with EVALSHA.
+func (p *Provider) UsesFunctions() bool { return p.funcs != nil }
 
 // Close stops the provider's waiters and closes the clients New created. A
 // Client passed in Options stays open.

@@ -72,9 +72,17 @@ func detach(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // run executes script s for operation op with the namespace prefix as its
-// only key. It returns the reply or a *duroxide.ProviderError.
+// only key, as a function or with EVALSHA (see Provider.funcs). It returns
+// the reply or a *duroxide.ProviderError.
 func (p *Provider) run(ctx context.Context, op string, s luaScript, a args) (any, error) {
-	res, err := p.scripts[s].Run(ctx, p.rdb, []string{p.keys.Prefix()}, a...).Result()
+	keys := []string{p.keys.Prefix()}
+	var cmd *redis.Cmd
+	if p.funcs != nil {
+		cmd = p.funcs.call(ctx, p.rdb, s, p.scripts[s], keys, a)
+	} else {
+		cmd = p.scripts[s].Run(ctx, p.rdb, keys, a...)
+	}
+	res, err := cmd.Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil // the script returned nil: "nothing", not a failure
 	}

@@ -9,11 +9,16 @@ package redisprovider
 // methods it carries one of their names: read_history also serves read,
 // read_with_execution and read_history_with_execution_id; prune_executions
 // also serves prune_executions_bulk. rearm_wake serves the waiter, no method.
+// ack_fetch_work_item and ack_fetch_orchestration_item serve the optional
+// ack-and-fetch methods, whose failed ack must read exactly like the plain
+// ack's: their errors carry ack_work_item and ack_orchestration_item.
 type luaScript int
 
 const (
 	scriptAbandonOrchestrationItem luaScript = iota
 	scriptAbandonWorkItem
+	scriptAckFetchOrchestrationItem
+	scriptAckFetchWorkItem
 	scriptAckOrchestrationItem
 	scriptAckWorkItem
 	scriptAppendWithExecution
@@ -48,6 +53,8 @@ const (
 var scriptFiles = [scriptCount]string{
 	scriptAbandonOrchestrationItem:   "abandon_orchestration_item",
 	scriptAbandonWorkItem:            "abandon_work_item",
+	scriptAckFetchOrchestrationItem:  "ack_fetch_orchestration_item",
+	scriptAckFetchWorkItem:           "ack_fetch_work_item",
 	scriptAckOrchestrationItem:       "ack_orchestration_item",
 	scriptAckWorkItem:                "ack_work_item",
 	scriptAppendWithExecution:        "append_with_execution",

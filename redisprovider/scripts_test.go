@@ -104,6 +104,9 @@ func TestOperationsNameTheirScripts(t *testing.T) {
 	shared := map[string][]string{
 		"read_history":     {"read", "read_with_execution", "read_history_with_execution_id"},
 		"prune_executions": {"prune_executions_bulk"},
+		// an ack-and-fetch whose ack fails returns the plain ack's error
+		"ack_fetch_work_item":          {"ack_work_item"},
+		"ack_fetch_orchestration_item": {"ack_orchestration_item"},
 	}
 	m := miniredis.RunT(t)
 	trap := &scriptTrap{shas: map[string]string{}}
@@ -167,6 +170,10 @@ func scriptCalls(p *Provider) []func() error {
 		func() error { return p.EnqueueForWorker(ctx, act) },
 		func() error { return errOf(p.FetchWorkItem(ctx, 0, 0, nil, duroxide.DefaultOnly())) },
 		func() error { return p.AckWorkItem(ctx, "t", nil) },
+		func() error { return errOf(p.AckWorkItemAndFetch(ctx, "t", nil, 0, 0, nil, duroxide.DefaultOnly())) },
+		func() error {
+			return errOf(p.AckOrchestrationItemAndFetch(ctx, "t", duroxide.OrchestrationCommit{ExecutionID: 1}, 0, 0, nil))
+		},
 		func() error { return p.AbandonWorkItem(ctx, "t", 0, false) },
 		func() error { return p.RenewWorkItemLock(ctx, "t", time.Second) },
 		func() error { return errOf(p.RenewSessionLock(ctx, []string{"o"}, time.Second, time.Second)) },

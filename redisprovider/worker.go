@@ -28,19 +28,33 @@ func (p *Provider) EnqueueForWorker(ctx context.Context, item duroxide.WorkItem)
 // pollTimeout.
 func (p *Provider) FetchWorkItem(ctx context.Context, lockTimeout, pollTimeout time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
 	const op = "fetch_work_item"
-	if err := checkDurations(op, lockTimeout, pollTimeout); err != nil {
-		return nil, err
-	}
-	queues, err := tagQueues(op, tags)
+	a, wake, err := p.workFetchArgs(op, lockTimeout, pollTimeout, session, tags)
 	if err != nil {
 		return nil, err
 	}
+	// NoTags: no queues, no wake keys, this worker takes nothing
+	return fetchLoop(ctx, p, op, wake, pollTimeout, func(ctx context.Context) (*duroxide.LockedWorkItem, time.Duration, error) {
+		return p.fetchWorkOnce(ctx, op, a)
+	})
+}
+
+// workFetchArgs validates a worker fetch and encodes it for
+// lua/fetch_work_item.lua (the token is added per call), with the wake keys
+// its waits listen on.
+func (p *Provider) workFetchArgs(op string, lockTimeout, pollTimeout time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (args, []string, error) {
+	if err := checkDurations(op, lockTimeout, pollTimeout); err != nil {
+		return nil, nil, err
+	}
+	queues, err := tagQueues(op, tags)
+	if err != nil {
+		return nil, nil, err
+	}
 	if session != nil {
 		if session.OwnerID == "" {
-			return nil, invalid(op, "session config with an empty owner id")
+			return nil, nil, invalid(op, "session config with an empty owner id")
 		}
 		if err := checkDurations(op, session.LockTimeout); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	var a args
@@ -54,10 +68,7 @@ func (p *Provider) FetchWorkItem(ctx context.Context, lockTimeout, pollTimeout t
 	for _, q := range queues {
 		a.str(q)
 	}
-	// NoTags: no queues, no wake keys, this worker takes nothing
-	return fetchLoop(ctx, p, op, p.workWakeKeys(queues, session), pollTimeout, func(ctx context.Context) (*duroxide.LockedWorkItem, time.Duration, error) {
-		return p.fetchWorkOnce(ctx, op, a)
-	})
+	return a, p.workWakeKeys(queues, session), nil
 }
 
 // tagQueues lists the tag queues a filter reads ('d' untagged, 't:<tag>',
@@ -116,6 +127,12 @@ func (p *Provider) fetchWorkOnce(ctx context.Context, op string, a args) (*durox
 	if r == nil || err != nil {
 		return nil, 0, err
 	}
+	return workReply(op, r, token)
+}
+
+// workReply reads a fetch reply of lua/fetch_work_item.lua: the item taken,
+// if any, and when to run the script again.
+func workReply(op string, r *reply, token string) (*duroxide.LockedWorkItem, time.Duration, error) {
 	if r.int(fetchTook) == 0 {
 		return nil, dueIn(r), r.err
 	}
@@ -139,22 +156,32 @@ func (p *Provider) fetchWorkOnce(ctx context.Context, op string, a args) (*durox
 // nothing changes.
 func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion duroxide.WorkItem) error {
 	const op = "ack_work_item"
-	if err := checkToken(op, lockToken); err != nil {
+	a, err := workAckArgs(op, lockToken, completion)
+	if err != nil {
 		return err
+	}
+	_, err = p.run(ctx, op, scriptAckWorkItem, a)
+	return err
+}
+
+// workAckArgs validates a worker ack and encodes it for
+// lua/ack_work_item.lua.
+func workAckArgs(op, lockToken string, completion duroxide.WorkItem) (args, error) {
+	if err := checkToken(op, lockToken); err != nil {
+		return nil, err
 	}
 	var a args
 	a.str(lockToken)
 	if isNilItem(completion) {
 		a.flag(false).str("").str("")
-	} else {
-		inst, body, err := orchestratorItem(op, completion)
-		if err != nil {
-			return err
-		}
-		a.flag(true).str(inst).str(string(body))
+		return a, nil
 	}
-	_, err := p.run(ctx, op, scriptAckWorkItem, a)
-	return err
+	inst, body, err := orchestratorItem(op, completion)
+	if err != nil {
+		return nil, err
+	}
+	a.flag(true).str(inst).str(string(body))
+	return a, nil
 }
 
 // AbandonWorkItem releases a worker lock without completing: the item is

@@ -329,22 +329,43 @@ func drain(t *testing.T, q queue) int {
 }
 
 // TestScriptFlushMidRun flushes Redis's script cache every 20 ms while the
-// workload runs: the provider must reload its scripts transparently, so no
-// call fails at all.
+// workload runs on EVALSHA: the provider must reload its scripts
+// transparently, so no call fails at all.
 func TestScriptFlushMidRun(t *testing.T) {
+	flushMidRun(t, true, "SCRIPT FLUSH", func(ctx context.Context, admin *redis.Client) error {
+		return admin.ScriptFlush(ctx).Err()
+	})
+}
+
+// TestFunctionFlushMidRun is TestScriptFlushMidRun for providers on the
+// function library: FUNCTION FLUSH every 20 ms, which a restart without
+// persistence or a fresh primary amounts to.
+func TestFunctionFlushMidRun(t *testing.T) {
+	flushMidRun(t, false, "FUNCTION FLUSH", func(ctx context.Context, admin *redis.Client) error {
+		return admin.FunctionFlush(ctx).Err()
+	})
+}
+
+// flushMidRun runs the workload while flush empties what the provider
+// loaded every 20 ms; no call may fail.
+func flushMidRun(t *testing.T, evalsha bool, what string, flush func(ctx context.Context, admin *redis.Client) error) {
 	srv := startRedis(t)
+	srv.evalsha = evalsha
 	admin := srv.Client()
 	s := runScenario(t, srv, "flush", 80, Config{FanOut: 3, Orchestrators: 2, Workers: 3,
 		LockTimeout: 2 * time.Second, PollTimeout: 300 * time.Millisecond, CallTimeout: 3 * time.Second, Seed: 4})
-	flushes := s.disturbEvery(20*time.Millisecond, func(ctx context.Context) error { return admin.ScriptFlush(ctx).Err() })
+	if s.p.UsesFunctions() == evalsha {
+		t.Fatalf("provider uses functions: %v, want %v", s.p.UsesFunctions(), !evalsha)
+	}
+	flushes := s.disturbEvery(20*time.Millisecond, func(ctx context.Context) error { return flush(ctx, admin) })
 	s.await()
 	for _, op := range []string{"fetch_orchestration_item", "fetch_work_item", "ack_orchestration_item", "ack_work_item"} {
 		if n := s.check.Counts(op, Retryable) + s.check.Counts(op, Canceled); n > 0 {
-			t.Errorf("%s failed %d times: SCRIPT FLUSH was not transparent", op, n)
+			t.Errorf("%s failed %d times: %s was not transparent", op, n, what)
 		}
 	}
 	s.verify() // its Kill cancels the fetches in flight: not failures of the run
-	t.Logf("%d script flushes", flushes())
+	t.Logf("%d flushes (%s)", flushes(), what)
 }
 
 // TestStalledServerRespectsDeadline pauses Redis with CLIENT PAUSE ALL: it
@@ -407,18 +428,30 @@ func TestStalledServerRespectsDeadline(t *testing.T) {
 // behind a nil, and never report a permanent failure for a call that was
 // applied.
 func TestLostReplyIsNotReplayed(t *testing.T) {
+	// the proxy finds a call by its command: EVALSHA, or FCALL where the
+	// provider runs the scripts as functions
+	t.Run("evalsha", func(t *testing.T) { lostReplies(t, true, "evalsha") })
+	t.Run("functions", func(t *testing.T) { lostReplies(t, false, "fcall") })
+}
+
+// lostReplies runs TestLostReplyIsNotReplayed's calls on a provider using
+// EVALSHA or functions, whose calls the proxy recognises by marker.
+func lostReplies(t *testing.T, evalsha bool, marker string) {
 	srv := startRedis(t)
 	px := startProxy(t, srv.Addr())
 	ctx := context.Background()
-	p, err := redisprovider.New(ctx, redisprovider.Options{URL: "redis://" + px.Addr() + "/0", Namespace: "lost"})
+	p, err := redisprovider.New(ctx, redisprovider.Options{URL: "redis://" + px.Addr() + "/0", Namespace: "lost", ForceEvalsha: evalsha})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
+	if p.UsesFunctions() == evalsha {
+		t.Fatalf("provider uses functions: %v, want %v", p.UsesFunctions(), !evalsha)
+	}
 	direct := newProvider(t, srv, "lost")
 
 	t.Run("enqueue", func(t *testing.T) {
-		px.LoseNextReply("evalsha")
+		px.LoseNextReply(marker)
 		err := p.EnqueueForOrchestrator(ctx, StartMessage("lost-enqueue"), 0)
 		item, ferr := direct.FetchOrchestrationItem(ctx, time.Second, 0, nil)
 		if ferr != nil || item == nil {
@@ -438,7 +471,7 @@ func TestLostReplyIsNotReplayed(t *testing.T) {
 		if err != nil || item == nil {
 			t.Fatalf("fetch: %v", err)
 		}
-		px.LoseNextReply("evalsha")
+		px.LoseNextReply(marker)
 		err = p.AckWorkItem(ctx, item.LockToken, nil)
 		again, _ := direct.FetchWorkItem(ctx, time.Second, 0, nil, duroxide.DefaultOnly())
 		t.Logf("ack returned %v; item still queued: %v", err, again != nil)
@@ -447,6 +480,38 @@ func TestLostReplyIsNotReplayed(t *testing.T) {
 		}
 		checkLostReplyError(t, "ack_work_item", err)
 	})
+	t.Run("ack_fetch_work_item", func(t *testing.T) {
+		lostAckFetch(t, ctx, p, direct, px, marker)
+	})
+}
+
+// lostAckFetch loses the reply of an ack-and-fetch that acked one item and
+// locked the next: the ack stays applied, the error is retryable, and the
+// lock nobody learnt of is given back at once rather than left to expire.
+func lostAckFetch(t *testing.T, ctx context.Context, p, direct *redisprovider.Provider, px *proxy, marker string) {
+	for id := uint64(2); id <= 3; id++ {
+		if err := direct.EnqueueForWorker(ctx, activity("lost-ackfetch", id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	item, err := p.FetchWorkItem(ctx, time.Minute, 0, nil, duroxide.DefaultOnly())
+	if err != nil || item == nil {
+		t.Fatalf("fetch: %v", err)
+	}
+	px.LoseNextReply(marker)
+	next, err := p.AckWorkItemAndFetch(ctx, item.LockToken, nil, time.Minute, 0, nil, duroxide.DefaultOnly())
+	if next != nil || err == nil {
+		t.Fatalf("AckWorkItemAndFetch = %v, %v; the proxy did not lose its reply", next, err)
+	}
+	checkLostReplyError(t, "ack_work_item", err)
+	var again *duroxide.LockedWorkItem
+	waitFor(t, ctx, "the lost fetch's lock given back", func() bool {
+		again, _ = direct.FetchWorkItem(ctx, time.Minute, 0, nil, duroxide.DefaultOnly())
+		return again != nil
+	})
+	if act := again.Item.(duroxide.ActivityExecute); act.ID != 3 {
+		t.Fatalf("refetched activity %d, want 3: the first one was acked", act.ID)
+	}
 }
 
 // checkLostReplyError requires nil or a retryable error from a call whose

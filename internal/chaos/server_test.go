@@ -13,11 +13,18 @@ import (
 )
 
 // redisServer is a redis-server process owned by one test.
-type redisServer = redistest.Server
+type redisServer struct {
+	*redistest.Server
+	// evalsha makes newProvider's providers use EVALSHA, not the function
+	// library Redis 7 offers
+	evalsha bool
+}
 
 // startRedis starts a durable redis-server for t (skipped without
 // redis-server on PATH).
-func startRedis(t testing.TB, extra ...string) *redisServer { return redistest.Start(t, extra...) }
+func startRedis(t testing.TB, extra ...string) *redisServer {
+	return &redisServer{Server: redistest.Start(t, extra...)}
+}
 
 // newProvider connects a provider to the server's URL in namespace ns,
 // closed when the test ends.
@@ -25,7 +32,7 @@ func newProvider(t testing.TB, s *redisServer, ns string) *redisprovider.Provide
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	p, err := redisprovider.New(ctx, redisprovider.Options{URL: s.URL(), Namespace: ns})
+	p, err := redisprovider.New(ctx, redisprovider.Options{URL: s.URL(), Namespace: ns, ForceEvalsha: s.evalsha})
 	if err != nil {
 		t.Fatalf("redisprovider.New: %v", err)
 	}

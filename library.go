@@ -1,0 +1,80 @@
+package dxredis
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// A function library (Redis 7.0+: FUNCTION LOAD, FCALL) holds every script as
+// one registered function. Redis compiles and runs the library's chunk once,
+// at load, so the shared Lua is defined once per server instead of once per
+// call as in an EVALSHA script's prelude.
+//
+// The scripts are written against EVAL's globals: KEYS[1] (the namespace
+// prefix) and ARGV. In the library those are locals of the chunk that every
+// function sets from its own keys and args before running its body; the
+// server runs one call at a time, so no two calls see each other's values.
+
+// Library is the function library of every script, named after its content
+// so that providers of different versions on one server never replace each
+// other's functions.
+type Library struct {
+	// Name is the library's name (the "#!lua name=" header).
+	Name string
+	// Source is what FUNCTION LOAD takes.
+	Source    string
+	functions map[string]string
+}
+
+// Function returns the registered name of script lua/<name>.lua, or "" when
+// there is no such script.
+func (l *Library) Function(name string) string { return l.functions[name] }
+
+// FunctionLibrary returns the library of every script, built once per
+// process.
+var FunctionLibrary = sync.OnceValues(buildLibrary)
+
+func buildLibrary() (*Library, error) {
+	defs, err := libraryDefinitions()
+	if err != nil {
+		return nil, err
+	}
+	var body strings.Builder
+	body.WriteString(libraryPrelude())
+	for _, d := range defs {
+		body.WriteString(d.text)
+	}
+	body.WriteString("local function begin(keys, args)\n  P, ARGV = keys[1], args\n  U.reset()\nend\n")
+	names := ScriptNames()
+	scripts := make([]string, len(names))
+	for i, name := range names {
+		src, err := luaFS.ReadFile("lua/" + name + ".lua")
+		if err != nil {
+			return nil, fmt.Errorf("dxredis: no script %q", name)
+		}
+		// assemble checks that every library member the body uses exists
+		if _, err := assemble(name, string(src)); err != nil {
+			return nil, err
+		}
+		scripts[i] = string(src)
+	}
+	sum := sha1.Sum([]byte(body.String() + strings.Join(scripts, "\x00")))
+	tag := hex.EncodeToString(sum[:6])
+	l := &Library{Name: "dxredis_" + tag, functions: make(map[string]string, len(names))}
+	for i, name := range names {
+		fn := name + "_" + tag
+		l.functions[name] = fn
+		fmt.Fprintf(&body, "redis.register_function('%s', function(keys, args)\nbegin(keys, args)\n%s\nend)\n", fn, scripts[i])
+	}
+	l.Source = "#!lua name=" + l.Name + "\n" + body.String()
+	return l, nil
+}
+
+// libraryPrelude declares what the EVAL prelude takes from globals as
+// chunk locals, then the library tables.
+func libraryPrelude() string {
+	return "local P, ARGV\n" + tableDeclaration()
+}

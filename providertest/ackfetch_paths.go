@@ -1,0 +1,91 @@
+package providertest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// The plain sections rerun with every AckWorkItem going through
+// AckWorkItemAndFetch, so the combined call's ack half meets the same
+// invariants as the plain ack (cancellation races, sessions, attempts,
+// concurrency). Its fetch half asks only for a tag no case uses, so it takes
+// nothing and the cases see the queues they expect; the AckFetch cases check
+// what it fetches.
+
+// afPathSections are the sections whose worker acks are rerouted.
+var afPathSections = []string{"Worker", "Sessions", "Attempts", "Concurrency"}
+
+// afUnusedTag is a tag no case enqueues work under.
+const afUnusedTag = "providertest-ack-fetch-unused"
+
+// runAckFetchPaths reruns afPathSections on providers whose AckWorkItem is
+// the combined call's.
+func runAckFetchPaths(t *testing.T, h Harness) {
+	wrapped := h
+	wrapped.New = func(t *testing.T) duroxide.Provider {
+		return ackViaFetch{h.New(t)}
+	}
+	wrapped.CorruptHistory = unwrapHook(h.CorruptHistory)
+	wrapped.Advance = unwrapAdvance(h.Advance)
+	wrapped.StoredKeys = unwrapKeys(h.StoredKeys)
+	t.Run("PlainSectionsThroughAckFetch", func(t *testing.T) {
+		for _, g := range groups {
+			for _, name := range afPathSections {
+				if g.name == name {
+					t.Run(g.name, func(t *testing.T) { g.run(t, wrapped) })
+				}
+			}
+		}
+	})
+}
+
+// ackViaFetch is a provider whose AckWorkItem is AckWorkItemAndFetch with a
+// fetch that takes nothing.
+type ackViaFetch struct{ duroxide.Provider }
+
+// AckWorkItem acks through the combined call.
+func (a ackViaFetch) AckWorkItem(ctx context.Context, lockToken string, completion duroxide.WorkItem) error {
+	next, err := a.Provider.(duroxide.WorkAckFetcher).AckWorkItemAndFetch(ctx, lockToken, completion,
+		longLock, 0, nil, duroxide.TagsOnly(afUnusedTag))
+	if next != nil {
+		return errors.New("providertest: the ack-and-fetch of an unused tag fetched an item")
+	}
+	return err
+}
+
+// unwrapHook, unwrapAdvance and unwrapKeys hand the harness hooks the
+// provider they were written for.
+func unwrapHook(f func(*testing.T, duroxide.Provider, string, uint64)) func(*testing.T, duroxide.Provider, string, uint64) {
+	if f == nil {
+		return nil
+	}
+	return func(t *testing.T, p duroxide.Provider, instance string, execution uint64) {
+		f(t, inner(p), instance, execution)
+	}
+}
+
+func unwrapAdvance(f func(*testing.T, duroxide.Provider, time.Duration)) func(*testing.T, duroxide.Provider, time.Duration) {
+	if f == nil {
+		return nil
+	}
+	return func(t *testing.T, p duroxide.Provider, d time.Duration) { f(t, inner(p), d) }
+}
+
+func unwrapKeys(f func(*testing.T, duroxide.Provider) []string) func(*testing.T, duroxide.Provider) []string {
+	if f == nil {
+		return nil
+	}
+	return func(t *testing.T, p duroxide.Provider) []string { return f(t, inner(p)) }
+}
+
+// inner returns the provider under an ackViaFetch.
+func inner(p duroxide.Provider) duroxide.Provider {
+	if a, ok := p.(ackViaFetch); ok {
+		return a.Provider
+	}
+	return p
+}
