@@ -50,6 +50,19 @@ func (s *sessionTracker) room(max int) (ok bool, freed <-chan struct{}) {
 	return len(s.active) < max, s.freed
 }
 
+// roomAfter is room's answer as it will be once one activity of session
+// (nil: none) is released: the session stops counting if that was its last
+// activity here. A worker acking that activity fetches with this answer.
+func (s *sessionTracker) roomAfter(session *string, max int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.active)
+	if session != nil && s.active[*session] == 1 {
+		n--
+	}
+	return n < max
+}
+
 // sessionManager renews this runtime's session leases and sweeps orphaned
 // sessions until the runtime stops.
 func (r *Runtime) sessionManager() {
