@@ -30,10 +30,13 @@ type handoff[T any] struct {
 	fetched bool // the last ack fetched too: item and err are that fetch's result
 	item    *T
 	err     error
-	// beforeAck runs right before an ack-and-fetch: it stops the renewal
-	// of the acked lock, which would otherwise keep renewing (and failing)
-	// while the fetch half long-polls.
-	beforeAck func()
+	// held lets go, right before an ack-and-fetch, of what the finished
+	// unit would otherwise hold while the fetch half long-polls: the
+	// orchestrator's lock renewal (which would renew, and fail on, a lock
+	// the ack released) and the worker's place under the session cap
+	// (which would keep slots parked at the cap asleep). It must be safe
+	// to call again afterwards.
+	held func()
 }
 
 // open reports whether the slot may fetch with its ack: it has a dispatch
@@ -61,9 +64,9 @@ func (h *handoff[T]) take() (item *T, fetched bool, err error) {
 	return item, fetched, err
 }
 
-// stopRenewal runs beforeAck, if the slot set one.
-func (h *handoff[T]) stopRenewal() {
-	if h.beforeAck != nil {
-		h.beforeAck()
+// release runs held, if the unit set it.
+func (h *handoff[T]) release() {
+	if h != nil && h.held != nil {
+		h.held()
 	}
 }

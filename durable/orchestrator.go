@@ -57,7 +57,7 @@ func (r *Runtime) processWithRenewal(item *duroxide.OrchestrationItem, next *han
 			r.opts.Logger.Warn("durable: orchestration lock renewal failed", "instance", item.Instance, "error", err)
 		})
 	defer stop()
-	next.beforeAck = stop
+	next.held = stop
 	r.processSafely(item, next)
 }
 
@@ -216,17 +216,17 @@ func executionMetadata(delta []duroxide.Event) duroxide.ExecutionMetadata {
 	return m
 }
 
-// ackTurn commits a finished turn. When the provider can and the slot is
-// running, the same call fetches the slot's next instance into next;
+// ackTurn commits a finished turn. When the provider can, the options let
+// it and the slot is running, the same call fetches the slot's next instance into next;
 // otherwise, and whenever that call fails without its ack applied, the
 // plain ack with its retries decides (see ackfetch.go for why).
 func (r *Runtime) ackTurn(item *duroxide.OrchestrationItem, commit duroxide.OrchestrationCommit, next *handoff[duroxide.OrchestrationItem]) {
 	af, ok := r.p.(duroxide.OrchestrationAckFetcher)
-	if !ok || !next.open(r) {
+	if !ok || !r.opts.OrchestratorAckFetch || !next.open(r) {
 		r.ack(item, commit)
 		return
 	}
-	next.stopRenewal()
+	next.release()
 	got, err := af.AckOrchestrationItemAndFetch(r.ctx, item.LockToken, commit,
 		r.opts.OrchestratorLockTimeout, r.opts.LongPollTimeout, &r.filter)
 	if next.keep(got, err) {

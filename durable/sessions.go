@@ -50,17 +50,12 @@ func (s *sessionTracker) room(max int) (ok bool, freed <-chan struct{}) {
 	return len(s.active) < max, s.freed
 }
 
-// roomAfter is room's answer as it will be once one activity of session
-// (nil: none) is released: the session stops counting if that was its last
-// activity here. A worker acking that activity fetches with this answer.
-func (s *sessionTracker) roomAfter(session *string, max int) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := len(s.active)
-	if session != nil && s.active[*session] == 1 {
-		n--
-	}
-	return n < max
+// releaser returns a remove of one activity of session id that takes
+// effect once however often it is called, so a worker can release the
+// session before its ack and again, harmlessly, when the item is done.
+func (s *sessionTracker) releaser(id string) func() {
+	var once sync.Once
+	return func() { once.Do(func() { s.remove(id) }) }
 }
 
 // sessionManager renews this runtime's session leases and sweeps orphaned

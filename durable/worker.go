@@ -104,7 +104,9 @@ func (r *Runtime) handleWorkItem(locked *duroxide.LockedWorkItem, s *workSlot, n
 			r.deferOverCap(locked.LockToken, *item.SessionID, s.id)
 			return
 		}
-		defer r.sessions.remove(*item.SessionID)
+		release := r.sessions.releaser(*item.SessionID)
+		defer release()
+		next.held = release
 	}
 	if locked.AttemptCount > r.opts.MaxAttempts {
 		r.poisonActivity(locked, item)
@@ -240,7 +242,7 @@ func (r *Runtime) completeActivity(locked *duroxide.LockedWorkItem, item duroxid
 		completion = duroxide.ActivityFailed{Instance: item.Instance, ExecutionID: item.ExecutionID, ID: item.ID,
 			Details: duroxide.ApplicationFailure(res.err.Error())}
 	}
-	err := r.ackActivity(locked.LockToken, completion, item.SessionID, owner, next)
+	err := r.ackActivity(locked.LockToken, completion, owner, next)
 	if err == nil || isLockLost(err) {
 		return
 	}
@@ -248,17 +250,21 @@ func (r *Runtime) completeActivity(locked *duroxide.LockedWorkItem, item duroxid
 	_ = r.p.AbandonWorkItem(r.work, locked.LockToken, 100*time.Millisecond, false)
 }
 
-// ackActivity acks a finished activity of session (nil: none) and, when the
-// provider can and the slot is running with room for sessions, fetches the
-// slot's next item into next in the same call, with the session config its
-// plain fetch would use once this activity's session is released. At the
-// session cap the ack is plain, so the slot's next fetch is the
-// session-less one that wakes when a session ends. The error is the ack's,
-// for the caller's plain-ack handling; see ackfetch.go for the fallbacks.
-func (r *Runtime) ackActivity(token string, completion duroxide.WorkItem, session *string, owner string,
+// ackActivity acks a finished activity and, when the provider can and the
+// slot is running, fetches the slot's next item into next in the same call.
+// The activity's session stops counting first, so the fetch half sees the
+// cap exactly as the slot's plain fetch after the ack would; at the cap the
+// ack is plain, so the slot's next fetch is the session-less one that wakes
+// when a session ends. The error is the ack's, for the caller's plain-ack
+// handling; see ackfetch.go for the fallbacks.
+func (r *Runtime) ackActivity(token string, completion duroxide.WorkItem, owner string,
 	next *handoff[duroxide.LockedWorkItem]) error {
 	af, ok := r.p.(duroxide.WorkAckFetcher)
-	if !ok || !next.open(r) || !r.sessions.roomAfter(session, r.opts.MaxSessionsPerRuntime) {
+	if !ok || !next.open(r) {
+		return r.p.AckWorkItem(r.work, token, completion)
+	}
+	next.release()
+	if room, _ := r.sessions.room(r.opts.MaxSessionsPerRuntime); !room {
 		return r.p.AckWorkItem(r.work, token, completion)
 	}
 	got, err := af.AckWorkItemAndFetch(r.ctx, token, completion, r.opts.WorkerLockTimeout, r.opts.LongPollTimeout,

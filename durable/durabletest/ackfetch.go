@@ -7,15 +7,17 @@ import (
 )
 
 // EnvAckFetch set to "off" makes every Env hide the provider's optional
-// ack-and-fetch calls, as WithoutAckFetch does, so a whole suite can be run
+// ack-and-fetch calls, as WithAckFetch(false) does unless a test says
+// otherwise, so a whole suite can be run
 // on the runtime's plain ack-then-fetch path without editing its tests.
 const EnvAckFetch = "DUROXIDE_ACK_FETCH"
 
-// WithoutAckFetch hides the provider's optional duroxide.WorkAckFetcher and
-// duroxide.OrchestrationAckFetcher from the Env's runtimes (its own and
-// those of Env.NewRuntime), so they ack and fetch in two calls. It applies
-// after WithProviderWrapper's wrap.
-func WithoutAckFetch() Option { return func(c *config) { c.plain = true } }
+// WithAckFetch(false) hides the provider's optional duroxide.WorkAckFetcher
+// and duroxide.OrchestrationAckFetcher from the Env's runtimes (its own and
+// those of Env.NewRuntime), so they ack and fetch in two calls; it applies
+// after WithProviderWrapper's wrap. WithAckFetch(true) keeps them visible
+// whatever EnvAckFetch says, for tests of the combined path itself.
+func WithAckFetch(on bool) Option { return func(c *config) { c.plain = !on } }
 
 // PlainProvider hides every optional interface of the provider it embeds:
 // only duroxide.Provider's methods are visible through it.
