@@ -8,24 +8,30 @@ import "github.com/duroxide-go/duroxide-redis/duroxide"
 // per unit. The rules every caller follows:
 //
 //   - Only the first ack of a unit may fetch. If it fails without saying the
-//     ack applied, the unit falls back to the plain ack and its usual
-//     retry/abandon handling: a retryable error leaves open whether the ack
-//     applied, and a second ack-and-fetch would long-poll inside the retry
-//     schedule and could take a second lock while the first call's fetch
-//     half is unaccounted for. A plain re-ack of an applied ack fails on the
-//     lock, which every caller already treats as "someone else has it".
+//     ack applied, the unit gets the plain path's handling of a failed ack:
+//     the orchestrator retries with the plain ack (then abandons or fails
+//     the instance), the worker abandons (or, if the runtime's stop raced
+//     the call, acks plainly on the context that outlives the stop). A
+//     retryable error leaves open whether the ack applied; a second
+//     ack-and-fetch would long-poll inside the retry schedule and could take
+//     a second lock while the first call's fetch half is unaccounted for,
+//     whereas a plain re-ack of an applied ack just fails on the lock, which
+//     every caller already treats as "someone else has it".
 //   - A *duroxide.FetchAfterAckError means the ack is durable and only the
 //     next fetch failed: the slot treats it as a failed plain fetch (backoff,
 //     then plain fetches), never as a failed ack.
-//   - A slot that is stopping acks plainly, so it takes no new work.
+//   - A slot that is stopping acks plainly, so it takes no new work; so
+//     does a worker while the runtime is at MaxSessionsPerRuntime, whose
+//     next fetch must be the session-less one that wakes when a session
+//     ends.
 //   - The fetch half gets exactly the arguments the slot's plain fetch would
 //     pass, and the fetched unit goes through the same handling (renewal,
 //     observer, session admission) as a plainly fetched one.
 
 // handoff carries the result of an ack-and-fetch from the unit that acked
-// to the dispatch loop of its slot. A nil *handoff never fetches: units
-// processed outside a dispatch loop (RunTurn) and acks that must not take
-// new work (poison, failures) use it.
+// to the dispatch loop of its slot. A nil *handoff never fetches: RunTurn,
+// which has no dispatch loop, passes one. Acks of other outcomes (poison,
+// cancelled activities, failed instances) stay plain: they are rare.
 type handoff[T any] struct {
 	fetched bool // the last ack fetched too: item and err are that fetch's result
 	item    *T
