@@ -9,6 +9,7 @@ import (
 
 	"github.com/duroxide-go/duroxide-redis/durable"
 	"github.com/duroxide-go/duroxide-redis/durable/durabletest"
+	"github.com/duroxide-go/duroxide-redis/duroxide"
 	"github.com/duroxide-go/duroxide-redis/redisprovider"
 )
 
@@ -20,7 +21,8 @@ func BenchmarkFanOut5(b *testing.B) {
 }
 
 // BenchmarkFanOut5Redis is BenchmarkFanOut5 on the Redis at
-// DUROXIDE_REDIS_URL (skipped without it), in a fresh namespace.
+// DUROXIDE_REDIS_URL (skipped without it), in a fresh namespace. As with
+// durabletest, DUROXIDE_ACK_FETCH=off measures the plain ack-then-fetch path.
 func BenchmarkFanOut5Redis(b *testing.B) {
 	url := os.Getenv("DUROXIDE_REDIS_URL")
 	if url == "" {
@@ -31,7 +33,11 @@ func BenchmarkFanOut5Redis(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer p.Close()
-	rt, err := durable.NewRuntime(p, fanOutRegistry(), benchOptions)
+	var rp duroxide.Provider = p
+	if os.Getenv(durabletest.EnvAckFetch) == "off" {
+		rp = durabletest.PlainProvider{Provider: p}
+	}
+	rt, err := durable.NewRuntime(rp, fanOutRegistry(), benchOptions)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -45,7 +51,8 @@ func BenchmarkFanOut5Redis(b *testing.B) {
 	})
 }
 
-var benchOptions = durable.Options{LongPollTimeout: 100 * time.Millisecond, OrchestrationConcurrency: 4, WorkerConcurrency: 8}
+var benchOptions = durable.Options{LongPollTimeout: 100 * time.Millisecond, OrchestrationConcurrency: 4, WorkerConcurrency: 8,
+	OrchestratorAckFetch: true}
 
 func fanOutRegistry() *durable.Registry {
 	reg := durable.NewRegistry()
@@ -63,6 +70,8 @@ func fanOutRegistry() *durable.Registry {
 
 func runFanOut(b *testing.B, c *durable.Client, wait func(string) durable.OrchestrationStatus) {
 	b.ResetTimer()
+	start := time.Now()
+	defer func() { b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "orch/s") }()
 	for i := 0; i < b.N; i++ {
 		if err := c.StartOrchestration(b.Context(), fmt.Sprint("fan-", i), "Fan", "1"); err != nil {
 			b.Fatal(err)

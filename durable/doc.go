@@ -25,7 +25,10 @@
 //     workers on the provider's long poll, renews locks of long turns and
 //     activities, abandons with backoff on transient errors, poisons work
 //     fetched more than Options.MaxAttempts times, runs session-affine
-//     activities, and Shutdown stops it within a deadline.
+//     activities, and Shutdown stops it within a deadline. With a provider
+//     that has the optional ack-and-fetch calls, a worker acks an activity
+//     and fetches its next in one call (orchestration dispatchers too, with
+//     Options.OrchestratorAckFetch).
 //   - Client: start (idempotent), raise events, enqueue queue messages,
 //     cancel (cascading to children), status, waits, KV reads and the
 //     provider's management calls.

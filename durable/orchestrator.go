@@ -3,7 +3,6 @@ package durable
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
@@ -12,19 +11,28 @@ import (
 
 // orchestrationLoop is one orchestration dispatcher goroutine. Its only wait
 // is the provider's long poll.
-func (r *Runtime) orchestrationLoop(n int) {
-	workerID := fmt.Sprintf("orch-%d-%s", n, r.id)
+func (r *Runtime) orchestrationLoop(int) {
 	dispatch(r, func() (*duroxide.OrchestrationItem, error) {
 		return r.p.FetchOrchestrationItem(r.ctx, r.opts.OrchestratorLockTimeout, r.opts.LongPollTimeout, &r.filter)
-	}, func(item *duroxide.OrchestrationItem) { r.processWithRenewal(item, workerID) })
+	}, r.processWithRenewal)
 }
 
 // dispatch fetches and handles work until the runtime stops, backing off
-// after fetch errors.
-func dispatch[T any](r *Runtime, fetch func() (*T, error), handle func(*T)) {
+// after fetch errors. A unit whose ack also fetched leaves the result in
+// the slot's handoff, which stands in for the next plain fetch; an item it
+// brought is handled even when the runtime has begun stopping meanwhile, as
+// a plainly fetched one is, so no lock is left behind.
+func dispatch[T any](r *Runtime, fetch func() (*T, error), handle func(*T, *handoff[T])) {
 	errs := 0
-	for r.ctx.Err() == nil {
-		item, err := fetch()
+	var next handoff[T]
+	for {
+		item, fetched, err := next.take()
+		if !fetched {
+			if r.ctx.Err() != nil {
+				return
+			}
+			item, err = fetch()
+		}
 		if err != nil {
 			if r.ctx.Err() != nil || !r.backoff(err, &errs) {
 				return
@@ -33,14 +41,14 @@ func dispatch[T any](r *Runtime, fetch func() (*T, error), handle func(*T)) {
 		}
 		errs = 0
 		if item != nil {
-			handle(item)
+			handle(item, &next)
 		}
 	}
 }
 
 // processWithRenewal runs one turn while a goroutine renews the instance
 // lock, so turns longer than the lock timeout keep it.
-func (r *Runtime) processWithRenewal(item *duroxide.OrchestrationItem, workerID string) {
+func (r *Runtime) processWithRenewal(item *duroxide.OrchestrationItem, next *handoff[duroxide.OrchestrationItem]) {
 	stop := startRenewal(r.work, renewalInterval(r.opts.OrchestratorLockTimeout, r.opts.OrchestratorLockRenewalBuffer),
 		func(ctx context.Context) error {
 			return r.p.RenewOrchestrationItemLock(ctx, item.LockToken, r.opts.OrchestratorLockTimeout)
@@ -49,13 +57,14 @@ func (r *Runtime) processWithRenewal(item *duroxide.OrchestrationItem, workerID 
 			r.opts.Logger.Warn("durable: orchestration lock renewal failed", "instance", item.Instance, "error", err)
 		})
 	defer stop()
-	r.processSafely(item, workerID)
+	next.held = stop
+	r.processSafely(item, next)
 }
 
 // processSafely keeps a runtime bug (a panic outside orchestration code,
 // which the coroutine already contains) from killing the process: the batch
 // is abandoned and counts as an attempt, so a persistent bug ends in poison.
-func (r *Runtime) processSafely(item *duroxide.OrchestrationItem, workerID string) {
+func (r *Runtime) processSafely(item *duroxide.OrchestrationItem, next *handoff[duroxide.OrchestrationItem]) {
 	defer r.opts.Observer.StartTurn(TurnInfo{Instance: item.Instance, Orchestration: item.OrchestrationName,
 		ExecutionID: item.ExecutionID, Attempt: item.AttemptCount, LockToken: item.LockToken})()
 	defer func() {
@@ -65,7 +74,7 @@ func (r *Runtime) processSafely(item *duroxide.OrchestrationItem, workerID strin
 			r.abandonOrchestration(item.LockToken, time.Second, false)
 		}
 	}()
-	r.processOrchestrationItem(item, workerID)
+	r.processOrchestrationItem(item, next)
 }
 
 // pinnedVersion is the duroxide version that wrote the execution's start.
@@ -83,8 +92,9 @@ func pinnedVersion(h []duroxide.Event) *semver.Version {
 }
 
 // processOrchestrationItem handles one fetched batch (duroxide's
-// process_orchestration_item).
-func (r *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, workerID string) {
+// process_orchestration_item). Its final ack may fetch the slot's next item
+// into next (nil: it may not).
+func (r *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, next *handoff[duroxide.OrchestrationItem]) {
 	if pinned := pinnedVersion(item.History); pinned != nil && !r.support.Contains(pinned) {
 		// The provider's capability filter should not have handed this out;
 		// a runtime-side check keeps a lenient provider from corrupting it.
@@ -112,7 +122,7 @@ func (r *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, wor
 		b.name, b.version = item.OrchestrationName, item.Version
 	}
 	if hi.completed || hi.failed || (hi.continuedAsNew && !b.continueAsNew) {
-		r.ack(item, duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID})
+		r.ackTurn(item, duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID}, next)
 		return
 	}
 	t := &turnOutput{executionID: item.ExecutionID, history: item.History}
@@ -128,7 +138,7 @@ func (r *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, wor
 		r.runExecution(item.Instance, t, b, ver, fn, item.KVSnapshot)
 	}
 	commit := r.buildCommit(item, t)
-	r.ack(item, commit)
+	r.ackTurn(item, commit, next)
 }
 
 // buildCommit adds metadata and, for a terminal turn, cancels the
@@ -204,6 +214,29 @@ func executionMetadata(delta []duroxide.Event) duroxide.ExecutionMetadata {
 		}
 	}
 	return m
+}
+
+// ackTurn commits a finished turn. When the provider can, the options let
+// it and the slot is running, the same call fetches the slot's next instance into next;
+// otherwise, and whenever that call fails without its ack applied, the
+// plain ack with its retries decides (see ackfetch.go for why).
+func (r *Runtime) ackTurn(item *duroxide.OrchestrationItem, commit duroxide.OrchestrationCommit, next *handoff[duroxide.OrchestrationItem]) {
+	af, ok := r.p.(duroxide.OrchestrationAckFetcher)
+	if !ok || !r.opts.OrchestratorAckFetch || !next.open(r) {
+		r.ack(item, commit)
+		return
+	}
+	next.release()
+	got, err := af.AckOrchestrationItemAndFetch(r.ctx, item.LockToken, commit,
+		r.opts.OrchestratorLockTimeout, r.opts.LongPollTimeout, &r.filter)
+	if next.keep(got, err) {
+		return
+	}
+	if isLockLost(err) {
+		r.opts.Logger.Warn("durable: turn dropped", "instance", item.Instance, "error", err)
+		return
+	}
+	r.ack(item, commit)
 }
 
 // ack commits a turn, retrying transient errors (10ms doubling, 5 times),

@@ -34,7 +34,7 @@ func RunTurn(reg *Registry, item duroxide.OrchestrationItem, opts Options) (Turn
 	defer r.stop()
 	defer r.abort()
 	r.id = "runturn"
-	r.processOrchestrationItem(&item, "orch-runturn")
+	r.processOrchestrationItem(&item, nil)
 	return rec.outcome, nil
 }
 

@@ -50,6 +50,14 @@ func (s *sessionTracker) room(max int) (ok bool, freed <-chan struct{}) {
 	return len(s.active) < max, s.freed
 }
 
+// releaser returns a remove of one activity of session id that takes
+// effect once however often it is called, so a worker can release the
+// session before its ack and again, harmlessly, when the item is done.
+func (s *sessionTracker) releaser(id string) func() {
+	var once sync.Once
+	return func() { once.Do(func() { s.remove(id) }) }
+}
+
 // sessionManager renews this runtime's session leases and sweeps orphaned
 // sessions until the runtime stops.
 func (r *Runtime) sessionManager() {

@@ -36,3 +36,21 @@ func TestSessionTrackerCap(t *testing.T) {
 		t.Error("no room after the running session ended")
 	}
 }
+
+// TestSessionTrackerReleaserActsOnce checks that a worker releasing its
+// session before the ack and again when the item is done counts it once.
+func TestSessionTrackerReleaserActsOnce(t *testing.T) {
+	s := newSessionTracker()
+	s.admit("A", 1)
+	s.admit("A", 1)
+	release := s.releaser("A")
+	release()
+	release()
+	if ok, _ := s.room(1); ok {
+		t.Error("session A freed after one of its two activities was released twice")
+	}
+	s.releaser("A")()
+	if ok, _ := s.room(1); !ok {
+		t.Error("session A still counted after both activities were released")
+	}
+}

@@ -8,20 +8,34 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
+// workSlot is one activity worker goroutine's identity and handoff.
+type workSlot struct {
+	id    string // in logs and ActivityContext.WorkerID
+	owner string // the session owner the slot claims sessions as
+	next  handoff[duroxide.LockedWorkItem]
+}
+
 // workerLoop is one activity worker goroutine. Without a WorkerNodeID the
 // slot claims sessions as its own owner, so a session is pinned to one slot
 // and its activities run one at a time; a node id makes every slot one owner
 // that survives restarts.
 func (r *Runtime) workerLoop(n int) {
-	workerID, owner := r.workerSlotID(n), r.slotSessionOwner(n)
+	s := &workSlot{id: r.workerSlotID(n), owner: r.slotSessionOwner(n)}
 	dispatch(r, func() (*duroxide.LockedWorkItem, error) {
 		room, freed := r.sessions.room(r.opts.MaxSessionsPerRuntime)
 		if !room {
 			return r.fetchSessionless(freed)
 		}
-		session := &duroxide.SessionFetchConfig{OwnerID: owner, LockTimeout: r.opts.SessionLockTimeout}
-		return r.p.FetchWorkItem(r.ctx, r.opts.WorkerLockTimeout, r.opts.LongPollTimeout, session, r.opts.WorkerTagFilter)
-	}, func(locked *duroxide.LockedWorkItem) { r.handleWorkItem(locked, workerID) })
+		return r.p.FetchWorkItem(r.ctx, r.opts.WorkerLockTimeout, r.opts.LongPollTimeout, r.sessionFetch(s.owner), r.opts.WorkerTagFilter)
+	}, func(locked *duroxide.LockedWorkItem, next *handoff[duroxide.LockedWorkItem]) {
+		r.handleWorkItem(locked, s, next)
+	})
+}
+
+// sessionFetch is the session part of a worker slot's fetch while the
+// runtime has room for another session.
+func (r *Runtime) sessionFetch(owner string) *duroxide.SessionFetchConfig {
+	return &duroxide.SessionFetchConfig{OwnerID: owner, LockTimeout: r.opts.SessionLockTimeout}
 }
 
 // fetchSessionless fetches only session-less work, as a slot must while the
@@ -76,7 +90,9 @@ func (r *Runtime) sessionOwners() []string {
 	return owners
 }
 
-func (r *Runtime) handleWorkItem(locked *duroxide.LockedWorkItem, workerID string) {
+// handleWorkItem runs one fetched item; its completion's ack may fetch the
+// slot's next item into next.
+func (r *Runtime) handleWorkItem(locked *duroxide.LockedWorkItem, s *workSlot, next *handoff[duroxide.LockedWorkItem]) {
 	item, ok := locked.Item.(duroxide.ActivityExecute)
 	if !ok {
 		r.opts.Logger.Error("durable: worker queue returned a non-activity item", "type", fmt.Sprintf("%T", locked.Item))
@@ -85,10 +101,12 @@ func (r *Runtime) handleWorkItem(locked *duroxide.LockedWorkItem, workerID strin
 	}
 	if item.SessionID != nil {
 		if !r.sessions.admit(*item.SessionID, r.opts.MaxSessionsPerRuntime) {
-			r.deferOverCap(locked.LockToken, *item.SessionID, workerID)
+			r.deferOverCap(locked.LockToken, *item.SessionID, s.id)
 			return
 		}
-		defer r.sessions.remove(*item.SessionID)
+		release := r.sessions.releaser(*item.SessionID)
+		defer release()
+		next.held = release
 	}
 	if locked.AttemptCount > r.opts.MaxAttempts {
 		r.poisonActivity(locked, item)
@@ -101,7 +119,7 @@ func (r *Runtime) handleWorkItem(locked *duroxide.LockedWorkItem, workerID strin
 		_ = r.p.AbandonWorkItem(r.work, locked.LockToken, d, false)
 		return
 	}
-	r.executeActivity(locked, item, fn, workerID)
+	r.executeActivity(locked, item, fn, s, next)
 }
 
 // deferOverCap hands back a session item fetched while the runtime was
@@ -128,7 +146,8 @@ type activityResult struct {
 // executeActivity runs fn while a goroutine renews the lock; a failed
 // renewal means the orchestration no longer wants the result (cancelled, or
 // the lock was stolen), so the activity's context is cancelled.
-func (r *Runtime) executeActivity(locked *duroxide.LockedWorkItem, item duroxide.ActivityExecute, fn ActivityFunc, workerID string) {
+func (r *Runtime) executeActivity(locked *duroxide.LockedWorkItem, item duroxide.ActivityExecute, fn ActivityFunc,
+	s *workSlot, next *handoff[duroxide.LockedWorkItem]) {
 	octx, endObserved := r.opts.Observer.StartActivity(r.work, ActivityInfo{Instance: item.Instance, ExecutionID: item.ExecutionID,
 		Name: item.Name, ActivityID: item.ID, Attempt: locked.AttemptCount, LockToken: locked.LockToken})
 	defer endObserved()
@@ -142,7 +161,7 @@ func (r *Runtime) executeActivity(locked *duroxide.LockedWorkItem, item duroxide
 		func(error) { close(lost); cancel() })
 	defer stopRenew()
 
-	ac := r.activityContext(actx, item, workerID)
+	ac := r.activityContext(actx, item, s.id)
 	done := make(chan activityResult, 1)
 	go func() { done <- runActivity(fn, ac, item.Input) }()
 	select {
@@ -154,7 +173,7 @@ func (r *Runtime) executeActivity(locked *duroxide.LockedWorkItem, item duroxide
 			r.releaseActivity(locked.LockToken)
 			return
 		}
-		r.completeActivity(locked, item, res)
+		r.completeActivity(locked, item, res, s.owner, next)
 	case <-lost:
 		r.opts.Logger.Debug("durable: activity cancelled", "activity", item.Name, "instance", item.Instance, "id", item.ID)
 		r.awaitGrace(done)
@@ -216,18 +235,50 @@ func (r *Runtime) describeInstance(ctx context.Context, instance string) (string
 
 // completeActivity acks with the completion. A lost lock means the result
 // is no longer wanted; other failures abandon so the activity runs again.
-func (r *Runtime) completeActivity(locked *duroxide.LockedWorkItem, item duroxide.ActivityExecute, res activityResult) {
+func (r *Runtime) completeActivity(locked *duroxide.LockedWorkItem, item duroxide.ActivityExecute, res activityResult,
+	owner string, next *handoff[duroxide.LockedWorkItem]) {
 	var completion duroxide.WorkItem = duroxide.ActivityCompleted{Instance: item.Instance, ExecutionID: item.ExecutionID, ID: item.ID, Result: res.out}
 	if res.err != nil {
 		completion = duroxide.ActivityFailed{Instance: item.Instance, ExecutionID: item.ExecutionID, ID: item.ID,
 			Details: duroxide.ApplicationFailure(res.err.Error())}
 	}
-	err := r.p.AckWorkItem(r.work, locked.LockToken, completion)
+	err := r.ackActivity(locked.LockToken, completion, owner, next)
 	if err == nil || isLockLost(err) {
 		return
 	}
 	r.opts.Logger.Warn("durable: activity ack failed, abandoning", "activity", item.Name, "error", err)
 	_ = r.p.AbandonWorkItem(r.work, locked.LockToken, 100*time.Millisecond, false)
+}
+
+// ackActivity acks a finished activity and, when the provider can and the
+// slot is running, fetches the slot's next item into next in the same call.
+// The activity's session stops counting first, so the fetch half sees the
+// cap exactly as the slot's plain fetch after the ack would; at the cap the
+// ack is plain, so the slot's next fetch is the session-less one that wakes
+// when a session ends. The error is the ack's, for the caller's plain-ack
+// handling; see ackfetch.go for the fallbacks.
+func (r *Runtime) ackActivity(token string, completion duroxide.WorkItem, owner string,
+	next *handoff[duroxide.LockedWorkItem]) error {
+	af, ok := r.p.(duroxide.WorkAckFetcher)
+	if !ok || !next.open(r) {
+		return r.p.AckWorkItem(r.work, token, completion)
+	}
+	next.release()
+	if room, _ := r.sessions.room(r.opts.MaxSessionsPerRuntime); !room {
+		return r.p.AckWorkItem(r.work, token, completion)
+	}
+	got, err := af.AckWorkItemAndFetch(r.ctx, token, completion, r.opts.WorkerLockTimeout, r.opts.LongPollTimeout,
+		r.sessionFetch(owner), r.opts.WorkerTagFilter)
+	if next.keep(got, err) {
+		return nil
+	}
+	if !isLockLost(err) && duroxide.IsRetryable(err) && r.ctx.Err() != nil {
+		// Shutdown began while the call was in flight, which cancels it
+		// before or after the ack: the plain ack, on the context that
+		// outlives the stop, settles which (a lost lock if it applied).
+		return r.p.AckWorkItem(r.work, token, completion)
+	}
+	return err
 }
 
 func (r *Runtime) poisonActivity(locked *duroxide.LockedWorkItem, item duroxide.ActivityExecute) {

@@ -41,6 +41,7 @@ type Env struct {
 	Redis *miniredis.Miniredis
 
 	t      testing.TB
+	plain  bool // runtimes get the provider without ack-and-fetch
 	rdb    redis.UniversalClient
 	mu     sync.Mutex
 	offset time.Duration
@@ -54,6 +55,7 @@ type Option func(*config)
 type config struct {
 	opts    durable.Options
 	wrap    func(duroxide.Provider) duroxide.Provider
+	plain   bool // hide the provider's ack-and-fetch calls
 	backend Backend
 }
 
@@ -74,7 +76,7 @@ func WithProviderWrapper(wrap func(duroxide.Provider) duroxide.Provider) Option 
 // for 100ms so shutdown is quick.
 func Start(t testing.TB, reg *durable.Registry, options ...Option) *Env {
 	t.Helper()
-	cfg := config{opts: durable.Options{LongPollTimeout: 100 * time.Millisecond}, backend: Miniredis()}
+	cfg := config{opts: durable.Options{LongPollTimeout: 100 * time.Millisecond}, backend: Miniredis(), plain: ackFetchOff()}
 	for _, o := range options {
 		o(&cfg)
 	}
@@ -92,12 +94,8 @@ func Start(t testing.TB, reg *durable.Registry, options ...Option) *Env {
 		_ = e.rdb.Close()
 		t.Fatalf("durabletest: provider on %s: %v", cfg.backend.Name, err)
 	}
-	e.Provider = p
-	var rp duroxide.Provider = p
-	if cfg.wrap != nil {
-		rp = cfg.wrap(p)
-	}
-	e.Runtime = e.newRuntime(rp, reg, cfg.opts)
+	e.Provider, e.plain = p, cfg.plain
+	e.Runtime = e.newRuntime(cfg.runtimeProvider(p), reg, cfg.opts)
 	e.Client = e.Runtime.Client()
 	t.Cleanup(func() { e.close(t) })
 	return e
@@ -108,7 +106,11 @@ func Start(t testing.TB, reg *durable.Registry, options ...Option) *Env {
 // before the Env's own runtime.
 func (e *Env) NewRuntime(t testing.TB, reg *durable.Registry, opts durable.Options) *durable.Runtime {
 	t.Helper()
-	rt := e.newRuntime(e.Provider, reg, opts)
+	var p duroxide.Provider = e.Provider
+	if e.plain {
+		p = PlainProvider{p}
+	}
+	rt := e.newRuntime(p, reg, opts)
 	t.Cleanup(func() { shutdown(t, rt) })
 	return rt
 }
