@@ -108,7 +108,7 @@ func fanOutEnv(t *testing.T, c *ackCounter, runs *counts, opts ...durabletest.Op
 }
 
 // ackFetchOptions turn on the orchestrator's ack-and-fetch, which is opt-in.
-var ackFetchOptions = durable.Options{LongPollTimeout: 100 * time.Millisecond, OrchestratorAckFetch: true}
+var ackFetchOptions = durable.Options{LongPollTimeout: 100 * time.Millisecond}
 
 // runFans starts n fan-out instances and waits for each to complete.
 func runFans(t *testing.T, env *durabletest.Env, n int) {

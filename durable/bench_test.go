@@ -51,8 +51,7 @@ func BenchmarkFanOut5Redis(b *testing.B) {
 	})
 }
 
-var benchOptions = durable.Options{LongPollTimeout: 100 * time.Millisecond, OrchestrationConcurrency: 4, WorkerConcurrency: 8,
-	OrchestratorAckFetch: true}
+var benchOptions = durable.Options{LongPollTimeout: 100 * time.Millisecond, OrchestrationConcurrency: 4, WorkerConcurrency: 8}
 
 func fanOutRegistry() *durable.Registry {
 	reg := durable.NewRegistry()

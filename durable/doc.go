@@ -27,8 +27,8 @@
 //     fetched more than Options.MaxAttempts times, runs session-affine
 //     activities, and Shutdown stops it within a deadline. With a provider
 //     that has the optional ack-and-fetch calls, a worker acks an activity
-//     and fetches its next in one call (orchestration dispatchers too, with
-//     Options.OrchestratorAckFetch).
+//     and fetches its next in one call, and so does an orchestration
+//     dispatcher with a turn (Options.DisableAckFetch turns both off).
 //   - Client: start (idempotent), raise events, enqueue queue messages,
 //     cancel (cascading to children), status, waits, KV reads and the
 //     provider's management calls.

@@ -76,14 +76,12 @@ type Options struct {
 	// process restarts).
 	WorkerNodeID string
 
-	// OrchestratorAckFetch lets orchestration dispatchers commit a turn and
-	// fetch their next instance in one call when the provider implements
-	// duroxide.OrchestrationAckFetcher (workers always use
-	// duroxide.WorkAckFetcher when it is there). Off by default for now: the
-	// Redis provider's combined call does not tell its long-poll waiter when
-	// the work it just committed becomes due, so a timer created by the
-	// acked turn can be seen up to 10s late (the waiter's refresh period).
-	OrchestratorAckFetch bool
+	// DisableAckFetch makes both dispatchers ack and fetch in separate calls
+	// even when the provider implements duroxide.OrchestrationAckFetcher and
+	// duroxide.WorkAckFetcher. By default a finished turn or activity is
+	// acked and the slot's next unit fetched in one call: one round trip
+	// fewer per unit.
+	DisableAckFetch bool
 
 	// Logger receives the runtime's own logs and, through
 	// OrchestrationContext.Logger and ActivityContext.Logger, user logs

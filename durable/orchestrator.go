@@ -222,7 +222,7 @@ func executionMetadata(delta []duroxide.Event) duroxide.ExecutionMetadata {
 // plain ack with its retries decides (see ackfetch.go for why).
 func (r *Runtime) ackTurn(item *duroxide.OrchestrationItem, commit duroxide.OrchestrationCommit, next *handoff[duroxide.OrchestrationItem]) {
 	af, ok := r.p.(duroxide.OrchestrationAckFetcher)
-	if !ok || !r.opts.OrchestratorAckFetch || !next.open(r) {
+	if !ok || r.opts.DisableAckFetch || !next.open(r) {
 		r.ack(item, commit)
 		return
 	}

@@ -260,7 +260,7 @@ func (r *Runtime) completeActivity(locked *duroxide.LockedWorkItem, item duroxid
 func (r *Runtime) ackActivity(token string, completion duroxide.WorkItem, owner string,
 	next *handoff[duroxide.LockedWorkItem]) error {
 	af, ok := r.p.(duroxide.WorkAckFetcher)
-	if !ok || !next.open(r) {
+	if !ok || r.opts.DisableAckFetch || !next.open(r) {
 		return r.p.AckWorkItem(r.work, token, completion)
 	}
 	next.release()

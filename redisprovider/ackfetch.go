@@ -49,7 +49,7 @@ func (p *Provider) AckWorkItemAndFetch(ctx context.Context, lockToken string, co
 		return item, true, err
 	}
 	return ackThenFetch(ctx, pollTimeout, once, func(ctx context.Context, rest time.Duration) (*duroxide.LockedWorkItem, error) {
-		return p.FetchWorkItem(ctx, lockTimeout, rest, session, tags)
+		return p.fetchWork(ctx, lockTimeout, rest, session, tags, true)
 	})
 }
 
@@ -82,12 +82,14 @@ func (p *Provider) AckOrchestrationItemAndFetch(ctx context.Context, lockToken s
 		return item, true, err
 	}
 	return ackThenFetch(ctx, pollTimeout, once, func(ctx context.Context, rest time.Duration) (*duroxide.OrchestrationItem, error) {
-		return p.FetchOrchestrationItem(ctx, lockTimeout, rest, filter)
+		return p.fetchOrchestration(ctx, lockTimeout, rest, filter, true)
 	})
 }
 
 // ackThenFetch runs an ack-and-fetch: once, which reports whether the ack
-// applied; then, if it found nothing, fetch for what is left of pollTimeout.
+// applied; then, if it found nothing, fetch for what is left of pollTimeout,
+// whose first round always runs its script (the waiter never saw once's
+// rerun time, e.g. of a timer the acked turn created).
 // Every error after an applied ack is wrapped in a FetchAfterAckError.
 func ackThenFetch[T any](ctx context.Context, pollTimeout time.Duration,
 	once func(ctx context.Context) (item *T, acked bool, err error),

@@ -24,13 +24,13 @@ const (
 // fetchLoop polls once until it returns an item, pollTimeout passes or ctx
 // ends. No wake keys means the caller's filter accepts nothing: it waits out
 // the poll without asking Redis.
-func fetchLoop[T any](ctx context.Context, p *Provider, op string, keys []string, pollTimeout time.Duration,
+func fetchLoop[T any](ctx context.Context, p *Provider, op string, keys []string, pollTimeout time.Duration, runFirst bool,
 	once func(ctx context.Context) (*T, time.Duration, error)) (*T, error) {
 	if len(keys) == 0 {
 		return nil, fail(op, p.sleep(ctx, pollTimeout))
 	}
 	var item *T
-	err := p.poll(ctx, keys, pollTimeout, func(ctx context.Context) (bool, time.Duration, error) {
+	err := p.poll(ctx, keys, pollTimeout, runFirst, func(ctx context.Context) (bool, time.Duration, error) {
 		var due time.Duration
 		var err error
 		item, due, err = once(ctx)

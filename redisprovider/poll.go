@@ -61,8 +61,11 @@ const (
 type tryFunc func(ctx context.Context) (found bool, due time.Duration, err error)
 
 // poll runs try until it finds work, pollTimeout passes or ctx ends. With a
-// zero pollTimeout it runs try exactly once.
-func (p *Provider) poll(ctx context.Context, keys []string, pollTimeout time.Duration, try tryFunc) error {
+// zero pollTimeout it runs try exactly once. runFirst makes the first round
+// run try even when the waiter knows nothing changed: the caller changed the
+// state itself (the ack of an ack-and-fetch, whose reply's rerun time the
+// waiter never saw).
+func (p *Provider) poll(ctx context.Context, keys []string, pollTimeout time.Duration, runFirst bool, try tryFunc) error {
 	if pollTimeout <= 0 {
 		_, _, err := try(ctx)
 		return err
@@ -74,6 +77,7 @@ func (p *Provider) poll(ctx context.Context, keys []string, pollTimeout time.Dur
 	defer func() { p.waits.leave(w, woken) }()
 	for {
 		epoch, fresh := w.begin()
+		fresh, runFirst = fresh && !runFirst, false
 		if fresh {
 			woken = false // another fetcher's script already answered it
 		} else {
