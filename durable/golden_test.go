@@ -14,12 +14,11 @@ import (
 	"time"
 
 	"github.com/Masterminds/semver/v3"
-	"github.com/alicebob/miniredis/v2"
 	"github.com/duroxide-go/duroxide-redis/durable"
+	"github.com/duroxide-go/duroxide-redis/durable/durabletest"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 	"github.com/duroxide-go/duroxide-redis/redisprovider"
 	"github.com/google/uuid"
-	"github.com/redis/go-redis/v9"
 )
 
 // The golden tests run, on the Go runtime, the orchestrations whose histories
@@ -653,27 +652,13 @@ func (h *harness) awaitEvents(instance string, exec uint64, n int) []duroxide.Ev
 	}
 }
 
-// newTestProvider returns a Redis provider in a namespace of its own: on the Redis at
-// DUROXIDE_REDIS_URL or the Cluster at DUROXIDE_REDIS_CLUSTER when set, otherwise on
-// an embedded miniredis.
+// newTestProvider returns a Redis provider in a namespace of its own on the
+// last of durabletest's backends: the Cluster at DUROXIDE_REDIS_CLUSTER, else
+// the Redis at DUROXIDE_REDIS_URL, else an embedded miniredis.
 func newTestProvider(t *testing.T) *redisprovider.Provider {
 	t.Helper()
-	var client redis.UniversalClient
-	switch url, cluster := os.Getenv("DUROXIDE_REDIS_URL"), os.Getenv("DUROXIDE_REDIS_CLUSTER"); {
-	case cluster != "":
-		client = redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(cluster, ","), MaxRetries: -1, ContextTimeoutEnabled: true})
-	case url != "":
-		opts, err := redis.ParseURL(url)
-		if err != nil {
-			t.Fatalf("DUROXIDE_REDIS_URL: %v", err)
-		}
-		opts.MaxRetries, opts.ContextTimeoutEnabled = -1, true
-		client = redis.NewClient(opts)
-	default:
-		m := miniredis.RunT(t)
-		client = redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
-	}
-	t.Cleanup(func() { _ = client.Close() })
+	backends := durabletest.Backends(t)
+	client := backends[len(backends)-1].Client(t)
 	p, err := redisprovider.New(context.Background(), redisprovider.Options{Client: client, Namespace: "golden-" + uuid.NewString()})
 	if err != nil {
 		t.Fatalf("redisprovider.New: %v", err)

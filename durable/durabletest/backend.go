@@ -45,6 +45,17 @@ func Miniredis() Backend {
 	}}
 }
 
+// Client connects to the backend (a new server, for Miniredis) with the
+// options the provider wants (no command retries: a retried script whose
+// reply was lost could apply twice), closed when the test ends. For tests
+// that build their own provider.
+func (b Backend) Client(t testing.TB) redis.UniversalClient {
+	t.Helper()
+	rdb, _ := b.connect(t)
+	t.Cleanup(func() { _ = rdb.Close() })
+	return rdb
+}
+
 // Backends is Miniredis, plus the Redis at $DUROXIDE_REDIS_URL and the
 // Cluster at $DUROXIDE_REDIS_CLUSTER when they are set. A malformed URL
 // fails the test rather than silently testing less.
@@ -56,6 +67,7 @@ func Backends(t testing.TB) []Backend {
 		if err != nil {
 			t.Fatalf("durabletest: %s=%q: %v", EnvRedisURL, url, err)
 		}
+		opts.MaxRetries, opts.ContextTimeoutEnabled = -1, true
 		out = append(out, Backend{Name: "redis", connect: func(testing.TB) (redis.UniversalClient, *miniredis.Miniredis) {
 			o := *opts
 			return redis.NewClient(&o), nil
@@ -64,7 +76,7 @@ func Backends(t testing.TB) []Backend {
 	if addrs := os.Getenv(EnvRedisCluster); addrs != "" {
 		nodes := strings.Split(addrs, ",")
 		out = append(out, Backend{Name: "cluster", connect: func(testing.TB) (redis.UniversalClient, *miniredis.Miniredis) {
-			return redis.NewClusterClient(&redis.ClusterOptions{Addrs: nodes}), nil
+			return redis.NewClusterClient(&redis.ClusterOptions{Addrs: nodes, MaxRetries: -1, ContextTimeoutEnabled: true}), nil
 		}})
 	}
 	return out
