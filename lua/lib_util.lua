@@ -92,7 +92,11 @@ end
 -- becomes eligible at time t. wakedue holds, per key, the latest time a
 -- fetcher blocked on it will wake by itself: when that is no later than t
 -- (or past, or nobody waits) the fetchers see the new item in time anyway.
+-- No blocked fetcher sleeps past now + U.REFRESH (U.idle), so a later t
+-- needs no read: a lock taken for longer than that, the usual case, arms
+-- nothing.
 function U.due(key, t, now)
+  if t >= now + U.REFRESH then return end
   local wake = redis.call('ZSCORE', K.wakedue(), key)
   if wake and tonumber(wake) > now and tonumber(wake) > t then U.ready(key) end
 end
