@@ -60,6 +60,8 @@ var families = []family{
 	{"seq", "seq", nil, "STRING: sequence of orchestrator messages and worker items (enqueue order)"},
 	{"stats", "stats", nil, "HASH: counters (unlocked queue items, executions, events) read by metrics"},
 	{"wakedue", "wakedue", nil, "ZSET: wake key -> earliest time a blocked waiter on it is known to wake"},
+	{"ogate", "ogate", nil, "STRING: lower bound of the earliest score in olocked, odelay and ofut ('n': none), see U.gate"},
+	{"wgate", "wgate", nil, "STRING: lower bound of the earliest score in wlocked, wdelay and slive ('n': none), see U.gate"},
 
 	// instances and executions
 	{"inst", "i", []partKind{str}, "HASH: instance record (name, version, current execution, parent, custom status, ...)"},
@@ -87,6 +89,7 @@ var families = []family{
 	{"wlocked", "wlck", nil, "ZSET: locked worker items (seq -> locked until)"},
 	{"wdelay", "wdly", nil, "ZSET: abandoned worker items waiting out a delay (seq -> visible at)"},
 	{"wq", "wq", []partKind{str}, "ZSET: ready items without session of one tag queue (seq -> seq)"},
+	{"wqueues", "wqs", nil, "SET: tag queues that have held a ready item without session"},
 	{"wact", "wa", []partKind{str}, "ZSET: worker items of an instance, members '<execution>:<activity>:<seq>'"},
 	{"wwake", "ww", []partKind{str}, "ZSET: wake-up marker for fetchers of one tag queue"},
 
@@ -170,6 +173,15 @@ func (k Keys) Stats() string { return k.build("stats") }
 // WakeDue names the index of wake keys to the time a waiter on them wakes.
 func (k Keys) WakeDue() string { return k.build("wakedue") }
 
+// OrchGate names the orchestrator queue's maintenance gate: a lower bound of
+// the earliest lock expiry or due time, so a fetch reads those sets only
+// when something in them may be due.
+func (k Keys) OrchGate() string { return k.build("ogate") }
+
+// WorkGate names the worker queue's maintenance gate (see OrchGate), over
+// item locks, delayed items and session locks.
+func (k Keys) WorkGate() string { return k.build("wgate") }
+
 // Instance names the record of an instance.
 func (k Keys) Instance(instance string) string { return k.build("i", instance) }
 
@@ -237,6 +249,10 @@ func (k Keys) WorkDelayed() string { return k.build("wdly") }
 
 // WorkQueue names the ready items without session of one tag queue.
 func (k Keys) WorkQueue(queue string) string { return k.build("wq", queue) }
+
+// WorkQueues names the set of tag queues that have held a ready item without
+// session: what an any-tag fetch and the queue depths read.
+func (k Keys) WorkQueues() string { return k.build("wqs") }
 
 // WorkActivities names the worker items of an instance (for cancellation and
 // deletion).

@@ -137,9 +137,50 @@ function U.count(field, delta)
   if delta ~= 0 then redis.call('HINCRBY', K.stats(), field, delta) end
 end
 
--- reset starts the next U.arg() at ARGV's first value. A function library
--- keeps its chunk's locals from call to call, argi included, so each of its
--- functions resets it first; a script gets a fresh chunk per call.
+-- Maintenance gates. The sorted sets scored by when something becomes due
+-- (locks, delays, session leases, future messages) would cost every fetch a
+-- range read each. A gate key holds a lower bound of their earliest score:
+-- every insert below it lowers it, and the maintenance that passes it
+-- reads the sets and stores their exact minimum ('n' when they are empty).
+-- Removals leave it: a bound too low costs one maintenance pass, never a
+-- missed expiry. An absent gate (data written before gates) reads as due.
+local gates = {} -- this call's reads: gate key -> bound (math.huge: none)
+
+-- gate returns the bound of gate key (0 when unknown).
+function U.gate(key)
+  local g = gates[key]
+  if g == nil then
+    local v = redis.call('GET', key)
+    if v == 'n' then g = math.huge else g = tonumber(v) or 0 end
+    gates[key] = g
+  end
+  return g
+end
+
+-- schedule adds member to the gated set with score t.
+function U.schedule(key, set, t, member)
+  redis.call('ZADD', set, t, member)
+  if t < U.gate(key) then
+    redis.call('SET', key, U.id(t))
+    gates[key] = t
+  end
+end
+
+-- settle stores the exact earliest score of the gate's sets, after
+-- maintenance removed what was due; returns it (false: none).
+function U.settle(key, sets)
+  local low = false
+  for _, set in ipairs(sets) do low = U.minof(low, U.first(set)) end
+  redis.call('SET', key, low and U.id(low) or 'n')
+  gates[key] = low or math.huge
+  return low
+end
+
+-- reset starts the next U.arg() at ARGV's first value and forgets the
+-- gates read. A function library keeps its chunk's locals from call to
+-- call, so each of its functions resets them first; a script gets a fresh
+-- chunk per call.
 function U.reset()
   argi = 0
+  gates = {}
 end
