@@ -4,9 +4,9 @@
 -- claimable sessions, and taking one claims (or extends) the session.
 --
 -- KEYS[1]  namespace prefix
--- ARGV     token, lock ms, session routing ('0'|'1'), owner, session lock ms,
+-- ARGV     nonce (the client's half of the lock token), lock ms, session routing ('0'|'1'), owner, session lock ms,
 --          n queues, then n x queue ('d', 't:<tag>' or '*' for any)
--- Reply    {1, json, token, attempts, now, when to run again (ms) or nil}
+-- Reply    {1, json, lock token ('<seq>:<nonce>'), attempts, now, when to run again (ms) or nil}
 --       or {0, now, when to run again (ms)}
 -- A fetch that takes the last eligible item also answers when to run again,
 -- so the caller's next fetch can wait without asking first.

@@ -111,7 +111,7 @@ function S.claim(sid, owner, lock_ms, now)
   local untl = now + lock_ms
   redis.call('HSET', sk, 'o', owner, 'u', untl, 'l', now)
   redis.call('SADD', K.sowner(owner), sid)
-  redis.call('ZADD', K.slive(), untl, sid)
+  U.schedule(K.wgate(), K.slive(), untl, sid)
   redis.call('ZREM', K.sidle(), sid)
   redis.call('SREM', K.sorphan(), sid)
 end
@@ -151,7 +151,7 @@ function S.renew(owner, extend_ms, idle_ms, now)
     elseif tonumber(r[2]) > now and tonumber(r[3]) + idle_ms > now then
       local untl = now + extend_ms
       redis.call('HSET', K.sess(sid), 'u', untl)
-      redis.call('ZADD', K.slive(), untl, sid)
+      U.schedule(K.wgate(), K.slive(), untl, sid)
       n = n + 1
     end
   end

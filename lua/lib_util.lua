@@ -79,13 +79,19 @@ end
 -- longest it can oversleep a due time nobody announced is bounded.
 U.REFRESH = 10000
 
--- ready sets the wake-up marker of key: fetchers blocked on it have work they
--- can take now. One member, so markers never pile up; its expiry is set when
--- it is created.
+-- mark sets member ('w' ready, 'd' due) of the wake-up marker key and
+-- reports whether it was new. Two members at most, so markers never pile
+-- up; the key's expiry is set when a member is created.
+local function mark(key, member)
+  if redis.call('ZADD', key, 0, member) == 0 then return false end
+  redis.call('PEXPIRE', key, U.WAKE_TTL)
+  return true
+end
+
+-- ready tells the fetchers blocked on key that they have work they can take
+-- now; it reports whether no such news was pending (the marker is new).
 function U.ready(key)
-  if redis.call('ZADD', key, 0, 'w') == 1 then
-    redis.call('PEXPIRE', key, U.WAKE_TTL)
-  end
+  return mark(key, 'w')
 end
 
 -- due tells the fetchers blocked on key that something they could take
@@ -98,15 +104,16 @@ end
 function U.due(key, t, now)
   if t >= now + U.REFRESH then return end
   local wake = redis.call('ZSCORE', K.wakedue(), key)
-  if wake and tonumber(wake) > now and tonumber(wake) > t then U.ready(key) end
+  if wake and tonumber(wake) > now and tonumber(wake) > t then mark(key, 'd') end
 end
 
 -- idle records that a fetcher blocked on key found nothing to take; it will
 -- run its script again at the returned time: when the next work is due
--- (nextdue, or false for none), after U.REFRESH at the latest. The marker it
--- consumed is removed: no work of its class is eligible now.
+-- (nextdue, or false for none), after U.REFRESH at the latest. The markers
+-- are removed: no work of its class is eligible now, and its wake time
+-- counts every due time.
 function U.idle(key, nextdue, now)
-  redis.call('ZREM', key, 'w')
+  redis.call('ZREM', key, 'w', 'd')
   local wake = now + U.REFRESH
   if nextdue and nextdue < wake then wake = nextdue end
   local latest = redis.call('ZSCORE', K.wakedue(), key)

@@ -6,10 +6,16 @@
 -- st ('r' ready, 'd' delayed, 'l' locked) and, while locked, k (token) and
 -- u (locked until).
 --
--- A ready item without session sits in wq:<q> and wq:* (score = seq, so each
--- queue is FIFO and an AnyTag fetch reads one queue). A ready session item
--- sits in its session's queues sq:<q>:<sid> and sq:*:<sid>, which are indexed
--- by their first item (see lib_sess).
+-- A ready item without session sits in wq:<q> (score = seq, so each queue
+-- is FIFO); wqs lists the queues, which an AnyTag fetch reads one by one
+-- (there are few, and no index is written twice per item for them). A ready
+-- session item sits in its session's queues sq:<q>:<sid> and sq:*:<sid>,
+-- which are indexed by their first item (see lib_sess).
+--
+-- The lock token of an item is '<seq>:<nonce>', the nonce chosen by the
+-- fetching client: an ack finds the item without a lookup. wtoks maps the
+-- nonce alone to the seq, for a client whose fetch reply was lost: it knows
+-- only the nonce, and gives the lock back by it.
 
 -- The batch of expired locks and due items one call of maintenance handles.
 W.MAINTAIN_BATCH = 100
@@ -20,13 +26,18 @@ function W.ready(seq, q, sid, now)
   if sid then
     redis.call('ZADD', K.squeue(q, sid), seq, seq)
     redis.call('ZADD', K.squeue('*', sid), seq, seq)
+    U.count('w_sready', 1)
     S.sync(sid, { q, '*' }, now)
     return
   end
   redis.call('ZADD', K.wq(q), seq, seq)
-  redis.call('ZADD', K.wq('*'), seq, seq)
-  U.ready(K.wwake(q))
-  U.ready(K.wwake('*'))
+  -- A new marker means no fetcher of q was told of work since the queue
+  -- was last seen empty (U.idle and W.any_idle remove it): then, and only
+  -- then, the AnyTag fetchers are told too.
+  if U.ready(K.wwake(q)) then
+    redis.call('SADD', K.wqueues(), q)
+    U.ready(K.wwake('*'))
+  end
 end
 
 -- unready withdraws a ready item from its queue.
@@ -34,11 +45,11 @@ function W.unready(seq, q, sid, now)
   if sid then
     redis.call('ZREM', K.squeue(q, sid), seq)
     redis.call('ZREM', K.squeue('*', sid), seq)
+    U.count('w_sready', -1)
     S.sync(sid, { q, '*' }, now)
     return
   end
   redis.call('ZREM', K.wq(q), seq)
-  redis.call('ZREM', K.wq('*'), seq)
 end
 
 -- arm_due tells the fetchers that will be able to take an item of queue q
@@ -69,31 +80,47 @@ function W.enqueue(json, q, sid, inst, e, a, now)
     S.add_item(sid)
   end
   redis.call('ZADD', K.wact(inst), 0, e .. ':' .. a .. ':' .. seq)
-  U.count('w_unl', 1)
   W.ready(seq, q, sid, now)
   return seq
 end
 
 -- lock gives a ready item (already withdrawn from its queue), fetched n
--- times so far, to token until untl and returns its new attempt count.
-function W.lock(seq, q, sid, token, untl, now, n)
+-- times so far, to the client's nonce until untl. It returns the new
+-- attempt count and the lock token.
+function W.lock(seq, q, sid, nonce, untl, now, n)
   n = n + 1
+  local token = seq .. ':' .. nonce
   redis.call('HSET', K.witem(seq), 'st', 'l', 'k', token, 'u', untl, 'n', n)
-  redis.call('ZADD', K.wlocked(), untl, seq)
-  redis.call('HSET', K.wtoks(), token, seq)
-  U.count('w_unl', -1)
+  U.schedule(K.wgate(), K.wlocked(), untl, seq)
+  redis.call('HSET', K.wtoks(), nonce, seq)
   W.arm_due(q, sid, untl, now)
-  return n
+  return n, token
 end
 
--- locked returns the item token holds, or nil when the token is unknown
--- (never issued, acked, cancelled, or its expired lock reclaimed).
+-- relock schedules the expiry of a locked item at untl (a renewal may
+-- also shorten it).
+function W.relock(seq, untl)
+  redis.call('HSET', K.witem(seq), 'u', untl)
+  U.schedule(K.wgate(), K.wlocked(), untl, seq)
+end
+
+-- locked returns the item a token holds: a full token, or the nonce alone
+-- of a fetch whose reply was lost. nil when the token is unknown (never
+-- issued, acked, cancelled, or its expired lock reclaimed).
 function W.locked(token)
-  local seq = redis.call('HGET', K.wtoks(), token)
-  if not seq then return nil end
+  local seq, nonce = string.match(token, '^(%d+):(.+)$')
+  if not seq then
+    nonce, seq = token, redis.call('HGET', K.wtoks(), token)
+    if not seq then return nil end
+  end
   local it = W.fields(seq)
-  if it.k ~= token then return nil end
+  if it.k ~= seq .. ':' .. nonce then return nil end
   return it
+end
+
+-- forget removes the nonce of token from wtoks.
+local function forget(token)
+  if token then redis.call('HDEL', K.wtoks(), string.match(token, '^%d+:(.+)$') or token) end
 end
 
 -- fields reads what the queue functions need of an item (false when absent).
@@ -107,15 +134,14 @@ end
 function W.unlock(seq, now, delay, ignore)
   local wk = K.witem(seq)
   local it = redis.call('HMGET', wk, 'k', 'q', 's', 'n')
-  if it[1] then redis.call('HDEL', K.wtoks(), it[1]) end
+  forget(it[1])
   redis.call('HDEL', wk, 'k', 'u')
   redis.call('ZREM', K.wlocked(), seq)
-  U.count('w_unl', 1)
   if ignore and tonumber(it[4]) > 0 then redis.call('HINCRBY', wk, 'n', -1) end
   if delay > 0 then
     local at = now + delay
     redis.call('HSET', wk, 'st', 'd')
-    redis.call('ZADD', K.wdelay(), at, seq)
+    U.schedule(K.wgate(), K.wdelay(), at, seq)
     W.arm_due(it[2], it[3], at, now)
   else
     redis.call('HSET', wk, 'st', 'r')
@@ -131,13 +157,11 @@ function W.delete(it, now)
   if not st then return 0 end
   if st == 'r' then
     W.unready(seq, it.q, sid, now)
-    U.count('w_unl', -1)
   elseif st == 'd' then
     redis.call('ZREM', K.wdelay(), seq)
-    U.count('w_unl', -1)
   else
     redis.call('ZREM', K.wlocked(), seq)
-    if it.k then redis.call('HDEL', K.wtoks(), it.k) end
+    forget(it.k)
   end
   redis.call('ZREM', K.wact(it.i), it.e .. ':' .. it.a .. ':' .. seq)
   redis.call('DEL', K.witem(seq))
@@ -155,8 +179,10 @@ function W.cancel(inst, e, a, now)
 end
 
 -- maintain applies what time has made due: expired item locks, delayed items
--- and expired sessions, a bounded number per call.
+-- and expired sessions, a bounded number per call, when the gate says
+-- something may be due.
 function W.maintain(now)
+  if U.gate(K.wgate()) > now then return end
   local n = W.MAINTAIN_BATCH
   for _, seq in ipairs(redis.call('ZRANGEBYSCORE', K.wlocked(), '-inf', now, 'LIMIT', 0, n)) do
     W.unlock(seq, now, 0, false)
@@ -168,20 +194,34 @@ function W.maintain(now)
     W.ready(seq, it[1], it[2], now)
   end
   S.maintain(now, n)
+  U.settle(K.wgate(), { K.wlocked(), K.wdelay(), K.slive() })
 end
 
--- nextdue is the earliest time an item not eligible now may become eligible.
+-- nextdue is the earliest time an item not eligible now may become eligible,
+-- or earlier (the gate's bound: an early rerun settles it), false for never.
 function W.nextdue()
-  return U.minof(U.minof(U.first(K.wdelay()), U.first(K.wlocked())), U.first(K.slive()))
+  local g = U.gate(K.wgate())
+  if g == math.huge then return false end
+  return g
 end
 
 -- classes lists, for the caller's queues, each index it may take from with
 -- the wake key of that index: plain items, and with an owner its sessions and
--- the claimable sessions.
+-- the claimable sessions. The any queue '*' reads every plain queue, with
+-- the any wake key; c[4] names the queue's own wake key, which W.fetch
+-- clears when the any fetcher goes idle (see W.ready).
 function W.classes(queues, owner)
   local out = {}
   for _, q in ipairs(queues) do
-    out[#out + 1] = { K.wq(q), K.wwake(q), false }
+    if q == '*' then
+      -- the any wake key itself, for a namespace with no queue yet
+      out[#out + 1] = { false, K.wwake('*'), false }
+      for _, each in ipairs(redis.call('SMEMBERS', K.wqueues())) do
+        out[#out + 1] = { K.wq(each), K.wwake('*'), false, K.wwake(each) }
+      end
+    else
+      out[#out + 1] = { K.wq(q), K.wwake(q), false }
+    end
     if owner then
       out[#out + 1] = { K.sowned(q, owner), K.owned(q, owner), true }
       out[#out + 1] = { K.sclaim(q), K.cwake(q), true }
@@ -196,7 +236,8 @@ end
 function W.pick(classes)
   local bestseq, bestsid, bestorder
   for _, c in ipairs(classes) do
-    local r = redis.call('ZRANGE', c[1], 0, 1, 'WITHSCORES')
+    local r = {}
+    if c[1] then r = redis.call('ZRANGE', c[1], 0, 1, 'WITHSCORES') end
     c.seen, c.first = #r / 2, r[1]
     if r[1] then
       local order = tonumber(r[2])
@@ -209,13 +250,14 @@ function W.pick(classes)
   return bestseq, bestsid
 end
 
--- take locks the picked item for token, claiming its session for owner.
-function W.take(seq, sid, owner, token, lock_ms, session_ms, now)
+-- take locks the picked item for the client's nonce, claiming its session
+-- for owner.
+function W.take(seq, sid, owner, nonce, lock_ms, session_ms, now)
   local r = redis.call('HMGET', K.witem(seq), 'q', 'j', 'n')
   local q = r[1]
   if sid then S.claim(sid, owner, session_ms, now) end
   W.unready(seq, q, sid, now)
-  local n = W.lock(seq, q, sid, token, now + lock_ms, now, tonumber(r[3]) or 0)
+  local n, token = W.lock(seq, q, sid, nonce, now + lock_ms, now, tonumber(r[3]) or 0)
   return { 1, r[2], token, n }
 end
 
@@ -241,32 +283,41 @@ function W.ack(token, has, target, json, now)
   return nil
 end
 
--- fetch_args reads fetch_work_item's ARGV: token, lock ms, owner (false
+-- fetch_args reads fetch_work_item's ARGV: nonce, lock ms, owner (false
 -- without session routing), session lock ms and the tag queues.
 function W.fetch_args()
-  local token, lock_ms = U.arg(), U.num()
+  local nonce, lock_ms = U.arg(), U.num()
   local routed, owner, session_ms = U.arg() == '1', U.arg(), U.num()
   local queues = {}
   for i = 1, U.num() do queues[i] = U.arg() end
   if not routed then owner = false end
-  return token, lock_ms, owner, session_ms, queues
+  return nonce, lock_ms, owner, session_ms, queues
 end
 
--- fetch locks the eligible item with the lowest seq across queues for token
--- and returns fetch_work_item's reply.
-function W.fetch(token, lock_ms, owner, session_ms, queues, now)
+-- idle records that the fetcher of classes has nothing more to take and
+-- returns when it must run again. An any fetcher also clears the ready
+-- markers of the queues it read, all empty now, so that the next item
+-- readied in any of them tells it (W.ready).
+function W.idle(classes, now)
+  local nextdue, wake, seen = W.nextdue(), nil, {}
+  for _, c in ipairs(classes) do
+    if c[4] then redis.call('ZREM', c[4], 'w') end
+    if not seen[c[2]] then
+      seen[c[2]] = true
+      wake = U.idle(c[2], nextdue, now)
+    end
+  end
+  return wake
+end
+
+-- fetch locks the eligible item with the lowest seq across queues for the
+-- client's nonce and returns fetch_work_item's reply.
+function W.fetch(nonce, lock_ms, owner, session_ms, queues, now)
   W.maintain(now)
   local classes = W.classes(queues, owner)
-  -- idle records that the caller has nothing more to take and returns when
-  -- it must run again.
-  local function idle()
-    local nextdue, wake = W.nextdue(), nil
-    for _, c in ipairs(classes) do wake = U.idle(c[2], nextdue, now) end
-    return wake
-  end
   local seq, sid = W.pick(classes)
-  if not seq then return { 0, now, idle() } end
-  local res = W.take(seq, sid, owner, token, lock_ms, session_ms, now)
+  if not seq then return { 0, now, W.idle(classes, now) } end
+  local res = W.take(seq, sid, owner, nonce, lock_ms, session_ms, now)
   -- one marker wakes one waiter: pass it on while more work is eligible
   local more = false
   for _, c in ipairs(classes) do
@@ -277,6 +328,6 @@ function W.fetch(token, lock_ms, owner, session_ms, queues, now)
   end
   res[5] = now
   res[6] = false
-  if not more then res[6] = idle() end
+  if not more then res[6] = W.idle(classes, now) end
   return res
 end

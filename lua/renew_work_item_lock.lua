@@ -12,8 +12,7 @@ if not it or it.u <= now then
   return U.fail('LOCK_LOST', 'lock_token ' .. token .. ' is invalid or expired (activity cancelled or lock lost)')
 end
 local untl = now + extend
-redis.call('HSET', K.witem(it.seq), 'u', untl)
-redis.call('ZADD', K.wlocked(), untl, it.seq)
+W.relock(it.seq, untl)
 if it.s then S.touch(it.s, now) end
 -- a renewal may also shorten the lock: waiters must learn the new expiry
 W.arm_due(it.q, it.s or false, untl, now)

@@ -24,6 +24,7 @@ func admDiscoveryCases() []envCase {
 		{"GetSystemMetrics", admSystemMetrics},
 		{"GetQueueDepthsVisibleUnlocked", admQueueDepths},
 		{"GetQueueDepthsTimerQueue", admQueueDepthsTimers},
+		{"GetQueueDepthsCountsTagsAndSessions", admQueueDepthsTagsSessions},
 		{"GetQueueDepthsDelayedAbandon", admQueueDepthsAbandonDelay},
 		{"GetQueueDepthsExpiredLocksCountAgain", admQueueDepthsExpired},
 	}
@@ -330,6 +331,33 @@ func admQueueDepths(e *env) {
 	e.abandonWork(w.LockToken, 0, false)
 	e.abandon(item.LockToken, 0, false)
 	admWantDepths(e, 3, 2, 0)
+}
+
+// admQueueDepthsTagsSessions proves WorkerQueue counts ready items of every
+// tag queue and of sessions, claimed or not, and stops counting them while
+// locked.
+func admQueueDepthsTagsSessions(e *env) {
+	gpu, sid := "gpu", "sess-1"
+	tagged, sess := admAct("a", 1, 2), admAct("a", 1, 3)
+	tagged.Tag, sess.SessionID = &gpu, &sid
+	e.enqueueWork(admAct("a", 1, 1))
+	e.enqueueWork(tagged)
+	e.enqueueWork(sess)
+	admWantDepths(e, 0, 3, 0)
+	cfg := &duroxide.SessionFetchConfig{OwnerID: "w1", LockTimeout: longLock}
+	var tokens []string
+	for range 3 {
+		w := e.fetchWork(longLock, cfg, duroxide.DefaultAndTags("gpu"))
+		if w == nil {
+			e.t.Fatal("FetchWorkItem returned nothing, want an item")
+		}
+		tokens = append(tokens, w.LockToken)
+	}
+	admWantDepths(e, 0, 0, 0)
+	for _, tok := range tokens {
+		e.abandonWork(tok, 0, false)
+	}
+	admWantDepths(e, 0, 3, 0)
 }
 
 // admQueueDepthsTimers proves TimerQueue counts orchestrator messages visible

@@ -515,6 +515,8 @@ func lpWorkOnlyCases() []envCase {
 	return []envCase{
 		{"TagWaiterWokenByTaggedWork", lpTagWoken},
 		{"TagWaiterNotHandedDefaultWork", lpTagNotHanded},
+		{"AnyWaiterWokenByNewTag", lpAnyWokenByNewTag},
+		{"AnyWaiterWokenAfterTagWaiterLeftWork", lpAnyWokenAfterTagWork},
 		{"SessionWaiterWokenByOwnedSession", lpSessionWoken},
 		{"SessionOwnersBothWokenByPlainWork", lpOwnersBothWoken},
 		{"NoTagsWaitsPollTimeout", lpNoTagsWaits},
@@ -658,6 +660,42 @@ func lpTagWoken(e *env) {
 	at := time.Now()
 	e.enqueueWork(lpTagged("lp-gpu", "gpu"))
 	lpWantItem(e.t, lpRecv(e.t, ch, lpWait), "lp-gpu", at, at.Add(lpSlack))
+}
+
+// lpAnyWokenByNewTag proves an AnyTag waiter is woken by the first item of
+// a tag nobody used before it blocked.
+func lpAnyWokenByNewTag(e *env) {
+	ch := lpWorkWaiter(e, e.ctx, lpWait, nil, duroxide.AnyTag())
+	lpBlock()
+	at := time.Now()
+	e.enqueueWork(lpTagged("lp-new-tag", "fresh"))
+	lpWantItem(e.t, lpRecv(e.t, ch, lpWait), "lp-new-tag", at, at.Add(lpSlack))
+}
+
+// lpAnyWokenAfterTagWork proves an AnyTag waiter is woken by work on a tag
+// whose own fetchers were last told of work that an AnyTag fetch then took:
+// the tag's wake-up news was already out, and must not hide the next item
+// from the AnyTag waiter.
+func lpAnyWokenAfterTagWork(e *env) {
+	e.enqueueWork(lpTagged("lp-gpu-1", "gpu"))
+	e.enqueueWork(lpTagged("lp-gpu-2", "gpu"))
+	lpMustWork(e, "lp-gpu-1", duroxide.TagsOnly("gpu"))
+	lpMustWork(e, "lp-gpu-2", duroxide.AnyTag())
+	ch := lpWorkWaiter(e, e.ctx, lpWait, nil, duroxide.AnyTag())
+	lpBlock()
+	at := time.Now()
+	e.enqueueWork(lpTagged("lp-gpu-3", "gpu"))
+	lpWantItem(e.t, lpRecv(e.t, ch, lpWait), "lp-gpu-3", at, at.Add(lpSlack))
+}
+
+// lpMustWork fetches, without waiting, the worker item of instance with
+// filter tags.
+func lpMustWork(e *env, instance string, tags duroxide.TagFilter) {
+	e.t.Helper()
+	got, err := lpWorkFetch(e.ctx, e, longLock, 0, nil, tags)
+	if err != nil || got.id != instance {
+		e.t.Fatalf("FetchWorkItem(%v) = %q, %v; want %q", tags, got.id, err, instance)
+	}
 }
 
 // lpTagNotHanded proves a waiter for tag "gpu" is not handed an untagged

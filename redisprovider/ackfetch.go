@@ -38,14 +38,14 @@ func (p *Provider) AckWorkItemAndFetch(ctx context.Context, lockToken string, co
 			_, err := p.run(ctx, op, scriptAckWorkItem, ack)
 			return nil, err == nil, err
 		}
-		r, token, err := p.fetchScript(ctx, op, scriptAckFetchWorkItem, scriptAbandonWorkItem, append(fetch, ack...))
+		r, _, err := p.fetchScript(ctx, op, scriptAckFetchWorkItem, scriptAbandonWorkItem, append(fetch, ack...))
 		if r == nil {
 			return nil, false, fail(op, err)
 		}
 		if err != nil {
 			return nil, true, fail("fetch_work_item", err)
 		}
-		item, _, err := workReply("fetch_work_item", r, token)
+		item, _, err := workReply("fetch_work_item", r)
 		return item, true, err
 	}
 	return ackThenFetch(ctx, pollTimeout, once, func(ctx context.Context, rest time.Duration) (*duroxide.LockedWorkItem, error) {

@@ -122,20 +122,22 @@ const (
 
 // fetchWorkOnce runs the fetch script once (see fetchScript).
 func (p *Provider) fetchWorkOnce(ctx context.Context, op string, a args) (*duroxide.LockedWorkItem, time.Duration, error) {
-	r, token, err := p.fetchScript(ctx, op, scriptFetchWorkItem, scriptAbandonWorkItem, a)
+	r, _, err := p.fetchScript(ctx, op, scriptFetchWorkItem, scriptAbandonWorkItem, a)
 	if r == nil || err != nil {
 		return nil, 0, err
 	}
-	return workReply(op, r, token)
+	return workReply(op, r)
 }
 
 // workReply reads a fetch reply of lua/fetch_work_item.lua: the item taken,
 // if any, and when to run the script again.
-func workReply(op string, r *reply, token string) (*duroxide.LockedWorkItem, time.Duration, error) {
+func workReply(op string, r *reply) (*duroxide.LockedWorkItem, time.Duration, error) {
 	if r.int(fetchTook) == 0 {
 		return nil, dueIn(r), r.err
 	}
 	raw, _ := r.str(workItem)
+	// '<seq>:<nonce>': the item, and the nonce fetchScript sent
+	token, _ := r.str(workToken)
 	attempts := r.int(workAttempts)
 	if r.err != nil {
 		return nil, 0, r.err
