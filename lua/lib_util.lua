@@ -14,7 +14,9 @@ function U.now()
 end
 
 -- id formats an integer for keys, fields and replies. tostring would print
--- numbers >= 1e15 with an exponent on real Redis.
+-- numbers >= 1e15 with an exponent on real Redis, and a number handed to
+-- redis.call is formatted as a double ('%.14g'), several times slower than
+-- this: hot paths pass strings.
 function U.id(v)
   if type(v) == 'number' then return string.format('%d', v) end
   return v
@@ -118,7 +120,7 @@ function U.idle(key, nextdue, now)
   if nextdue and nextdue < wake then wake = nextdue end
   local latest = redis.call('ZSCORE', K.wakedue(), key)
   if not latest or tonumber(latest) <= now or tonumber(latest) < wake then
-    redis.call('ZADD', K.wakedue(), wake, key)
+    redis.call('ZADD', K.wakedue(), U.id(wake), key)
   end
   redis.call('ZREMRANGEBYSCORE', K.wakedue(), '-inf', now - U.WAKE_TTL)
   return wake
@@ -166,7 +168,7 @@ end
 
 -- schedule adds member to the gated set with score t.
 function U.schedule(key, set, t, member)
-  redis.call('ZADD', set, t, member)
+  redis.call('ZADD', set, U.id(t), member)
   if t < U.gate(key) then
     redis.call('SET', key, U.id(t))
     gates[key] = t

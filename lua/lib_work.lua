@@ -72,9 +72,9 @@ end
 
 -- enqueue adds an ActivityExecute; e and a identify it for cancellation.
 function W.enqueue(json, q, sid, inst, e, a, now)
-  local seq = redis.call('INCR', K.seq())
+  local seq = U.id(redis.call('INCR', K.seq()))
   local wk = K.witem(seq)
-  redis.call('HSET', wk, 'j', json, 'q', q, 'i', inst, 'e', e, 'a', a, 'n', 0, 'st', 'r')
+  redis.call('HSET', wk, 'j', json, 'q', q, 'i', inst, 'e', e, 'a', a, 'n', '0', 'st', 'r')
   if sid then
     redis.call('HSET', wk, 's', sid)
     S.add_item(sid)
@@ -90,7 +90,7 @@ end
 function W.lock(seq, q, sid, nonce, untl, now, n)
   n = n + 1
   local token = seq .. ':' .. nonce
-  redis.call('HSET', K.witem(seq), 'st', 'l', 'k', token, 'u', untl, 'n', n)
+  redis.call('HSET', K.witem(seq), 'st', 'l', 'k', token, 'u', U.id(untl), 'n', U.id(n))
   U.schedule(K.wgate(), K.wlocked(), untl, seq)
   redis.call('HSET', K.wtoks(), nonce, seq)
   W.arm_due(q, sid, untl, now)
@@ -100,7 +100,7 @@ end
 -- relock schedules the expiry of a locked item at untl (a renewal may
 -- also shorten it).
 function W.relock(seq, untl)
-  redis.call('HSET', K.witem(seq), 'u', untl)
+  redis.call('HSET', K.witem(seq), 'u', U.id(untl))
   U.schedule(K.wgate(), K.wlocked(), untl, seq)
 end
 
