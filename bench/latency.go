@@ -51,7 +51,7 @@ func (e *env) dispatchLatency(ctx context.Context, c int) error {
 			pt := Point{Scenario: "latency", Variant: vLatency, Concurrency: c, Unit: "items",
 				LatencyOf: fmt.Sprintf("enqueue start to FetchWorkItem return, %.0f items/s, %d blocked workers", e.opts.Rate, c),
 			}.measured(m, m, k)
-			pt.Note = callsNote(k, pt.Ops, "evalsha:fetch_work_item", "bzpopmin")
+			pt.Note = callsNote(k, pt.Ops, "fetch_work_item", "bzpopmin")
 			e.add(pt)
 		},
 	})
@@ -130,7 +130,7 @@ func idleMetrics(k counts, poll time.Duration) map[string]float64 {
 func idleNote(k counts, poll time.Duration) string {
 	s := fmt.Sprintf("%d calls in %.1fs (poll %v):", k.ClientCalls, k.Seconds, poll)
 	for _, name := range slices.Sorted(maps.Keys(k.ByCall)) {
-		s += fmt.Sprintf(" %s %d", shortCall(name), k.ByCall[name])
+		s += fmt.Sprintf(" %s %d", name, k.ByCall[name])
 	}
 	if !k.BZPopKnown {
 		s += " (BZPOPMIN uncountable here)"

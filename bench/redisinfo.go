@@ -28,20 +28,26 @@ import (
 )
 
 // callCounter is a go-redis hook that counts the commands a client sends, by
-// name; EVALSHA / EVAL are counted per script ("evalsha:fetch_work_item"). Client
+// name; EVALSHA / EVAL / FCALL are counted per script ("evalsha:fetch_work_item",
+// "fcall:fetch_work_item"). Client
 // calls are what the targets speak of (round trips, "one command per poll
 // timeout"): the server's own count also includes every command a script runs
 // inside Redis.
 type callCounter struct {
-	counts  sync.Map // name -> *atomic.Int64
-	scripts sync.Map // sha1 hex -> script name
+	counts    sync.Map          // name -> *atomic.Int64
+	scripts   sync.Map          // sha1 hex -> script name
+	functions map[string]string // library function -> script name
 }
 
 func newCallCounter() *callCounter {
-	c := &callCounter{}
+	c := &callCounter{functions: map[string]string{}}
+	lib, libErr := dxredis.FunctionLibrary()
 	for _, name := range dxredis.ScriptNames() {
 		if src, err := dxredis.Script(name); err == nil {
 			c.nameScript(name, src)
+		}
+		if libErr == nil {
+			c.functions[lib.Function(name)] = name
 		}
 	}
 	return c
@@ -55,6 +61,13 @@ func (c *callCounter) nameScript(name, src string) {
 
 func (c *callCounter) add(cmd redis.Cmder) {
 	name := cmd.Name()
+	if name == "fcall" {
+		if args := cmd.Args(); len(args) > 1 {
+			if s, ok := c.functions[fmt.Sprint(args[1])]; ok {
+				name += ":" + s
+			}
+		}
+	}
 	if name == "evalsha" || name == "eval" {
 		if args := cmd.Args(); len(args) > 1 {
 			key := fmt.Sprint(args[1])
@@ -162,7 +175,7 @@ type counts struct {
 	ClientCalls  int64            `json:"client_calls"`             // hooked client(s), plus the provider's BZPOPMIN from the server
 	ByCall       map[string]int64 `json:"by_call,omitempty"`        // the same, per command / script
 	RedisCmds    int64            `json:"redis_cmds"`               // every command Redis ran, script-internal ones included
-	EvalUsecCall float64          `json:"evalsha_usec,omitempty"`   // server time per EVALSHA (commandstats)
+	EvalUsecCall float64          `json:"evalsha_usec,omitempty"`   // server time per EVALSHA or FCALL (commandstats)
 	BZPopMin     int64            `json:"bzpopmin,omitempty"`       // server-side count; the blocking client is not hooked
 	BZPopKnown   bool             `json:"bzpopmin_known"`           // false on miniredis: BZPOPMIN calls are then missing from ClientCalls
 	ServerCPU    float64          `json:"server_cpu_sec,omitempty"` // Redis process CPU time (INFO cpu)
@@ -227,8 +240,11 @@ func (p *probe) stop(ctx context.Context) (counts, error) {
 		c.ClientCalls += c.BZPopMin - c.ByCall["bzpopmin"]
 		c.ByCall["bzpopmin"] = c.BZPopMin
 	}
-	if n := c.ServerByCmd["evalsha"]; n > 0 {
-		c.EvalUsecCall = float64(srv.usec["evalsha"]-p.srv.usec["evalsha"]) / float64(n)
+	// the provider runs its scripts by EVALSHA or FCALL, never both
+	for _, cmd := range []string{"evalsha", "fcall"} {
+		if n := c.ServerByCmd[cmd]; n > 0 {
+			c.EvalUsecCall = float64(srv.usec[cmd]-p.srv.usec[cmd]) / float64(n)
+		}
 	}
 	return c, nil
 }

@@ -85,8 +85,8 @@ U.REFRESH = 10000
 -- reports whether it was new. Two members at most, so markers never pile
 -- up; the key's expiry is set when a member is created.
 local function mark(key, member)
-  if redis.call('ZADD', key, 0, member) == 0 then return false end
-  redis.call('PEXPIRE', key, U.WAKE_TTL)
+  if redis.call('ZADD', key, '0', member) == 0 then return false end
+  redis.call('PEXPIRE', key, U.id(U.WAKE_TTL))
   return true
 end
 
@@ -128,7 +128,7 @@ end
 
 -- first returns the lowest score of a sorted set, or false when it is empty.
 function U.first(key)
-  local r = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  local r = redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')
   if r[2] then return tonumber(r[2]) end
   return false
 end
@@ -143,7 +143,7 @@ end
 
 -- counter adds delta to one of the namespace counters.
 function U.count(field, delta)
-  if delta ~= 0 then redis.call('HINCRBY', K.stats(), field, delta) end
+  if delta ~= 0 then redis.call('HINCRBY', K.stats(), field, U.id(delta)) end
 end
 
 -- Maintenance gates. The sorted sets scored by when something becomes due

@@ -79,7 +79,7 @@ function W.enqueue(json, q, sid, inst, e, a, now)
     redis.call('HSET', wk, 's', sid)
     S.add_item(sid)
   end
-  redis.call('ZADD', K.wact(inst), 0, e .. ':' .. a .. ':' .. seq)
+  redis.call('ZADD', K.wact(inst), '0', e .. ':' .. a .. ':' .. seq)
   W.ready(seq, q, sid, now)
   return seq
 end
@@ -237,7 +237,7 @@ function W.pick(classes)
   local bestseq, bestsid, bestorder
   for _, c in ipairs(classes) do
     local r = {}
-    if c[1] then r = redis.call('ZRANGE', c[1], 0, 1, 'WITHSCORES') end
+    if c[1] then r = redis.call('ZRANGE', c[1], '0', '1', 'WITHSCORES') end
     c.seen, c.first = #r / 2, r[1]
     if r[1] then
       local order = tonumber(r[2])
