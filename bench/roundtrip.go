@@ -91,7 +91,8 @@ func (e *env) scriptCosts(ctx context.Context) error {
 		pt.Note = fmt.Sprintf("%.1f Redis cmds/call", pt.Metrics["redis_cmds_per_op"])
 		if k.EvalUsecCall > 0 {
 			pt.Note += fmt.Sprintf(", Redis %.1f us/call", k.EvalUsecCall)
-			if pre, err := e.preludeCost(ctx, st.script, p.Keys().Prefix(), n); err == nil && pre > 0 {
+			// a function library is defined once, at load: no call pays a prelude
+			if pre, err := e.preludeCost(ctx, st.script, p.Keys().Prefix(), n); err == nil && pre > 0 && !p.UsesFunctions() {
 				pt.Metrics["prelude_server_usec"] = pre
 				pt.Note += fmt.Sprintf(" of which %.1f us defining its libraries (prelude alone)", pre)
 			}
