@@ -92,14 +92,22 @@ func (e *env) scriptCosts(ctx context.Context) error {
 		if k.EvalUsecCall > 0 {
 			pt.Note += fmt.Sprintf(", Redis %.1f us/call", k.EvalUsecCall)
 			// a function library is defined once, at load: no call pays a prelude
-			if pre, err := e.preludeCost(ctx, st.script, p.Keys().Prefix(), n); err == nil && pre > 0 && !p.UsesFunctions() {
-				pt.Metrics["prelude_server_usec"] = pre
-				pt.Note += fmt.Sprintf(" of which %.1f us defining its libraries (prelude alone)", pre)
+			if !p.UsesFunctions() {
+				e.notePrelude(ctx, &pt, st.script, p.Keys().Prefix(), n)
 			}
 		}
 		e.add(pt)
 	}
 	return nil
+}
+
+// notePrelude adds to pt the part of a script's time spent defining its
+// libraries, when it can be measured.
+func (e *env) notePrelude(ctx context.Context, pt *Point, script, prefix string, n int) {
+	if pre, err := e.preludeCost(ctx, script, prefix, n); err == nil && pre > 0 {
+		pt.Metrics["prelude_server_usec"] = pre
+		pt.Note += fmt.Sprintf(" of which %.1f us defining its libraries (prelude alone)", pre)
+	}
 }
 
 // preludeCost runs the provider's script name cut right after its prelude
