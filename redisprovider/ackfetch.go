@@ -9,9 +9,10 @@ import (
 
 // The optional ack-and-fetch calls (duroxide.WorkAckFetcher,
 // duroxide.OrchestrationAckFetcher): one script acks and, when the ack
-// applied, fetches, saving a dispatcher one round trip per item. Only when
-// that fetch finds nothing does the call fall back to the plain fetch's
-// long-poll loop for the rest of pollTimeout.
+// applied, fetches, saving a dispatcher one round trip per item. That call
+// is the first round of the plain fetch's long-poll loop: when it finds
+// nothing, its answer tells the waiter when to run again, like any empty
+// fetch, and the later rounds run the plain fetch script.
 
 var (
 	_ duroxide.WorkAckFetcher          = (*Provider)(nil)
@@ -33,23 +34,22 @@ func (p *Provider) AckWorkItemAndFetch(ctx context.Context, lockToken string, co
 	if err != nil {
 		return nil, err
 	}
-	once := func(ctx context.Context) (*duroxide.LockedWorkItem, bool, error) {
-		if len(wake) == 0 { // the filter takes nothing: ack only
-			_, err := p.run(ctx, op, scriptAckWorkItem, ack)
-			return nil, err == nil, err
-		}
+	if len(wake) == 0 { // the filter takes nothing: ack only
+		return ackOnly[duroxide.LockedWorkItem](ctx, p, op, scriptAckWorkItem, ack, pollTimeout)
+	}
+	once := func(ctx context.Context) (*duroxide.LockedWorkItem, time.Duration, bool, error) {
 		r, _, err := p.fetchScript(ctx, op, scriptAckFetchWorkItem, scriptAbandonWorkItem, append(fetch, ack...))
 		if r == nil {
-			return nil, false, fail(op, err)
+			return nil, 0, false, fail(op, err)
 		}
 		if err != nil {
-			return nil, true, fail("fetch_work_item", err)
+			return nil, 0, true, err
 		}
-		item, _, err := workReply("fetch_work_item", r)
-		return item, true, err
+		item, due, err := workReply("fetch_work_item", r)
+		return item, due, true, err
 	}
-	return ackThenFetch(ctx, pollTimeout, once, func(ctx context.Context, rest time.Duration) (*duroxide.LockedWorkItem, error) {
-		return p.fetchWork(ctx, lockTimeout, rest, session, tags, true)
+	return ackThenFetch(ctx, p, op, "fetch_work_item", wake, pollTimeout, once, func(ctx context.Context) (*duroxide.LockedWorkItem, time.Duration, error) {
+		return p.fetchWorkOnce(ctx, "fetch_work_item", fetch)
 	})
 }
 
@@ -69,45 +69,50 @@ func (p *Provider) AckOrchestrationItemAndFetch(ctx context.Context, lockToken s
 	if err != nil {
 		return nil, err
 	}
-	once := func(ctx context.Context) (*duroxide.OrchestrationItem, bool, error) {
-		if len(wake) == 0 { // the filter accepts nothing: ack only
-			_, err := p.run(ctx, op, scriptAckOrchestrationItem, ack)
-			return nil, err == nil, err
-		}
+	if len(wake) == 0 { // the filter accepts nothing: ack only
+		return ackOnly[duroxide.OrchestrationItem](ctx, p, op, scriptAckOrchestrationItem, ack, pollTimeout)
+	}
+	once := func(ctx context.Context) (*duroxide.OrchestrationItem, time.Duration, bool, error) {
 		r, _, err := p.fetchScript(ctx, op, scriptAckFetchOrchestrationItem, scriptAbandonOrchestrationItem, append(fetch, ack...))
 		if r == nil {
-			return nil, false, fail(op, err)
+			return nil, 0, false, fail(op, err)
 		}
-		item, _, err := p.orchestrationReply(r, fail("fetch_orchestration_item", err))
-		return item, true, err
+		item, due, err := p.orchestrationReply(r, err)
+		return item, due, true, err
 	}
-	return ackThenFetch(ctx, pollTimeout, once, func(ctx context.Context, rest time.Duration) (*duroxide.OrchestrationItem, error) {
-		return p.fetchOrchestration(ctx, lockTimeout, rest, filter, true)
+	return ackThenFetch(ctx, p, op, "fetch_orchestration_item", wake, pollTimeout, once, func(ctx context.Context) (*duroxide.OrchestrationItem, time.Duration, error) {
+		return p.fetchOrchestrationOnce(ctx, "fetch_orchestration_item", fetch)
 	})
 }
 
-// ackThenFetch runs an ack-and-fetch: once, which reports whether the ack
-// applied; then, if it found nothing, fetch for what is left of pollTimeout,
-// whose first round always runs its script (the waiter never saw once's
-// rerun time, e.g. of a timer the acked turn created).
-// Every error after an applied ack is wrapped in a FetchAfterAckError.
-func ackThenFetch[T any](ctx context.Context, pollTimeout time.Duration,
-	once func(ctx context.Context) (item *T, acked bool, err error),
-	fetch func(ctx context.Context, rest time.Duration) (*T, error)) (*T, error) {
-	start := time.Now()
-	item, acked, err := once(ctx)
+// ackThenFetch runs an ack-and-fetch as the first round of a fetch loop on
+// keys: once acks and, when the ack applied (acked), fetches; the later
+// rounds, if it found nothing, run again for the rest of pollTimeout. Errors
+// before the ack applied are named ackOp; every error after it is named
+// fetchOp and wrapped in a FetchAfterAckError.
+func ackThenFetch[T any](ctx context.Context, p *Provider, ackOp, fetchOp string, keys []string, pollTimeout time.Duration,
+	once func(ctx context.Context) (item *T, due time.Duration, acked bool, err error),
+	again func(ctx context.Context) (*T, time.Duration, error)) (*T, error) {
+	acked := false
+	first := func(ctx context.Context) (*T, time.Duration, error) {
+		item, due, ok, err := once(ctx)
+		acked = ok
+		return item, due, err
+	}
+	item, err := pollItem(ctx, p, keys, pollTimeout, first, again)
 	if !acked {
+		return nil, fail(ackOp, err)
+	}
+	return item, afterAck(fail(fetchOp, err))
+}
+
+// ackOnly runs the plain ack of an ack-and-fetch whose filter takes
+// nothing, then waits out the poll as such a fetch does.
+func ackOnly[T any](ctx context.Context, p *Provider, op string, ack luaScript, a args, pollTimeout time.Duration) (*T, error) {
+	if _, err := p.run(ctx, op, ack, a); err != nil {
 		return nil, err
 	}
-	if err != nil || item != nil {
-		return item, afterAck(err)
-	}
-	rest := pollTimeout - time.Since(start)
-	if rest <= 0 {
-		return nil, nil
-	}
-	item, err = fetch(ctx, rest)
-	return item, afterAck(err)
+	return nil, afterAck(fail(op, p.sleep(ctx, pollTimeout)))
 }
 
 // afterAck marks an error of the fetch half of an ack-and-fetch.

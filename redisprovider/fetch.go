@@ -24,20 +24,33 @@ const (
 // fetchLoop polls once until it returns an item, pollTimeout passes or ctx
 // ends. No wake keys means the caller's filter accepts nothing: it waits out
 // the poll without asking Redis.
-func fetchLoop[T any](ctx context.Context, p *Provider, op string, keys []string, pollTimeout time.Duration, runFirst bool,
+func fetchLoop[T any](ctx context.Context, p *Provider, op string, keys []string, pollTimeout time.Duration,
 	once func(ctx context.Context) (*T, time.Duration, error)) (*T, error) {
 	if len(keys) == 0 {
 		return nil, fail(op, p.sleep(ctx, pollTimeout))
 	}
+	item, err := pollItem(ctx, p, keys, pollTimeout, nil, once)
+	return item, fail(op, err)
+}
+
+// pollItem is fetchLoop's poll with the error unnamed; first, when not nil,
+// runs instead of once in the first round, which then always runs (see
+// poll's runFirst).
+func pollItem[T any](ctx context.Context, p *Provider, keys []string, pollTimeout time.Duration,
+	first, once func(ctx context.Context) (*T, time.Duration, error)) (*T, error) {
 	var item *T
-	err := p.poll(ctx, keys, pollTimeout, runFirst, func(ctx context.Context) (bool, time.Duration, error) {
+	err := p.poll(ctx, keys, pollTimeout, first != nil, func(ctx context.Context) (bool, time.Duration, error) {
+		try := once
+		if first != nil {
+			try, first = first, nil
+		}
 		var due time.Duration
 		var err error
-		item, due, err = once(ctx)
+		item, due, err = try(ctx)
 		return item != nil, due, err
 	})
 	if err != nil {
-		return nil, fail(op, err)
+		return nil, err
 	}
 	return item, nil
 }

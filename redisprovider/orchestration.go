@@ -16,17 +16,17 @@ import (
 // its messages, history and KV store. The filter is applied before anything
 // is locked or read. (nil, nil) means no work within pollTimeout.
 func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
-	return p.fetchOrchestration(ctx, lockTimeout, pollTimeout, filter, false)
+	return p.fetchOrchestration(ctx, lockTimeout, pollTimeout, filter)
 }
 
-// fetchOrchestration is FetchOrchestrationItem; runFirst: see poll.
-func (p *Provider) fetchOrchestration(ctx context.Context, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, runFirst bool) (*duroxide.OrchestrationItem, error) {
+// fetchOrchestration is FetchOrchestrationItem.
+func (p *Provider) fetchOrchestration(ctx context.Context, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
 	const op = "fetch_orchestration_item"
 	a, keys, err := p.orchestrationFetchArgs(op, lockTimeout, pollTimeout, filter)
 	if err != nil {
 		return nil, err
 	}
-	return fetchLoop(ctx, p, op, keys, pollTimeout, runFirst, func(ctx context.Context) (*duroxide.OrchestrationItem, time.Duration, error) {
+	return fetchLoop(ctx, p, op, keys, pollTimeout, func(ctx context.Context) (*duroxide.OrchestrationItem, time.Duration, error) {
 		return p.fetchOrchestrationOnce(ctx, op, a)
 	})
 }

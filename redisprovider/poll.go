@@ -62,9 +62,10 @@ type tryFunc func(ctx context.Context) (found bool, due time.Duration, err error
 
 // poll runs try until it finds work, pollTimeout passes or ctx ends. With a
 // zero pollTimeout it runs try exactly once. runFirst makes the first round
-// run try even when the waiter knows nothing changed: the caller changed the
-// state itself (the ack of an ack-and-fetch, whose reply's rerun time the
-// waiter never saw).
+// run try even when the waiter knows nothing changed: that round changes
+// the state itself (the ack of an ack-and-fetch). It runs before the fetcher
+// joins its waiter, so a call that finds work (the usual case) never makes
+// the waiter pop a marker it must then put back.
 func (p *Provider) poll(ctx context.Context, keys []string, pollTimeout time.Duration, runFirst bool, try tryFunc) error {
 	if pollTimeout <= 0 {
 		_, _, err := try(ctx)
@@ -72,12 +73,38 @@ func (p *Provider) poll(ctx context.Context, keys []string, pollTimeout time.Dur
 	}
 	deadline := time.NewTimer(pollTimeout)
 	defer deadline.Stop()
+	var early *waiter
+	var earlyEpoch uint64
+	var earlyDue time.Duration
+	if runFirst {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		early = p.waits.peek(keys)
+		earlyEpoch, _ = early.begin()
+		found, due, err := try(ctx)
+		if err != nil || found {
+			return err
+		}
+		earlyDue = due
+	}
 	w := p.waits.join(keys)
 	woken := false // holding a wake-up this fetcher has not used yet
 	defer func() { p.waits.leave(w, woken) }()
+	if early == w {
+		// the early round counts as this waiter's: a wake-up since it began
+		// makes its answer stale, as for any round
+		w.answered(earlyEpoch)
+		if earlyDue >= 0 {
+			w.idle(earlyEpoch, earlyDue)
+		}
+	}
+	// a waiter that replaced the one the early round began with never saw
+	// its answer: its first round runs the script
+	mustRun := early != nil && early != w
 	for {
 		epoch, fresh := w.begin()
-		fresh, runFirst = fresh && !runFirst, false
+		fresh, mustRun = fresh && !mustRun, false
 		if fresh {
 			woken = false // another fetcher's script already answered it
 		} else {
@@ -119,14 +146,9 @@ func newWaitRegistry(p *Provider) *waitRegistry {
 
 // join registers a fetcher with the waiter of keys, starting it if needed.
 func (r *waitRegistry) join(keys []string) *waiter {
-	id := strings.Join(keys, "\x00")
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	w := r.m[id]
-	if w == nil {
-		w = &waiter{p: r.p, keys: keys}
-		r.m[id] = w
-	}
+	id, w := r.entry(keys)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.fetchers++
@@ -135,6 +157,28 @@ func (r *waitRegistry) join(keys []string) *waiter {
 		go w.run(r, id)
 	}
 	return w
+}
+
+// peek returns the waiter of keys without registering a fetcher, creating
+// it (idle: it blocks only once a fetcher joins) if needed, so a round run
+// before joining can tell whether a wake-up came meanwhile (its epoch).
+func (r *waitRegistry) peek(keys []string) *waiter {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, w := r.entry(keys)
+	return w
+}
+
+// entry returns the waiter of keys and its id, creating it if needed. The
+// caller holds r.mu.
+func (r *waitRegistry) entry(keys []string) (string, *waiter) {
+	id := strings.Join(keys, "\x00")
+	w := r.m[id]
+	if w == nil {
+		w = &waiter{p: r.p, keys: keys}
+		r.m[id] = w
+	}
+	return id, w
 }
 
 // leave unregisters a fetcher. One that was woken and leaves before running

@@ -21,18 +21,18 @@ func (p *Provider) EnqueueForWorker(ctx context.Context, item duroxide.WorkItem)
 // until now + session.LockTimeout. (nil, nil) means no work within
 // pollTimeout.
 func (p *Provider) FetchWorkItem(ctx context.Context, lockTimeout, pollTimeout time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
-	return p.fetchWork(ctx, lockTimeout, pollTimeout, session, tags, false)
+	return p.fetchWork(ctx, lockTimeout, pollTimeout, session, tags)
 }
 
-// fetchWork is FetchWorkItem; runFirst: see poll.
-func (p *Provider) fetchWork(ctx context.Context, lockTimeout, pollTimeout time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter, runFirst bool) (*duroxide.LockedWorkItem, error) {
+// fetchWork is FetchWorkItem.
+func (p *Provider) fetchWork(ctx context.Context, lockTimeout, pollTimeout time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
 	const op = "fetch_work_item"
 	a, wake, err := p.workFetchArgs(op, lockTimeout, pollTimeout, session, tags)
 	if err != nil {
 		return nil, err
 	}
 	// NoTags: no queues, no wake keys, this worker takes nothing
-	return fetchLoop(ctx, p, op, wake, pollTimeout, runFirst, func(ctx context.Context) (*duroxide.LockedWorkItem, time.Duration, error) {
+	return fetchLoop(ctx, p, op, wake, pollTimeout, func(ctx context.Context) (*duroxide.LockedWorkItem, time.Duration, error) {
 		return p.fetchWorkOnce(ctx, op, a)
 	})
 }
