@@ -143,7 +143,7 @@ type scenario struct {
 // so the two are measured on a Redis in the same state.
 var scenarios = []scenario{
 	{"ceiling", "EVALSHA of a trivial and of a 3-command script: the calls/s every figure is divided by", runCeiling},
-	{"roundtrip", "activity round trips: EnqueueForWorker, FetchWorkItem (long poll), AckWorkItem", runRoundTrip},
+	{"roundtrip", "activity round trips: EnqueueForWorker, then AckWorkItemAndFetch (FetchWorkItem's long poll when idle)", runRoundTrip},
 	{"latency", "enqueue-to-fetch latency at a steady rate; commands of an idle blocked fetcher", runLatency},
 	{"peer", "asynq on the same Redis: no-op tasks end to end, latency, idle commands", runPeer},
 	{"turns", "orchestrations fanning out and in through a synthetic runtime; turn cost vs history length", runTurns},
