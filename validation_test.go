@@ -74,10 +74,11 @@ func TestCluster(t *testing.T) {
 }
 
 // fixedFamilies are the key families that exist independently of instances
-// (counters, registries) or expire on their own (wake-up markers, at most one
-// per fetcher class, gone 60 s after their last use). Everything else must go
-// when the last instance is deleted.
-var fixedFamilies = []string{"seq", "stats", "wakedue", "ofilt", "ofseen", "ow:", "ww:", "wc:", "wo:"}
+// (counters, registries, the maintenance gates: one string per queue, 'n'
+// once nothing is pending) or expire on their own (wake-up markers, at most
+// one per fetcher class, gone 60 s after their last use). Everything else
+// must go when the last instance is deleted.
+var fixedFamilies = []string{"seq", "stats", "wakedue", "ogate", "wgate", "ofilt", "ofseen", "ow:", "ww:", "wc:", "wo:"}
 
 // backend is the server one test's provider uses.
 type backend struct {

@@ -146,7 +146,7 @@ end
 
 -- make_delayed parks an unlocked instance whose messages are all in the future.
 local function make_delayed(inst, at, now)
-  redis.call('ZADD', K.odelay(), at, inst)
+  U.schedule(K.ogate(), K.odelay(), at, inst)
   redis.call('HSET', K.om(inst), 'st', 'd')
   O.arm_due(O.partition(inst), at, now)
 end
@@ -192,7 +192,7 @@ function O.enqueue(inst, json, vis, now)
   redis.call('HSET', om, 'm' .. seq, json)
   redis.call('ZADD', K.oq(inst), vis, seq)
   U.count('o_unl', 1)
-  if vis > now then redis.call('ZADD', K.ofut(), vis, seq) end
+  if vis > now then U.schedule(K.ogate(), K.ofut(), vis, seq) end
   local st = redis.call('HGET', om, 'st')
   if st == 'l' or (st and string.sub(st, 1, 1) == 'r') then return end
   if vis <= now then
@@ -215,7 +215,7 @@ function O.untag(inst, now, delay, ignore)
     local seq, vis = tagged[i], tonumber(tagged[i + 1])
     if delay > 0 then vis = now + delay end
     redis.call('ZADD', oq, vis, seq)
-    if vis > now then redis.call('ZADD', K.ofut(), vis, seq) end
+    if vis > now then U.schedule(K.ogate(), K.ofut(), vis, seq) end
     if ignore then
       local a = tonumber(redis.call('HGET', om, 'a' .. seq) or '0')
       if a > 0 then redis.call('HSET', om, 'a' .. seq, a - 1) end
@@ -262,8 +262,11 @@ function O.expire(inst, now)
 end
 
 -- maintain applies what time has made due: expired locks and delayed
--- instances, a bounded number per call.
+-- instances, a bounded number per call. The gate K.ogate() bounds the
+-- earliest score of olocked, odelay and ofut (every insert into them goes
+-- through U.schedule), so before it there is nothing due and no set is read.
 function O.maintain(now)
+  if U.gate(K.ogate()) > now then return end
   local n = O.MAINTAIN_BATCH
   for _, inst in ipairs(redis.call('ZRANGEBYSCORE', K.olocked(), '-inf', now, 'LIMIT', 0, n)) do
     O.expire(inst, now)
@@ -272,6 +275,7 @@ function O.maintain(now)
     O.reindex(inst, now)
   end
   redis.call('ZREMRANGEBYSCORE', K.ofut(), '-inf', now)
+  U.settle(K.ogate(), { K.olocked(), K.odelay(), K.ofut() })
 end
 
 -- idle records that a fetcher with filter fid (encoding enc) has nothing
@@ -281,9 +285,13 @@ function O.idle(fid, enc, now)
   return U.idle(K.owake(fid), O.nextdue(), now)
 end
 
--- nextdue is the earliest time something not eligible now becomes eligible.
+-- nextdue is when something not eligible now may become eligible: the gate,
+-- a lower bound (false: nothing pending). Waking early costs one fetch that
+-- finds nothing and settles the gate to the exact time.
 function O.nextdue()
-  return U.minof(U.first(K.odelay()), U.first(K.olocked()))
+  local g = U.gate(K.ogate())
+  if g == math.huge then return false end
+  return g
 end
 
 -- pick returns the ready instance with the oldest visible message among the
@@ -373,7 +381,7 @@ function O.take(inst, ver, token, lock_ms, now, dropped)
   U.count('o_unl', -#seqs)
   redis.call('HSET', om, 'st', 'l', 'tok', token, 'until', untl)
   redis.call('HSET', K.otoks(), token, inst)
-  redis.call('ZADD', K.olocked(), untl, inst)
+  U.schedule(K.ogate(), K.olocked(), untl, inst)
   O.arm_due(ver, untl, now)
   return { 1, inst, token, attempts, rec[1], rec[2], cur, msgs, history,
     redis.call('HGETALL', K.kv(inst)) }

@@ -21,6 +21,7 @@ func orcQueueCases() []envCase {
 		{"TimerDelayedVisibility", orcTimerVisibility},
 		{"EnqueuedTimerUsesOnlyDelay", orcEnqueuedTimer},
 		{"EnqueueWithDelay", orcEnqueueDelay},
+		{"EarlierDelayVisibleFirst", orcEarlierDelay},
 		{"BatchInEnqueueOrder", orcBatchOrder},
 		{"BatchOrderIsEnqueueNotVisibilityOrder", orcBatchNotVisibilityOrder},
 		{"FetchTagsAllVisibleMessages", orcTagsAllVisible},
@@ -128,6 +129,21 @@ func orcEnqueueDelay(e *env) {
 	e.ack(b.LockToken, orcCommit("B", 1, 1))
 	e.noFetch(nil)
 	e.orcWaitDelayed(begin.Add(orcTimerIn), "A", orcRaise("A", "delayed"))
+}
+
+// orcEarlierDelay proves delayed work due before everything already waiting
+// (a lock, a later delayed message) becomes visible at its own time: what
+// a provider knew to be due first when it last looked is no longer first.
+func orcEarlierDelay(e *env) {
+	e.enqueue(orcRaise("L", "1"), 0)
+	e.mustFetch(longLock)
+	e.enqueue(orcRaise("A", "later"), longLock)
+	e.noFetch(nil)
+	begin := time.Now()
+	e.enqueue(orcRaise("B", "sooner"), orcTimerIn)
+	e.noFetch(nil)
+	e.orcWaitDelayed(begin.Add(orcTimerIn), "B", orcRaise("B", "sooner"))
+	e.noFetch(nil)
 }
 
 // orcBatchOrder proves a batch holds its instance's messages of every kind in
