@@ -101,8 +101,10 @@ function O.arm_ready(ver)
 end
 
 -- arm_due tells those fetchers that an instance of partition ver becomes
--- eligible at t.
+-- eligible at t. U.due arms nothing for a t past the longest sleep (every
+-- lock of U.REFRESH or more), so neither are the filters read then.
 function O.arm_due(ver, t, now)
+  if t >= now + U.REFRESH then return end
   each_filter(ver, function(fid) U.due(K.owake(fid), t, now) end)
 end
 
