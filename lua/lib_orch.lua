@@ -19,6 +19,20 @@ O.MAINTAIN_BATCH = 100
 -- last used it.
 O.FILTER_TTL = 600000
 
+-- chunked runs the variadic command cmd on key with args, at most 1000 at a
+-- time (unpack is bounded by the Lua stack), and returns the elements of its
+-- replies in order.
+local function chunked(cmd, key, args)
+  local out = {}
+  for i = 1, #args, 1000 do
+    local r = redis.call(cmd, key, unpack(args, i, math.min(i + 999, #args)))
+    if type(r) == 'table' then
+      for j = 1, #r do out[#out + 1] = r[j] end
+    end
+  end
+  return out
+end
+
 -- vparse splits a canonical version 'maj.min.patch[-pre]' into its parts.
 local function vparse(v)
   local a, b, c, rest = string.match(v, '^(%d+)%.(%d+)%.(%d+)(.*)$')
@@ -234,10 +248,12 @@ end
 
 -- drop_tagged deletes the messages tagged by the instance's lock (ack).
 function O.drop_tagged(inst)
-  local ot, om = K.ot(inst), K.om(inst)
+  local ot, fields = K.ot(inst), {}
   for _, seq in ipairs(redis.call('ZRANGE', ot, 0, -1)) do
-    redis.call('HDEL', om, 'm' .. seq, 'a' .. seq)
+    fields[#fields + 1] = 'm' .. seq
+    fields[#fields + 1] = 'a' .. seq
   end
+  chunked('HDEL', K.om(inst), fields)
   redis.call('DEL', ot)
 end
 
@@ -322,20 +338,28 @@ end
 local START = '{"StartOrchestration":'
 local QUEUED = '{"QueueMessage":'
 
+-- bodies reads the messages seqs of inst in one HMGET: seq -> json (false
+-- when missing).
+local function bodies(inst, seqs)
+  local fields = {}
+  for i, seq in ipairs(seqs) do fields[i] = 'm' .. seq end
+  local got, body = chunked('HMGET', K.om(inst), fields), {}
+  for i, seq in ipairs(seqs) do body[seq] = got[i] end
+  return body
+end
+
 -- drop_orphans deletes QueueMessages sent to an instance that has no history
--- and no StartOrchestration among seqs: nothing will ever consume them.
--- Returns the seqs that remain and how many were dropped.
-local function drop_orphans(inst, seqs, has_history)
+-- and no StartOrchestration among seqs (body: their json): nothing will ever
+-- consume them. Returns the seqs that remain and how many were dropped.
+local function drop_orphans(inst, seqs, body, has_history)
   if has_history then return seqs, 0 end
-  local om = K.om(inst)
-  local bodies = {}
-  for i, seq in ipairs(seqs) do
-    bodies[i] = redis.call('HGET', om, 'm' .. seq) or ''
-    if string.sub(bodies[i], 1, #START) == START then return seqs, 0 end
+  for _, seq in ipairs(seqs) do
+    if string.sub(body[seq] or '', 1, #START) == START then return seqs, 0 end
   end
+  local om = K.om(inst)
   local keep, dropped = {}, 0
-  for i, seq in ipairs(seqs) do
-    if string.sub(bodies[i], 1, #QUEUED) == QUEUED then
+  for _, seq in ipairs(seqs) do
+    if string.sub(body[seq] or '', 1, #QUEUED) == QUEUED then
       redis.call('ZREM', K.oq(inst), seq)
       redis.call('HDEL', om, 'm' .. seq, 'a' .. seq)
       dropped = dropped + 1
@@ -347,24 +371,41 @@ local function drop_orphans(inst, seqs, has_history)
   return keep, dropped
 end
 
+-- tag moves every visible message of inst, seqs (at: their visibility), to
+-- the set its lock tags, counts an attempt on each and returns the highest.
+local function tag(inst, seqs, at, now)
+  redis.call('ZREMRANGEBYSCORE', K.oq(inst), '-inf', now)
+  local zargs = {}
+  for i, seq in ipairs(seqs) do zargs[2 * i - 1], zargs[2 * i] = at[seq], seq end
+  chunked('ZADD', K.ot(inst), zargs)
+  local om, attempts = K.om(inst), 0
+  for _, seq in ipairs(seqs) do
+    local a = redis.call('HINCRBY', om, 'a' .. seq, 1)
+    if a > attempts then attempts = a end
+  end
+  U.count('o_unl', -#seqs)
+  return attempts
+end
+
 -- take locks inst (ready in partition ver) for token, tags its visible
 -- messages and returns the fetch reply; nil when only orphan QueueMessages
 -- were visible (they are dropped). dropped collects {inst, count} for logging.
 function O.take(inst, ver, token, lock_ms, now, dropped)
   O.unindex(inst, 'r' .. ver)
-  local om, oq, ot = K.om(inst), K.oq(inst), K.ot(inst)
+  local om = K.om(inst)
   local rec = redis.call('HMGET', K.inst(inst), 'name', 'ver', 'cur')
   -- without a record, the latest execution, as Read sees it
   local cur = rec[3] or I.latest(inst)
   local history = redis.call('LRANGE', K.history(inst, cur or '1'), 0, -1)
-  local vis = redis.call('ZRANGEBYSCORE', oq, '-inf', now, 'WITHSCORES')
+  local vis = redis.call('ZRANGEBYSCORE', K.oq(inst), '-inf', now, 'WITHSCORES')
   local seqs, at = {}, {}
   for i = 1, #vis, 2 do
     seqs[#seqs + 1] = vis[i]
     at[vis[i]] = vis[i + 1]
   end
+  local body = bodies(inst, seqs)
   local n
-  seqs, n = drop_orphans(inst, seqs, #history > 0)
+  seqs, n = drop_orphans(inst, seqs, body, #history > 0)
   if n > 0 then
     dropped[#dropped + 1] = inst
     dropped[#dropped + 1] = U.id(n)
@@ -376,16 +417,10 @@ function O.take(inst, ver, token, lock_ms, now, dropped)
   end
   table.sort(seqs, function(a, b) return tonumber(a) < tonumber(b) end)
   -- every visible message is tagged now (orphans were deleted)
-  redis.call('ZREMRANGEBYSCORE', oq, '-inf', now)
+  local attempts = tag(inst, seqs, at, now)
+  local msgs = {}
+  for i, seq in ipairs(seqs) do msgs[i] = body[seq] end
   local untl = now + lock_ms
-  local msgs, attempts = {}, 0
-  for i, seq in ipairs(seqs) do
-    redis.call('ZADD', ot, at[seq], seq)
-    local a = redis.call('HINCRBY', om, 'a' .. seq, 1)
-    if a > attempts then attempts = a end
-    msgs[i] = redis.call('HGET', om, 'm' .. seq)
-  end
-  U.count('o_unl', -#seqs)
   redis.call('HSET', om, 'st', 'l', 'tok', token, 'until', untl)
   redis.call('HSET', K.otoks(), token, inst)
   U.schedule(K.ogate(), K.olocked(), untl, inst)

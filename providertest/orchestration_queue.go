@@ -1,6 +1,7 @@
 package providertest
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
@@ -25,6 +26,7 @@ func orcQueueCases() []envCase {
 		{"BatchInEnqueueOrder", orcBatchOrder},
 		{"BatchOrderIsEnqueueNotVisibilityOrder", orcBatchNotVisibilityOrder},
 		{"FetchTagsAllVisibleMessages", orcTagsAllVisible},
+		{"FetchTagsLargeBatch", orcTagsLargeBatch},
 		{"InstancesFetchedInEnqueueOrder", orcInstanceOrder},
 		{"OrphanQueueMessageDropped", orcOrphanDropped},
 		{"QueueMessageWithStartDelivered", orcQueueMessageWithStart},
@@ -194,6 +196,29 @@ func orcTagsAllVisible(e *env) {
 	e.ack(item.LockToken, orcCommit("A", 1, 1))
 	e.wantMessages(e.fetchInstance("B"), orcRaise("B", "b"))
 	e.noFetch(nil)
+}
+
+// orcTagsLargeBatch proves a batch of thousands of messages is fetched whole
+// and in order, and acked away whole (a provider that reads, tags or deletes
+// messages in bounded slices must not lose the slices' edges).
+func orcTagsLargeBatch(e *env) {
+	const n = 2100
+	msgs := []duroxide.WorkItem{startItem("A", "Orch")}
+	for i := range n {
+		msgs = append(msgs, orcRaise("A", fmt.Sprint(i)))
+	}
+	for _, m := range msgs {
+		e.enqueue(m, 0)
+	}
+	item := e.fetchInstance("A")
+	e.wantMessages(item, msgs...)
+	e.orcWantAttempt(item, 1)
+	e.ack(item.LockToken, orcCommit("A", 1, 1))
+	e.noFetch(nil)
+	e.enqueue(orcRaise("A", "after"), 0)
+	again := e.fetchInstance("A")
+	e.wantMessages(again, orcRaise("A", "after"))
+	e.orcWantAttempt(again, 1)
 }
 
 // orcInstanceOrder proves the instance whose oldest visible message was
