@@ -318,12 +318,15 @@ function O.nextdue()
 end
 
 -- pick returns the ready instance with the oldest visible message among the
--- partitions compatible with filter enc, and its partition.
+-- partitions compatible with filter enc, its partition, and how many of
+-- those partitions have an instance ready.
 function O.pick(enc)
   local best, bestver, bestorder
+  local ready = 0
   local function consider(ver)
     local r = redis.call('ZRANGE', K.oready(ver), 0, 0, 'WITHSCORES')
     if r[1] then
+      ready = ready + 1
       local order = tonumber(r[2])
       if not bestorder or order < bestorder then best, bestver, bestorder = r[1], ver, order end
     end
@@ -332,7 +335,14 @@ function O.pick(enc)
   for _, ver in ipairs(redis.call('HKEYS', K.overs())) do
     if O.compatible(ver, enc) then consider(ver) end
   end
-  return best, bestver
+  return best, bestver, ready
+end
+
+-- more tells whether filter enc has work left after a take from partition
+-- ver, when pick saw ready partitions: a take touches no other partition,
+-- so only its own must be read again.
+local function more(ver, ready)
+  return ready > 1 or redis.call('EXISTS', K.oready(ver)) == 1
 end
 
 local START = '{"StartOrchestration":'
@@ -505,14 +515,14 @@ function O.fetch(token, lock_ms, enc, fid, now)
   O.maintain(now)
   local dropped = {}
   for _ = 1, O.MAINTAIN_BATCH do
-    local inst, ver = O.pick(enc)
+    local inst, ver, ready = O.pick(enc)
     if not inst then break end
     local res = O.take(inst, ver, token, lock_ms, now, dropped)
     if res then
       res[#res + 1] = dropped
       res[#res + 1] = now
       -- one marker wakes one waiter: pass it on while more work is eligible
-      if O.pick(enc) then
+      if more(ver, ready) then
         U.ready(K.owake(fid))
         res[#res + 1] = false
       else
