@@ -266,14 +266,26 @@ function O.release(inst, tok, now)
   file_instance(inst, now)
 end
 
--- lock_of returns the instance and lock expiry of a token, or nil when the
--- token is unknown or no longer the instance's lock.
+-- A fetch locks an instance with the caller's token (stored in om and, for
+-- the give-back of a fetch whose reply was lost, mapped to the instance in
+-- otoks) and hands out that token, ':' and the instance: ack, renew and
+-- abandon then find the instance without reading otoks.
+local function handed_out(tok, inst)
+  return tok .. ':' .. inst
+end
+
+-- lock_of returns the instance, lock expiry and stored token of a token
+-- (handed out, or the caller's own), or nil when the token is unknown or no
+-- longer the instance's lock.
 function O.lock_of(token)
-  local inst = redis.call('HGET', K.otoks(), token)
-  if not inst then return nil end
+  local tok, inst = string.match(token, '^([^:]*):(.+)$')
+  if not tok then
+    tok, inst = token, redis.call('HGET', K.otoks(), token)
+    if not inst then return nil end
+  end
   local l = redis.call('HMGET', K.om(inst), 'tok', 'until')
-  if l[1] ~= token then return nil end
-  return inst, tonumber(l[2])
+  if l[1] ~= tok then return nil end
+  return inst, tonumber(l[2]), tok
 end
 
 -- expire releases a lock whose holder ran out of time; its messages are
@@ -435,7 +447,7 @@ function O.take(inst, ver, token, lock_ms, now, dropped)
   redis.call('HSET', K.otoks(), token, inst)
   U.schedule(K.ogate(), K.olocked(), untl, inst)
   O.arm_due(ver, untl, now)
-  return { 1, inst, token, attempts, rec[1], rec[2], cur, msgs, history,
+  return { 1, inst, handed_out(token, inst), attempts, rec[1], rec[2], cur, msgs, history,
     redis.call('HGETALL', K.kv(inst)) }
 end
 
@@ -473,7 +485,7 @@ end
 -- releases its lock. It returns an error reply, before any write, for a lost
 -- lock or a duplicate event id, else nil.
 function O.commit(token, c, now)
-  local inst, untl = O.lock_of(token)
+  local inst, untl, tok = O.lock_of(token)
   if not inst or untl <= now then
     return U.fail('LOCK_LOST', 'lock_token ' .. token .. ' is invalid or expired')
   end
@@ -504,7 +516,7 @@ function O.commit(token, c, now)
     I.reindex_status(inst)
   end
   O.drop_tagged(inst)
-  O.release(inst, token, now)
+  O.release(inst, tok, now)
   return nil
 end
 
