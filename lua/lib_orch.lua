@@ -156,19 +156,22 @@ function O.unindex(inst, st)
 end
 
 -- make_ready puts an unlocked instance into the ready partition of its pinned
--- version at position order (the seq of its oldest visible message).
-local function make_ready(inst, order)
+-- version at position order (the seq of its oldest visible message). extra
+-- (optional) holds more field, value pairs of om to write with its state: a
+-- new message's body costs no HSET of its own.
+local function make_ready(inst, order, extra)
   local ver = O.partition(inst)
   redis.call('ZADD', K.oready(ver), order, inst)
   if ver ~= '' then redis.call('HSET', K.overs(), ver, 1) end
-  redis.call('HSET', K.om(inst), 'st', 'r' .. ver)
+  redis.call('HSET', K.om(inst), 'st', 'r' .. ver, unpack(extra or {}))
   O.arm_ready(ver)
 end
 
--- make_delayed parks an unlocked instance whose messages are all in the future.
-local function make_delayed(inst, at, now)
+-- make_delayed parks an unlocked instance whose messages are all in the
+-- future; extra as for make_ready.
+local function make_delayed(inst, at, now, extra)
   U.schedule(K.ogate(), K.odelay(), at, inst)
-  redis.call('HSET', K.om(inst), 'st', 'd')
+  redis.call('HSET', K.om(inst), 'st', 'd', unpack(extra or {}))
   O.arm_due(O.partition(inst), at, now)
 end
 
@@ -210,20 +213,23 @@ end
 function O.enqueue(inst, json, vis, now)
   local seq = redis.call('INCR', K.seq())
   local om = K.om(inst)
-  redis.call('HSET', om, 'm' .. seq, json)
+  local st = redis.call('HGET', om, 'st')
   redis.call('ZADD', K.oq(inst), vis, seq)
   U.count('o_unl', 1)
   if vis > now then U.schedule(K.ogate(), K.ofut(), vis, seq) end
-  local st = redis.call('HGET', om, 'st')
-  if st == 'l' or (st and string.sub(st, 1, 1) == 'r') then return end
-  if vis <= now then
-    O.unindex(inst, st)
-    make_ready(inst, seq)
-  elseif not st then
-    make_delayed(inst, vis, now)
-  elseif vis < tonumber(redis.call('ZSCORE', K.odelay(), inst)) then
-    make_delayed(inst, vis, now)
+  -- the body goes with the new state when the instance gets one
+  local body = { 'm' .. seq, json }
+  local c = st and string.sub(st, 1, 1)
+  if c ~= 'l' and c ~= 'r' then
+    if vis <= now then
+      O.unindex(inst, st)
+      return make_ready(inst, seq, body)
+    end
+    if not st or vis < tonumber(redis.call('ZSCORE', K.odelay(), inst)) then
+      return make_delayed(inst, vis, now, body)
+    end
   end
+  redis.call('HSET', om, body[1], body[2])
 end
 
 -- untag returns the messages tagged by the instance's lock to the pending set.
