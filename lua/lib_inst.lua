@@ -87,7 +87,9 @@ end
 -- without orchestration name cannot create one.
 function I.apply_metadata(inst, eid, name, ver, parent, now)
   local ik = K.inst(inst)
-  if redis.call('EXISTS', ik) == 0 then
+  -- every record is created with 'cur' (and only ever deleted whole)
+  local cur = redis.call('HGET', ik, 'cur')
+  if not cur then
     if name == '' then return false end
     redis.call('HSET', ik, 'name', name, 'ver', ver, 'cur', eid, 'created', now, 'updated', now)
     redis.call('ZADD', K.ilist(), now, inst)
@@ -95,8 +97,7 @@ function I.apply_metadata(inst, eid, name, ver, parent, now)
     local upd = { 'updated', now }
     if name ~= '' then upd[#upd + 1] = 'name'; upd[#upd + 1] = name end
     if ver ~= '' then upd[#upd + 1] = 'ver'; upd[#upd + 1] = ver end
-    local cur = redis.call('HGET', ik, 'cur')
-    if not cur or U.cmpid(eid, cur) > 0 then upd[#upd + 1] = 'cur'; upd[#upd + 1] = eid end
+    if U.cmpid(eid, cur) > 0 then upd[#upd + 1] = 'cur'; upd[#upd + 1] = eid end
     redis.call('HSET', ik, unpack(upd))
   end
   if parent ~= '' then I.set_parent(inst, parent) end
