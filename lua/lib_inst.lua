@@ -107,16 +107,15 @@ end
 -- apply_status stores an execution's status, output and pinned version as
 -- the runtime computed them ('' = unchanged).
 function I.apply_status(ek, status, has_output, output, pinned, now)
+  local upd = {}
+  local function set(f, v) upd[#upd + 1] = f; upd[#upd + 1] = v end
   if status ~= '' then
-    redis.call('HSET', ek, 'st', status)
-    if has_output then
-      redis.call('HSET', ek, 'out', output)
-    else
-      redis.call('HDEL', ek, 'out')
-    end
-    if I.TERMINAL[status] then redis.call('HSET', ek, 't1', now) end
+    set('st', status)
+    if has_output then set('out', output) else redis.call('HDEL', ek, 'out') end
+    if I.TERMINAL[status] then set('t1', now) end
   end
-  if pinned ~= '' then redis.call('HSET', ek, 'pin', pinned) end
+  if pinned ~= '' then set('pin', pinned) end
+  if #upd > 0 then redis.call('HSET', ek, unpack(upd)) end
 end
 
 -- reindex_status files the instance under the status of its current
