@@ -366,14 +366,16 @@ end
 local START = '{"StartOrchestration":'
 local QUEUED = '{"QueueMessage":'
 
--- bodies reads the messages seqs of inst in one HMGET: seq -> json (false
--- when missing).
-local function bodies(inst, seqs)
+-- messages reads the messages seqs of inst and their attempt counts in one
+-- HMGET: seq -> json (false when missing), seq -> attempts so far.
+local function messages(inst, seqs)
   local fields = {}
-  for i, seq in ipairs(seqs) do fields[i] = 'm' .. seq end
-  local got, body = chunked('HMGET', K.om(inst), fields), {}
-  for i, seq in ipairs(seqs) do body[seq] = got[i] end
-  return body
+  for i, seq in ipairs(seqs) do fields[2 * i - 1], fields[2 * i] = 'm' .. seq, 'a' .. seq end
+  local got, body, tries = chunked('HMGET', K.om(inst), fields), {}, {}
+  for i, seq in ipairs(seqs) do
+    body[seq], tries[seq] = got[2 * i - 1], tonumber(got[2 * i] or '0')
+  end
+  return body, tries
 end
 
 -- drop_orphans deletes QueueMessages sent to an instance that has no history
@@ -400,17 +402,19 @@ local function drop_orphans(inst, seqs, body, has_history)
 end
 
 -- tag moves every visible message of inst, seqs (at: their visibility), to
--- the set its lock tags, counts an attempt on each and returns the highest.
-local function tag(inst, seqs, at, now)
+-- the set its lock tags, counts an attempt on each (tries: the counts so far,
+-- read with the bodies) and returns the highest.
+local function tag(inst, seqs, at, tries, now)
   redis.call('ZREMRANGEBYSCORE', K.oq(inst), '-inf', now)
-  local zargs = {}
-  for i, seq in ipairs(seqs) do zargs[2 * i - 1], zargs[2 * i] = at[seq], seq end
-  chunked('ZADD', K.ot(inst), zargs)
-  local om, attempts = K.om(inst), 0
-  for _, seq in ipairs(seqs) do
-    local a = redis.call('HINCRBY', om, 'a' .. seq, 1)
+  local zargs, counts, attempts = {}, {}, 0
+  for i, seq in ipairs(seqs) do
+    zargs[2 * i - 1], zargs[2 * i] = at[seq], seq
+    local a = tries[seq] + 1
+    counts[2 * i - 1], counts[2 * i] = 'a' .. seq, a
     if a > attempts then attempts = a end
   end
+  chunked('ZADD', K.ot(inst), zargs)
+  chunked('HSET', K.om(inst), counts)
   U.count('o_unl', -#seqs)
   return attempts
 end
@@ -431,7 +435,7 @@ function O.take(inst, ver, token, lock_ms, now, dropped)
     seqs[#seqs + 1] = vis[i]
     at[vis[i]] = vis[i + 1]
   end
-  local body = bodies(inst, seqs)
+  local body, tries = messages(inst, seqs)
   local n
   seqs, n = drop_orphans(inst, seqs, body, #history > 0)
   if n > 0 then
@@ -445,7 +449,7 @@ function O.take(inst, ver, token, lock_ms, now, dropped)
   end
   table.sort(seqs, function(a, b) return tonumber(a) < tonumber(b) end)
   -- every visible message is tagged now (orphans were deleted)
-  local attempts = tag(inst, seqs, at, now)
+  local attempts = tag(inst, seqs, at, tries, now)
   local msgs = {}
   for i, seq in ipairs(seqs) do msgs[i] = body[seq] end
   local untl = now + lock_ms
