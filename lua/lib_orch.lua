@@ -139,7 +139,9 @@ function O.register(fid, enc, now)
   end
 end
 
--- unindex removes an instance from the index its state st names.
+-- unindex removes an instance from the index its state st names. Leaving a
+-- pinned version's ready partition, it returns whether instances are left
+-- in it (else nil: not read).
 function O.unindex(inst, st)
   if not st then return end
   local c = string.sub(st, 1, 1)
@@ -147,7 +149,10 @@ function O.unindex(inst, st)
     local ver = string.sub(st, 2)
     local rk = K.oready(ver)
     redis.call('ZREM', rk, inst)
-    if ver ~= '' and redis.call('EXISTS', rk) == 0 then redis.call('HDEL', K.overs(), ver) end
+    if ver == '' then return end
+    local left = redis.call('EXISTS', rk) == 1
+    if not left then redis.call('HDEL', K.overs(), ver) end
+    return left
   elseif c == 'd' then
     redis.call('ZREM', K.odelay(), inst)
   elseif c == 'l' then
@@ -358,9 +363,11 @@ end
 
 -- more tells whether filter enc has work left after a take from partition
 -- ver, when pick saw ready partitions: a take touches no other partition,
--- so only its own must be read again.
-local function more(ver, ready)
-  return ready > 1 or redis.call('EXISTS', K.oready(ver)) == 1
+-- so only its own must be read again, unless the take did (left).
+local function more(ver, ready, left)
+  if ready > 1 then return true end
+  if left == nil then left = redis.call('EXISTS', K.oready(ver)) == 1 end
+  return left
 end
 
 local START = '{"StartOrchestration":'
@@ -403,8 +410,9 @@ end
 
 -- tag moves every visible message of inst, seqs (at: their visibility), to
 -- the set its lock tags, counts an attempt on each (tries: the counts so far,
--- read with the bodies) and returns the highest.
-local function tag(inst, seqs, at, tries, now)
+-- read with the bodies) and returns the highest. lock holds the lock's om
+-- fields, written with the counts.
+local function tag(inst, seqs, at, tries, lock, now)
   redis.call('ZREMRANGEBYSCORE', K.oq(inst), '-inf', now)
   local zargs, counts, attempts = {}, {}, 0
   for i, seq in ipairs(seqs) do
@@ -413,6 +421,7 @@ local function tag(inst, seqs, at, tries, now)
     counts[2 * i - 1], counts[2 * i] = 'a' .. seq, a
     if a > attempts then attempts = a end
   end
+  for _, v in ipairs(lock) do counts[#counts + 1] = v end
   chunked('ZADD', K.ot(inst), zargs)
   chunked('HSET', K.om(inst), counts)
   U.count('o_unl', -#seqs)
@@ -422,8 +431,10 @@ end
 -- take locks inst (ready in partition ver) for token, tags its visible
 -- messages and returns the fetch reply; nil when only orphan QueueMessages
 -- were visible (they are dropped). dropped collects {inst, count} for logging.
+-- Its second result says whether partition ver still has instances ready
+-- (nil: not read).
 function O.take(inst, ver, token, lock_ms, now, dropped)
-  O.unindex(inst, 'r' .. ver)
+  local left = O.unindex(inst, 'r' .. ver)
   local om = K.om(inst)
   local rec = redis.call('HMGET', K.inst(inst), 'name', 'ver', 'cur')
   -- without a record, the latest execution, as Read sees it
@@ -449,16 +460,15 @@ function O.take(inst, ver, token, lock_ms, now, dropped)
   end
   table.sort(seqs, function(a, b) return tonumber(a) < tonumber(b) end)
   -- every visible message is tagged now (orphans were deleted)
-  local attempts = tag(inst, seqs, at, tries, now)
+  local untl = now + lock_ms
+  local attempts = tag(inst, seqs, at, tries, { 'st', 'l', 'tok', token, 'until', untl }, now)
   local msgs = {}
   for i, seq in ipairs(seqs) do msgs[i] = body[seq] end
-  local untl = now + lock_ms
-  redis.call('HSET', om, 'st', 'l', 'tok', token, 'until', untl)
   redis.call('HSET', K.otoks(), token, inst)
   U.schedule(K.ogate(), K.olocked(), untl, inst)
   O.arm_due(ver, untl, now)
   return { 1, inst, handed_out(token, inst), attempts, rec[1], rec[2], cur, msgs, history,
-    redis.call('HGETALL', K.kv(inst)) }
+    redis.call('HGETALL', K.kv(inst)) }, left
 end
 
 -- commit_args reads the commit of ack_orchestration_item's ARGV (everything
@@ -539,12 +549,12 @@ function O.fetch(token, lock_ms, enc, fid, now)
   for _ = 1, O.MAINTAIN_BATCH do
     local inst, ver, ready = O.pick(enc)
     if not inst then break end
-    local res = O.take(inst, ver, token, lock_ms, now, dropped)
+    local res, left = O.take(inst, ver, token, lock_ms, now, dropped)
     if res then
       res[#res + 1] = dropped
       res[#res + 1] = now
       -- one marker wakes one waiter: pass it on while more work is eligible
-      if more(ver, ready) then
+      if more(ver, ready, left) then
         U.ready(K.owake(fid))
         res[#res + 1] = false
       else
