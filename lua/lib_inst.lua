@@ -6,10 +6,13 @@ I.TERMINAL = { Completed = true, Failed = true, ContinuedAsNew = true }
 
 -- check_ids validates that ids (decimal strings, in delta order) strictly
 -- increase and follow the last event id stored for the execution. Returns
--- the error reply to return (U.fail), or nil. History is append-only and
--- ordered by event id, so this one comparison also rejects duplicates.
+-- the error reply to return (U.fail), or nil and whether the execution has
+-- events (then it has a record: ensure_exec need not look). History is
+-- append-only and ordered by event id, so this one comparison also rejects
+-- duplicates.
 function I.check_ids(inst, eid, ids)
-  local prev = redis.call('HGET', K.exec(inst, eid), 'max') or '0'
+  local max = redis.call('HGET', K.exec(inst, eid), 'max')
+  local prev = max or '0'
   for _, id in ipairs(ids) do
     if U.cmpid(id, prev) <= 0 then
       return U.fail('DUPLICATE', 'event_id ' .. id .. ' of instance ' .. inst .. ' execution ' .. eid ..
@@ -17,13 +20,15 @@ function I.check_ids(inst, eid, ids)
     end
     prev = id
   end
-  return nil
+  return nil, max ~= false
 end
 
 -- ensure_exec creates the execution record when it is missing (status
--- Running) and registers the execution with its instance.
-function I.ensure_exec(inst, eid, now)
+-- Running) and registers the execution with its instance; known says the
+-- caller saw the record (check_ids).
+function I.ensure_exec(inst, eid, now, known)
   local ek = K.exec(inst, eid)
+  if known then return ek end
   if redis.call('HSETNX', ek, 'st', 'Running') == 1 then
     redis.call('HSET', ek, 't0', now)
     -- the id as score, given as text: a u64 is not a Lua number

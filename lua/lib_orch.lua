@@ -509,10 +509,10 @@ function O.commit(token, c, now)
   if not inst or untl <= now then
     return U.fail('LOCK_LOST', 'lock_token ' .. token .. ' is invalid or expired')
   end
-  local bad = I.check_ids(inst, c.eid, c.ids)
+  local bad, known = I.check_ids(inst, c.eid, c.ids)
   if bad then return bad end
   local has_record = I.apply_metadata(inst, c.eid, c.name, c.ver, c.parent, now)
-  local ek = I.ensure_exec(inst, c.eid, now)
+  local ek = I.ensure_exec(inst, c.eid, now, known)
   I.apply_status(ek, c.status, c.has_output, c.output, c.pinned, now)
   I.append(inst, c.eid, c.ids, c.events)
   for _, w in ipairs(c.workers) do
