@@ -138,7 +138,9 @@ function I.reindex_status(inst)
   if not r[4] then
     if st == 'Completed' or st == 'Failed' then
       redis.call('ZADD', K.iterminal(), e[2] or r[3], inst)
-    else
+    elseif st ~= r[2] then
+      -- only a terminal status files a root there: one that stays
+      -- non-terminal is not in it
       redis.call('ZREM', K.iterminal(), inst)
     end
   end
