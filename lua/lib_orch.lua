@@ -257,21 +257,25 @@ function O.untag(inst, now, delay, ignore)
   redis.call('DEL', ot)
 end
 
--- drop_tagged deletes the messages tagged by the instance's lock (ack).
+-- drop_tagged deletes the messages tagged by the instance's lock (ack): it
+-- returns their om fields, which O.release deletes with the lock's.
 function O.drop_tagged(inst)
   local ot, fields = K.ot(inst), {}
   for _, seq in ipairs(redis.call('ZRANGE', ot, 0, -1)) do
     fields[#fields + 1] = 'm' .. seq
     fields[#fields + 1] = 'a' .. seq
   end
-  chunked('HDEL', K.om(inst), fields)
   redis.call('DEL', ot)
+  return fields
 end
 
--- release removes the instance lock and files the instance by what is left.
-function O.release(inst, tok, now)
-  local om = K.om(inst)
-  redis.call('HDEL', om, 'tok', 'until', 'st')
+-- release removes the instance lock (and the om fields gone, if given) and
+-- files the instance by what is left.
+function O.release(inst, tok, now, gone)
+  local fields = gone or {}
+  local n = #fields
+  fields[n + 1], fields[n + 2], fields[n + 3] = 'tok', 'until', 'st'
+  chunked('HDEL', K.om(inst), fields)
   if tok then redis.call('HDEL', K.otoks(), tok) end
   redis.call('ZREM', K.olocked(), inst)
   file_instance(inst, now)
@@ -535,8 +539,7 @@ function O.commit(token, c, now)
     if I.TERMINAL[c.status] then V.merge(inst) end
     I.reindex_status(inst)
   end
-  O.drop_tagged(inst)
-  O.release(inst, tok, now)
+  O.release(inst, tok, now, O.drop_tagged(inst))
   return nil
 end
 
