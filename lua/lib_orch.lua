@@ -114,12 +114,13 @@ function O.arm_ready(ver)
   each_filter(ver, function(fid) U.ready(K.owake(fid)) end)
 end
 
--- arm_due tells those fetchers that an instance of partition ver becomes
--- eligible at t. U.due arms nothing for a t past the longest sleep (every
--- lock of U.REFRESH or more), so neither are the filters read then.
-function O.arm_due(ver, t, now)
+-- arm_due tells those fetchers that an instance of partition ver (false:
+-- inst's, read when needed) becomes eligible at t. U.due arms nothing for a
+-- t past the longest sleep (every lock of U.REFRESH or more), so neither
+-- the filters nor the partition are read then.
+function O.arm_due(ver, t, now, inst)
   if t >= now + U.REFRESH then return end
-  each_filter(ver, function(fid) U.due(K.owake(fid), t, now) end)
+  each_filter(ver or O.partition(inst), function(fid) U.due(K.owake(fid), t, now) end)
 end
 
 -- register keeps a blocked fetcher's filter known to the arming functions and
@@ -177,7 +178,7 @@ end
 local function make_delayed(inst, at, now, extra)
   U.schedule(K.ogate(), K.odelay(), at, inst)
   redis.call('HSET', K.om(inst), 'st', 'd', unpack(extra or {}))
-  O.arm_due(O.partition(inst), at, now)
+  O.arm_due(false, at, now, inst)
 end
 
 -- file_instance indexes an unlocked instance that is in no index and has no

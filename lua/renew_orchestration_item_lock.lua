@@ -15,5 +15,5 @@ untl = now + extend
 redis.call('HSET', K.om(inst), 'until', untl)
 U.schedule(K.ogate(), K.olocked(), untl, inst)
 -- a renewal may also shorten the lock: waiters must learn the new expiry
-O.arm_due(O.partition(inst), untl, now)
+O.arm_due(false, untl, now, inst)
 return 1
