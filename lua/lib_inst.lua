@@ -75,38 +75,45 @@ function I.latest(inst)
   return best
 end
 
--- set_parent records the parent of inst and indexes inst as its child; only
--- roots are candidates for bulk deletion.
-function I.set_parent(inst, parent)
-  local ik = K.inst(inst)
-  local r = redis.call('HMGET', ik, 'parent', 'created')
-  if r[1] == parent then return end
-  if r[1] then redis.call('ZREM', K.ichildren(r[1]), inst) end
-  redis.call('HSET', ik, 'parent', parent)
-  redis.call('ZADD', K.ichildren(parent), r[2], inst)
+-- set_parent records the parent of inst (old: the one recorded, created:
+-- its creation time) and indexes inst as its child; only roots are
+-- candidates for bulk deletion.
+function I.set_parent(inst, parent, old, created)
+  if old == parent then return end
+  if old then redis.call('ZREM', K.ichildren(old), inst) end
+  redis.call('HSET', K.inst(inst), 'parent', parent)
+  redis.call('ZADD', K.ichildren(parent), created, inst)
   redis.call('ZREM', K.iterminal(), inst)
 end
 
 -- apply_metadata creates or updates the instance record from an ack's
--- metadata. Returns whether the instance has a record afterwards: an ack
+-- metadata. Returns the record's cur, ist, created and parent afterwards
+-- (what reindex_status files it by), or false when it has none: an ack
 -- without orchestration name cannot create one.
 function I.apply_metadata(inst, eid, name, ver, parent, now)
   local ik = K.inst(inst)
   -- every record is created with 'cur' (and only ever deleted whole)
-  local cur = redis.call('HGET', ik, 'cur')
-  if not cur then
+  local r = redis.call('HMGET', ik, 'cur', 'ist', 'created', 'parent')
+  if not r[1] then
     if name == '' then return false end
     redis.call('HSET', ik, 'name', name, 'ver', ver, 'cur', eid, 'created', now, 'updated', now)
     redis.call('ZADD', K.ilist(), now, inst)
+    r = { eid, false, now, false }
   else
     local upd = { 'updated', now }
     if name ~= '' then upd[#upd + 1] = 'name'; upd[#upd + 1] = name end
     if ver ~= '' then upd[#upd + 1] = 'ver'; upd[#upd + 1] = ver end
-    if U.cmpid(eid, cur) > 0 then upd[#upd + 1] = 'cur'; upd[#upd + 1] = eid end
+    if U.cmpid(eid, r[1]) > 0 then
+      upd[#upd + 1] = 'cur'; upd[#upd + 1] = eid
+      r[1] = eid
+    end
     redis.call('HSET', ik, unpack(upd))
   end
-  if parent ~= '' then I.set_parent(inst, parent) end
-  return true
+  if parent ~= '' then
+    I.set_parent(inst, parent, r[4], r[3])
+    r[4] = parent
+  end
+  return r
 end
 
 -- apply_status stores an execution's status, output and pinned version as
@@ -124,10 +131,10 @@ function I.apply_status(ek, status, has_output, output, pinned, now)
 end
 
 -- reindex_status files the instance under the status of its current
--- execution, and a terminal root under its completion time.
-function I.reindex_status(inst)
+-- execution, and a terminal root under its completion time; r is its
+-- record's cur, ist, created and parent (apply_metadata).
+function I.reindex_status(inst, r)
   local ik = K.inst(inst)
-  local r = redis.call('HMGET', ik, 'cur', 'ist', 'created', 'parent')
   local e = redis.call('HMGET', K.exec(inst, r[1]), 'st', 't1')
   local st = e[1] or 'Running'
   if st ~= r[2] then

@@ -516,7 +516,7 @@ function O.commit(token, c, now)
   end
   local bad, known = I.check_ids(inst, c.eid, c.ids)
   if bad then return bad end
-  local has_record = I.apply_metadata(inst, c.eid, c.name, c.ver, c.parent, now)
+  local rec = I.apply_metadata(inst, c.eid, c.name, c.ver, c.parent, now)
   local ek = I.ensure_exec(inst, c.eid, now, known)
   I.apply_status(ek, c.status, c.has_output, c.output, c.pinned, now)
   I.append(inst, c.eid, c.ids, c.events)
@@ -532,13 +532,13 @@ function O.commit(token, c, now)
     if vis == 0 then vis = now end
     O.enqueue(o[1], o[2], vis, now)
   end
-  if has_record then
+  if rec then
     I.set_custom_status(inst, c.cs_mode, c.cs_value)
     for _, op in ipairs(c.kvops) do
       V.apply(inst, op[1], op[2], op[3], op[4])
     end
     if I.TERMINAL[c.status] then V.merge(inst) end
-    I.reindex_status(inst)
+    I.reindex_status(inst, rec)
   end
   O.release(inst, tok, now, O.drop_tagged(inst))
   return nil
