@@ -39,23 +39,29 @@ function I.ensure_exec(inst, eid, now, known)
 end
 
 -- append adds validated events to the execution's history list without
--- reading what is already there (a corrupt stored event must not stop an ack).
-function I.append(inst, eid, ids, jsons)
-  if #jsons == 0 then return end
-  local hk = K.history(inst, eid)
-  local bytes = 0
-  for i = 1, #jsons, 1000 do
-    local chunk = {}
-    for j = i, math.min(i + 999, #jsons) do
-      chunk[#chunk + 1] = jsons[j]
-      bytes = bytes + #jsons[j]
-    end
-    redis.call('RPUSH', hk, unpack(chunk))
-  end
+-- reading what is already there (a corrupt stored event must not stop an
+-- ack). upd (optional) holds more field, value pairs of the execution record
+-- to write with its last event id (I.status_fields).
+function I.append(inst, eid, ids, jsons, upd)
   local ek = K.exec(inst, eid)
-  redis.call('HSET', ek, 'max', ids[#ids])
-  redis.call('HINCRBY', ek, 'bytes', bytes)
-  U.count('events', #jsons)
+  upd = upd or {}
+  if #jsons > 0 then
+    local hk = K.history(inst, eid)
+    local bytes = 0
+    for i = 1, #jsons, 1000 do
+      local chunk = {}
+      for j = i, math.min(i + 999, #jsons) do
+        chunk[#chunk + 1] = jsons[j]
+        bytes = bytes + #jsons[j]
+      end
+      redis.call('RPUSH', hk, unpack(chunk))
+    end
+    upd[#upd + 1] = 'max'
+    upd[#upd + 1] = ids[#ids]
+    redis.call('HINCRBY', ek, 'bytes', bytes)
+    U.count('events', #jsons)
+  end
+  if #upd > 0 then redis.call('HSET', ek, unpack(upd)) end
 end
 
 -- latest returns the highest execution id of inst that has a record
@@ -116,9 +122,11 @@ function I.apply_metadata(inst, eid, name, ver, parent, now)
   return r
 end
 
--- apply_status stores an execution's status, output and pinned version as
--- the runtime computed them ('' = unchanged).
-function I.apply_status(ek, status, has_output, output, pinned, now)
+-- status_fields returns the field, value pairs that store an execution's
+-- status, output and pinned version as the runtime computed them ('' =
+-- unchanged), for I.append to write; an output the turn clears is deleted
+-- now.
+function I.status_fields(ek, status, has_output, output, pinned, now)
   local upd = {}
   local function set(f, v) upd[#upd + 1] = f; upd[#upd + 1] = v end
   if status ~= '' then
@@ -127,7 +135,7 @@ function I.apply_status(ek, status, has_output, output, pinned, now)
     if I.TERMINAL[status] then set('t1', now) end
   end
   if pinned ~= '' then set('pin', pinned) end
-  if #upd > 0 then redis.call('HSET', ek, unpack(upd)) end
+  return upd
 end
 
 -- reindex_status files the instance under the status of its current

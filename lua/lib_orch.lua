@@ -518,8 +518,8 @@ function O.commit(token, c, now)
   if bad then return bad end
   local rec = I.apply_metadata(inst, c.eid, c.name, c.ver, c.parent, now)
   local ek = I.ensure_exec(inst, c.eid, now, known)
-  I.apply_status(ek, c.status, c.has_output, c.output, c.pinned, now)
-  I.append(inst, c.eid, c.ids, c.events)
+  local status = I.status_fields(ek, c.status, c.has_output, c.output, c.pinned, now)
+  I.append(inst, c.eid, c.ids, c.events, status)
   for _, w in ipairs(c.workers) do
     W.enqueue(w[1], w[2], U.opt(w[3]), w[4], w[5], w[6], now)
   end
