@@ -140,10 +140,13 @@ end
 
 -- reindex_status files the instance under the status of its current
 -- execution, and a terminal root under its completion time; r is its
--- record's cur, ist, created and parent (apply_metadata).
-function I.reindex_status(inst, r)
+-- record's cur, ist, created and parent (apply_metadata). status ('' none)
+-- is what the turn just stored for execution eid at now: when eid is the
+-- current one, the execution record need not be read.
+function I.reindex_status(inst, r, eid, status, now)
   local ik = K.inst(inst)
-  local e = redis.call('HMGET', K.exec(inst, r[1]), 'st', 't1')
+  local e = { status, now }
+  if status == '' or r[1] ~= eid then e = redis.call('HMGET', K.exec(inst, r[1]), 'st', 't1') end
   local st = e[1] or 'Running'
   if st ~= r[2] then
     if r[2] then redis.call('ZREM', K.istatus(r[2]), inst) end

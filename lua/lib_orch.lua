@@ -538,7 +538,7 @@ function O.commit(token, c, now)
       V.apply(inst, op[1], op[2], op[3], op[4])
     end
     if I.TERMINAL[c.status] then V.merge(inst) end
-    I.reindex_status(inst, rec)
+    I.reindex_status(inst, rec, c.eid, c.status, now)
   end
   O.release(inst, tok, now, O.drop_tagged(inst))
   return nil
