@@ -9,10 +9,10 @@
 -- Reply    1, or an error 'DXPERM LOCK_LOST ...'
 local token, delay, ignore = U.arg(), U.num(), U.arg() == '1'
 local now = U.now()
-local inst = O.lock_of(token)
+local inst, _, tok = O.lock_of(token)
 if not inst then
   return U.fail('LOCK_LOST', 'lock_token ' .. token .. ' is invalid')
 end
 O.untag(inst, now, delay, ignore)
-O.release(inst, token, now)
+O.release(inst, tok, now)
 return 1

@@ -9,8 +9,10 @@
 -- Reply    {1, instance, token, attempts, name, version, execution id,
 --           messages, history, kv, dropped, now, when to run again (ms) or nil}
 --       or {0, now, when to run again (ms), dropped}
--- dropped lists instance, count pairs of orphan QueueMessages deleted. A
--- fetch that takes the last eligible instance also answers when to run
--- again, so the caller's next fetch can wait without asking first.
+-- The token in the reply is the caller's token, ':' and the instance; ack,
+-- renew and abandon take either. dropped lists instance, count pairs of
+-- orphan QueueMessages deleted. A fetch that takes the last eligible
+-- instance also answers when to run again, so the caller's next fetch can
+-- wait without asking first.
 local token, lock_ms, enc, fid = U.arg(), U.num(), U.arg(), U.arg()
 return O.fetch(token, lock_ms, enc, fid, U.now())

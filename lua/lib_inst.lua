@@ -6,10 +6,13 @@ I.TERMINAL = { Completed = true, Failed = true, ContinuedAsNew = true }
 
 -- check_ids validates that ids (decimal strings, in delta order) strictly
 -- increase and follow the last event id stored for the execution. Returns
--- the error reply to return (U.fail), or nil. History is append-only and
--- ordered by event id, so this one comparison also rejects duplicates.
+-- the error reply to return (U.fail), or nil and whether the execution has
+-- events (then it has a record: ensure_exec need not look). History is
+-- append-only and ordered by event id, so this one comparison also rejects
+-- duplicates.
 function I.check_ids(inst, eid, ids)
-  local prev = redis.call('HGET', K.exec(inst, eid), 'max') or '0'
+  local max = redis.call('HGET', K.exec(inst, eid), 'max')
+  local prev = max or '0'
   for _, id in ipairs(ids) do
     if U.cmpid(id, prev) <= 0 then
       return U.fail('DUPLICATE', 'event_id ' .. id .. ' of instance ' .. inst .. ' execution ' .. eid ..
@@ -17,13 +20,15 @@ function I.check_ids(inst, eid, ids)
     end
     prev = id
   end
-  return nil
+  return nil, max ~= false
 end
 
 -- ensure_exec creates the execution record when it is missing (status
--- Running) and registers the execution with its instance.
-function I.ensure_exec(inst, eid, now)
+-- Running) and registers the execution with its instance; known says the
+-- caller saw the record (check_ids).
+function I.ensure_exec(inst, eid, now, known)
   local ek = K.exec(inst, eid)
+  if known then return ek end
   if redis.call('HSETNX', ek, 'st', 'Running') == 1 then
     redis.call('HSET', ek, 't0', now)
     -- the id as score, given as text: a u64 is not a Lua number
@@ -34,23 +39,29 @@ function I.ensure_exec(inst, eid, now)
 end
 
 -- append adds validated events to the execution's history list without
--- reading what is already there (a corrupt stored event must not stop an ack).
-function I.append(inst, eid, ids, jsons)
-  if #jsons == 0 then return end
-  local hk = K.history(inst, eid)
-  local bytes = 0
-  for i = 1, #jsons, 1000 do
-    local chunk = {}
-    for j = i, math.min(i + 999, #jsons) do
-      chunk[#chunk + 1] = jsons[j]
-      bytes = bytes + #jsons[j]
-    end
-    redis.call('RPUSH', hk, unpack(chunk))
-  end
+-- reading what is already there (a corrupt stored event must not stop an
+-- ack). upd (optional) holds more field, value pairs of the execution record
+-- to write with its last event id (I.status_fields).
+function I.append(inst, eid, ids, jsons, upd)
   local ek = K.exec(inst, eid)
-  redis.call('HSET', ek, 'max', ids[#ids])
-  redis.call('HINCRBY', ek, 'bytes', bytes)
-  U.count('events', #jsons)
+  upd = upd or {}
+  if #jsons > 0 then
+    local hk = K.history(inst, eid)
+    local bytes = 0
+    for i = 1, #jsons, 1000 do
+      local chunk = {}
+      for j = i, math.min(i + 999, #jsons) do
+        chunk[#chunk + 1] = jsons[j]
+        bytes = bytes + #jsons[j]
+      end
+      redis.call('RPUSH', hk, unpack(chunk))
+    end
+    upd[#upd + 1] = 'max'
+    upd[#upd + 1] = ids[#ids]
+    redis.call('HINCRBY', ek, 'bytes', bytes)
+    U.count('events', #jsons)
+  end
+  if #upd > 0 then redis.call('HSET', ek, unpack(upd)) end
 end
 
 -- latest returns the highest execution id of inst that has a record
@@ -70,60 +81,72 @@ function I.latest(inst)
   return best
 end
 
--- set_parent records the parent of inst and indexes inst as its child; only
--- roots are candidates for bulk deletion.
-function I.set_parent(inst, parent)
-  local ik = K.inst(inst)
-  local r = redis.call('HMGET', ik, 'parent', 'created')
-  if r[1] == parent then return end
-  if r[1] then redis.call('ZREM', K.ichildren(r[1]), inst) end
-  redis.call('HSET', ik, 'parent', parent)
-  redis.call('ZADD', K.ichildren(parent), r[2], inst)
+-- set_parent records the parent of inst (old: the one recorded, created:
+-- its creation time) and indexes inst as its child; only roots are
+-- candidates for bulk deletion.
+function I.set_parent(inst, parent, old, created)
+  if old == parent then return end
+  if old then redis.call('ZREM', K.ichildren(old), inst) end
+  redis.call('HSET', K.inst(inst), 'parent', parent)
+  redis.call('ZADD', K.ichildren(parent), created, inst)
   redis.call('ZREM', K.iterminal(), inst)
 end
 
 -- apply_metadata creates or updates the instance record from an ack's
--- metadata. Returns whether the instance has a record afterwards: an ack
+-- metadata. Returns the record's cur, ist, created and parent afterwards
+-- (what reindex_status files it by), or false when it has none: an ack
 -- without orchestration name cannot create one.
 function I.apply_metadata(inst, eid, name, ver, parent, now)
   local ik = K.inst(inst)
-  if redis.call('EXISTS', ik) == 0 then
+  -- every record is created with 'cur' (and only ever deleted whole)
+  local r = redis.call('HMGET', ik, 'cur', 'ist', 'created', 'parent')
+  if not r[1] then
     if name == '' then return false end
     redis.call('HSET', ik, 'name', name, 'ver', ver, 'cur', eid, 'created', now, 'updated', now)
     redis.call('ZADD', K.ilist(), now, inst)
+    r = { eid, false, now, false }
   else
     local upd = { 'updated', now }
     if name ~= '' then upd[#upd + 1] = 'name'; upd[#upd + 1] = name end
     if ver ~= '' then upd[#upd + 1] = 'ver'; upd[#upd + 1] = ver end
-    local cur = redis.call('HGET', ik, 'cur')
-    if not cur or U.cmpid(eid, cur) > 0 then upd[#upd + 1] = 'cur'; upd[#upd + 1] = eid end
+    if U.cmpid(eid, r[1]) > 0 then
+      upd[#upd + 1] = 'cur'; upd[#upd + 1] = eid
+      r[1] = eid
+    end
     redis.call('HSET', ik, unpack(upd))
   end
-  if parent ~= '' then I.set_parent(inst, parent) end
-  return true
+  if parent ~= '' then
+    I.set_parent(inst, parent, r[4], r[3])
+    r[4] = parent
+  end
+  return r
 end
 
--- apply_status stores an execution's status, output and pinned version as
--- the runtime computed them ('' = unchanged).
-function I.apply_status(ek, status, has_output, output, pinned, now)
+-- status_fields returns the field, value pairs that store an execution's
+-- status, output and pinned version as the runtime computed them ('' =
+-- unchanged), for I.append to write; an output the turn clears is deleted
+-- now.
+function I.status_fields(ek, status, has_output, output, pinned, now)
+  local upd = {}
+  local function set(f, v) upd[#upd + 1] = f; upd[#upd + 1] = v end
   if status ~= '' then
-    redis.call('HSET', ek, 'st', status)
-    if has_output then
-      redis.call('HSET', ek, 'out', output)
-    else
-      redis.call('HDEL', ek, 'out')
-    end
-    if I.TERMINAL[status] then redis.call('HSET', ek, 't1', now) end
+    set('st', status)
+    if has_output then set('out', output) else redis.call('HDEL', ek, 'out') end
+    if I.TERMINAL[status] then set('t1', now) end
   end
-  if pinned ~= '' then redis.call('HSET', ek, 'pin', pinned) end
+  if pinned ~= '' then set('pin', pinned) end
+  return upd
 end
 
 -- reindex_status files the instance under the status of its current
--- execution, and a terminal root under its completion time.
-function I.reindex_status(inst)
+-- execution, and a terminal root under its completion time; r is its
+-- record's cur, ist, created and parent (apply_metadata). status ('' none)
+-- is what the turn just stored for execution eid at now: when eid is the
+-- current one, the execution record need not be read.
+function I.reindex_status(inst, r, eid, status, now)
   local ik = K.inst(inst)
-  local r = redis.call('HMGET', ik, 'cur', 'ist', 'created', 'parent')
-  local e = redis.call('HMGET', K.exec(inst, r[1]), 'st', 't1')
+  local e = { status, now }
+  if status == '' or r[1] ~= eid then e = redis.call('HMGET', K.exec(inst, r[1]), 'st', 't1') end
   local st = e[1] or 'Running'
   if st ~= r[2] then
     if r[2] then redis.call('ZREM', K.istatus(r[2]), inst) end
@@ -133,7 +156,9 @@ function I.reindex_status(inst)
   if not r[4] then
     if st == 'Completed' or st == 'Failed' then
       redis.call('ZADD', K.iterminal(), e[2] or r[3], inst)
-    else
+    elseif st ~= r[2] then
+      -- only a terminal status files a root there: one that stays
+      -- non-terminal is not in it
       redis.call('ZREM', K.iterminal(), inst)
     end
   end

@@ -19,6 +19,20 @@ O.MAINTAIN_BATCH = 100
 -- last used it.
 O.FILTER_TTL = 600000
 
+-- chunked runs the variadic command cmd on key with args, at most 1000 at a
+-- time (unpack is bounded by the Lua stack), and returns the elements of its
+-- replies in order.
+local function chunked(cmd, key, args)
+  local out = {}
+  for i = 1, #args, 1000 do
+    local r = redis.call(cmd, key, unpack(args, i, math.min(i + 999, #args)))
+    if type(r) == 'table' then
+      for j = 1, #r do out[#out + 1] = r[j] end
+    end
+  end
+  return out
+end
+
 -- vparse splits a canonical version 'maj.min.patch[-pre]' into its parts.
 local function vparse(v)
   local a, b, c, rest = string.match(v, '^(%d+)%.(%d+)%.(%d+)(.*)$')
@@ -100,15 +114,23 @@ function O.arm_ready(ver)
   each_filter(ver, function(fid) U.ready(K.owake(fid)) end)
 end
 
--- arm_due tells those fetchers that an instance of partition ver becomes
--- eligible at t.
-function O.arm_due(ver, t, now)
-  each_filter(ver, function(fid) U.due(K.owake(fid), t, now) end)
+-- arm_due tells those fetchers that an instance of partition ver (false:
+-- inst's, read when needed) becomes eligible at t. U.due arms nothing for a
+-- t past the longest sleep (every lock of U.REFRESH or more), so neither
+-- the filters nor the partition are read then.
+function O.arm_due(ver, t, now, inst)
+  if t >= now + U.REFRESH then return end
+  each_filter(ver or O.partition(inst), function(fid) U.due(K.owake(fid), t, now) end)
 end
 
 -- register keeps a blocked fetcher's filter known to the arming functions and
--- forgets filters nobody has used for FILTER_TTL.
+-- forgets filters nobody has used for FILTER_TTL. A filter seen within the
+-- last tenth of that is left as it is: fid is a hash of enc, so the entry
+-- cannot have changed, and one ZSCORE replaces three writes and a range read
+-- on every idle fetch.
 function O.register(fid, enc, now)
+  local seen = redis.call('ZSCORE', K.ofseen(), fid)
+  if seen and tonumber(seen) > now - O.FILTER_TTL / 10 then return end
   redis.call('HSET', K.ofilters(), fid, enc)
   redis.call('ZADD', K.ofseen(), now, fid)
   local stale = redis.call('ZRANGEBYSCORE', K.ofseen(), '-inf', now - O.FILTER_TTL, 'LIMIT', 0, 10)
@@ -118,7 +140,9 @@ function O.register(fid, enc, now)
   end
 end
 
--- unindex removes an instance from the index its state st names.
+-- unindex removes an instance from the index its state st names. Leaving a
+-- pinned version's ready partition, it returns whether instances are left
+-- in it (else nil: not read).
 function O.unindex(inst, st)
   if not st then return end
   local c = string.sub(st, 1, 1)
@@ -126,7 +150,10 @@ function O.unindex(inst, st)
     local ver = string.sub(st, 2)
     local rk = K.oready(ver)
     redis.call('ZREM', rk, inst)
-    if ver ~= '' and redis.call('EXISTS', rk) == 0 then redis.call('HDEL', K.overs(), ver) end
+    if ver == '' then return end
+    local left = redis.call('EXISTS', rk) == 1
+    if not left then redis.call('HDEL', K.overs(), ver) end
+    return left
   elseif c == 'd' then
     redis.call('ZREM', K.odelay(), inst)
   elseif c == 'l' then
@@ -135,20 +162,23 @@ function O.unindex(inst, st)
 end
 
 -- make_ready puts an unlocked instance into the ready partition of its pinned
--- version at position order (the seq of its oldest visible message).
-local function make_ready(inst, order)
+-- version at position order (the seq of its oldest visible message). extra
+-- (optional) holds more field, value pairs of om to write with its state: a
+-- new message's body costs no HSET of its own.
+local function make_ready(inst, order, extra)
   local ver = O.partition(inst)
   redis.call('ZADD', K.oready(ver), order, inst)
   if ver ~= '' then redis.call('HSET', K.overs(), ver, 1) end
-  redis.call('HSET', K.om(inst), 'st', 'r' .. ver)
+  redis.call('HSET', K.om(inst), 'st', 'r' .. ver, unpack(extra or {}))
   O.arm_ready(ver)
 end
 
--- make_delayed parks an unlocked instance whose messages are all in the future.
-local function make_delayed(inst, at, now)
-  redis.call('ZADD', K.odelay(), at, inst)
-  redis.call('HSET', K.om(inst), 'st', 'd')
-  O.arm_due(O.partition(inst), at, now)
+-- make_delayed parks an unlocked instance whose messages are all in the
+-- future; extra as for make_ready.
+local function make_delayed(inst, at, now, extra)
+  U.schedule(K.ogate(), K.odelay(), at, inst)
+  redis.call('HSET', K.om(inst), 'st', 'd', unpack(extra or {}))
+  O.arm_due(false, at, now, inst)
 end
 
 -- file_instance indexes an unlocked instance that is in no index and has no
@@ -189,20 +219,23 @@ end
 function O.enqueue(inst, json, vis, now)
   local seq = redis.call('INCR', K.seq())
   local om = K.om(inst)
-  redis.call('HSET', om, 'm' .. seq, json)
+  local st = redis.call('HGET', om, 'st')
   redis.call('ZADD', K.oq(inst), vis, seq)
   U.count('o_unl', 1)
-  if vis > now then redis.call('ZADD', K.ofut(), vis, seq) end
-  local st = redis.call('HGET', om, 'st')
-  if st == 'l' or (st and string.sub(st, 1, 1) == 'r') then return end
-  if vis <= now then
-    O.unindex(inst, st)
-    make_ready(inst, seq)
-  elseif not st then
-    make_delayed(inst, vis, now)
-  elseif vis < tonumber(redis.call('ZSCORE', K.odelay(), inst)) then
-    make_delayed(inst, vis, now)
+  if vis > now then U.schedule(K.ogate(), K.ofut(), vis, seq) end
+  -- the body goes with the new state when the instance gets one
+  local body = { 'm' .. seq, json }
+  local c = st and string.sub(st, 1, 1)
+  if c ~= 'l' and c ~= 'r' then
+    if vis <= now then
+      O.unindex(inst, st)
+      return make_ready(inst, seq, body)
+    end
+    if not st or vis < tonumber(redis.call('ZSCORE', K.odelay(), inst)) then
+      return make_delayed(inst, vis, now, body)
+    end
   end
+  redis.call('HSET', om, body[1], body[2])
 end
 
 -- untag returns the messages tagged by the instance's lock to the pending set.
@@ -215,7 +248,7 @@ function O.untag(inst, now, delay, ignore)
     local seq, vis = tagged[i], tonumber(tagged[i + 1])
     if delay > 0 then vis = now + delay end
     redis.call('ZADD', oq, vis, seq)
-    if vis > now then redis.call('ZADD', K.ofut(), vis, seq) end
+    if vis > now then U.schedule(K.ogate(), K.ofut(), vis, seq) end
     if ignore then
       local a = tonumber(redis.call('HGET', om, 'a' .. seq) or '0')
       if a > 0 then redis.call('HSET', om, 'a' .. seq, a - 1) end
@@ -225,32 +258,50 @@ function O.untag(inst, now, delay, ignore)
   redis.call('DEL', ot)
 end
 
--- drop_tagged deletes the messages tagged by the instance's lock (ack).
+-- drop_tagged deletes the messages tagged by the instance's lock (ack): it
+-- returns their om fields, which O.release deletes with the lock's.
 function O.drop_tagged(inst)
-  local ot, om = K.ot(inst), K.om(inst)
+  local ot, fields = K.ot(inst), {}
   for _, seq in ipairs(redis.call('ZRANGE', ot, 0, -1)) do
-    redis.call('HDEL', om, 'm' .. seq, 'a' .. seq)
+    fields[#fields + 1] = 'm' .. seq
+    fields[#fields + 1] = 'a' .. seq
   end
   redis.call('DEL', ot)
+  return fields
 end
 
--- release removes the instance lock and files the instance by what is left.
-function O.release(inst, tok, now)
-  local om = K.om(inst)
-  redis.call('HDEL', om, 'tok', 'until', 'st')
+-- release removes the instance lock (and the om fields gone, if given) and
+-- files the instance by what is left.
+function O.release(inst, tok, now, gone)
+  local fields = gone or {}
+  local n = #fields
+  fields[n + 1], fields[n + 2], fields[n + 3] = 'tok', 'until', 'st'
+  chunked('HDEL', K.om(inst), fields)
   if tok then redis.call('HDEL', K.otoks(), tok) end
   redis.call('ZREM', K.olocked(), inst)
   file_instance(inst, now)
 end
 
--- lock_of returns the instance and lock expiry of a token, or nil when the
--- token is unknown or no longer the instance's lock.
+-- A fetch locks an instance with the caller's token (stored in om and, for
+-- the give-back of a fetch whose reply was lost, mapped to the instance in
+-- otoks) and hands out that token, ':' and the instance: ack, renew and
+-- abandon then find the instance without reading otoks.
+local function handed_out(tok, inst)
+  return tok .. ':' .. inst
+end
+
+-- lock_of returns the instance, lock expiry and stored token of a token
+-- (handed out, or the caller's own), or nil when the token is unknown or no
+-- longer the instance's lock.
 function O.lock_of(token)
-  local inst = redis.call('HGET', K.otoks(), token)
-  if not inst then return nil end
+  local tok, inst = string.match(token, '^([^:]*):(.+)$')
+  if not tok then
+    tok, inst = token, redis.call('HGET', K.otoks(), token)
+    if not inst then return nil end
+  end
   local l = redis.call('HMGET', K.om(inst), 'tok', 'until')
-  if l[1] ~= token then return nil end
-  return inst, tonumber(l[2])
+  if l[1] ~= tok then return nil end
+  return inst, tonumber(l[2]), tok
 end
 
 -- expire releases a lock whose holder ran out of time; its messages are
@@ -262,8 +313,11 @@ function O.expire(inst, now)
 end
 
 -- maintain applies what time has made due: expired locks and delayed
--- instances, a bounded number per call.
+-- instances, a bounded number per call. The gate K.ogate() bounds the
+-- earliest score of olocked, odelay and ofut (every insert into them goes
+-- through U.schedule), so before it there is nothing due and no set is read.
 function O.maintain(now)
+  if U.gate(K.ogate()) > now then return end
   local n = O.MAINTAIN_BATCH
   for _, inst in ipairs(redis.call('ZRANGEBYSCORE', K.olocked(), '-inf', now, 'LIMIT', 0, n)) do
     O.expire(inst, now)
@@ -272,6 +326,7 @@ function O.maintain(now)
     O.reindex(inst, now)
   end
   redis.call('ZREMRANGEBYSCORE', K.ofut(), '-inf', now)
+  U.settle(K.ogate(), { K.olocked(), K.odelay(), K.ofut() })
 end
 
 -- idle records that a fetcher with filter fid (encoding enc) has nothing
@@ -281,18 +336,25 @@ function O.idle(fid, enc, now)
   return U.idle(K.owake(fid), O.nextdue(), now)
 end
 
--- nextdue is the earliest time something not eligible now becomes eligible.
+-- nextdue is when something not eligible now may become eligible: the gate,
+-- a lower bound (false: nothing pending). Waking early costs one fetch that
+-- finds nothing and settles the gate to the exact time.
 function O.nextdue()
-  return U.minof(U.first(K.odelay()), U.first(K.olocked()))
+  local g = U.gate(K.ogate())
+  if g == math.huge then return false end
+  return g
 end
 
 -- pick returns the ready instance with the oldest visible message among the
--- partitions compatible with filter enc, and its partition.
+-- partitions compatible with filter enc, its partition, and how many of
+-- those partitions have an instance ready.
 function O.pick(enc)
   local best, bestver, bestorder
+  local ready = 0
   local function consider(ver)
     local r = redis.call('ZRANGE', K.oready(ver), 0, 0, 'WITHSCORES')
     if r[1] then
+      ready = ready + 1
       local order = tonumber(r[2])
       if not bestorder or order < bestorder then best, bestver, bestorder = r[1], ver, order end
     end
@@ -301,26 +363,45 @@ function O.pick(enc)
   for _, ver in ipairs(redis.call('HKEYS', K.overs())) do
     if O.compatible(ver, enc) then consider(ver) end
   end
-  return best, bestver
+  return best, bestver, ready
+end
+
+-- more tells whether filter enc has work left after a take from partition
+-- ver, when pick saw ready partitions: a take touches no other partition,
+-- so only its own must be read again, unless the take did (left).
+local function more(ver, ready, left)
+  if ready > 1 then return true end
+  if left == nil then left = redis.call('EXISTS', K.oready(ver)) == 1 end
+  return left
 end
 
 local START = '{"StartOrchestration":'
 local QUEUED = '{"QueueMessage":'
 
--- drop_orphans deletes QueueMessages sent to an instance that has no history
--- and no StartOrchestration among seqs: nothing will ever consume them.
--- Returns the seqs that remain and how many were dropped.
-local function drop_orphans(inst, seqs, has_history)
-  if has_history then return seqs, 0 end
-  local om = K.om(inst)
-  local bodies = {}
+-- messages reads the messages seqs of inst and their attempt counts in one
+-- HMGET: seq -> json (false when missing), seq -> attempts so far.
+local function messages(inst, seqs)
+  local fields = {}
+  for i, seq in ipairs(seqs) do fields[2 * i - 1], fields[2 * i] = 'm' .. seq, 'a' .. seq end
+  local got, body, tries = chunked('HMGET', K.om(inst), fields), {}, {}
   for i, seq in ipairs(seqs) do
-    bodies[i] = redis.call('HGET', om, 'm' .. seq) or ''
-    if string.sub(bodies[i], 1, #START) == START then return seqs, 0 end
+    body[seq], tries[seq] = got[2 * i - 1], tonumber(got[2 * i] or '0')
   end
+  return body, tries
+end
+
+-- drop_orphans deletes QueueMessages sent to an instance that has no history
+-- and no StartOrchestration among seqs (body: their json): nothing will ever
+-- consume them. Returns the seqs that remain and how many were dropped.
+local function drop_orphans(inst, seqs, body, has_history)
+  if has_history then return seqs, 0 end
+  for _, seq in ipairs(seqs) do
+    if string.sub(body[seq] or '', 1, #START) == START then return seqs, 0 end
+  end
+  local om = K.om(inst)
   local keep, dropped = {}, 0
-  for i, seq in ipairs(seqs) do
-    if string.sub(bodies[i], 1, #QUEUED) == QUEUED then
+  for _, seq in ipairs(seqs) do
+    if string.sub(body[seq] or '', 1, #QUEUED) == QUEUED then
       redis.call('ZREM', K.oq(inst), seq)
       redis.call('HDEL', om, 'm' .. seq, 'a' .. seq)
       dropped = dropped + 1
@@ -332,24 +413,47 @@ local function drop_orphans(inst, seqs, has_history)
   return keep, dropped
 end
 
+-- tag moves every visible message of inst, seqs (at: their visibility), to
+-- the set its lock tags, counts an attempt on each (tries: the counts so far,
+-- read with the bodies) and returns the highest. lock holds the lock's om
+-- fields, written with the counts.
+local function tag(inst, seqs, at, tries, lock, now)
+  redis.call('ZREMRANGEBYSCORE', K.oq(inst), '-inf', now)
+  local zargs, counts, attempts = {}, {}, 0
+  for i, seq in ipairs(seqs) do
+    zargs[2 * i - 1], zargs[2 * i] = at[seq], seq
+    local a = tries[seq] + 1
+    counts[2 * i - 1], counts[2 * i] = 'a' .. seq, a
+    if a > attempts then attempts = a end
+  end
+  for _, v in ipairs(lock) do counts[#counts + 1] = v end
+  chunked('ZADD', K.ot(inst), zargs)
+  chunked('HSET', K.om(inst), counts)
+  U.count('o_unl', -#seqs)
+  return attempts
+end
+
 -- take locks inst (ready in partition ver) for token, tags its visible
 -- messages and returns the fetch reply; nil when only orphan QueueMessages
 -- were visible (they are dropped). dropped collects {inst, count} for logging.
+-- Its second result says whether partition ver still has instances ready
+-- (nil: not read).
 function O.take(inst, ver, token, lock_ms, now, dropped)
-  O.unindex(inst, 'r' .. ver)
-  local om, oq, ot = K.om(inst), K.oq(inst), K.ot(inst)
+  local left = O.unindex(inst, 'r' .. ver)
+  local om = K.om(inst)
   local rec = redis.call('HMGET', K.inst(inst), 'name', 'ver', 'cur')
   -- without a record, the latest execution, as Read sees it
   local cur = rec[3] or I.latest(inst)
   local history = redis.call('LRANGE', K.history(inst, cur or '1'), 0, -1)
-  local vis = redis.call('ZRANGEBYSCORE', oq, '-inf', now, 'WITHSCORES')
+  local vis = redis.call('ZRANGEBYSCORE', K.oq(inst), '-inf', now, 'WITHSCORES')
   local seqs, at = {}, {}
   for i = 1, #vis, 2 do
     seqs[#seqs + 1] = vis[i]
     at[vis[i]] = vis[i + 1]
   end
+  local body, tries = messages(inst, seqs)
   local n
-  seqs, n = drop_orphans(inst, seqs, #history > 0)
+  seqs, n = drop_orphans(inst, seqs, body, #history > 0)
   if n > 0 then
     dropped[#dropped + 1] = inst
     dropped[#dropped + 1] = U.id(n)
@@ -361,22 +465,15 @@ function O.take(inst, ver, token, lock_ms, now, dropped)
   end
   table.sort(seqs, function(a, b) return tonumber(a) < tonumber(b) end)
   -- every visible message is tagged now (orphans were deleted)
-  redis.call('ZREMRANGEBYSCORE', oq, '-inf', now)
   local untl = now + lock_ms
-  local msgs, attempts = {}, 0
-  for i, seq in ipairs(seqs) do
-    redis.call('ZADD', ot, at[seq], seq)
-    local a = redis.call('HINCRBY', om, 'a' .. seq, 1)
-    if a > attempts then attempts = a end
-    msgs[i] = redis.call('HGET', om, 'm' .. seq)
-  end
-  U.count('o_unl', -#seqs)
-  redis.call('HSET', om, 'st', 'l', 'tok', token, 'until', untl)
+  local attempts = tag(inst, seqs, at, tries, { 'st', 'l', 'tok', token, 'until', untl }, now)
+  local msgs = {}
+  for i, seq in ipairs(seqs) do msgs[i] = body[seq] end
   redis.call('HSET', K.otoks(), token, inst)
-  redis.call('ZADD', K.olocked(), untl, inst)
+  U.schedule(K.ogate(), K.olocked(), untl, inst)
   O.arm_due(ver, untl, now)
-  return { 1, inst, token, attempts, rec[1], rec[2], cur, msgs, history,
-    redis.call('HGETALL', K.kv(inst)) }
+  return { 1, inst, handed_out(token, inst), attempts, rec[1], rec[2], cur, msgs, history,
+    redis.call('HGETALL', K.kv(inst)) }, left
 end
 
 -- commit_args reads the commit of ack_orchestration_item's ARGV (everything
@@ -413,16 +510,16 @@ end
 -- releases its lock. It returns an error reply, before any write, for a lost
 -- lock or a duplicate event id, else nil.
 function O.commit(token, c, now)
-  local inst, untl = O.lock_of(token)
+  local inst, untl, tok = O.lock_of(token)
   if not inst or untl <= now then
     return U.fail('LOCK_LOST', 'lock_token ' .. token .. ' is invalid or expired')
   end
-  local bad = I.check_ids(inst, c.eid, c.ids)
+  local bad, known = I.check_ids(inst, c.eid, c.ids)
   if bad then return bad end
-  local has_record = I.apply_metadata(inst, c.eid, c.name, c.ver, c.parent, now)
-  local ek = I.ensure_exec(inst, c.eid, now)
-  I.apply_status(ek, c.status, c.has_output, c.output, c.pinned, now)
-  I.append(inst, c.eid, c.ids, c.events)
+  local rec = I.apply_metadata(inst, c.eid, c.name, c.ver, c.parent, now)
+  local ek = I.ensure_exec(inst, c.eid, now, known)
+  local status = I.status_fields(ek, c.status, c.has_output, c.output, c.pinned, now)
+  I.append(inst, c.eid, c.ids, c.events, status)
   for _, w in ipairs(c.workers) do
     W.enqueue(w[1], w[2], U.opt(w[3]), w[4], w[5], w[6], now)
   end
@@ -435,16 +532,15 @@ function O.commit(token, c, now)
     if vis == 0 then vis = now end
     O.enqueue(o[1], o[2], vis, now)
   end
-  if has_record then
+  if rec then
     I.set_custom_status(inst, c.cs_mode, c.cs_value)
     for _, op in ipairs(c.kvops) do
       V.apply(inst, op[1], op[2], op[3], op[4])
     end
     if I.TERMINAL[c.status] then V.merge(inst) end
-    I.reindex_status(inst)
+    I.reindex_status(inst, rec, c.eid, c.status, now)
   end
-  O.drop_tagged(inst)
-  O.release(inst, token, now)
+  O.release(inst, tok, now, O.drop_tagged(inst))
   return nil
 end
 
@@ -455,14 +551,14 @@ function O.fetch(token, lock_ms, enc, fid, now)
   O.maintain(now)
   local dropped = {}
   for _ = 1, O.MAINTAIN_BATCH do
-    local inst, ver = O.pick(enc)
+    local inst, ver, ready = O.pick(enc)
     if not inst then break end
-    local res = O.take(inst, ver, token, lock_ms, now, dropped)
+    local res, left = O.take(inst, ver, token, lock_ms, now, dropped)
     if res then
       res[#res + 1] = dropped
       res[#res + 1] = now
       -- one marker wakes one waiter: pass it on while more work is eligible
-      if O.pick(enc) then
+      if more(ver, ready, left) then
         U.ready(K.owake(fid))
         res[#res + 1] = false
       else

@@ -13,7 +13,7 @@ if not inst or untl <= now then
 end
 untl = now + extend
 redis.call('HSET', K.om(inst), 'until', untl)
-redis.call('ZADD', K.olocked(), untl, inst)
+U.schedule(K.ogate(), K.olocked(), untl, inst)
 -- a renewal may also shorten the lock: waiters must learn the new expiry
-O.arm_due(O.partition(inst), untl, now)
+O.arm_due(false, untl, now, inst)
 return 1

@@ -21,6 +21,7 @@ func orcExpirationCases() []envCase {
 		{"ConcurrentLockAttemptsRespectExpiration", orcConcurrentExpiry},
 		{"ExpiredLockAbandonableUntilReclaimed", orcExpiredAbandon},
 		{"RenewExtendsValidLock", orcRenewExtends},
+		{"RenewShortensValidLock", orcRenewShortens},
 		{"RenewExpiredLockIsPermanent", orcRenewExpired},
 	}
 }
@@ -147,6 +148,24 @@ func orcRenewExtends(e *env) {
 	e.ack(item.LockToken, orcCommit("A", 1, 1))
 	e.orcWantHistory("A", 0, 1)
 	e.noFetch(nil)
+}
+
+// orcRenewShortens proves a renewal to less than the lock has left takes
+// effect: the lock expires at the renewed time, not at the one the fetch set
+// (the earliest expiry a provider knew of is now later than the real one).
+func orcRenewShortens(e *env) {
+	e.enqueue(orcRaise("A", "1"), 0)
+	item := e.mustFetch(longLock)
+	if err := e.p.RenewOrchestrationItemLock(e.ctx, item.LockToken, shortLock); err != nil {
+		e.t.Fatalf("renew of a valid lock to %v: %v", shortLock, err)
+	}
+	e.noFetch(nil)
+	e.wait(afterShort)
+	again := e.fetchInstance("A")
+	e.wantMessages(again, orcRaise("A", "1"))
+	e.orcWantAttempt(again, 2)
+	err := e.p.AckOrchestrationItem(e.ctx, item.LockToken, orcCommit("A", 1, 1))
+	wantPermanent(e.t, err, duroxide.ErrLockLost, "ack_orchestration_item", "lock_token")
 }
 
 // orcRenewExpired proves an expired lock cannot be renewed (permanent

@@ -1,6 +1,7 @@
 package providertest
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
@@ -21,9 +22,11 @@ func orcQueueCases() []envCase {
 		{"TimerDelayedVisibility", orcTimerVisibility},
 		{"EnqueuedTimerUsesOnlyDelay", orcEnqueuedTimer},
 		{"EnqueueWithDelay", orcEnqueueDelay},
+		{"EarlierDelayVisibleFirst", orcEarlierDelay},
 		{"BatchInEnqueueOrder", orcBatchOrder},
 		{"BatchOrderIsEnqueueNotVisibilityOrder", orcBatchNotVisibilityOrder},
 		{"FetchTagsAllVisibleMessages", orcTagsAllVisible},
+		{"FetchTagsLargeBatch", orcTagsLargeBatch},
 		{"InstancesFetchedInEnqueueOrder", orcInstanceOrder},
 		{"OrphanQueueMessageDropped", orcOrphanDropped},
 		{"QueueMessageWithStartDelivered", orcQueueMessageWithStart},
@@ -130,6 +133,21 @@ func orcEnqueueDelay(e *env) {
 	e.orcWaitDelayed(begin.Add(orcTimerIn), "A", orcRaise("A", "delayed"))
 }
 
+// orcEarlierDelay proves delayed work due before everything already waiting
+// (a lock, a later delayed message) becomes visible at its own time: what
+// a provider knew to be due first when it last looked is no longer first.
+func orcEarlierDelay(e *env) {
+	e.enqueue(orcRaise("L", "1"), 0)
+	e.mustFetch(longLock)
+	e.enqueue(orcRaise("A", "later"), longLock)
+	e.noFetch(nil)
+	begin := time.Now()
+	e.enqueue(orcRaise("B", "sooner"), orcTimerIn)
+	e.noFetch(nil)
+	e.orcWaitDelayed(begin.Add(orcTimerIn), "B", orcRaise("B", "sooner"))
+	e.noFetch(nil)
+}
+
 // orcBatchOrder proves a batch holds its instance's messages of every kind in
 // enqueue order, and only that instance's (duroxide.Provider docs "Order";
 // duroxide src/providers/mod.rs "All messages in the batch must belong to the
@@ -178,6 +196,29 @@ func orcTagsAllVisible(e *env) {
 	e.ack(item.LockToken, orcCommit("A", 1, 1))
 	e.wantMessages(e.fetchInstance("B"), orcRaise("B", "b"))
 	e.noFetch(nil)
+}
+
+// orcTagsLargeBatch proves a batch of thousands of messages is fetched whole
+// and in order, and acked away whole (a provider that reads, tags or deletes
+// messages in bounded slices must not lose the slices' edges).
+func orcTagsLargeBatch(e *env) {
+	const n = 2100
+	msgs := []duroxide.WorkItem{startItem("A", "Orch")}
+	for i := range n {
+		msgs = append(msgs, orcRaise("A", fmt.Sprint(i)))
+	}
+	for _, m := range msgs {
+		e.enqueue(m, 0)
+	}
+	item := e.fetchInstance("A")
+	e.wantMessages(item, msgs...)
+	e.orcWantAttempt(item, 1)
+	e.ack(item.LockToken, orcCommit("A", 1, 1))
+	e.noFetch(nil)
+	e.enqueue(orcRaise("A", "after"), 0)
+	again := e.fetchInstance("A")
+	e.wantMessages(again, orcRaise("A", "after"))
+	e.orcWantAttempt(again, 1)
 }
 
 // orcInstanceOrder proves the instance whose oldest visible message was
