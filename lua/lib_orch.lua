@@ -168,7 +168,7 @@ end
 local function make_ready(inst, order, extra)
   local ver = O.partition(inst)
   redis.call('ZADD', K.oready(ver), order, inst)
-  if ver ~= '' then redis.call('HSET', K.overs(), ver, 1) end
+  if ver ~= '' then redis.call('HSET', K.overs(), ver, '1') end
   redis.call('HSET', K.om(inst), 'st', 'r' .. ver, unpack(extra or {}))
   O.arm_ready(ver)
 end
@@ -217,10 +217,10 @@ end
 -- enqueue adds a message for inst, visible at vis. A locked instance is not
 -- indexed: releasing its lock does that.
 function O.enqueue(inst, json, vis, now)
-  local seq = redis.call('INCR', K.seq())
+  local seq = U.id(redis.call('INCR', K.seq()))
   local om = K.om(inst)
   local st = redis.call('HGET', om, 'st')
-  redis.call('ZADD', K.oq(inst), vis, seq)
+  redis.call('ZADD', K.oq(inst), U.id(vis), seq)
   U.count('o_unl', 1)
   if vis > now then U.schedule(K.ogate(), K.ofut(), vis, seq) end
   -- the body goes with the new state when the instance gets one
