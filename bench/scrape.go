@@ -123,6 +123,10 @@ func (e *env) measureScrape(ctx context.Context, p *redisprovider.Provider, n in
 	})
 }
 
+// scrapeSlack is the noise allowed in commands per scrape: one stray command
+// of the probe in 20 scrapes.
+const scrapeSlack = 0.05
+
 // compareScrapes derives the O(1) evidence from the smallest and largest
 // depth: commands per scrape must not grow (deterministic), and server time
 // is reported alongside (a timing, so a figure, not a pass/fail).
@@ -142,6 +146,8 @@ func (e *env) compareScrapes() {
 		measured += fmt.Sprintf(", %.1f vs %.1f us of Redis", ul, uh)
 	}
 	// redis_cmds_per_op counts every command the scripts run inside Redis, so
-	// an equal count means no walk over instances, timers or queue entries
-	e.report.target("a metrics scrape costs O(1) Redis work (10 vs 100,000 instances)", measured, ch <= cl)
+	// an equal count means no walk over instances, timers or queue entries;
+	// the probe's own commands spread over thousands of scrapes move it by
+	// less than scrapeSlack, which a walk would exceed many times over
+	e.report.target("a metrics scrape costs O(1) Redis work (10 vs 100,000 instances)", measured, ch <= cl+scrapeSlack)
 }
