@@ -33,23 +33,24 @@ func fetchLoop[T any](ctx context.Context, p *Provider, op string, keys []string
 	return item, fail(op, err)
 }
 
-// pollItem is fetchLoop's poll with the error unnamed; first, when not nil,
-// runs instead of once in the first round, which then always runs (see
-// poll's runFirst).
+// pollItem is fetchLoop's poll with the error unnamed; early, when not nil,
+// is its first round (see poll).
 func pollItem[T any](ctx context.Context, p *Provider, keys []string, pollTimeout time.Duration,
-	first, once func(ctx context.Context) (*T, time.Duration, error)) (*T, error) {
+	early, once func(ctx context.Context) (*T, time.Duration, error)) (*T, error) {
 	var item *T
-	err := p.poll(ctx, keys, pollTimeout, first != nil, func(ctx context.Context) (bool, time.Duration, error) {
-		try := once
-		if first != nil {
-			try, first = first, nil
+	round := func(f func(ctx context.Context) (*T, time.Duration, error)) tryFunc {
+		return func(ctx context.Context) (bool, time.Duration, error) {
+			var due time.Duration
+			var err error
+			item, due, err = f(ctx)
+			return item != nil, due, err
 		}
-		var due time.Duration
-		var err error
-		item, due, err = try(ctx)
-		return item != nil, due, err
-	})
-	if err != nil {
+	}
+	var first tryFunc
+	if early != nil {
+		first = round(early)
+	}
+	if err := p.poll(ctx, keys, pollTimeout, first, round(once)); err != nil {
 		return nil, err
 	}
 	return item, nil

@@ -61,47 +61,42 @@ const (
 type tryFunc func(ctx context.Context) (found bool, due time.Duration, err error)
 
 // poll runs try until it finds work, pollTimeout passes or ctx ends. With a
-// zero pollTimeout it runs try exactly once. runFirst makes the first round
-// run try even when the waiter knows nothing changed: that round changes
-// the state itself (the ack of an ack-and-fetch). It runs before the fetcher
+// zero pollTimeout it runs one round only. early, when not nil, is the first
+// round, run even when the waiter knows nothing changed: it changes the
+// state itself (the ack of an ack-and-fetch). It runs before the fetcher
 // joins its waiter, so a call that finds work (the usual case) never makes
 // the waiter pop a marker it must then put back.
-func (p *Provider) poll(ctx context.Context, keys []string, pollTimeout time.Duration, runFirst bool, try tryFunc) error {
+func (p *Provider) poll(ctx context.Context, keys []string, pollTimeout time.Duration, early, try tryFunc) error {
 	if pollTimeout <= 0 {
+		if early != nil {
+			try = early
+		}
 		_, _, err := try(ctx)
 		return err
 	}
 	deadline := time.NewTimer(pollTimeout)
 	defer deadline.Stop()
-	var early *waiter
-	var earlyEpoch uint64
-	var earlyDue time.Duration
-	if runFirst {
-		if err := ctx.Err(); err != nil {
+	var first *round
+	if early != nil {
+		r, err := p.earlyRound(ctx, keys, early)
+		if r == nil {
 			return err
 		}
-		early = p.waits.peek(keys)
-		earlyEpoch, _ = early.begin()
-		found, due, err := try(ctx)
-		if err != nil || found {
-			return err
-		}
-		earlyDue = due
+		first = r
 	}
 	w := p.waits.join(keys)
 	woken := false // holding a wake-up this fetcher has not used yet
 	defer func() { p.waits.leave(w, woken) }()
-	if early == w {
-		// the early round counts as this waiter's: a wake-up since it began
-		// makes its answer stale, as for any round
-		w.answered(earlyEpoch)
-		if earlyDue >= 0 {
-			w.idle(earlyEpoch, earlyDue)
-		}
-	}
 	// a waiter that replaced the one the early round began with never saw
 	// its answer: its first round runs the script
-	mustRun := early != nil && early != w
+	mustRun := false
+	if first != nil {
+		if first.w == w {
+			w.record(first.epoch, first.due)
+		} else {
+			mustRun = true
+		}
+	}
 	for {
 		epoch, fresh := w.begin()
 		fresh, mustRun = fresh && !mustRun, false
@@ -116,11 +111,7 @@ func (p *Provider) poll(ctx context.Context, keys []string, pollTimeout time.Dur
 			if err != nil {
 				return err // the script may not have run: what is owed stays owed
 			}
-			w.answered(epoch)
-			if due >= 0 {
-				// nothing more eligible: the next fetch may wait at once
-				w.idle(epoch, due)
-			}
+			w.record(epoch, due)
 			if found {
 				return nil
 			}
@@ -131,6 +122,29 @@ func (p *Provider) poll(ctx context.Context, keys []string, pollTimeout time.Dur
 		}
 		woken = true
 	}
+}
+
+// round is an empty round run before its fetcher joined the waiter w: the
+// epoch it began in and its rerun time.
+type round struct {
+	w     *waiter
+	epoch uint64
+	due   time.Duration
+}
+
+// earlyRound runs early against the waiter of keys without joining it. It
+// returns nil when the fetch is over (work found, or err).
+func (p *Provider) earlyRound(ctx context.Context, keys []string, early tryFunc) (*round, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	w := p.waits.peek(keys)
+	epoch, _ := w.begin()
+	found, due, err := early(ctx)
+	if err != nil || found {
+		return nil, err
+	}
+	return &round{w: w, epoch: epoch, due: due}, nil
 }
 
 // waitRegistry holds the process's waiters, one per set of wake keys.
@@ -217,6 +231,16 @@ type waiter struct {
 	// owed maps each popped wake key no script has answered yet to the epoch
 	// its wake-up started; a script begun in that epoch or later answers it.
 	owed map[string]uint64
+}
+
+// record notes a round of a fetcher's script begun in epoch: it answered
+// the wake-ups popped before, and with due >= 0 (nothing more eligible) the
+// next fetch may wait at once.
+func (w *waiter) record(epoch uint64, due time.Duration) {
+	w.answered(epoch)
+	if due >= 0 {
+		w.idle(epoch, due)
+	}
 }
 
 // answered records that a script begun in epoch has run: it saw every wake-up
