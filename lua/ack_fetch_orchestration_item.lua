@@ -11,4 +11,4 @@ local ack_token, c = U.arg(), O.commit_args()
 local now = U.now()
 local err = O.commit(ack_token, c, now)
 if err then return err end
-return O.fetch(token, lock_ms, enc, fid, now)
+return O.fetch(token, lock_ms, enc, fid, now, U.KEEP)

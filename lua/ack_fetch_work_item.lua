@@ -10,4 +10,4 @@ local ack_token, has, target, json = U.arg(), U.arg() == '1', U.arg(), U.arg()
 local now = U.now()
 local err = W.ack(ack_token, has, target, json, now)
 if err then return err end
-return W.fetch(token, lock_ms, owner, session_ms, queues, now)
+return W.fetch(token, lock_ms, owner, session_ms, queues, now, U.KEEP)

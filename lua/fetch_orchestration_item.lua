@@ -15,4 +15,4 @@
 -- instance also answers when to run again, so the caller's next fetch can
 -- wait without asking first.
 local token, lock_ms, enc, fid = U.arg(), U.num(), U.arg(), U.arg()
-return O.fetch(token, lock_ms, enc, fid, U.now())
+return O.fetch(token, lock_ms, enc, fid, U.now(), U.PASS_ON)

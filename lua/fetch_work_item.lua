@@ -11,4 +11,4 @@
 -- A fetch that takes the last eligible item also answers when to run again,
 -- so the caller's next fetch can wait without asking first.
 local token, lock_ms, owner, session_ms, queues = W.fetch_args()
-return W.fetch(token, lock_ms, owner, session_ms, queues, U.now())
+return W.fetch(token, lock_ms, owner, session_ms, queues, U.now(), U.PASS_ON)

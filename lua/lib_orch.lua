@@ -546,8 +546,9 @@ end
 
 -- fetch locks the ready instance with the oldest visible message that the
 -- filter (enc, fid) accepts for token and returns
--- fetch_orchestration_item's reply.
-function O.fetch(token, lock_ms, enc, fid, now)
+-- fetch_orchestration_item's reply; pass says whether the caller consumed a
+-- wake-up marker (U.PASS_ON).
+function O.fetch(token, lock_ms, enc, fid, now, pass)
   O.maintain(now)
   local dropped = {}
   for _ = 1, O.MAINTAIN_BATCH do
@@ -557,9 +558,8 @@ function O.fetch(token, lock_ms, enc, fid, now)
     if res then
       res[#res + 1] = dropped
       res[#res + 1] = now
-      -- one marker wakes one waiter: pass it on while more work is eligible
       if more(ver, ready, left) then
-        U.ready(K.owake(fid))
+        if pass then U.ready(K.owake(fid)) end
         res[#res + 1] = false
       else
         res[#res + 1] = O.idle(fid, enc, now)

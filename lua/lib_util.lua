@@ -126,6 +126,16 @@ function U.idle(key, nextdue, now)
   return wake
 end
 
+-- A fetcher woken by a wake-up marker consumed it, so when it takes work
+-- while more is eligible it sets the marker again: one marker wakes one
+-- waiter, and a burst is handed out waiter after waiter. The fetch of an
+-- ack-and-fetch consumed none: every marker that announced the work it
+-- takes is still set or held by a woken fetcher whose script is yet to run
+-- (and will pass it on), so it passes nothing on. U.PASS_ON and U.KEEP name
+-- the two cases for the fetch functions.
+U.PASS_ON = true
+U.KEEP = false
+
 -- first returns the lowest score of a sorted set, or false when it is empty.
 function U.first(key)
   local r = redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')

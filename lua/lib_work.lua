@@ -31,9 +31,14 @@ function W.ready(seq, q, sid, now)
     return
   end
   redis.call('ZADD', K.wq(q), seq, seq)
-  -- A new marker means no fetcher of q was told of work since the queue
-  -- was last seen empty (U.idle and W.any_idle remove it): then, and only
-  -- then, the AnyTag fetchers are told too.
+  W.tell(q)
+end
+
+-- tell sets the ready marker of tag queue q. A new marker means no fetcher
+-- of q was told of work since the queue was last seen empty (U.idle and
+-- W.idle remove it): then, and only then, the AnyTag fetchers are told too,
+-- and q is listed for them.
+function W.tell(q)
   if U.ready(K.wwake(q)) then
     redis.call('SADD', K.wqueues(), q)
     U.ready(K.wwake('*'))
@@ -311,18 +316,18 @@ function W.idle(classes, now)
 end
 
 -- fetch locks the eligible item with the lowest seq across queues for the
--- client's nonce and returns fetch_work_item's reply.
-function W.fetch(nonce, lock_ms, owner, session_ms, queues, now)
+-- client's nonce and returns fetch_work_item's reply; pass says whether
+-- the caller consumed a wake-up marker (U.PASS_ON).
+function W.fetch(nonce, lock_ms, owner, session_ms, queues, now, pass)
   W.maintain(now)
   local classes = W.classes(queues, owner)
   local seq, sid = W.pick(classes)
   if not seq then return { 0, now, W.idle(classes, now) } end
   local res = W.take(seq, sid, owner, nonce, lock_ms, session_ms, now)
-  -- one marker wakes one waiter: pass it on while more work is eligible
   local more = false
   for _, c in ipairs(classes) do
     if W.left(c, seq) then
-      U.ready(c[2])
+      if pass then U.ready(c[2]) end
       more = true
     end
   end

@@ -2,7 +2,7 @@
 -- after its last local fetcher had left, so a fetcher elsewhere still gets
 -- the wake-up. Through U.ready, so the marker gets the expiry every marker
 -- has (a plain ZADD of a popped, hence deleted, key would live forever). A
--- tag queue's marker set again tells the any fetchers too, as W.ready does.
+-- tag queue's marker set again tells the AnyTag fetchers too (W.tell).
 --
 -- KEYS[1]  namespace prefix
 -- ARGV     wake key (a key of this namespace, as BZPOPMIN returned it)
@@ -12,5 +12,6 @@ if string.sub(key, 1, #P) ~= P then
   return U.fail('INVALID', 'key ' .. key .. ' is outside the namespace')
 end
 local ww = K.wwake('')
-if U.ready(key) and string.sub(key, 1, #ww) == ww then U.ready(K.wwake('*')) end
+local q = string.sub(key, 1, #ww) == ww and string.sub(key, #ww + 1)
+if q and q ~= '*' then W.tell(q) else U.ready(key) end
 return 1
