@@ -48,14 +48,8 @@ function I.append(inst, eid, ids, jsons, upd)
   if #jsons > 0 then
     local hk = K.history(inst, eid)
     local bytes = 0
-    for i = 1, #jsons, 1000 do
-      local chunk = {}
-      for j = i, math.min(i + 999, #jsons) do
-        chunk[#chunk + 1] = jsons[j]
-        bytes = bytes + #jsons[j]
-      end
-      redis.call('RPUSH', hk, unpack(chunk))
-    end
+    for _, json in ipairs(jsons) do bytes = bytes + #json end
+    U.chunked('RPUSH', hk, jsons)
     upd[#upd + 1] = 'max'
     upd[#upd + 1] = ids[#ids]
     redis.call('HINCRBY', ek, 'bytes', bytes)

@@ -19,20 +19,6 @@ O.MAINTAIN_BATCH = 100
 -- last used it.
 O.FILTER_TTL = 600000
 
--- chunked runs the variadic command cmd on key with args, at most 1000 at a
--- time (unpack is bounded by the Lua stack), and returns the elements of its
--- replies in order.
-local function chunked(cmd, key, args)
-  local out = {}
-  for i = 1, #args, 1000 do
-    local r = redis.call(cmd, key, unpack(args, i, math.min(i + 999, #args)))
-    if type(r) == 'table' then
-      for j = 1, #r do out[#out + 1] = r[j] end
-    end
-  end
-  return out
-end
-
 -- vparse splits a canonical version 'maj.min.patch[-pre]' into its parts.
 local function vparse(v)
   local a, b, c, rest = string.match(v, '^(%d+)%.(%d+)%.(%d+)(.*)$')
@@ -276,7 +262,7 @@ function O.release(inst, tok, now, gone)
   local fields = gone or {}
   local n = #fields
   fields[n + 1], fields[n + 2], fields[n + 3] = 'tok', 'until', 'st'
-  chunked('HDEL', K.om(inst), fields)
+  U.chunked('HDEL', K.om(inst), fields)
   if tok then redis.call('HDEL', K.otoks(), tok) end
   redis.call('ZREM', K.olocked(), inst)
   file_instance(inst, now)
@@ -383,7 +369,7 @@ local QUEUED = '{"QueueMessage":'
 local function messages(inst, seqs)
   local fields = {}
   for i, seq in ipairs(seqs) do fields[2 * i - 1], fields[2 * i] = 'm' .. seq, 'a' .. seq end
-  local got, body, tries = chunked('HMGET', K.om(inst), fields), {}, {}
+  local got, body, tries = U.chunked('HMGET', K.om(inst), fields), {}, {}
   for i, seq in ipairs(seqs) do
     body[seq], tries[seq] = got[2 * i - 1], tonumber(got[2 * i] or '0')
   end
@@ -423,12 +409,12 @@ local function tag(inst, seqs, at, tries, lock, now)
   for i, seq in ipairs(seqs) do
     zargs[2 * i - 1], zargs[2 * i] = at[seq], seq
     local a = tries[seq] + 1
-    counts[2 * i - 1], counts[2 * i] = 'a' .. seq, a
+    counts[2 * i - 1], counts[2 * i] = 'a' .. seq, U.id(a)
     if a > attempts then attempts = a end
   end
   for _, v in ipairs(lock) do counts[#counts + 1] = v end
-  chunked('ZADD', K.ot(inst), zargs)
-  chunked('HSET', K.om(inst), counts)
+  U.chunked('ZADD', K.ot(inst), zargs)
+  U.chunked('HSET', K.om(inst), counts)
   U.count('o_unl', -#seqs)
   return attempts
 end
@@ -466,7 +452,7 @@ function O.take(inst, ver, token, lock_ms, now, dropped)
   table.sort(seqs, function(a, b) return tonumber(a) < tonumber(b) end)
   -- every visible message is tagged now (orphans were deleted)
   local untl = now + lock_ms
-  local attempts = tag(inst, seqs, at, tries, { 'st', 'l', 'tok', token, 'until', untl }, now)
+  local attempts = tag(inst, seqs, at, tries, { 'st', 'l', 'tok', token, 'until', U.id(untl) }, now)
   local msgs = {}
   for i, seq in ipairs(seqs) do msgs[i] = body[seq] end
   redis.call('HSET', K.otoks(), token, inst)

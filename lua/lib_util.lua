@@ -151,6 +151,20 @@ function U.minof(a, b)
   return a
 end
 
+-- chunked runs the variadic command cmd on key with args, at most 1000 at a
+-- time (unpack is bounded by the Lua stack; an even count keeps field,
+-- value pairs together), and returns the elements of its replies in order.
+function U.chunked(cmd, key, args)
+  local out = {}
+  for i = 1, #args, 1000 do
+    local r = redis.call(cmd, key, unpack(args, i, math.min(i + 999, #args)))
+    if type(r) == 'table' then
+      for j = 1, #r do out[#out + 1] = r[j] end
+    end
+  end
+  return out
+end
+
 -- counter adds delta to one of the namespace counters.
 function U.count(field, delta)
   if delta ~= 0 then redis.call('HINCRBY', K.stats(), field, U.id(delta)) end
