@@ -80,6 +80,9 @@ type OrchestrationItem struct {
 	KVSnapshot map[string]KVEntry
 	// LockToken identifies this lock for Ack / Abandon / Renew. It is unique per fetch.
 	LockToken string
+	// Cursor is set only by LazyHistoryFetcher's fetches, which leave History unread; nil
+	// otherwise.
+	Cursor *HistoryCursor
 	// AttemptCount is how many times these messages have been fetched, this fetch
 	// included (so at least 1). It grows on every fetch, including after lock expiry,
 	// and shrinks only through an abandon with ignoreAttempt. The runtime poisons the
