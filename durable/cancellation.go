@@ -61,37 +61,30 @@ var cancelFamilies = []cancelFamily{
 // (duroxide's collect_cancelled_from_context). Replayed code must give up
 // the same futures it gave up before: a dropped_future cancel in persisted
 // history that the code no longer performs is nondeterminism.
-func (e *replayEngine) collectCancelled(ctx *OrchestrationContext) *duroxide.ErrorDetails {
-	for _, fam := range cancelFamilies {
-		if d := e.checkReplayedCancels(ctx, fam); d != nil {
-			return d
+func (r *replayRun) collectCancelled() *duroxide.ErrorDetails {
+	if !r.resumed && r.persisted > 0 {
+		for _, fam := range cancelFamilies {
+			if d := r.checkReplayedCancels(fam); d != nil {
+				return d
+			}
 		}
 	}
 	for _, fam := range cancelFamilies {
-		e.recordCancels(ctx, fam)
+		r.recordCancels(fam)
 	}
-	ctx.st.cancelled = map[uint64]scheduleKind{}
+	r.ctx.st.cancelled = map[uint64]scheduleKind{}
 	return nil
 }
 
-func (e *replayEngine) checkReplayedCancels(ctx *OrchestrationContext, fam cancelFamily) *duroxide.ErrorDetails {
-	if e.persisted == 0 {
+func (r *replayRun) checkReplayedCancels(fam cancelFamily) *duroxide.ErrorDetails {
+	idx := r.e.idx
+	dropped := idx.droppedCancels(fam.kind)
+	if len(dropped) == 0 {
 		return nil
 	}
-	persisted := e.baseline[:e.persisted]
-	dropped := map[uint64]bool{}
-	scheduled := map[uint64]bool{}
-	for _, ev := range persisted {
-		if fam.schedule(ev.Kind) {
-			scheduled[ev.EventID] = true
-		}
-		if r, ok := fam.cancel(ev.Kind); ok && r == droppedFuture && ev.SourceEventID != nil {
-			dropped[*ev.SourceEventID] = true
-		}
-	}
 	now := map[uint64]bool{}
-	for _, id := range ctx.st.cancelledIDs(fam.kind) {
-		if scheduled[id] {
+	for _, id := range r.ctx.st.cancelledIDs(fam.kind) {
+		if kind, ok := idx.scheduled(id); ok && kind == fam.kind {
 			now[id] = true
 		}
 	}
@@ -105,23 +98,23 @@ func (e *replayEngine) checkReplayedCancels(ctx *OrchestrationContext, fam cance
 	return nil
 }
 
-func (e *replayEngine) recordCancels(ctx *OrchestrationContext, fam cancelFamily) {
-	done := map[uint64]bool{}
-	for _, ev := range e.all() {
-		if _, ok := fam.cancel(ev.Kind); ok && ev.SourceEventID != nil {
-			done[*ev.SourceEventID] = true
-		}
-	}
-	for _, id := range ctx.st.cancelledIDs(fam.kind) {
-		if done[id] {
+// recordCancels appends a cancel request for each schedule of fam the code
+// gave up this turn that history has none for yet.
+func (r *replayRun) recordCancels(fam cancelFamily) {
+	e, st := r.e, r.ctx.st
+	for _, id := range st.cancelledIDs(fam.kind) {
+		if e.idx.cancelRecorded(id) {
 			continue
 		}
-		done[id] = true
 		switch fam.kind {
 		case kindActivity:
-			e.cancelledActivityIDs = append(e.cancelledActivityIDs, id)
+			e.turn.cancelledActivityIDs = append(e.turn.cancelledActivityIDs, id)
 		case kindSubOrchestration:
-			e.cancelledSubOrchs = append(e.cancelledSubOrchs, ctx.st.subOrchInstances[ctx.st.byID[id]])
+			e.turn.cancelledSubOrchs = append(e.turn.cancelledSubOrchs, st.subOrchInstances[st.byID[id]])
+		case kindExternal:
+			st.externals.cancel(id)
+		case kindQueue:
+			st.queues.cancel(id)
 		}
 		src := id
 		e.appendEvent(&src, fam.newEvent(droppedFuture))

@@ -22,7 +22,7 @@ func (e *replayEngine) prepCompletions(msgs []duroxide.WorkItem) {
 		}
 		if d := e.checkScheduleKind(m); d != nil {
 			e.logger.Warn("nondeterminism in completion batch", "instance", e.instance, "error", displayMessage(*d))
-			e.abortErr = d
+			e.turn.abortErr = d
 			continue
 		}
 		e.recordMessage(m)
@@ -47,87 +47,65 @@ func (e *replayEngine) forCurrentExecution(m duroxide.WorkItem) bool {
 	return false
 }
 
-// completionRef is the schedule a completion message answers and the event
-// kinds that record an answer to it.
-func completionRef(m duroxide.WorkItem) (id uint64, label string, ok bool) {
+// completionRef is the schedule a completion message answers and the kind
+// of schedule it must be.
+func completionRef(m duroxide.WorkItem) (id uint64, kind scheduleKind, ok bool) {
 	switch w := m.(type) {
 	case duroxide.ActivityCompleted:
-		return w.ID, "activity", true
+		return w.ID, kindActivity, true
 	case duroxide.ActivityFailed:
-		return w.ID, "activity", true
+		return w.ID, kindActivity, true
 	case duroxide.TimerFired:
-		return w.ID, "timer", true
+		return w.ID, kindTimer, true
 	case duroxide.SubOrchCompleted:
-		return w.ParentID, "suborchestration", true
+		return w.ParentID, kindSubOrchestration, true
 	case duroxide.SubOrchFailed:
-		return w.ParentID, "suborchestration", true
+		return w.ParentID, kindSubOrchestration, true
 	}
-	return 0, "", false
+	return 0, 0, false
 }
 
-// answerLabel classifies a completion event like completionRef does messages.
-func answerLabel(k duroxide.EventKind) string {
-	switch k.(type) {
-	case duroxide.ActivityCompletedEvent, duroxide.ActivityFailedEvent:
+// kindLabel names a schedule kind as duroxide's messages do.
+func kindLabel(k scheduleKind) string {
+	switch k {
+	case kindActivity:
 		return "activity"
-	case duroxide.TimerFiredEvent:
+	case kindTimer:
 		return "timer"
-	case duroxide.SubOrchestrationCompletedEvent, duroxide.SubOrchestrationFailedEvent:
+	case kindSubOrchestration:
 		return "suborchestration"
+	case kindExternal:
+		return "external"
+	case kindQueue:
+		return "queue"
 	}
-	return ""
-}
-
-// scheduleLabel classifies a schedule event.
-func scheduleLabel(k duroxide.EventKind) string {
-	switch k.(type) {
-	case duroxide.ActivityScheduledEvent:
-		return "activity"
-	case duroxide.TimerCreatedEvent:
-		return "timer"
-	case duroxide.SubOrchestrationScheduledEvent:
-		return "suborchestration"
-	}
-	return ""
+	return "go"
 }
 
 // alreadyRecorded reports a completion whose answer is already in history
 // or earlier in this batch (at-least-once delivery makes duplicates normal).
 func (e *replayEngine) alreadyRecorded(m duroxide.WorkItem) bool {
-	id, label, ok := completionRef(m)
-	if !ok {
-		return false
-	}
-	for _, ev := range e.all() {
-		if ev.SourceEventID != nil && *ev.SourceEventID == id && answerLabel(ev.Kind) == label {
-			return true
-		}
-	}
-	return false
+	id, kind, ok := completionRef(m)
+	return ok && e.idx.answered(id, kind)
 }
 
 func (e *replayEngine) checkScheduleKind(m duroxide.WorkItem) *duroxide.ErrorDetails {
-	id, label, ok := completionRef(m)
+	id, kind, ok := completionRef(m)
 	if !ok {
 		return nil
 	}
-	for _, ev := range e.all() {
-		if ev.EventID != id {
-			continue
+	if got, ok := e.idx.scheduled(id); ok && got != kindExternal && got != kindQueue {
+		if got == kind {
+			return nil
 		}
-		if got := scheduleLabel(ev.Kind); got != "" {
-			if got == label {
-				return nil
-			}
-			d := nondeterminism(fmt.Sprintf("completion kind mismatch for id=%d, expected '%s', got '%s'", id, got, label))
-			return &d
-		}
+		d := nondeterminism(fmt.Sprintf("completion kind mismatch for id=%d, expected '%s', got '%s'", id, kindLabel(got), kindLabel(kind)))
+		return &d
 	}
 	var d duroxide.ErrorDetails
-	switch label {
-	case "activity":
+	switch kind {
+	case kindActivity:
 		d = nondeterminism(fmt.Sprintf("no matching schedule for completion id=%d", id))
-	case "timer":
+	case kindTimer:
 		d = nondeterminism(fmt.Sprintf("no matching schedule for timer id=%d", id))
 	default:
 		d = nondeterminism(fmt.Sprintf("no matching schedule for sub-orchestration id=%d", id))
@@ -153,7 +131,7 @@ func (e *replayEngine) recordMessage(m duroxide.WorkItem) {
 	case duroxide.SubOrchFailed:
 		e.appendFailure(&w.ParentID, w.Details, duroxide.SubOrchestrationFailedEvent{Details: w.Details})
 	case duroxide.CancelInstance:
-		if !e.terminatedOrCancelled() {
+		if !e.idx.completedOrFailed() && e.idx.cancelRequested == nil {
 			e.appendEvent(nil, duroxide.OrchestrationCancelRequestedEvent{Reason: w.Reason})
 		}
 	}
@@ -166,19 +144,4 @@ func (e *replayEngine) appendFailure(source *uint64, d duroxide.ErrorDetails, ki
 		e.abort(d)
 	}
 	e.appendEvent(source, kind)
-}
-
-func (e *replayEngine) terminatedOrCancelled() bool {
-	for _, ev := range e.baseline {
-		switch ev.Kind.(type) {
-		case duroxide.OrchestrationCompletedEvent, duroxide.OrchestrationFailedEvent:
-			return true
-		}
-	}
-	for _, ev := range e.all() {
-		if _, ok := ev.Kind.(duroxide.OrchestrationCancelRequestedEvent); ok {
-			return true
-		}
-	}
-	return false
 }

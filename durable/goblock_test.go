@@ -32,7 +32,7 @@ func TestGoBlockRunsOnlyWhenPolled(t *testing.T) {
 	}
 	// The timer is an argument, so it is scheduled before Select polls the
 	// block, which then schedules A and waits.
-	expect(t, kinds(e.delta), "2:TimerCreated 3:ActivityScheduled")
+	expect(t, kinds(e.turn.delta), "2:TimerCreated 3:ActivityScheduled")
 }
 
 func TestGoBlockWinsAndLoses(t *testing.T) {
@@ -42,21 +42,21 @@ func TestGoBlockWinsAndLoses(t *testing.T) {
 	if res.kind != turnContinue {
 		t.Fatalf("result %+v", res)
 	}
-	expect(t, kinds(e.delta), "4:ActivityCompleted<3 5:ActivityScheduled")
-	h = append(h, e.delta...)
+	expect(t, kinds(e.turn.delta), "4:ActivityCompleted<3 5:ActivityScheduled")
+	h = append(h, e.turn.delta...)
 	// The timer fires before B answers: the block loses, and B, which it
 	// still waited for, is cancelled.
 	e, res = turn(h, sequenceVsTimer, duroxide.TimerFired{Instance: "inst", ExecutionID: 1, ID: 2, FireAtMs: 1})
 	if res.kind != turnCompleted || res.output != "timeout" {
 		t.Fatalf("result %+v", res)
 	}
-	expect(t, kinds(e.delta), "6:TimerFired<2 7:ActivityCancelRequested<5")
+	expect(t, kinds(e.turn.delta), "6:TimerFired<2 7:ActivityCancelRequested<5")
 	// Or B answers first and the block wins.
 	e, res = turn(h, sequenceVsTimer, duroxide.ActivityCompleted{Instance: "inst", ExecutionID: 1, ID: 5, Result: "b"})
 	if res.kind != turnCompleted || res.output != "ab" {
 		t.Fatalf("result %+v", res)
 	}
-	expect(t, kinds(e.delta), "6:ActivityCompleted<5")
+	expect(t, kinds(e.turn.delta), "6:ActivityCompleted<5")
 }
 
 func TestGoBlockPanicFailsTheInstance(t *testing.T) {
@@ -86,8 +86,9 @@ func TestGoBlocksJoinAndLeakNothing(t *testing.T) {
 	var e *replayEngine
 	for range 20 {
 		e, _ = turn(hist{}.add(started("")), fn)
+		e.close()
 	}
-	expect(t, kinds(e.delta), "2:ActivityScheduled 3:ActivityScheduled")
+	expect(t, kinds(e.turn.delta), "2:ActivityScheduled 3:ActivityScheduled")
 	time.Sleep(10 * time.Millisecond)
 	if after := runtime.NumGoroutine(); after > before+2 {
 		t.Fatalf("goroutines grew from %d to %d", before, after)

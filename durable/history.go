@@ -16,34 +16,7 @@ type historyInfo struct {
 	continuedAsNew bool
 }
 
-func readHistory(h []duroxide.Event) historyInfo {
-	var hi historyInfo
-	start := -1
-	for i, ev := range h {
-		if s, ok := ev.Kind.(duroxide.OrchestrationStartedEvent); ok {
-			hi.started, hi.name, hi.version, hi.input = true, s.Name, s.Version, s.Input
-			hi.parent, hi.parentID = s.ParentInstance, s.ParentID
-			start = i
-		}
-	}
-	if start < 0 {
-		return hi
-	}
-	for _, ev := range h[start+1:] {
-		switch ev.Kind.(type) {
-		case duroxide.OrchestrationCompletedEvent:
-			hi.completed = true
-			return hi
-		case duroxide.OrchestrationFailedEvent:
-			hi.failed = true
-			return hi
-		case duroxide.OrchestrationContinuedAsNewEvent:
-			hi.continuedAsNew = true
-			return hi
-		}
-	}
-	return hi
-}
+func readHistory(h []duroxide.Event) historyInfo { return indexHistory(h).info() }
 
 // pinnedVersion is the duroxide version the execution's start was written by.
 func (hi historyInfo) versionOrEmpty() string {

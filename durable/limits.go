@@ -68,7 +68,7 @@ func (t *turnOutput) enforceLimits(instance string, snapshot map[string]duroxide
 		return nil
 	}
 	d := appFailure(duroxide.AppErrorOrchestrationFailed, "", msg)
-	t.append(instance, nil, duroxide.OrchestrationFailedEvent{Details: d})
+	t.append(nil, duroxide.OrchestrationFailedEvent{Details: d})
 	t.worker, t.orch = nil, nil
 	return &d
 }

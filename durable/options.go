@@ -83,6 +83,18 @@ type Options struct {
 	// fewer per unit.
 	DisableAckFetch bool
 
+	// InstanceCacheEntries and InstanceCacheBytes bound the instance cache
+	// (default 1,000 instances and 256 MiB, estimated from the events'
+	// sizes; a negative value turns the cache off). After a turn that leaves
+	// an execution running, the runtime keeps its replayed state, the code
+	// parked where it waits, so the instance's next turn here applies only
+	// the new messages: no history read, no replay from event 1. A turn that
+	// finds the stored history moved on (another runtime ran it) replays as
+	// without the cache; correctness never depends on it. CacheStats reports
+	// its hits, misses and evictions.
+	InstanceCacheEntries int
+	InstanceCacheBytes   int64
+
 	// Logger receives the runtime's own logs and, through
 	// OrchestrationContext.Logger and ActivityContext.Logger, user logs
 	// (default: a logger that discards everything, never the global
@@ -124,6 +136,12 @@ func (o Options) withDefaults() Options {
 	setDur(&o.SessionLockRenewalBuffer, 5*time.Second)
 	setDur(&o.SessionIdleTimeout, 5*time.Minute)
 	setDur(&o.SessionCleanupInterval, 5*time.Minute)
+	if o.InstanceCacheEntries == 0 {
+		o.InstanceCacheEntries = 1000
+	}
+	if o.InstanceCacheBytes == 0 {
+		o.InstanceCacheBytes = 256 << 20
+	}
 	if o.MaxAttempts == 0 {
 		o.MaxAttempts = 10
 	}

@@ -3,6 +3,7 @@ package durable
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
@@ -13,6 +14,9 @@ import (
 // is the provider's long poll.
 func (r *Runtime) orchestrationLoop(int) {
 	dispatch(r, func() (*duroxide.OrchestrationItem, error) {
+		if lf := r.lazyFetcher(); lf != nil {
+			return lf.FetchOrchestrationItemLazy(r.ctx, r.opts.OrchestratorLockTimeout, r.opts.LongPollTimeout, &r.filter)
+		}
 		return r.p.FetchOrchestrationItem(r.ctx, r.opts.OrchestratorLockTimeout, r.opts.LongPollTimeout, &r.filter)
 	}, r.processWithRenewal)
 }
@@ -77,34 +81,75 @@ func (r *Runtime) processSafely(item *duroxide.OrchestrationItem, next *handoff[
 	r.processOrchestrationItem(item, next)
 }
 
-// pinnedVersion is the duroxide version that wrote the execution's start.
-func pinnedVersion(h []duroxide.Event) *semver.Version {
-	for _, ev := range h {
-		if _, ok := ev.Kind.(duroxide.OrchestrationStartedEvent); ok {
-			v, err := semver.NewVersion(ev.DuroxideVersion)
-			if err != nil {
-				return nil
-			}
-			return v
+// lazyFetcher is the provider's history-free fetch, used while the instance
+// cache is on: a cached instance's turn then reads no history at all.
+func (r *Runtime) lazyFetcher() duroxide.LazyHistoryFetcher {
+	lf, ok := r.p.(duroxide.LazyHistoryFetcher)
+	if !ok || !r.cache.enabled() {
+		return nil
+	}
+	return lf
+}
+
+// loadExecution finds the engine for the fetched execution: the cached one
+// when the stored history still ends where its copy does, otherwise a new
+// one over the stored history, read here (one round trip) when the fetch
+// left it unread. ok is false when the item was handed back instead.
+func (r *Runtime) loadExecution(item *duroxide.OrchestrationItem) (eng *replayEngine, version string, ok bool) {
+	if e := r.cache.take(item.Instance, cursorOf(item)); e != nil {
+		return e.eng, e.version, true
+	}
+	if item.Cursor != nil && item.Cursor.LastEventID > 0 && item.History == nil {
+		h, err := r.p.ReadWithExecution(r.work, item.Instance, item.Cursor.ExecutionID)
+		switch {
+		case err != nil && duroxide.IsRetryable(err):
+			r.opts.Logger.Warn("durable: reading history failed, abandoning", "instance", item.Instance, "error", err)
+			r.abandonOrchestration(item.LockToken, time.Second, true)
+			return nil, "", false
+		case err != nil:
+			item.HistoryError = err.Error()
+		default:
+			item.History = h
 		}
 	}
-	return nil
+	return newReplayEngine(item.Instance, item.ExecutionID, item.History), "", true
+}
+
+// pinnedSupported reports whether this runtime may replay an execution
+// started by the duroxide version pinned.
+func (r *Runtime) pinnedSupported(pinned string) bool {
+	if pinned == "" {
+		return true
+	}
+	v, err := semver.NewVersion(pinned)
+	return err != nil || r.support.Contains(v)
 }
 
 // processOrchestrationItem handles one fetched batch (duroxide's
 // process_orchestration_item). Its final ack may fetch the slot's next item
-// into next (nil: it may not).
+// into next (nil: it may not). An execution still running after a turn
+// that committed stays cached; every other path closes its engine.
 func (r *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, next *handoff[duroxide.OrchestrationItem]) {
-	if pinned := pinnedVersion(item.History); pinned != nil && !r.support.Contains(pinned) {
+	eng, cachedVersion, ok := r.loadExecution(item)
+	if !ok {
+		return
+	}
+	keep := false
+	defer func() {
+		if !keep {
+			eng.close()
+		}
+	}()
+	if !r.pinnedSupported(eng.idx.pinned) {
 		// The provider's capability filter should not have handed this out;
 		// a runtime-side check keeps a lenient provider from corrupting it.
 		r.opts.Logger.Warn("durable: execution pinned to an unsupported duroxide version, abandoning",
-			"instance", item.Instance, "pinned", pinned.String())
+			"instance", item.Instance, "pinned", eng.idx.pinned)
 		r.abandonOrchestration(item.LockToken, time.Second, false)
 		return
 	}
 	if item.AttemptCount > r.opts.MaxAttempts {
-		r.poisonOrchestration(item)
+		r.poisonOrchestration(item, eng.idx)
 		return
 	}
 	if item.HistoryError != "" {
@@ -112,9 +157,15 @@ func (r *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, nex
 		r.abandonOrchestration(item.LockToken, time.Second, false)
 		return
 	}
-	hi := readHistory(item.History)
+	keep = r.runTurn(item, eng, cachedVersion, next)
+}
+
+// runTurn runs the batch's turn on eng and commits it; it caches eng and
+// reports true when the execution goes on and the commit applied.
+func (r *Runtime) runTurn(item *duroxide.OrchestrationItem, eng *replayEngine, cachedVersion string, next *handoff[duroxide.OrchestrationItem]) bool {
+	hi := eng.idx.info()
 	b := readBatch(item.Messages, hi, item.Instance)
-	if b.name == "" && len(item.History) > 0 {
+	if b.name == "" && eng.idx.count > 0 {
 		// The history exists but holds no OrchestrationStarted to name the
 		// code: run it under the instance record's name so the replay
 		// engine fails it as corrupted, instead of acking the batch away
@@ -123,22 +174,56 @@ func (r *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, nex
 	}
 	if hi.completed || hi.failed || (hi.continuedAsNew && !b.continueAsNew) {
 		r.ackTurn(item, duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID}, next)
-		return
+		return false
 	}
-	t := &turnOutput{executionID: item.ExecutionID, history: item.History}
+	executionID := item.ExecutionID
 	if b.continueAsNew {
-		t.executionID, t.history = item.ExecutionID+1, nil
+		eng.close()
+		executionID++
+		*eng = *newReplayEngine(item.Instance, executionID, nil)
 	}
+	t := newTurnOutput(item.Instance, executionID, eng.idx)
+	kind := turnContinue
+	var version string
 	if b.name != "" {
 		ver, fn, ok := r.reg.resolve(b.name, b.version)
 		if !ok {
 			r.abandonUnregistered(item, b)
-			return
+			return false
 		}
-		r.runExecution(item.Instance, t, b, ver, fn, item.KVSnapshot)
+		version = ver.String()
+		if eng.live != nil && version != cachedVersion {
+			r.opts.Logger.Warn("durable: cached instance resolves to another version, replaying", "instance", item.Instance)
+			r.abandonOrchestration(item.LockToken, 0, true)
+			return false
+		}
+		if eng.live == nil {
+			eng.kvSnapshot = item.KVSnapshot
+		}
+		kind = r.runExecution(t, eng, b, ver, fn)
 	}
 	commit := r.buildCommit(item, t)
-	r.ackTurn(item, commit, next)
+	applied := r.ackTurn(item, commit, next)
+	if !applied || kind != turnContinue || commit.Metadata.Status != "" || eng.live == nil {
+		return false
+	}
+	r.cache.put(&cacheEntry{instance: item.Instance, version: version, eng: eng, cursor: duroxide.HistoryCursor{
+		ExecutionID: executionID, LastEventID: eng.idx.lastID, Incarnation: nextIncarnation(item, eng),
+	}})
+	return true
+}
+
+// nextIncarnation is the incarnation the cached entry expects at the next
+// fetch: the fetched one, or for a provider without cursors the history's
+// own, which this turn may just have started.
+func nextIncarnation(item *duroxide.OrchestrationItem, eng *replayEngine) string {
+	if item.Cursor != nil {
+		return item.Cursor.Incarnation
+	}
+	if eng.idx.start != nil {
+		return "started@" + strconv.FormatUint(eng.idx.startTimestamp, 10)
+	}
+	return ""
 }
 
 // buildCommit adds metadata and, for a terminal turn, cancels the
@@ -151,9 +236,9 @@ func (r *Runtime) buildCommit(item *duroxide.OrchestrationItem, t *turnOutput) d
 		meta.Status, meta.Output = "Failed", &out
 	}
 	if reason := terminalCancelReason(meta.Status); reason != "" {
-		for _, id := range inflightActivities(append(append([]duroxide.Event{}, t.history...), t.delta...)) {
+		for _, id := range t.idx.inflightActivities() {
 			src := id
-			t.append(item.Instance, &src, duroxide.ActivityCancelRequestedEvent{Reason: reason})
+			t.append(&src, duroxide.ActivityCancelRequestedEvent{Reason: reason})
 			t.cancelled = append(t.cancelled, duroxide.ScheduledActivityIdentifier{Instance: item.Instance, ExecutionID: t.executionID, ActivityID: id})
 		}
 	}
@@ -216,59 +301,79 @@ func executionMetadata(delta []duroxide.Event) duroxide.ExecutionMetadata {
 	return m
 }
 
-// ackTurn commits a finished turn. When the provider can, the options let
-// it and the slot is running, the same call fetches the slot's next instance into next;
-// otherwise, and whenever that call fails without its ack applied, the
-// plain ack with its retries decides (see ackfetch.go for why).
-func (r *Runtime) ackTurn(item *duroxide.OrchestrationItem, commit duroxide.OrchestrationCommit, next *handoff[duroxide.OrchestrationItem]) {
+// ackTurn commits a finished turn and reports whether the commit applied.
+// When the provider can, the options let it and the slot is running, the
+// same call fetches the slot's next instance into next; otherwise, and
+// whenever that call fails without its ack applied, the plain ack with its
+// retries decides (see ackfetch.go for why).
+func (r *Runtime) ackTurn(item *duroxide.OrchestrationItem, commit duroxide.OrchestrationCommit, next *handoff[duroxide.OrchestrationItem]) bool {
 	af, ok := r.p.(duroxide.OrchestrationAckFetcher)
 	if !ok || r.opts.DisableAckFetch || !next.open(r) {
-		r.ack(item, commit)
-		return
+		return r.ack(item, commit)
 	}
 	next.release()
-	got, err := af.AckOrchestrationItemAndFetch(r.ctx, item.LockToken, commit,
-		r.opts.OrchestratorLockTimeout, r.opts.LongPollTimeout, &r.filter)
+	got, err := r.ackAndFetch(af, item.LockToken, commit)
 	if next.keep(got, err) {
-		return
+		return true
 	}
 	if isLockLost(err) {
 		r.opts.Logger.Warn("durable: turn dropped", "instance", item.Instance, "error", err)
-		return
+		return false
 	}
-	r.ack(item, commit)
+	return r.ack(item, commit)
+}
+
+// ackAndFetch is the combined call, history-free when the cache is on.
+func (r *Runtime) ackAndFetch(af duroxide.OrchestrationAckFetcher, token string, commit duroxide.OrchestrationCommit) (*duroxide.OrchestrationItem, error) {
+	if lf := r.lazyFetcher(); lf != nil {
+		return lf.AckOrchestrationItemAndFetchLazy(r.ctx, token, commit, r.opts.OrchestratorLockTimeout, r.opts.LongPollTimeout, &r.filter)
+	}
+	return af.AckOrchestrationItemAndFetch(r.ctx, token, commit, r.opts.OrchestratorLockTimeout, r.opts.LongPollTimeout, &r.filter)
 }
 
 // ack commits a turn, retrying transient errors (10ms doubling, 5 times),
 // then abandoning with a delay. A permanent failure of a lock still held
 // fails the instance with an infrastructure error, as duroxide does; a lost
-// lock just drops the turn (another dispatcher redoes it).
-func (r *Runtime) ack(item *duroxide.OrchestrationItem, commit duroxide.OrchestrationCommit) {
+// lock just drops the turn (another dispatcher redoes it). It reports
+// whether the commit applied.
+func (r *Runtime) ack(item *duroxide.OrchestrationItem, commit duroxide.OrchestrationCommit) bool {
 	err := r.ackWithRetry(item.LockToken, commit)
 	if err == nil {
-		return
+		return true
 	}
 	if isLockLost(err) || r.work.Err() != nil {
 		r.opts.Logger.Warn("durable: turn dropped", "instance", item.Instance, "error", err)
-		return
+		return false
 	}
 	if duroxide.IsRetryable(err) {
 		// Storage trouble, not a bad commit: hand the batch back so the turn
 		// is redone once the provider recovers.
 		r.opts.Logger.Warn("durable: ack keeps failing, abandoning", "instance", item.Instance, "error", err)
 		r.abandonOrchestration(item.LockToken, time.Second, false)
-		return
+		return false
 	}
 	r.opts.Logger.Warn("durable: ack failed, failing the instance", "instance", item.Instance, "error", err)
-	t := &turnOutput{executionID: commit.ExecutionID, history: item.History}
-	if commit.ExecutionID != item.ExecutionID {
-		t.history = nil
-	}
-	t.append(item.Instance, nil, duroxide.OrchestrationFailedEvent{Details: infrastructureDetails("ack_orchestration_item", err)})
+	idx := newHistoryIndex()
+	idx.lastID = storedLastID(item, commit)
+	t := newTurnOutput(item.Instance, commit.ExecutionID, idx)
+	t.append(nil, duroxide.OrchestrationFailedEvent{Details: infrastructureDetails("ack_orchestration_item", err)})
 	fail := duroxide.OrchestrationCommit{ExecutionID: t.executionID, HistoryDelta: t.delta, Metadata: executionMetadata(t.delta)}
 	if err := r.ackWithRetry(item.LockToken, fail); err != nil {
 		r.abandonOrchestration(item.LockToken, 50*time.Millisecond, false)
 	}
+	return false
+}
+
+// storedLastID is the last event id stored for the execution commit
+// addresses, before the commit: a new execution has none.
+func storedLastID(item *duroxide.OrchestrationItem, commit duroxide.OrchestrationCommit) uint64 {
+	if commit.ExecutionID != item.ExecutionID {
+		return 0
+	}
+	if len(commit.HistoryDelta) > 0 {
+		return commit.HistoryDelta[0].EventID - 1
+	}
+	return cursorOf(item).LastEventID
 }
 
 // isLockLost reports a lock-token failure: the lock expired or was taken

@@ -28,7 +28,7 @@ func TestUnmatchedQueueMessages(t *testing.T) {
 		{"more subscriptions than messages", hist{}.add(qsub("X")).add(qsub("X")).add(qmsg("X", "only")), "[]"},
 	}
 	for _, c := range cases {
-		if got := fmt.Sprint(unmatchedQueueMessages(c.h)); got != c.want {
+		if got := fmt.Sprint(waitsOf(c.h).queues.unclaimed()); got != c.want {
 			t.Errorf("%s: got %s, want %s", c.name, got, c.want)
 		}
 	}
@@ -47,7 +47,9 @@ func TestOutstandingSchedules(t *testing.T) {
 		add(duroxide.SubOrchestrationScheduledEvent{Name: "C", Instance: "sub::10"}). // 10: open
 		add(duroxide.SubOrchestrationScheduledEvent{Name: "C", Instance: "kid"}).     // 11: done by 12
 		add(duroxide.SubOrchestrationCompletedEvent{Result: ""}, 11)
-	out := outstanding(h)
+	e := newReplayEngine("inst", 1, h)
+	e.beginTurn()
+	out := e.outstanding()
 	if fmt.Sprint(out.externalWaits, out.queueWaits, out.subOrchs) != "[3] [8] [sub::10]" {
 		t.Fatalf("outstanding %+v", out)
 	}
@@ -55,7 +57,7 @@ func TestOutstandingSchedules(t *testing.T) {
 		add(duroxide.ActivityScheduledEvent{Name: "a"}).add(duroxide.ActivityScheduledEvent{Name: "b"}).
 		add(duroxide.ActivityScheduledEvent{Name: "c"}).
 		add(duroxide.ActivityCompletedEvent{}, 2).add(duroxide.ActivityCancelRequestedEvent{}, 3)
-	if got := fmt.Sprint(inflightActivities(act)); got != "[4]" {
+	if got := fmt.Sprint(indexHistory(act).inflightActivities()); got != "[4]" {
 		t.Fatalf("in flight %s", got)
 	}
 }

@@ -12,7 +12,7 @@ const poisonHistoryEventID = 99999
 
 // poisonOrchestration fails an instance whose batch was fetched more than
 // MaxAttempts times (duroxide's fail_orchestration_as_poison).
-func (r *Runtime) poisonOrchestration(item *duroxide.OrchestrationItem) {
+func (r *Runtime) poisonOrchestration(item *duroxide.OrchestrationItem, idx *historyIndex) {
 	r.opts.Logger.Warn("durable: orchestration message exceeded max attempts, poisoning", "instance", item.Instance,
 		"attempt", item.AttemptCount, "max_attempts", r.opts.MaxAttempts)
 	if item.HistoryError != "" {
@@ -24,9 +24,9 @@ func (r *Runtime) poisonOrchestration(item *duroxide.OrchestrationItem) {
 		MessageType: duroxide.PoisonMessageType{Orchestration: &duroxide.PoisonOrchestration{Instance: item.Instance, ExecutionID: item.ExecutionID}},
 		Message:     marshalMessages(item.Messages),
 	}}
-	t := &turnOutput{executionID: item.ExecutionID, history: item.History}
-	hi := readHistory(item.History)
-	if len(item.History) == 0 {
+	t := newTurnOutput(item.Instance, item.ExecutionID, idx)
+	hi := idx.info()
+	if idx.count == 0 {
 		b := readBatch(item.Messages, hi, item.Instance)
 		if b.name == "" {
 			b.name = item.OrchestrationName
@@ -36,10 +36,10 @@ func (r *Runtime) poisonOrchestration(item *duroxide.OrchestrationItem) {
 			cf := can.CarryForwardEvents
 			started.CarryForwardEvents = &cf
 		}
-		t.delta = append(t.delta, duroxide.NewEvent(duroxide.InitialEventID, item.Instance, item.ExecutionID, nil, started))
-		hi = readHistory(t.delta)
+		t.add(duroxide.NewEvent(duroxide.InitialEventID, item.Instance, item.ExecutionID, nil, started))
+		hi = idx.info()
 	}
-	t.append(item.Instance, nil, duroxide.OrchestrationFailedEvent{Details: d})
+	t.append(nil, duroxide.OrchestrationFailedEvent{Details: d})
 	r.notifyParentFailed(t, hi, d)
 	meta := poisonMetadata(item, d)
 	meta.ParentInstanceID = deref(hi.parent)

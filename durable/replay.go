@@ -31,78 +31,120 @@ type turnResult struct {
 
 func failedTurn(d duroxide.ErrorDetails) turnResult { return turnResult{kind: turnFailed, details: d} }
 
-// replayEngine runs one turn of one execution: it turns fetched messages
+// replayEngine runs the turns of one execution: it turns fetched messages
 // into completion events, replays the history against the orchestration code
 // and records what the code does next, allocating event ids exactly as
-// duroxide's ReplayEngine does.
+// duroxide's ReplayEngine does. After a turn that leaves the execution
+// running, the engine (its index, its wait state and the code parked where
+// it waits) can be kept by the instance cache: the next turn then feeds it
+// only the new messages (resume) instead of replaying from event 1.
 type replayEngine struct {
 	instance    string
 	executionID uint64
-	baseline    []duroxide.Event
-	delta       []duroxide.Event
-	pending     []*action
-	nextEventID uint64
-	abortErr    *duroxide.ErrorDetails
-	persisted   int
+	idx         *historyIndex
+	history     []duroxide.Event // the stored history a fresh engine replays; nil once it has
 	kvSnapshot  map[string]duroxide.KVEntry
 	clock       func() time.Time
 	logger      *slog.Logger
 
+	// live is the replay state kept between turns: nil until the code has
+	// started.
+	live *replayRun
+
+	turn turnState
+}
+
+// turnState is what one turn collects and hands to the commit.
+type turnState struct {
+	delta                []duroxide.Event
+	pending              []*action
+	nextEventID          uint64
+	abortErr             *duroxide.ErrorDetails
 	cancelledActivityIDs []uint64
 	cancelledSubOrchs    []string
 }
 
-func newReplayEngine(instance string, executionID uint64, baseline []duroxide.Event, persisted int) *replayEngine {
-	next := uint64(1)
-	if n := len(baseline); n > 0 {
-		next = baseline[n-1].EventID + 1
-	}
+// newReplayEngine indexes the stored history of an execution for its first
+// turn on this runtime.
+func newReplayEngine(instance string, executionID uint64, history []duroxide.Event) *replayEngine {
 	return &replayEngine{
-		instance: instance, executionID: executionID, baseline: baseline,
-		nextEventID: next, persisted: persisted, clock: time.Now, logger: slog.New(slog.DiscardHandler),
+		instance: instance, executionID: executionID, idx: indexHistory(history), history: history,
+		clock: time.Now, logger: slog.New(slog.DiscardHandler),
 	}
 }
 
-func (e *replayEngine) all() []duroxide.Event {
-	out := make([]duroxide.Event, 0, len(e.baseline)+len(e.delta))
-	return append(append(out, e.baseline...), e.delta...)
+// beginTurn clears what the last turn collected.
+func (e *replayEngine) beginTurn() {
+	e.turn = turnState{nextEventID: e.idx.lastID + 1}
 }
 
+// appendEvent records a new event of this turn.
 func (e *replayEngine) appendEvent(source *uint64, kind duroxide.EventKind) {
-	ev := duroxide.NewEvent(e.nextEventID, e.instance, e.executionID, source, kind)
-	e.nextEventID++
-	e.delta = append(e.delta, ev)
+	ev := duroxide.NewEvent(e.turn.nextEventID, e.instance, e.executionID, source, kind)
+	e.turn.nextEventID++
+	e.record(ev)
+}
+
+func (e *replayEngine) record(ev duroxide.Event) {
+	e.turn.delta = append(e.turn.delta, ev)
+	e.idx.add(ev)
 }
 
 func (e *replayEngine) abort(d duroxide.ErrorDetails) {
-	if e.abortErr == nil {
-		e.abortErr = &d
+	if e.turn.abortErr == nil {
+		e.turn.abortErr = &d
 	}
 }
 
-// execute runs the orchestration over the history and reports how the turn
-// ended. The coroutine is always stopped before it returns.
+// close ends the code's coroutines: the execution will not run here again.
+func (e *replayEngine) close() {
+	if e.live != nil {
+		e.live.ctx.st.stopAll()
+		e.live = nil
+	}
+}
+
+// execute runs the orchestration over what is new to it (the whole history
+// for a fresh engine, this turn's events for a resumed one) and reports how
+// the turn ended.
 func (e *replayEngine) execute(fn OrchestrationFunc, input, name, version string) turnResult {
-	if e.abortErr != nil {
-		return failedTurn(*e.abortErr)
+	if e.turn.abortErr != nil {
+		return failedTurn(*e.turn.abortErr)
 	}
-	working := e.all()
-	for _, ev := range working {
-		if isTerminalKind(ev.Kind) {
-			return turnResult{kind: turnContinue}
-		}
+	if e.idx.anyTerminal {
+		return turnResult{kind: turnContinue}
 	}
-	if len(working) == 0 {
+	if e.idx.count == 0 {
 		return failedTurn(nondeterminism("corrupted history: empty"))
 	}
-	if _, ok := working[0].Kind.(duroxide.OrchestrationStartedEvent); !ok {
+	if !e.idx.startFirst {
 		return failedTurn(nondeterminism("corrupted history: first event must be OrchestrationStarted"))
 	}
+	if e.live == nil {
+		return e.replayFromStart(fn, input, name, version)
+	}
+	r := e.live
+	r.resumed = true
+	r.ctx.st.replaying = false
+	if res, done := r.replay(e.turn.delta, 0); done {
+		return res
+	}
+	return r.finish()
+}
+
+func (e *replayEngine) replayFromStart(fn OrchestrationFunc, input, name, version string) turnResult {
 	ctx := e.newContext(name, version)
-	defer ctx.st.stopAll()
 	ctx.co.start(func() (string, error) { return fn(ctx, input) })
-	r := &replayRun{e: e, ctx: ctx, open: map[uint64]scheduleKind{}}
-	if res, done := r.replay(working); done {
+	r := &replayRun{e: e, ctx: ctx, open: map[uint64]scheduleKind{}, mustPoll: true}
+	e.live = r
+	if s := e.idx.start; s.InitialCustomStatus != nil {
+		v := *s.InitialCustomStatus
+		ctx.st.customStatus = &v
+	}
+	persisted := len(e.history)
+	working := append(e.history[:persisted:persisted], e.turn.delta...)
+	e.history = nil
+	if res, done := r.replay(working, persisted); done {
 		return res
 	}
 	return r.finish()
@@ -123,7 +165,8 @@ func (e *replayEngine) newContext(name, version string) *OrchestrationContext {
 	}
 }
 
-// replayRun is the state of one execute call.
+// replayRun is the code's side of the engine: its context, the actions it
+// emitted that history has not matched yet, and the schedules still open.
 type replayRun struct {
 	e        *replayEngine
 	ctx      *OrchestrationContext
@@ -131,22 +174,24 @@ type replayRun struct {
 	open     map[uint64]scheduleKind // schedule id -> kind, not yet completed
 	mustPoll bool
 	finished bool
+	// resumed is set once a turn continues from the cache: every dropped
+	// future of earlier turns was then recorded by this very run, so there
+	// is no replayed segment to check against history.
+	resumed   bool
+	persisted int
 }
 
-// replay walks the history. done means the turn's result is already known
-// (a panic or a nondeterminism failure).
-func (r *replayRun) replay(working []duroxide.Event) (turnResult, bool) {
+// replay feeds events to the code, the first persisted of them as replay.
+// done means the turn's result is already known (a panic or a
+// nondeterminism failure).
+func (r *replayRun) replay(events []duroxide.Event, persisted int) (turnResult, bool) {
 	e, ctx := r.e, r.ctx
-	if e.persisted == 0 {
+	r.persisted = persisted
+	if persisted == 0 {
 		ctx.st.replaying = false
 	}
-	if s, ok := working[0].Kind.(duroxide.OrchestrationStartedEvent); ok && s.InitialCustomStatus != nil {
-		v := *s.InitialCustomStatus
-		ctx.st.customStatus = &v
-	}
-	r.mustPoll = true
-	for i, ev := range working {
-		if i >= e.persisted {
+	for i, ev := range events {
+		if i >= persisted {
 			ctx.st.replaying = false
 		}
 		if r.mustPoll {
@@ -167,11 +212,12 @@ func (r *replayRun) replay(working []duroxide.Event) (turnResult, bool) {
 		if res, failed := r.poll(); failed {
 			return res, true
 		}
+		r.mustPoll = false
 	}
 	for _, id := range ctx.st.cancelledIDs(kindQueue) {
-		ctx.st.queueCancelled[id] = true
+		ctx.st.queues.cancel(id)
 	}
-	e.convert(ctx, r.queue)
+	e.convert(r, r.queue)
 	r.queue = nil
 	return r.quiesce()
 }
@@ -212,15 +258,15 @@ const maxQuiescenceIterations = 100
 func (r *replayRun) quiesce() (turnResult, bool) {
 	e := r.e
 	iter := 0
-	for !r.finished && len(e.pending) > 0 && iter < maxQuiescenceIterations {
+	for !r.finished && len(e.turn.pending) > 0 && iter < maxQuiescenceIterations {
 		iter++
-		before := len(e.pending)
+		before := len(e.turn.pending)
 		if res, failed := r.poll(); failed {
 			return res, true
 		}
-		e.convert(r.ctx, r.queue)
+		e.convert(r, r.queue)
 		r.queue = nil
-		if len(e.pending) == before {
+		if len(e.turn.pending) == before {
 			break
 		}
 	}
@@ -236,17 +282,15 @@ func (r *replayRun) quiesce() (turnResult, bool) {
 // finish decides the turn's result (duroxide's finalize_turn).
 func (r *replayRun) finish() turnResult {
 	e, ctx := r.e, r.ctx
-	for _, ev := range e.all() {
-		if c, ok := ev.Kind.(duroxide.OrchestrationCancelRequestedEvent); ok {
-			return turnResult{kind: turnCancelled, reason: c.Reason}
-		}
+	if reason := e.idx.cancelRequested; reason != nil {
+		return turnResult{kind: turnCancelled, reason: *reason}
 	}
-	for _, a := range e.pending {
+	for _, a := range e.turn.pending {
 		if a.kind == actContinueAsNew {
 			return turnResult{kind: turnContinueAsNew, input: a.input, version: a.version}
 		}
 	}
-	if d := e.collectCancelled(ctx); d != nil {
+	if d := r.collectCancelled(); d != nil {
 		return failedTurn(*d)
 	}
 	if !r.finished {
@@ -260,36 +304,33 @@ func (r *replayRun) finish() turnResult {
 
 // convert gives each newly emitted action the next event id and records its
 // event (duroxide's convert_emitted_actions).
-func (e *replayEngine) convert(ctx *OrchestrationContext, actions []*action) {
+func (e *replayEngine) convert(r *replayRun, actions []*action) {
+	st := r.ctx.st
 	for _, a := range actions {
-		id := e.nextEventID
-		e.nextEventID++
-		ctx.st.bind(a.token, id)
+		id := e.turn.nextEventID
+		e.turn.nextEventID++
+		st.bind(a.token, id)
 		a.eventID = id
 		switch a.kind {
 		case actStartSubOrchestration:
 			if a.autoID {
 				a.instance = fmt.Sprintf("%s%d", subOrchAutoPrefix, id)
 			}
-			ctx.st.subOrchInstances[a.token] = a.instance
+			st.subOrchInstances[a.token] = a.instance
 		case actWaitExternal:
-			ctx.st.bindExternal(id, a.name)
+			st.externals.subscribe(id, a.name)
 		case actDequeueEvent:
-			ctx.st.bindQueue(id, a.name)
+			st.queues.subscribe(id, a.name)
 		}
 		if k := a.toEvent(); k != nil {
-			e.delta = append(e.delta, duroxide.NewEvent(id, e.instance, e.executionID, nil, k))
+			ev := duroxide.NewEvent(id, e.instance, e.executionID, nil, k)
+			e.record(ev)
+			if kind, ok := scheduleKindOf(k); ok {
+				r.open[id] = kind
+			}
 		}
-		e.pending = append(e.pending, a)
+		e.turn.pending = append(e.turn.pending, a)
 	}
-}
-
-func isTerminalKind(k duroxide.EventKind) bool {
-	switch k.(type) {
-	case duroxide.OrchestrationCompletedEvent, duroxide.OrchestrationFailedEvent, duroxide.OrchestrationContinuedAsNewEvent:
-		return true
-	}
-	return false
 }
 
 func sortedKeys(m map[uint64]bool) []uint64 {

@@ -29,13 +29,13 @@ func (r *replayRun) apply(ev duroxide.Event) *duroxide.ErrorDetails {
 	case duroxide.ExternalSubscribedEvent:
 		_, d := r.matchSchedule(ev, kindExternal)
 		if d == nil {
-			st.bindExternal(ev.EventID, k.Name)
+			st.observe(ev)
 		}
 		return d
 	case duroxide.QueueSubscribedEvent:
 		_, d := r.matchSchedule(ev, kindQueue)
 		if d == nil {
-			st.bindQueue(ev.EventID, k.Name)
+			st.observe(ev)
 			r.mustPoll = true
 		}
 		return d
@@ -62,23 +62,12 @@ func (r *replayRun) apply(ev duroxide.Event) *duroxide.ErrorDetails {
 		return r.complete(ev, kindSubOrchestration, completion{kind: kindSubOrchestration, value: k.Result}, false)
 	case duroxide.SubOrchestrationFailedEvent:
 		return r.complete(ev, kindSubOrchestration, completion{kind: kindSubOrchestration, err: &TaskError{Message: displayMessage(k.Details)}}, false)
-	case duroxide.ExternalSubscribedCancelledEvent:
-		if ev.SourceEventID != nil {
-			st.extCancelled[*ev.SourceEventID] = true
-		}
-	case duroxide.QueueSubscriptionCancelledEvent:
-		if ev.SourceEventID != nil {
-			st.queueCancelled[*ev.SourceEventID] = true
-		}
-	case duroxide.ExternalEventEvent:
-		// An event nobody waits for stays in history for audit only.
-		if st.hasOpenExternalSlot(k.Name) {
-			st.extArrivals[k.Name] = append(st.extArrivals[k.Name], k.Data)
+	case duroxide.ExternalSubscribedCancelledEvent, duroxide.QueueSubscriptionCancelledEvent:
+		st.observe(ev)
+	case duroxide.ExternalEventEvent, duroxide.QueueEventDeliveredEvent:
+		if st.observe(ev) {
 			r.mustPoll = true
 		}
-	case duroxide.QueueEventDeliveredEvent:
-		st.queueArrivals[k.Name] = append(st.queueArrivals[k.Name], k.Data)
-		r.mustPoll = true
 	}
 	return nil
 }

@@ -59,7 +59,8 @@ func FuzzReplayNeverPanics(f *testing.F) {
 			}
 		}
 		persisted := len(h) / 2
-		e := newReplayEngine("inst", 1, h, persisted)
+		e := engineAt(h, persisted)
 		_ = e.execute(busy, "", "O", "1.0.0")
+		e.close()
 	})
 }

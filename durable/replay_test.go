@@ -30,10 +30,22 @@ func (h hist) add(kind duroxide.EventKind, source ...uint64) hist {
 
 // turn runs one turn of fn over h (all persisted) with msgs.
 func turn(h hist, fn OrchestrationFunc, msgs ...duroxide.WorkItem) (*replayEngine, turnResult) {
-	e := newReplayEngine("inst", 1, h, len(h))
+	e := engineAt(h, len(h))
 	e.clock = func() time.Time { return time.UnixMilli(1_000_000) }
 	e.prepCompletions(msgs)
 	return e, e.execute(fn, "in", "O", "1.0.0")
+}
+
+// engineAt is an engine for its first turn over h, whose events past
+// persisted are this turn's new ones.
+func engineAt(h hist, persisted int) *replayEngine {
+	e := newReplayEngine("inst", 1, h[:persisted])
+	e.beginTurn()
+	for _, ev := range h[persisted:] {
+		e.record(ev)
+	}
+	e.turn.nextEventID = e.idx.lastID + 1
+	return e
 }
 
 func kinds(evs []duroxide.Event) string {
@@ -69,9 +81,9 @@ func TestReplayFirstTurnAllocatesIDsInCodeOrder(t *testing.T) {
 	if res.kind != turnContinue {
 		t.Fatalf("result %+v", res)
 	}
-	expect(t, kinds(e.delta), "2:ActivityScheduled 3:ActivityScheduled")
-	if len(e.pending) != 2 || e.pending[0].eventID != 2 || e.pending[1].eventID != 3 {
-		t.Fatalf("pending %+v", e.pending)
+	expect(t, kinds(e.turn.delta), "2:ActivityScheduled 3:ActivityScheduled")
+	if len(e.turn.pending) != 2 || e.turn.pending[0].eventID != 2 || e.turn.pending[1].eventID != 3 {
+		t.Fatalf("pending %+v", e.turn.pending)
 	}
 }
 
@@ -86,7 +98,7 @@ func TestReplayCompletionsGetNextIDsAndResolve(t *testing.T) {
 	if res.kind != turnCompleted || res.output != "xy" {
 		t.Fatalf("result %+v", res)
 	}
-	expect(t, kinds(e.delta), "4:ActivityCompleted<3 5:ActivityCompleted<2")
+	expect(t, kinds(e.turn.delta), "4:ActivityCompleted<3 5:ActivityCompleted<2")
 }
 
 func TestReplayDropsDuplicateAndForeignCompletions(t *testing.T) {
@@ -102,7 +114,7 @@ func TestReplayDropsDuplicateAndForeignCompletions(t *testing.T) {
 	if res.kind != turnCompleted || res.output != "xy" {
 		t.Fatalf("result %+v", res)
 	}
-	expect(t, kinds(e.delta), "5:ActivityCompleted<3")
+	expect(t, kinds(e.turn.delta), "5:ActivityCompleted<3")
 }
 
 func TestReplayCompletionWithoutScheduleIsNondeterminism(t *testing.T) {
@@ -160,17 +172,17 @@ func TestReplaySelectCancelsLosingActivity(t *testing.T) {
 	if res.kind != turnContinue {
 		t.Fatalf("result %+v", res)
 	}
-	expect(t, kinds(e.delta), "4:TimerFired<3 5:ActivityScheduled 6:ActivityCancelRequested<2")
-	if fmt.Sprint(e.cancelledActivityIDs) != "[2]" {
-		t.Fatalf("cancelled %v", e.cancelledActivityIDs)
+	expect(t, kinds(e.turn.delta), "4:TimerFired<3 5:ActivityScheduled 6:ActivityCancelRequested<2")
+	if fmt.Sprint(e.turn.cancelledActivityIDs) != "[2]" {
+		t.Fatalf("cancelled %v", e.turn.cancelledActivityIDs)
 	}
 	// Replaying that history re-cancels the loser: no new cancel, no error.
-	h2 := append(h, e.delta...)
+	h2 := append(h, e.turn.delta...)
 	e2, res2 := turn(h2, race, duroxide.ActivityCompleted{Instance: "inst", ExecutionID: 1, ID: 5, Result: "z"})
 	if res2.kind != turnCompleted || res2.output != "timeout" {
 		t.Fatalf("result %+v", res2)
 	}
-	expect(t, kinds(e2.delta), "7:ActivityCompleted<5")
+	expect(t, kinds(e2.turn.delta), "7:ActivityCompleted<5")
 }
 
 func TestReplayBothReadyFirstInHistoryWins(t *testing.T) {
@@ -191,7 +203,7 @@ func TestReplayBothReadyFirstInHistoryWins(t *testing.T) {
 	}
 	// A lost the select, so it is cancelled even though its completion is in
 	// the same batch: duroxide records the same cancel for a dropped loser.
-	expect(t, kinds(e.delta), "4:ActivityCompleted<3 5:ActivityCompleted<2 6:ActivityCancelRequested<2")
+	expect(t, kinds(e.turn.delta), "4:ActivityCompleted<3 5:ActivityCompleted<2 6:ActivityCancelRequested<2")
 }
 
 func TestReplayExternalEventNeedsSubscription(t *testing.T) {
@@ -202,13 +214,13 @@ func TestReplayExternalEventNeedsSubscription(t *testing.T) {
 	if res.kind != turnContinue {
 		t.Fatalf("result %+v", res)
 	}
-	expect(t, kinds(e.delta), "2:ExternalEvent 3:ExternalSubscribed")
-	h := append(hist{}.add(started("in")), e.delta...)
+	expect(t, kinds(e.turn.delta), "2:ExternalEvent 3:ExternalSubscribed")
+	h := append(hist{}.add(started("in")), e.turn.delta...)
 	e2, res2 := turn(h, wait, duroxide.ExternalRaised{Instance: "inst", Name: "go", Data: "late"})
 	if res2.kind != turnCompleted || res2.output != "late" {
 		t.Fatalf("result %+v", res2)
 	}
-	expect(t, kinds(e2.delta), "4:ExternalEvent")
+	expect(t, kinds(e2.turn.delta), "4:ExternalEvent")
 }
 
 func TestReplayQueueMessageBeforeDequeue(t *testing.T) {
@@ -217,7 +229,7 @@ func TestReplayQueueMessageBeforeDequeue(t *testing.T) {
 	if res.kind != turnCompleted || res.output != "m1" {
 		t.Fatalf("result %+v", res)
 	}
-	expect(t, kinds(e.delta), "2:ExternalEventPersistent 3:ExternalSubscribedPersistent")
+	expect(t, kinds(e.turn.delta), "2:ExternalEventPersistent 3:ExternalSubscribedPersistent")
 }
 
 func TestReplaySubOrchestrationAutoID(t *testing.T) {
@@ -226,8 +238,8 @@ func TestReplaySubOrchestrationAutoID(t *testing.T) {
 		return ctx.ScheduleSubOrchestration("Child", "x").Get()
 	}
 	e, _ := turn(hist{}.add(started("in")), fn)
-	expect(t, kinds(e.delta), "2:CustomStatusUpdated 3:SubOrchestrationScheduled")
-	if got := e.delta[1].Kind.(duroxide.SubOrchestrationScheduledEvent).Instance; got != "sub::3" {
+	expect(t, kinds(e.turn.delta), "2:CustomStatusUpdated 3:SubOrchestrationScheduled")
+	if got := e.turn.delta[1].Kind.(duroxide.SubOrchestrationScheduledEvent).Instance; got != "sub::3" {
 		t.Fatalf("instance %q", got)
 	}
 }
@@ -246,7 +258,8 @@ func TestReplayPanicAndErrorFailTheInstance(t *testing.T) {
 func TestReplayBlockedTurnLeaksNoGoroutine(t *testing.T) {
 	before := runtime.NumGoroutine()
 	for range 50 {
-		turn(hist{}.add(started("in")), twoActivities)
+		e, _ := turn(hist{}.add(started("in")), twoActivities)
+		e.close()
 	}
 	time.Sleep(10 * time.Millisecond)
 	if after := runtime.NumGoroutine(); after > before+2 {
@@ -271,7 +284,7 @@ func TestReplayContinueAsNewSkipsAnEventID(t *testing.T) {
 	if res.kind != turnContinueAsNew || res.input != "next" {
 		t.Fatalf("result %+v", res)
 	}
-	expect(t, kinds(e.delta), "2:KeyValueSet")
+	expect(t, kinds(e.turn.delta), "2:KeyValueSet")
 }
 
 func TestReplayReturnDropsPendingWaits(t *testing.T) {
@@ -286,6 +299,6 @@ func TestReplayReturnDropsPendingWaits(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	// Timers are dropped silently; waits record their cancellation.
-	expect(t, kinds(e.delta), "2:ExternalSubscribed 3:ExternalSubscribedPersistent 4:TimerCreated "+
+	expect(t, kinds(e.turn.delta), "2:ExternalSubscribed 3:ExternalSubscribedPersistent 4:TimerCreated "+
 		"5:ExternalSubscribedCancelled<2 6:ExternalSubscribedPersistentCancelled<3")
 }

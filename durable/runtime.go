@@ -34,6 +34,8 @@ type Runtime struct {
 	wg     sync.WaitGroup
 	closed sync.Once
 
+	cache *instanceCache
+
 	execMu   sync.Mutex
 	execIDs  map[string]uint64 // instance -> last execution this runtime ran
 	sessions *sessionTracker
@@ -68,6 +70,7 @@ func newRuntime(p duroxide.Provider, reg *Registry, opts Options) (*Runtime, err
 		p: p, reg: reg, opts: opts, id: randomID(), client: NewClient(p),
 		support: support, filter: duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemverRange{support}},
 		execIDs: map[string]uint64{}, sessions: newSessionTracker(),
+		cache: newInstanceCache(opts.InstanceCacheEntries, opts.InstanceCacheBytes),
 	}
 	rt.ctx, rt.stop = context.WithCancel(context.Background())
 	rt.work, rt.abort = context.WithCancel(context.Background())
@@ -114,6 +117,7 @@ func (r *Runtime) Shutdown(ctx context.Context) error {
 		r.wg.Wait()
 		close(done)
 	}()
+	defer r.cache.stop()
 	select {
 	case <-done:
 		r.abort()
@@ -124,6 +128,9 @@ func (r *Runtime) Shutdown(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+// CacheStats reports the instance cache's hits, misses, evictions and size.
+func (r *Runtime) CacheStats() CacheStats { return r.cache.snapshot() }
 
 func (r *Runtime) startDispatchers() {
 	for i := 0; i < r.opts.OrchestrationConcurrency; i++ {

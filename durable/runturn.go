@@ -33,6 +33,7 @@ func RunTurn(reg *Registry, item duroxide.OrchestrationItem, opts Options) (Turn
 	}
 	defer r.stop()
 	defer r.abort()
+	defer r.cache.stop()
 	r.id = "runturn"
 	r.processOrchestrationItem(&item, nil)
 	return rec.outcome, nil

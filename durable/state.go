@@ -9,16 +9,6 @@ type completion struct {
 	err   error
 }
 
-type extSub struct {
-	name  string
-	index int
-}
-
-type queueSub struct {
-	id   uint64
-	name string
-}
-
 // ctxState is the replay state of one turn: duroxide's CtxInner. Tokens
 // number actions in the order code emits them; bindings tie a token to the
 // event id of its schedule event; results, arrivals and cancellations are
@@ -38,15 +28,8 @@ type ctxState struct {
 	byID     map[uint64]uint64 // schedule event id -> token
 	results  map[uint64]completion
 
-	extSubs      map[uint64]extSub // schedule id -> subscription
-	extArrivals  map[string][]string
-	extNextIndex map[string]int
-	extCancelled map[uint64]bool
-
-	queueSubs      []queueSub
-	queueArrivals  map[string][]string
-	queueCancelled map[uint64]bool
-	queueResolved  map[uint64]bool
+	// waits match arrivals to subscriptions (waits.go).
+	*waits
 
 	subOrchInstances map[uint64]string // token -> instance as recorded
 
@@ -58,22 +41,17 @@ type ctxState struct {
 }
 
 func newCtxState() *ctxState {
-	return &ctxState{
+	s := &ctxState{
 		bindings:         map[uint64]uint64{},
 		byID:             map[uint64]uint64{},
 		results:          map[uint64]completion{},
-		extSubs:          map[uint64]extSub{},
-		extArrivals:      map[string][]string{},
-		extNextIndex:     map[string]int{},
-		extCancelled:     map[uint64]bool{},
-		queueArrivals:    map[string][]string{},
-		queueCancelled:   map[uint64]bool{},
-		queueResolved:    map[uint64]bool{},
 		subOrchInstances: map[uint64]string{},
 		cancelled:        map[uint64]scheduleKind{},
 		kv:               map[string]string{},
 		kvUpdated:        map[string]uint64{},
+		waits:            newWaits(),
 	}
+	return s
 }
 
 func (s *ctxState) emit(a *action) uint64 {
@@ -108,77 +86,12 @@ func (s *ctxState) result(token uint64, kind scheduleKind) (completion, bool) {
 	return c, true
 }
 
-func (s *ctxState) bindExternal(scheduleID uint64, name string) {
-	idx := s.extNextIndex[name]
-	s.extNextIndex[name] = idx + 1
-	s.extSubs[scheduleID] = extSub{name: name, index: idx}
-}
-
-// hasOpenExternalSlot: an ExternalEvent is only kept for delivery when an
-// uncancelled subscription of that name is still waiting for it.
-func (s *ctxState) hasOpenExternalSlot(name string) bool {
-	active := 0
-	for id, sub := range s.extSubs {
-		if sub.name == name && !s.extCancelled[id] {
-			active++
-		}
-	}
-	return active > len(s.extArrivals[name])
-}
-
 func (s *ctxState) externalEvent(scheduleID uint64) (string, bool) {
-	sub, ok := s.extSubs[scheduleID]
-	if !ok || s.extCancelled[scheduleID] {
-		return "", false
-	}
-	below := 0
-	for id, other := range s.extSubs {
-		if other.name == sub.name && other.index < sub.index && s.extCancelled[id] {
-			below++
-		}
-	}
-	arrivals := s.extArrivals[sub.name]
-	i := sub.index - below
-	if i < len(arrivals) {
-		return arrivals[i], true
-	}
-	return "", false
+	return s.externals.delivered(scheduleID)
 }
 
-func (s *ctxState) bindQueue(scheduleID uint64, name string) {
-	s.queueSubs = append(s.queueSubs, queueSub{id: scheduleID, name: name})
-}
-
-// queueMessage hands a subscription the arrival at its position among the
-// uncancelled subscriptions of its queue, once.
 func (s *ctxState) queueMessage(scheduleID uint64) (string, bool) {
-	if s.queueResolved[scheduleID] || s.queueCancelled[scheduleID] {
-		return "", false
-	}
-	pos, name, found := 0, "", false
-	for _, q := range s.queueSubs {
-		if q.id == scheduleID {
-			name, found = q.name, true
-			break
-		}
-	}
-	if !found {
-		return "", false
-	}
-	for _, q := range s.queueSubs {
-		if q.id == scheduleID {
-			break
-		}
-		if q.name == name && !s.queueCancelled[q.id] {
-			pos++
-		}
-	}
-	arrivals := s.queueArrivals[name]
-	if pos >= len(arrivals) {
-		return "", false
-	}
-	s.queueResolved[scheduleID] = true
-	return arrivals[pos], true
+	return s.queues.delivered(scheduleID)
 }
 
 func (s *ctxState) markCancelled(token uint64, kind scheduleKind) {

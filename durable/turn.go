@@ -5,50 +5,63 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// turnOutput is everything one orchestration turn commits.
+// turnOutput is everything one orchestration turn commits. Its events go
+// through the execution's index, which numbers them and answers every
+// question the commit asks of history.
 type turnOutput struct {
+	instance    string
 	executionID uint64
-	history     []duroxide.Event // persisted events of the execution (baseline)
+	idx         *historyIndex
 	delta       []duroxide.Event
 	worker      []duroxide.WorkItem
 	orch        []duroxide.WorkItem
 	cancelled   []duroxide.ScheduledActivityIdentifier
 }
 
-func (t *turnOutput) nextID() uint64 { return lastEventID(t.history, t.delta) + 1 }
-
-func (t *turnOutput) append(instance string, source *uint64, kind duroxide.EventKind) {
-	t.delta = append(t.delta, duroxide.NewEvent(t.nextID(), instance, t.executionID, source, kind))
+func newTurnOutput(instance string, executionID uint64, idx *historyIndex) *turnOutput {
+	return &turnOutput{instance: instance, executionID: executionID, idx: idx}
 }
 
-// runExecution runs one turn of the execution the batch addresses: it
-// records OrchestrationStarted on the first turn, replays, and turns the
-// result into history, work items and cancellations (duroxide's
-// run_single_execution_atomic).
-func (r *Runtime) runExecution(instance string, t *turnOutput, b batch, ver *semver.Version, fn OrchestrationFunc, kv map[string]duroxide.KVEntry) {
-	if len(t.history) == 0 {
-		t.delta = append(t.delta, duroxide.NewEvent(duroxide.InitialEventID, instance, t.executionID, nil, startedEvent(b, ver)))
+func (t *turnOutput) append(source *uint64, kind duroxide.EventKind) {
+	t.add(duroxide.NewEvent(t.idx.lastID+1, t.instance, t.executionID, source, kind))
+}
+
+func (t *turnOutput) add(ev duroxide.Event) {
+	t.delta = append(t.delta, ev)
+	t.idx.add(ev)
+}
+
+// runExecution runs one turn of the execution the batch addresses on eng:
+// it records OrchestrationStarted on the first turn, runs the code, and
+// turns the result into history, work items and cancellations (duroxide's
+// run_single_execution_atomic). It reports whether the execution is still
+// running afterwards, so the engine may be cached.
+func (r *Runtime) runExecution(t *turnOutput, eng *replayEngine, b batch, ver *semver.Version, fn OrchestrationFunc) turnKind {
+	instance := t.instance
+	eng.beginTurn()
+	if eng.idx.count == 0 {
+		eng.record(duroxide.NewEvent(duroxide.InitialEventID, instance, t.executionID, nil, startedEvent(b, ver)))
+		eng.turn.nextEventID = eng.idx.lastID + 1
 	}
-	working := append(append([]duroxide.Event{}, t.history...), t.delta...)
-	hi := readHistory(working)
-	eng := newReplayEngine(instance, t.executionID, working, len(t.history))
-	eng.kvSnapshot, eng.clock, eng.logger = kv, r.opts.Clock, r.opts.Logger
+	hi := eng.idx.info()
+	eng.clock, eng.logger = r.opts.Clock, r.opts.Logger
 	eng.prepCompletions(b.completions)
 	res := eng.execute(fn, hi.input, b.name, ver.String())
 	r.rememberExecution(instance, t.executionID)
 
-	for _, id := range eng.cancelledActivityIDs {
+	for _, id := range eng.turn.cancelledActivityIDs {
 		t.cancelled = append(t.cancelled, duroxide.ScheduledActivityIdentifier{Instance: instance, ExecutionID: t.executionID, ActivityID: id})
 	}
 	var droppedChildren []duroxide.WorkItem
-	for _, child := range eng.cancelledSubOrchs {
+	for _, child := range eng.turn.cancelledSubOrchs {
 		droppedChildren = append(droppedChildren, duroxide.CancelInstance{
 			Instance: childInstanceID(instance, child), Reason: "parent dropped sub-orchestration future",
 		})
 	}
-	t.delta = append(t.delta, eng.delta...)
-	r.finishTurn(instance, t, hi, eng, res)
+	t.delta = append(t.delta, eng.turn.delta...)
+	r.finishTurn(t, hi, eng, res)
 	t.orch = append(t.orch, droppedChildren...)
+	return res.kind
 }
 
 func startedEvent(b batch, ver *semver.Version) duroxide.OrchestrationStartedEvent {
@@ -66,51 +79,51 @@ func startedEvent(b batch, ver *semver.Version) duroxide.OrchestrationStartedEve
 }
 
 // finishTurn applies the turn's result.
-func (r *Runtime) finishTurn(instance string, t *turnOutput, hi historyInfo, eng *replayEngine, res turnResult) {
+func (r *Runtime) finishTurn(t *turnOutput, hi historyInfo, eng *replayEngine, res turnResult) {
 	switch res.kind {
 	case turnContinue:
-		t.dispatch(instance, eng.pending)
+		t.dispatch(eng.turn.pending)
 	case turnCompleted:
-		t.detached(eng.pending)
-		t.breadcrumbs(instance)
-		t.append(instance, nil, duroxide.OrchestrationCompletedEvent{Output: res.output})
+		t.detached(eng.turn.pending)
+		t.breadcrumbs(eng)
+		t.append(nil, duroxide.OrchestrationCompletedEvent{Output: res.output})
 		if hi.parent != nil && hi.parentID != nil {
 			t.orch = append(t.orch, duroxide.SubOrchCompleted{
 				ParentInstance: *hi.parent, ParentExecutionID: r.parentExecution(*hi.parent), ParentID: *hi.parentID, Result: res.output,
 			})
 		}
 	case turnFailed:
-		t.detached(eng.pending)
-		r.failTurn(instance, t, hi, res.details)
+		t.detached(eng.turn.pending)
+		t.breadcrumbs(eng)
+		r.failTurn(t, hi, res.details)
 	case turnContinueAsNew:
-		unmatched := unmatchedQueueMessages(append(append([]duroxide.Event{}, t.history...), t.delta...))
-		t.breadcrumbs(instance)
-		t.append(instance, nil, duroxide.OrchestrationContinuedAsNewEvent{Input: res.input})
+		unmatched := eng.unmatchedQueueMessages()
+		t.breadcrumbs(eng)
+		t.append(nil, duroxide.OrchestrationContinuedAsNewEvent{Input: res.input})
 		if len(unmatched) > maxCarryForward {
-			r.opts.Logger.Warn("durable: dropping carry-forward events beyond the limit", "instance", instance,
+			r.opts.Logger.Warn("durable: dropping carry-forward events beyond the limit", "instance", t.instance,
 				"dropped", len(unmatched)-maxCarryForward, "limit", maxCarryForward)
 			unmatched = unmatched[:maxCarryForward]
 		}
 		t.orch = append(t.orch, duroxide.ContinueAsNew{
-			Instance: instance, Orchestration: hi.name, Input: res.input, Version: res.version,
-			CarryForwardEvents: unmatched, InitialCustomStatus: accumulatedCustomStatus(t.history, t.delta),
+			Instance: t.instance, Orchestration: hi.name, Input: res.input, Version: res.version,
+			CarryForwardEvents: unmatched, InitialCustomStatus: t.idx.customStatus,
 		})
 	case turnCancelled:
 		d := appFailure(duroxide.AppErrorCancelled, res.reason, "")
-		out := outstanding(append(append([]duroxide.Event{}, t.history...), t.delta...))
-		t.breadcrumbs(instance)
-		t.append(instance, nil, duroxide.OrchestrationFailedEvent{Details: d})
-		for _, child := range out.subOrchs {
-			t.orch = append(t.orch, duroxide.CancelInstance{Instance: childInstanceID(instance, child), Reason: "parent canceled"})
+		children := eng.idx.openSubOrchestrations()
+		t.breadcrumbs(eng)
+		t.append(nil, duroxide.OrchestrationFailedEvent{Details: d})
+		for _, child := range children {
+			t.orch = append(t.orch, duroxide.CancelInstance{Instance: childInstanceID(t.instance, child), Reason: "parent canceled"})
 		}
 		r.notifyParentFailed(t, hi, d)
 	}
 }
 
 // failTurn records a failure and tells the parent.
-func (r *Runtime) failTurn(instance string, t *turnOutput, hi historyInfo, d duroxide.ErrorDetails) {
-	t.breadcrumbs(instance)
-	t.append(instance, nil, duroxide.OrchestrationFailedEvent{Details: d})
+func (r *Runtime) failTurn(t *turnOutput, hi historyInfo, d duroxide.ErrorDetails) {
+	t.append(nil, duroxide.OrchestrationFailedEvent{Details: d})
 	r.notifyParentFailed(t, hi, d)
 }
 
@@ -123,7 +136,8 @@ func (r *Runtime) notifyParentFailed(t *turnOutput, hi historyInfo, d duroxide.E
 }
 
 // dispatch turns this turn's new schedules into work items.
-func (t *turnOutput) dispatch(instance string, pending []*action) {
+func (t *turnOutput) dispatch(pending []*action) {
+	instance := t.instance
 	for _, a := range pending {
 		switch a.kind {
 		case actCallActivity:
@@ -161,32 +175,14 @@ func detachedStart(a *action) duroxide.StartOrchestration {
 }
 
 // breadcrumbs unsubscribes the waits still open when an execution ends.
-func (t *turnOutput) breadcrumbs(instance string) {
-	out := outstanding(append(append([]duroxide.Event{}, t.history...), t.delta...))
+func (t *turnOutput) breadcrumbs(eng *replayEngine) {
+	out := eng.outstanding()
 	for _, id := range out.externalWaits {
 		src := id
-		t.append(instance, &src, duroxide.ExternalSubscribedCancelledEvent{Reason: "orchestration_terminal"})
+		t.append(&src, duroxide.ExternalSubscribedCancelledEvent{Reason: "orchestration_terminal"})
 	}
 	for _, id := range out.queueWaits {
 		src := id
-		t.append(instance, &src, duroxide.QueueSubscriptionCancelledEvent{Reason: "orchestration_terminal"})
+		t.append(&src, duroxide.QueueSubscriptionCancelledEvent{Reason: "orchestration_terminal"})
 	}
-}
-
-// accumulatedCustomStatus is the custom status an execution ends with.
-func accumulatedCustomStatus(lists ...[]duroxide.Event) *string {
-	var status *string
-	for _, list := range lists {
-		for _, ev := range list {
-			switch k := ev.Kind.(type) {
-			case duroxide.OrchestrationStartedEvent:
-				if k.InitialCustomStatus != nil {
-					status = k.InitialCustomStatus
-				}
-			case duroxide.CustomStatusUpdatedEvent:
-				status = k.Status
-			}
-		}
-	}
-	return status
 }

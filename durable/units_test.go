@@ -86,8 +86,9 @@ func TestLimitsFailTheTurn(t *testing.T) {
 	if msg := limitViolation(delta, snap); msg != "" {
 		t.Fatalf("clearing all keys should satisfy the limit, got %q", msg)
 	}
-	tr := &turnOutput{executionID: 1, worker: []duroxide.WorkItem{duroxide.ActivityExecute{}}}
-	tr.delta = []duroxide.Event{duroxide.NewEvent(1, "i", 1, nil, duroxide.KeyValueSetEvent{Key: "k", Value: big})}
+	tr := newTurnOutput("i", 1, newHistoryIndex())
+	tr.worker = []duroxide.WorkItem{duroxide.ActivityExecute{}}
+	tr.add(duroxide.NewEvent(1, "i", 1, nil, duroxide.KeyValueSetEvent{Key: "k", Value: big}))
 	if d := tr.enforceLimits("i", nil); d == nil || len(tr.worker) != 0 || tr.delta[1].Kind.EventType() != "OrchestrationFailed" || tr.delta[1].EventID != 2 {
 		t.Fatalf("enforceLimits: %+v %+v", d, tr)
 	}

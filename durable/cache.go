@@ -1,0 +1,185 @@
+package durable
+
+import (
+	"container/list"
+	"strconv"
+	"sync"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// CacheStats counts what the instance cache did since the runtime started.
+type CacheStats struct {
+	// Hits are turns that resumed a cached instance: no history read, no
+	// replay. Misses are turns that read and replayed the history.
+	Hits, Misses uint64
+	// Evictions are cached instances dropped before their next turn: to
+	// respect the bounds, or because their stored history moved on
+	// elsewhere, their lock was lost or their turn did not commit.
+	Evictions uint64
+	// Entries and Bytes are what the cache holds now (Bytes is an estimate).
+	Entries int
+	Bytes   int64
+}
+
+// instanceCache keeps the replay engines of running executions between
+// turns, bounded by count and by estimated bytes, least recently used out
+// first. A turn takes its engine out (so no two turns share one) and puts
+// it back after its commit applied; anything else closes it.
+type instanceCache struct {
+	maxEntries int
+	maxBytes   int64
+
+	mu      sync.Mutex
+	lru     *list.List // of *cacheEntry, most recent first
+	byInst  map[string]*list.Element
+	bytes   int64
+	stats   CacheStats
+	stopped bool
+}
+
+// cacheEntry is one cached execution and where its history ended when it
+// was cached.
+type cacheEntry struct {
+	instance string
+	cursor   duroxide.HistoryCursor
+	version  string // the orchestration version the code runs
+	eng      *replayEngine
+	bytes    int64
+}
+
+func newInstanceCache(maxEntries int, maxBytes int64) *instanceCache {
+	return &instanceCache{maxEntries: maxEntries, maxBytes: maxBytes, lru: list.New(), byInst: map[string]*list.Element{}}
+}
+
+func (c *instanceCache) enabled() bool { return c.maxEntries > 0 && c.maxBytes > 0 }
+
+// take removes and returns the engine of instance if the stored history
+// still ends where the cached copy does; an entry that no longer matches
+// is evicted. A nil result is a miss.
+func (c *instanceCache) take(instance string, cur duroxide.HistoryCursor) *cacheEntry {
+	c.mu.Lock()
+	el, ok := c.byInst[instance]
+	if !ok {
+		c.stats.Misses++
+		c.mu.Unlock()
+		return nil
+	}
+	e := c.remove(el)
+	if !e.matches(cur) {
+		c.stats.Misses++
+		c.stats.Evictions++
+		c.mu.Unlock()
+		e.eng.close()
+		return nil
+	}
+	c.stats.Hits++
+	c.mu.Unlock()
+	return e
+}
+
+// matches reports whether cur, fetched now, is where the cached engine's
+// history ends. A turn that created the instance could not know the
+// incarnation the provider gave it, so it is learnt on the next fetch.
+func (e *cacheEntry) matches(cur duroxide.HistoryCursor) bool {
+	return e.cursor.ExecutionID == cur.ExecutionID && e.cursor.LastEventID == cur.LastEventID &&
+		(e.cursor.Incarnation == "" || e.cursor.Incarnation == cur.Incarnation)
+}
+
+// put caches an engine after its turn committed, evicting the least
+// recently used entries beyond the bounds; an engine that alone exceeds
+// them, or a stopped cache, closes it instead.
+func (c *instanceCache) put(e *cacheEntry) {
+	e.bytes = int64(e.eng.idx.bytes)
+	c.mu.Lock()
+	if c.stopped || !c.enabled() || e.bytes > c.maxBytes {
+		c.stats.Evictions++
+		c.mu.Unlock()
+		e.eng.close()
+		return
+	}
+	var victims []*cacheEntry
+	if el, ok := c.byInst[e.instance]; ok {
+		victims = append(victims, c.remove(el))
+	}
+	c.byInst[e.instance] = c.lru.PushFront(e)
+	c.bytes += e.bytes
+	for c.lru.Len() > c.maxEntries || c.bytes > c.maxBytes {
+		victims = append(victims, c.remove(c.lru.Back()))
+	}
+	c.stats.Evictions += uint64(len(victims))
+	c.mu.Unlock()
+	closeEntries(victims)
+}
+
+// drop evicts instance's entry, if any.
+func (c *instanceCache) drop(instance string) {
+	c.mu.Lock()
+	el, ok := c.byInst[instance]
+	var e *cacheEntry
+	if ok {
+		e = c.remove(el)
+		c.stats.Evictions++
+	}
+	c.mu.Unlock()
+	if e != nil {
+		e.eng.close()
+	}
+}
+
+// stop closes every entry and caches nothing more.
+func (c *instanceCache) stop() {
+	c.mu.Lock()
+	c.stopped = true
+	var all []*cacheEntry
+	for c.lru.Len() > 0 {
+		all = append(all, c.remove(c.lru.Back()))
+	}
+	c.mu.Unlock()
+	closeEntries(all)
+}
+
+func (c *instanceCache) snapshot() CacheStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.stats
+	s.Entries, s.Bytes = c.lru.Len(), c.bytes
+	return s
+}
+
+// remove unlinks an entry; the caller holds mu.
+func (c *instanceCache) remove(el *list.Element) *cacheEntry {
+	e := c.lru.Remove(el).(*cacheEntry)
+	delete(c.byInst, e.instance)
+	c.bytes -= e.bytes
+	return e
+}
+
+// closeEntries ends the cached code outside the cache's lock: ending it runs
+// the code's deferred calls.
+func closeEntries(es []*cacheEntry) {
+	for _, e := range es {
+		e.eng.close()
+	}
+}
+
+// cursorOf is where the fetched item's stored history ends: the provider's
+// cursor, or for a provider that read the history anyway, the history's own
+// end, with its start time standing in for the incarnation.
+func cursorOf(item *duroxide.OrchestrationItem) duroxide.HistoryCursor {
+	if item.Cursor != nil {
+		return *item.Cursor
+	}
+	return duroxide.HistoryCursor{
+		ExecutionID: item.ExecutionID, LastEventID: lastEventID(item.History), Incarnation: historyIncarnation(item.History),
+	}
+}
+
+// historyIncarnation tells apart histories of one instance id that were
+// created at different times, for providers without a cursor.
+func historyIncarnation(h []duroxide.Event) string {
+	if len(h) == 0 {
+		return ""
+	}
+	return "started@" + strconv.FormatUint(h[0].TimestampMs, 10)
+}
