@@ -264,7 +264,7 @@ func (r *Runtime) ack(item *duroxide.OrchestrationItem, commit duroxide.Orchestr
 	if commit.ExecutionID != item.ExecutionID {
 		t.history = nil
 	}
-	t.append(item.Instance, nil, duroxide.OrchestrationFailedEvent{Details: infrastructureDetails("ack_orchestration_item", err)})
+	t.delta = append(t.delta, failedEvent(t.nextID(), infrastructureDetails("ack_orchestration_item", err)))
 	fail := duroxide.OrchestrationCommit{ExecutionID: t.executionID, HistoryDelta: t.delta, Metadata: executionMetadata(t.delta)}
 	if err := r.ackWithRetry(item.LockToken, fail); err != nil {
 		r.abandonOrchestration(item.LockToken, 50*time.Millisecond, false)

@@ -39,7 +39,7 @@ func (r *Runtime) poisonOrchestration(item *duroxide.OrchestrationItem) {
 		t.delta = append(t.delta, duroxide.NewEvent(duroxide.InitialEventID, item.Instance, item.ExecutionID, nil, started))
 		hi = readHistory(t.delta)
 	}
-	t.append(item.Instance, nil, duroxide.OrchestrationFailedEvent{Details: d})
+	t.delta = append(t.delta, failedEvent(t.nextID(), d))
 	r.notifyParentFailed(t, hi, d)
 	meta := poisonMetadata(item, d)
 	meta.ParentInstanceID = deref(hi.parent)

@@ -99,7 +99,7 @@ func (r *Runtime) finishTurn(instance string, t *turnOutput, hi historyInfo, eng
 		d := appFailure(duroxide.AppErrorCancelled, res.reason, "")
 		out := outstanding(append(append([]duroxide.Event{}, t.history...), t.delta...))
 		t.breadcrumbs(instance)
-		t.append(instance, nil, duroxide.OrchestrationFailedEvent{Details: d})
+		t.delta = append(t.delta, failedEvent(t.nextID(), d))
 		for _, child := range out.subOrchs {
 			t.orch = append(t.orch, duroxide.CancelInstance{Instance: childInstanceID(instance, child), Reason: "parent canceled"})
 		}
@@ -110,7 +110,7 @@ func (r *Runtime) finishTurn(instance string, t *turnOutput, hi historyInfo, eng
 // failTurn records a failure and tells the parent.
 func (r *Runtime) failTurn(instance string, t *turnOutput, hi historyInfo, d duroxide.ErrorDetails) {
 	t.breadcrumbs(instance)
-	t.append(instance, nil, duroxide.OrchestrationFailedEvent{Details: d})
+	t.delta = append(t.delta, failedEvent(t.nextID(), d))
 	r.notifyParentFailed(t, hi, d)
 }
 
