@@ -159,6 +159,13 @@ func (d *recordedRig) registry() *durable.Registry {
 	call := func(ctx *durable.OrchestrationContext, name, in string) (string, error) {
 		return ctx.ScheduleActivity(name, in).Get()
 	}
+	// raceSecond races f against a 1 s timer (RaceActivity, RaceChild).
+	raceSecond := func(ctx *durable.OrchestrationContext, f durable.Future[string]) (string, error) {
+		if ctx.Select(f, ctx.Timer(time.Second)) == 1 {
+			return "timeout", nil
+		}
+		return f.Get()
+	}
 	outcome := func(v string, err error) string {
 		if err != nil {
 			return "err(" + err.Error() + ")"
@@ -293,21 +300,13 @@ func (d *recordedRig) registry() *durable.Registry {
 			return g + "|" + m, err
 		}).
 		MustAddOrchestration("RaceActivity", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			act := ctx.ScheduleActivity("Slow", "y")
-			if ctx.Select(act, ctx.Timer(time.Second)) == 1 {
-				return "timeout", nil
-			}
-			return act.Get()
+			return raceSecond(ctx, ctx.ScheduleActivity("Slow", "y"))
 		}).
 		MustAddOrchestration("WaitForever", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 			return ctx.WaitForEvent("Never").Get()
 		}).
 		MustAddOrchestration("RaceChild", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			child := ctx.ScheduleSubOrchestration("WaitForever", "z")
-			if ctx.Select(child, ctx.Timer(time.Second)) == 1 {
-				return "timeout", nil
-			}
-			return child.Get()
+			return raceSecond(ctx, ctx.ScheduleSubOrchestration("WaitForever", "z"))
 		}).
 		MustAddOrchestration("CanQueue", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 			if in == "start" {
