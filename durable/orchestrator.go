@@ -356,7 +356,7 @@ func (r *Runtime) ack(item *duroxide.OrchestrationItem, commit duroxide.Orchestr
 	idx := newHistoryIndex()
 	idx.lastID = storedLastID(item, commit)
 	t := newTurnOutput(item.Instance, commit.ExecutionID, idx)
-	t.append(nil, duroxide.OrchestrationFailedEvent{Details: infrastructureDetails("ack_orchestration_item", err)})
+	t.fail(infrastructureDetails("ack_orchestration_item", err))
 	fail := duroxide.OrchestrationCommit{ExecutionID: t.executionID, HistoryDelta: t.delta, Metadata: executionMetadata(t.delta)}
 	if err := r.ackWithRetry(item.LockToken, fail); err != nil {
 		r.abandonOrchestration(item.LockToken, 50*time.Millisecond, false)

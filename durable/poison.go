@@ -39,7 +39,7 @@ func (r *Runtime) poisonOrchestration(item *duroxide.OrchestrationItem, idx *his
 		t.add(duroxide.NewEvent(duroxide.InitialEventID, item.Instance, item.ExecutionID, nil, started))
 		hi = idx.info()
 	}
-	t.append(nil, duroxide.OrchestrationFailedEvent{Details: d})
+	t.fail(d)
 	r.notifyParentFailed(t, hi, d)
 	meta := poisonMetadata(item, d)
 	meta.ParentInstanceID = deref(hi.parent)

@@ -26,6 +26,11 @@ func (t *turnOutput) append(source *uint64, kind duroxide.EventKind) {
 	t.add(duroxide.NewEvent(t.idx.lastID+1, t.instance, t.executionID, source, kind))
 }
 
+// fail ends the execution with duroxide's OrchestrationFailed (failed.go).
+func (t *turnOutput) fail(d duroxide.ErrorDetails) {
+	t.add(failedEvent(t.idx.lastID+1, d))
+}
+
 func (t *turnOutput) add(ev duroxide.Event) {
 	t.delta = append(t.delta, ev)
 	t.idx.add(ev)
@@ -113,7 +118,7 @@ func (r *Runtime) finishTurn(t *turnOutput, hi historyInfo, eng *replayEngine, r
 		d := appFailure(duroxide.AppErrorCancelled, res.reason, "")
 		children := eng.idx.openSubOrchestrations()
 		t.breadcrumbs(eng)
-		t.append(nil, duroxide.OrchestrationFailedEvent{Details: d})
+		t.fail(d)
 		for _, child := range children {
 			t.orch = append(t.orch, duroxide.CancelInstance{Instance: childInstanceID(t.instance, child), Reason: "parent canceled"})
 		}
@@ -123,7 +128,7 @@ func (r *Runtime) finishTurn(t *turnOutput, hi historyInfo, eng *replayEngine, r
 
 // failTurn records a failure and tells the parent.
 func (r *Runtime) failTurn(t *turnOutput, hi historyInfo, d duroxide.ErrorDetails) {
-	t.append(nil, duroxide.OrchestrationFailedEvent{Details: d})
+	t.fail(d)
 	r.notifyParentFailed(t, hi, d)
 }
 

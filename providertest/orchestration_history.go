@@ -18,6 +18,7 @@ func orcHistoryCases() []envCase {
 		{"AppendStoresRuntimeProvidedIDs", orcAppendIDs},
 		{"AppendRejectsDuplicateEventIDs", orcAppendDuplicate},
 		{"AckIsAppendOnlyOverCorruptHistory", orcAppendOnly},
+		{"AckStoresPlaceholderIDsVerbatim", orcAckPlaceholderIDs},
 	}
 }
 
@@ -129,6 +130,32 @@ func orcAppendOnly(e *env) {
 		e.t.Fatalf("status %q after the poison ack, want Failed", info.Status)
 	}
 	e.orcLock("A", orcRaise("A", "2")) // the lock was released
+}
+
+// orcAckPlaceholderIDs proves the ack stores an event exactly as given when
+// its instance_id is "" and its execution_id 0, as duroxide's runtime writes
+// every OrchestrationFailed (HistoryManager::append_failed fills in
+// placeholders): the event belongs to the instance and execution the ack
+// names, reads and fetches return it unchanged, and the execution is Failed
+// (duroxide's recorded histories; the sqlite provider stores the serialized
+// event as it comes).
+func orcAckPlaceholderIDs(e *env) {
+	e.start("A", nil)
+	item := e.orcLock("A", orcRaise("A", "1"))
+	failed := event(2, "", 0, duroxide.OrchestrationFailedEvent{Details: duroxide.ApplicationFailure("boom")})
+	want := append(e.read("A", 1), failed)
+	e.ack(item.LockToken, duroxide.OrchestrationCommit{
+		ExecutionID:  1,
+		HistoryDelta: []duroxide.Event{failed},
+		Metadata:     duroxide.ExecutionMetadata{Status: "Failed", Output: ptr("boom")},
+	})
+	sameEvents(e.t, "execution 1", e.read("A", 1), want)
+	sameEvents(e.t, "Read", e.read("A", 0), want)
+	if info := e.orcWantRecord("A", true); info != nil && info.Status != "Failed" {
+		e.t.Fatalf("status %q after the failing ack, want Failed", info.Status)
+	}
+	item = e.orcLock("A", orcRaise("A", "2"))
+	sameEvents(e.t, "fetched history", item.History, want)
 }
 
 // orcStatusTurn runs a turn of instance whose delta holds one
