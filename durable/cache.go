@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/duroxide-go/duroxide-redis/durable/internal/engine"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
@@ -44,7 +45,7 @@ type cacheEntry struct {
 	instance string
 	cursor   duroxide.HistoryCursor
 	version  string // the orchestration version the code runs
-	eng      *replayEngine
+	eng      *engine.Engine
 	bytes    int64
 }
 
@@ -70,7 +71,7 @@ func (c *instanceCache) take(instance string, cur duroxide.HistoryCursor) *cache
 		c.stats.Misses++
 		c.stats.Evictions++
 		c.mu.Unlock()
-		e.eng.close()
+		e.eng.Close()
 		return nil
 	}
 	c.stats.Hits++
@@ -90,12 +91,12 @@ func (e *cacheEntry) matches(cur duroxide.HistoryCursor) bool {
 // recently used entries beyond the bounds; an engine that alone exceeds
 // them, or a stopped cache, closes it instead.
 func (c *instanceCache) put(e *cacheEntry) {
-	e.bytes = int64(e.eng.idx.bytes)
+	e.bytes = int64(e.eng.Bytes())
 	c.mu.Lock()
 	if c.stopped || !c.enabled() || e.bytes > c.maxBytes {
 		c.stats.Evictions++
 		c.mu.Unlock()
-		e.eng.close()
+		e.eng.Close()
 		return
 	}
 	var victims []*cacheEntry
@@ -123,7 +124,7 @@ func (c *instanceCache) drop(instance string) {
 	}
 	c.mu.Unlock()
 	if e != nil {
-		e.eng.close()
+		e.eng.Close()
 	}
 }
 
@@ -159,7 +160,7 @@ func (c *instanceCache) remove(el *list.Element) *cacheEntry {
 // the code's deferred calls.
 func closeEntries(es []*cacheEntry) {
 	for _, e := range es {
-		e.eng.close()
+		e.eng.Close()
 	}
 }
 
@@ -181,5 +182,18 @@ func historyIncarnation(h []duroxide.Event) string {
 	if len(h) == 0 {
 		return ""
 	}
-	return "started@" + strconv.FormatUint(h[0].TimestampMs, 10)
+	return startedIncarnation(h[0].TimestampMs)
+}
+
+func startedIncarnation(startedAtMs uint64) string {
+	return "started@" + strconv.FormatUint(startedAtMs, 10)
+}
+
+// lastEventID is the highest event id of h.
+func lastEventID(h []duroxide.Event) uint64 {
+	var id uint64
+	for _, ev := range h {
+		id = max(id, ev.EventID)
+	}
+	return id
 }

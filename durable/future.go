@@ -1,8 +1,14 @@
 package durable
 
+import (
+	"errors"
+
+	"github.com/duroxide-go/duroxide-redis/durable/internal/engine"
+)
+
 // Awaitable is any Future, whatever its value type; Select and Join take it.
 type Awaitable interface {
-	base() *future
+	core() *engine.Future
 }
 
 // TaskError is how a failed activity or sub-orchestration reaches
@@ -15,86 +21,32 @@ type TaskError struct {
 // Error returns the failure message.
 func (e *TaskError) Error() string { return e.Message }
 
-// scheduleKind is what a future waits for; cancelling one records the
-// matching cancel event (timers record nothing, as in duroxide).
-type scheduleKind int
-
-const (
-	kindActivity scheduleKind = iota
-	kindTimer
-	kindExternal
-	kindQueue
-	kindSubOrchestration
-	kindGo // a Go block: cancelling it cancels what the block still waits for
-)
-
-// future is the untyped core of every Future: one scheduled action (token)
-// plus a readiness check against the context state, evaluated only when
-// orchestration code waits on it, as duroxide polls its futures.
-type future struct {
-	ctx       *OrchestrationContext
-	token     uint64
-	kind      scheduleKind
-	check     func() (value string, err error, ready bool)
-	block     *OrchestrationContext // kindGo: the block's context
-	done      bool
-	cancelled bool
-	value     string
-	err       error
-}
-
-func (f *future) base() *future { return f }
-
-// poll evaluates the future once; a resolved future stays resolved.
-func (f *future) poll() bool {
-	if f.done || f.cancelled {
-		return f.done
-	}
-	if v, err, ok := f.check(); ok {
-		f.done, f.value, f.err = true, v, err
-	}
-	return f.done
-}
-
-// cancel is what dropping an unfinished future does in duroxide.
-func (f *future) cancel() {
-	if f.done || f.cancelled {
-		return
-	}
-	f.cancelled = true
-	if f.kind == kindGo {
-		f.block.cancelPending()
-		return
-	}
-	f.ctx.st.markCancelled(f.token, f.kind)
-}
-
 // Future is the pending result of something an orchestration scheduled.
 // Scheduling only records intent; Get blocks the orchestration (handing
 // control back to the replay engine) until the result is in history.
 type Future[T any] struct {
-	f      *future
+	f      *engine.Future
 	decode func(string) (T, error)
 }
 
-func (f Future[T]) base() *future { return f.f }
+func (f Future[T]) core() *engine.Future { return f.f }
 
 // Get waits for the result. A failed activity or sub-orchestration returns a
 // *TaskError; a typed future whose payload does not decode returns the decode
 // error. Calling Get on a cancelled future blocks for the rest of the turn,
 // as awaiting a dropped future cannot happen in duroxide.
 func (f Future[T]) Get() (T, error) {
-	f.f.ctx.block(f.f.poll)
+	v, err := f.f.Get()
 	var zero T
-	if f.f.err != nil {
-		return zero, f.f.err
+	if err != nil {
+		return zero, publicError(err)
 	}
-	return f.decode(f.f.value)
+	return f.decode(v)
 }
 
 // IsReady reports whether Get would return without waiting. It evaluates the
 // future like a poll does, so it is deterministic.
-func (f Future[T]) IsReady() bool { return f.f.poll() }
+func (f Future[T]) IsReady() bool { return f.f.IsReady() }
 
 // Cancel gives the future up. An activity gets an ActivityCancelRequested
 // event and its worker sees its context cancelled; a sub-orchestration is
@@ -102,7 +54,18 @@ func (f Future[T]) IsReady() bool { return f.f.poll() }
 // ignored. This is what dropping an unfinished future does in duroxide, so
 // Select calls it on its losers and the runtime calls it on every future
 // still pending when an orchestration returns.
-func (f Future[T]) Cancel() { f.f.cancel() }
+func (f Future[T]) Cancel() { f.f.Cancel() }
+
+// publicError hands the engine's task failures on as *TaskError.
+func publicError(err error) error {
+	var te *engine.TaskError
+	if errors.As(err, &te) {
+		return &TaskError{Message: te.Message}
+	}
+	return err
+}
+
+func rawFuture(f *engine.Future) Future[string] { return Future[string]{f: f, decode: rawDecode} }
 
 func rawDecode(s string) (string, error) { return s, nil }
 

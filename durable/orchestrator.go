@@ -3,10 +3,10 @@ package durable
 import (
 	"context"
 	"errors"
-	"strconv"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/duroxide-go/duroxide-redis/durable/internal/engine"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
@@ -74,7 +74,7 @@ func (r *Runtime) processSafely(item *duroxide.OrchestrationItem, next *handoff[
 	defer func() {
 		if p := recover(); p != nil {
 			r.opts.Logger.Error("durable: panic while processing a turn, abandoning", "instance", item.Instance,
-				"panic", panicMessage(p))
+				"panic", engine.PanicMessage(p))
 			r.abandonOrchestration(item.LockToken, time.Second, false)
 		}
 	}()
@@ -95,7 +95,7 @@ func (r *Runtime) lazyFetcher() duroxide.LazyHistoryFetcher {
 // when the stored history still ends where its copy does, otherwise a new
 // one over the stored history, read here (one round trip) when the fetch
 // left it unread. ok is false when the item was handed back instead.
-func (r *Runtime) loadExecution(item *duroxide.OrchestrationItem) (eng *replayEngine, version string, ok bool) {
+func (r *Runtime) loadExecution(item *duroxide.OrchestrationItem) (eng *engine.Engine, version string, ok bool) {
 	if e := r.cache.take(item.Instance, cursorOf(item)); e != nil {
 		return e.eng, e.version, true
 	}
@@ -112,7 +112,7 @@ func (r *Runtime) loadExecution(item *duroxide.OrchestrationItem) (eng *replayEn
 			item.History = h
 		}
 	}
-	return newReplayEngine(item.Instance, item.ExecutionID, item.History), "", true
+	return engine.New(item.Instance, item.ExecutionID, item.History), "", true
 }
 
 // pinnedSupported reports whether this runtime may replay an execution
@@ -137,19 +137,19 @@ func (r *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, nex
 	keep := false
 	defer func() {
 		if !keep {
-			eng.close()
+			eng.Close()
 		}
 	}()
-	if !r.pinnedSupported(eng.idx.pinned) {
+	if pinned := eng.Pinned(); !r.pinnedSupported(pinned) {
 		// The provider's capability filter should not have handed this out;
 		// a runtime-side check keeps a lenient provider from corrupting it.
 		r.opts.Logger.Warn("durable: execution pinned to an unsupported duroxide version, abandoning",
-			"instance", item.Instance, "pinned", eng.idx.pinned)
+			"instance", item.Instance, "pinned", pinned)
 		r.abandonOrchestration(item.LockToken, time.Second, false)
 		return
 	}
 	if item.AttemptCount > r.opts.MaxAttempts {
-		r.poisonOrchestration(item, eng.idx)
+		r.poisonOrchestration(item, eng)
 		return
 	}
 	if item.HistoryError != "" {
@@ -157,148 +157,81 @@ func (r *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, nex
 		r.abandonOrchestration(item.LockToken, time.Second, false)
 		return
 	}
-	keep = r.runTurn(item, eng, cachedVersion, next)
+	eng, keep = r.runTurn(item, eng, cachedVersion, next)
 }
 
-// runTurn runs the batch's turn on eng and commits it; it caches eng and
-// reports true when the execution goes on and the commit applied.
-func (r *Runtime) runTurn(item *duroxide.OrchestrationItem, eng *replayEngine, cachedVersion string, next *handoff[duroxide.OrchestrationItem]) bool {
-	hi := eng.idx.info()
-	b := readBatch(item.Messages, hi, item.Instance)
-	if b.name == "" && eng.idx.count > 0 {
+// runTurn runs the batch's turn on eng (or, for a continue-as-new, on a new
+// engine it returns) and commits it; it caches the engine and reports true
+// when the execution goes on and the commit applied.
+func (r *Runtime) runTurn(item *duroxide.OrchestrationItem, eng *engine.Engine, cachedVersion string, next *handoff[duroxide.OrchestrationItem]) (*engine.Engine, bool) {
+	hi := eng.Info()
+	b := engine.ReadBatch(item.Messages, hi, item.Instance)
+	if b.Name == "" && !eng.Empty() {
 		// The history exists but holds no OrchestrationStarted to name the
 		// code: run it under the instance record's name so the replay
 		// engine fails it as corrupted, instead of acking the batch away
 		// and leaving the instance Running forever.
-		b.name, b.version = item.OrchestrationName, item.Version
+		b.Name, b.Version = item.OrchestrationName, item.Version
 	}
-	if hi.completed || hi.failed || (hi.continuedAsNew && !b.continueAsNew) {
+	if hi.Completed || hi.Failed || (hi.ContinuedAsNew && !b.ContinueAsNew) {
 		r.ackTurn(item, duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID}, next)
-		return false
+		return eng, false
 	}
-	executionID := item.ExecutionID
-	if b.continueAsNew {
-		eng.close()
-		executionID++
-		*eng = *newReplayEngine(item.Instance, executionID, nil)
+	if b.ContinueAsNew {
+		eng.Close()
+		eng = engine.New(item.Instance, item.ExecutionID+1, nil)
 	}
-	t := newTurnOutput(item.Instance, executionID, eng.idx)
-	kind := turnContinue
-	var version string
-	if b.name != "" {
-		ver, fn, ok := r.reg.resolve(b.name, b.version)
+	var (
+		ver *semver.Version
+		fn  engine.Func
+	)
+	if b.Name != "" {
+		v, code, ok := r.reg.resolve(b.Name, b.Version)
 		if !ok {
 			r.abandonUnregistered(item, b)
-			return false
+			return eng, false
 		}
-		version = ver.String()
-		if eng.live != nil && version != cachedVersion {
+		if eng.Resumable() && v.String() != cachedVersion {
 			r.opts.Logger.Warn("durable: cached instance resolves to another version, replaying", "instance", item.Instance)
 			r.abandonOrchestration(item.LockToken, 0, true)
-			return false
+			return eng, false
 		}
-		if eng.live == nil {
-			eng.kvSnapshot = item.KVSnapshot
-		}
-		kind = r.runExecution(t, eng, b, ver, fn)
+		ver, fn = v, engineFunc(code)
 	}
-	commit := r.buildCommit(item, t)
-	applied := r.ackTurn(item, commit, next)
-	if !applied || kind != turnContinue || commit.Metadata.Status != "" || eng.live == nil {
-		return false
+	commit, goesOn := eng.Turn(item, b, ver, fn, r.turnEnv())
+	r.rememberExecution(item.Instance, eng.ExecutionID())
+	if !r.ackTurn(item, commit, next) || !goesOn {
+		return eng, false
 	}
-	r.cache.put(&cacheEntry{instance: item.Instance, version: version, eng: eng, cursor: duroxide.HistoryCursor{
-		ExecutionID: executionID, LastEventID: eng.idx.lastID, Incarnation: nextIncarnation(item, eng),
+	r.cache.put(&cacheEntry{instance: item.Instance, version: ver.String(), eng: eng, cursor: duroxide.HistoryCursor{
+		ExecutionID: eng.ExecutionID(), LastEventID: eng.LastEventID(), Incarnation: nextIncarnation(item, eng),
 	}})
-	return true
+	return eng, true
+}
+
+// turnEnv is what the engine needs of this runtime during a turn.
+func (r *Runtime) turnEnv() engine.Env {
+	return engine.Env{Clock: r.opts.Clock, Logger: r.opts.Logger, ParentExecution: r.parentExecution}
+}
+
+// engineFunc runs registered orchestration code on the engine's context.
+func engineFunc(fn OrchestrationFunc) engine.Func {
+	return func(c *engine.Context, input string) (string, error) {
+		return fn(&OrchestrationContext{c: c}, input)
+	}
 }
 
 // nextIncarnation is the incarnation the cached entry expects at the next
 // fetch: the fetched one, or for a provider without cursors the history's
 // own, which this turn may just have started.
-func nextIncarnation(item *duroxide.OrchestrationItem, eng *replayEngine) string {
+func nextIncarnation(item *duroxide.OrchestrationItem, eng *engine.Engine) string {
 	if item.Cursor != nil {
 		return item.Cursor.Incarnation
 	}
-	if eng.idx.start != nil {
-		return "started@" + strconv.FormatUint(eng.idx.startTimestamp, 10)
+	if ts, ok := eng.StartTimestamp(); ok {
+		return startedIncarnation(ts)
 	}
 	return ""
-}
-
-// buildCommit adds metadata and, for a terminal turn, cancels the
-// activities still in flight.
-func (r *Runtime) buildCommit(item *duroxide.OrchestrationItem, t *turnOutput) duroxide.OrchestrationCommit {
-	failure := t.enforceLimits(item.Instance, item.KVSnapshot)
-	meta := executionMetadata(t.delta)
-	if failure != nil {
-		out := displayMessage(*failure)
-		meta.Status, meta.Output = "Failed", &out
-	}
-	if reason := terminalCancelReason(meta.Status); reason != "" {
-		for _, id := range t.idx.inflightActivities() {
-			src := id
-			t.append(&src, duroxide.ActivityCancelRequestedEvent{Reason: reason})
-			t.cancelled = append(t.cancelled, duroxide.ScheduledActivityIdentifier{Instance: item.Instance, ExecutionID: t.executionID, ActivityID: id})
-		}
-	}
-	return duroxide.OrchestrationCommit{
-		ExecutionID: t.executionID, HistoryDelta: t.delta, WorkerItems: t.worker, OrchestratorItems: t.orch,
-		Metadata: meta, CancelledActivities: dedupActivities(t.cancelled),
-	}
-}
-
-func terminalCancelReason(status string) string {
-	switch status {
-	case "Completed":
-		return "orchestration_terminal_completed"
-	case "Failed":
-		return "orchestration_terminal_failed"
-	case "ContinuedAsNew":
-		return "orchestration_terminal_continued_as_new"
-	}
-	return ""
-}
-
-func dedupActivities(in []duroxide.ScheduledActivityIdentifier) []duroxide.ScheduledActivityIdentifier {
-	seen := map[duroxide.ScheduledActivityIdentifier]bool{}
-	var out []duroxide.ScheduledActivityIdentifier
-	for _, a := range in {
-		if !seen[a] {
-			seen[a] = true
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-// executionMetadata derives the commit metadata from the turn's events
-// (duroxide's compute_execution_metadata).
-func executionMetadata(delta []duroxide.Event) duroxide.ExecutionMetadata {
-	var m duroxide.ExecutionMetadata
-	for _, ev := range delta {
-		switch k := ev.Kind.(type) {
-		case duroxide.OrchestrationStartedEvent:
-			m.OrchestrationName, m.OrchestrationVersion = k.Name, k.Version
-			m.ParentInstanceID = deref(k.ParentInstance)
-			if v, err := semver.NewVersion(ev.DuroxideVersion); err == nil {
-				m.PinnedDuroxideVersion = v
-			}
-		case duroxide.OrchestrationCompletedEvent:
-			out := k.Output
-			m.Status, m.Output = "Completed", &out
-			return m
-		case duroxide.OrchestrationFailedEvent:
-			out := displayMessage(k.Details)
-			m.Status, m.Output = "Failed", &out
-			return m
-		case duroxide.OrchestrationContinuedAsNewEvent:
-			out := k.Input
-			m.Status, m.Output = "ContinuedAsNew", &out
-			return m
-		}
-	}
-	return m
 }
 
 // ackTurn commits a finished turn and reports whether the commit applied.
@@ -353,27 +286,11 @@ func (r *Runtime) ack(item *duroxide.OrchestrationItem, commit duroxide.Orchestr
 		return false
 	}
 	r.opts.Logger.Warn("durable: ack failed, failing the instance", "instance", item.Instance, "error", err)
-	idx := newHistoryIndex()
-	idx.lastID = storedLastID(item, commit)
-	t := newTurnOutput(item.Instance, commit.ExecutionID, idx)
-	t.fail(infrastructureDetails("ack_orchestration_item", err))
-	fail := duroxide.OrchestrationCommit{ExecutionID: t.executionID, HistoryDelta: t.delta, Metadata: executionMetadata(t.delta)}
+	fail := engine.FailedCommit(item, commit, infrastructureDetails("ack_orchestration_item", err))
 	if err := r.ackWithRetry(item.LockToken, fail); err != nil {
 		r.abandonOrchestration(item.LockToken, 50*time.Millisecond, false)
 	}
 	return false
-}
-
-// storedLastID is the last event id stored for the execution commit
-// addresses, before the commit: a new execution has none.
-func storedLastID(item *duroxide.OrchestrationItem, commit duroxide.OrchestrationCommit) uint64 {
-	if commit.ExecutionID != item.ExecutionID {
-		return 0
-	}
-	if len(commit.HistoryDelta) > 0 {
-		return commit.HistoryDelta[0].EventID - 1
-	}
-	return cursorOf(item).LastEventID
 }
 
 // isLockLost reports a lock-token failure: the lock expired or was taken
@@ -419,9 +336,9 @@ func (r *Runtime) unregisteredDelay(attempt uint32) time.Duration {
 	return min(r.opts.UnregisteredBackoffBase*time.Duration(1<<exp), r.opts.UnregisteredBackoffMax)
 }
 
-func (r *Runtime) abandonUnregistered(item *duroxide.OrchestrationItem, b batch) {
+func (r *Runtime) abandonUnregistered(item *duroxide.OrchestrationItem, b engine.Batch) {
 	d := r.unregisteredDelay(item.AttemptCount)
 	r.opts.Logger.Warn("durable: orchestration not registered, abandoning", "instance", item.Instance,
-		"orchestration", b.name, "version", b.version, "attempt", item.AttemptCount, "backoff", d)
+		"orchestration", b.Name, "version", b.Version, "attempt", item.AttemptCount, "backoff", d)
 	r.abandonOrchestration(item.LockToken, d, false)
 }

@@ -3,6 +3,7 @@ package durable
 import (
 	"encoding/json"
 
+	"github.com/duroxide-go/duroxide-redis/durable/internal/engine"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
@@ -12,7 +13,7 @@ const poisonHistoryEventID = 99999
 
 // poisonOrchestration fails an instance whose batch was fetched more than
 // MaxAttempts times (duroxide's fail_orchestration_as_poison).
-func (r *Runtime) poisonOrchestration(item *duroxide.OrchestrationItem, idx *historyIndex) {
+func (r *Runtime) poisonOrchestration(item *duroxide.OrchestrationItem, eng *engine.Engine) {
 	r.opts.Logger.Warn("durable: orchestration message exceeded max attempts, poisoning", "instance", item.Instance,
 		"attempt", item.AttemptCount, "max_attempts", r.opts.MaxAttempts)
 	if item.HistoryError != "" {
@@ -24,26 +25,7 @@ func (r *Runtime) poisonOrchestration(item *duroxide.OrchestrationItem, idx *his
 		MessageType: duroxide.PoisonMessageType{Orchestration: &duroxide.PoisonOrchestration{Instance: item.Instance, ExecutionID: item.ExecutionID}},
 		Message:     marshalMessages(item.Messages),
 	}}
-	t := newTurnOutput(item.Instance, item.ExecutionID, idx)
-	hi := idx.info()
-	if idx.count == 0 {
-		b := readBatch(item.Messages, hi, item.Instance)
-		if b.name == "" {
-			b.name = item.OrchestrationName
-		}
-		started := duroxide.OrchestrationStartedEvent{Name: b.name, Version: item.Version, Input: b.input, ParentInstance: b.parent, ParentID: b.parentID}
-		if can, ok := b.start.(duroxide.ContinueAsNew); ok {
-			cf := can.CarryForwardEvents
-			started.CarryForwardEvents = &cf
-		}
-		t.add(duroxide.NewEvent(duroxide.InitialEventID, item.Instance, item.ExecutionID, nil, started))
-		hi = idx.info()
-	}
-	t.fail(d)
-	r.notifyParentFailed(t, hi, d)
-	meta := poisonMetadata(item, d)
-	meta.ParentInstanceID = deref(hi.parent)
-	r.ack(item, duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID, HistoryDelta: t.delta, OrchestratorItems: t.orch, Metadata: meta})
+	r.ack(item, eng.PoisonCommit(item, d, poisonMetadata(item, d), r.turnEnv()))
 }
 
 func (r *Runtime) poisonUndecodable(item *duroxide.OrchestrationItem) {
@@ -59,7 +41,7 @@ func (r *Runtime) poisonUndecodable(item *duroxide.OrchestrationItem) {
 }
 
 func poisonMetadata(item *duroxide.OrchestrationItem, d duroxide.ErrorDetails) duroxide.ExecutionMetadata {
-	out := displayMessage(d)
+	out := engine.DisplayMessage(d)
 	return duroxide.ExecutionMetadata{Status: "Failed", Output: &out, OrchestrationName: item.OrchestrationName, OrchestrationVersion: item.Version}
 }
 

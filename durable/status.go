@@ -3,6 +3,7 @@ package durable
 import (
 	"encoding/json"
 
+	"github.com/duroxide-go/duroxide-redis/durable/internal/engine"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
@@ -55,7 +56,7 @@ func (s OrchestrationStatus) FailureMessage() string {
 	if s.Failure == nil {
 		return ""
 	}
-	return displayMessage(*s.Failure)
+	return engine.DisplayMessage(*s.Failure)
 }
 
 // DecodeOutput decodes the JSON output of a completed instance into v.

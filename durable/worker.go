@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/duroxide-go/duroxide-redis/durable/internal/engine"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
@@ -205,7 +206,7 @@ func (r *Runtime) releaseActivity(token string) {
 func runActivity(fn ActivityFunc, ac *ActivityContext, input string) (res activityResult) {
 	defer func() {
 		if p := recover(); p != nil {
-			res = activityResult{err: fmt.Errorf("activity panicked: %s", panicMessage(p))}
+			res = activityResult{err: fmt.Errorf("activity panicked: %s", engine.PanicMessage(p))}
 		}
 	}()
 	out, err := fn(ac, input)

@@ -1,4 +1,4 @@
-package durable
+package engine
 
 import (
 	"testing"
@@ -9,17 +9,17 @@ import (
 
 // busy schedules a bit of everything, so arbitrary histories meet every
 // matching path of the engine.
-func busy(ctx *OrchestrationContext, _ string) (string, error) {
-	a := ctx.ScheduleActivity("A", "")
+func busy(ctx *Context, _ string) (string, error) {
+	a := ctx.ScheduleActivity("A", "", nil, nil)
 	tm := ctx.Timer(time.Second)
 	w := ctx.WaitForEvent("e")
 	if ctx.Select(a, tm, w) == 0 {
 		ctx.SetValue("k", "v")
 	}
 	q := ctx.Dequeue("q")
-	s := ctx.ScheduleSubOrchestration("C", "")
-	g := ctx.Go(func(ctx *OrchestrationContext) (string, error) {
-		if _, err := ctx.ScheduleActivity("A", "").Get(); err != nil {
+	s := ctx.ScheduleSubOrchestration("C", "", "", nil)
+	g := ctx.Go(func(ctx *Context) (string, error) {
+		if _, err := ctx.ScheduleActivity("A", "", nil, nil).Get(); err != nil {
 			return "", err
 		}
 		return ctx.WaitForEvent("e").Get()
@@ -28,7 +28,7 @@ func busy(ctx *OrchestrationContext, _ string) (string, error) {
 		ctx.ClearValue("k")
 	}
 	ctx.Join(q, s)
-	ctx.SetCustomStatus("x")
+	ctx.SetCustomStatus(ptr("x"))
 	return "done", nil
 }
 
@@ -61,6 +61,6 @@ func FuzzReplayNeverPanics(f *testing.F) {
 		persisted := len(h) / 2
 		e := engineAt(h, persisted)
 		_ = e.execute(busy, "", "O", "1.0.0")
-		e.close()
+		e.Close()
 	})
 }

@@ -1,4 +1,4 @@
-package durable
+package engine
 
 import (
 	"fmt"
@@ -47,7 +47,7 @@ func TestOutstandingSchedules(t *testing.T) {
 		add(duroxide.SubOrchestrationScheduledEvent{Name: "C", Instance: "sub::10"}). // 10: open
 		add(duroxide.SubOrchestrationScheduledEvent{Name: "C", Instance: "kid"}).     // 11: done by 12
 		add(duroxide.SubOrchestrationCompletedEvent{Result: ""}, 11)
-	e := newReplayEngine("inst", 1, h)
+	e := New("inst", 1, h)
 	e.beginTurn()
 	out := e.outstanding()
 	if fmt.Sprint(out.externalWaits, out.queueWaits, out.subOrchs) != "[3] [8] [sub::10]" {

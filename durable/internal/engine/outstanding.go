@@ -1,4 +1,4 @@
-package durable
+package engine
 
 // maxCarryForward caps the queue messages ContinueAsNew carries over.
 const maxCarryForward = 20
@@ -14,14 +14,14 @@ type openSchedules struct {
 
 // outstanding reads what the execution still waits for from the engine's
 // index and wait state, as they stand at the end of the turn.
-func (e *replayEngine) outstanding() openSchedules {
+func (e *Engine) outstanding() openSchedules {
 	w := e.waits()
 	return openSchedules{subOrchs: e.idx.openSubOrchestrations(), externalWaits: w.externals.waiting(), queueWaits: w.queues.waiting()}
 }
 
 // waits is the execution's wait state: the code's, or, when the turn ended
 // before the code ran, the wait rules applied to the history alone.
-func (e *replayEngine) waits() *waits {
+func (e *Engine) waits() *waits {
 	if e.live != nil {
 		return e.live.ctx.st.waits
 	}
@@ -30,6 +30,6 @@ func (e *replayEngine) waits() *waits {
 
 // unmatchedQueueMessages lists, in arrival order, the queue messages no
 // uncancelled subscription consumed: ContinueAsNew carries them forward.
-func (e *replayEngine) unmatchedQueueMessages() [][2]string {
+func (e *Engine) unmatchedQueueMessages() [][2]string {
 	return e.waits().queues.unclaimed()
 }

@@ -1,4 +1,4 @@
-package durable
+package engine
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 // the delta (duroxide's prep_completions): messages of other executions and
 // duplicates are dropped, completions without a matching schedule abort the
 // turn as nondeterministic, and system failures of children abort it too.
-func (e *replayEngine) prepCompletions(msgs []duroxide.WorkItem) {
+func (e *Engine) prepCompletions(msgs []duroxide.WorkItem) {
 	for _, m := range msgs {
 		if !e.forCurrentExecution(m) {
 			e.logger.Warn("dropping completion from another execution", "instance", e.instance)
@@ -21,7 +21,7 @@ func (e *replayEngine) prepCompletions(msgs []duroxide.WorkItem) {
 			continue
 		}
 		if d := e.checkScheduleKind(m); d != nil {
-			e.logger.Warn("nondeterminism in completion batch", "instance", e.instance, "error", displayMessage(*d))
+			e.logger.Warn("nondeterminism in completion batch", "instance", e.instance, "error", DisplayMessage(*d))
 			e.turn.abortErr = d
 			continue
 		}
@@ -29,7 +29,7 @@ func (e *replayEngine) prepCompletions(msgs []duroxide.WorkItem) {
 	}
 }
 
-func (e *replayEngine) forCurrentExecution(m duroxide.WorkItem) bool {
+func (e *Engine) forCurrentExecution(m duroxide.WorkItem) bool {
 	switch w := m.(type) {
 	case duroxide.ActivityCompleted:
 		return w.ExecutionID == e.executionID
@@ -84,12 +84,12 @@ func kindLabel(k scheduleKind) string {
 
 // alreadyRecorded reports a completion whose answer is already in history
 // or earlier in this batch (at-least-once delivery makes duplicates normal).
-func (e *replayEngine) alreadyRecorded(m duroxide.WorkItem) bool {
+func (e *Engine) alreadyRecorded(m duroxide.WorkItem) bool {
 	id, kind, ok := completionRef(m)
 	return ok && e.idx.answered(id, kind)
 }
 
-func (e *replayEngine) checkScheduleKind(m duroxide.WorkItem) *duroxide.ErrorDetails {
+func (e *Engine) checkScheduleKind(m duroxide.WorkItem) *duroxide.ErrorDetails {
 	id, kind, ok := completionRef(m)
 	if !ok {
 		return nil
@@ -114,7 +114,7 @@ func (e *replayEngine) checkScheduleKind(m duroxide.WorkItem) *duroxide.ErrorDet
 }
 
 // recordMessage appends the event a message becomes.
-func (e *replayEngine) recordMessage(m duroxide.WorkItem) {
+func (e *Engine) recordMessage(m duroxide.WorkItem) {
 	switch w := m.(type) {
 	case duroxide.ActivityCompleted:
 		e.appendEvent(&w.ID, duroxide.ActivityCompletedEvent{Result: w.Result})
@@ -139,7 +139,7 @@ func (e *replayEngine) recordMessage(m duroxide.WorkItem) {
 
 // appendFailure records a failed task; a system failure (anything but an
 // application error) also aborts the turn, as it never reaches user code.
-func (e *replayEngine) appendFailure(source *uint64, d duroxide.ErrorDetails, kind duroxide.EventKind) {
+func (e *Engine) appendFailure(source *uint64, d duroxide.ErrorDetails, kind duroxide.EventKind) {
 	if isSystemError(d) {
 		e.abort(d)
 	}

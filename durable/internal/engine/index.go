@@ -1,4 +1,4 @@
-package durable
+package engine
 
 import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
@@ -216,20 +216,20 @@ func (x *historyIndex) open(ids []uint64) []uint64 {
 
 // info is what the history says about its execution (duroxide's
 // HistoryManager).
-func (x *historyIndex) info() historyInfo {
-	var hi historyInfo
+func (x *historyIndex) info() HistoryInfo {
+	var hi HistoryInfo
 	if x.start != nil {
 		s := x.start
-		hi.started, hi.name, hi.version, hi.input = true, s.Name, s.Version, s.Input
-		hi.parent, hi.parentID = s.ParentInstance, s.ParentID
+		hi.Started, hi.Name, hi.Version, hi.Input = true, s.Name, s.Version, s.Input
+		hi.Parent, hi.ParentID = s.ParentInstance, s.ParentID
 	}
 	switch x.terminal.(type) {
 	case duroxide.OrchestrationCompletedEvent:
-		hi.completed = true
+		hi.Completed = true
 	case duroxide.OrchestrationFailedEvent:
-		hi.failed = true
+		hi.Failed = true
 	case duroxide.OrchestrationContinuedAsNewEvent:
-		hi.continuedAsNew = true
+		hi.ContinuedAsNew = true
 	}
 	return hi
 }

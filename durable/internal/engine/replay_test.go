@@ -1,4 +1,4 @@
-package durable
+package engine
 
 import (
 	"errors"
@@ -29,7 +29,7 @@ func (h hist) add(kind duroxide.EventKind, source ...uint64) hist {
 }
 
 // turn runs one turn of fn over h (all persisted) with msgs.
-func turn(h hist, fn OrchestrationFunc, msgs ...duroxide.WorkItem) (*replayEngine, turnResult) {
+func turn(h hist, fn Func, msgs ...duroxide.WorkItem) (*Engine, turnResult) {
 	e := engineAt(h, len(h))
 	e.clock = func() time.Time { return time.UnixMilli(1_000_000) }
 	e.prepCompletions(msgs)
@@ -38,8 +38,8 @@ func turn(h hist, fn OrchestrationFunc, msgs ...duroxide.WorkItem) (*replayEngin
 
 // engineAt is an engine for its first turn over h, whose events past
 // persisted are this turn's new ones.
-func engineAt(h hist, persisted int) *replayEngine {
-	e := newReplayEngine("inst", 1, h[:persisted])
+func engineAt(h hist, persisted int) *Engine {
+	e := New("inst", 1, h[:persisted])
 	e.beginTurn()
 	for _, ev := range h[persisted:] {
 		e.record(ev)
@@ -67,9 +67,9 @@ func expect(t *testing.T, got, want string) {
 	}
 }
 
-func twoActivities(ctx *OrchestrationContext, _ string) (string, error) {
-	a := ctx.ScheduleActivity("A", "1")
-	b := ctx.ScheduleActivity("B", "2")
+func twoActivities(ctx *Context, _ string) (string, error) {
+	a := ctx.ScheduleActivity("A", "1", nil, nil)
+	b := ctx.ScheduleActivity("B", "2", nil, nil)
 	ctx.Join(a, b)
 	x, _ := a.Get()
 	y, _ := b.Get()
@@ -141,14 +141,14 @@ func TestReplayScheduleMismatchIsNondeterminism(t *testing.T) {
 	_, res := turn(h, twoActivities)
 	assertNondeterminism(t, res, "schedule mismatch")
 	h = hist{}.add(started("in")).add(duroxide.TimerCreatedEvent{FireAtMs: 1})
-	_, res = turn(h, func(*OrchestrationContext, string) (string, error) { return "", nil })
+	_, res = turn(h, func(*Context, string) (string, error) { return "", nil })
 	// The code completes before reaching the timer: the orchestration returns
 	// without replaying it, so this is not a mismatch but a completion.
 	if res.kind != turnCompleted {
 		t.Fatalf("result %+v", res)
 	}
 	h = hist{}.add(started("in")).add(duroxide.TimerCreatedEvent{FireAtMs: 1})
-	_, res = turn(h, func(ctx *OrchestrationContext, _ string) (string, error) {
+	_, res = turn(h, func(ctx *Context, _ string) (string, error) {
 		_, err := ctx.WaitForEvent("x").Get()
 		return "", err
 	})
@@ -156,11 +156,11 @@ func TestReplayScheduleMismatchIsNondeterminism(t *testing.T) {
 }
 
 func TestReplaySelectCancelsLosingActivity(t *testing.T) {
-	race := func(ctx *OrchestrationContext, _ string) (string, error) {
-		act := ctx.ScheduleActivity("Slow", "")
+	race := func(ctx *Context, _ string) (string, error) {
+		act := ctx.ScheduleActivity("Slow", "", nil, nil)
 		timer := ctx.Timer(time.Second)
 		if ctx.Select(act, timer) == 1 {
-			_, err := ctx.ScheduleActivity("After", "").Get()
+			_, err := ctx.ScheduleActivity("After", "", nil, nil).Get()
 			return "timeout", err
 		}
 		return act.Get()
@@ -186,9 +186,9 @@ func TestReplaySelectCancelsLosingActivity(t *testing.T) {
 }
 
 func TestReplayBothReadyFirstInHistoryWins(t *testing.T) {
-	race := func(ctx *OrchestrationContext, _ string) (string, error) {
-		a := ctx.ScheduleActivity("A", "")
-		b := ctx.ScheduleActivity("B", "")
+	race := func(ctx *Context, _ string) (string, error) {
+		a := ctx.ScheduleActivity("A", "", nil, nil)
+		b := ctx.ScheduleActivity("B", "", nil, nil)
 		if ctx.Select(a, b) == 0 {
 			return "A", nil
 		}
@@ -207,7 +207,7 @@ func TestReplayBothReadyFirstInHistoryWins(t *testing.T) {
 }
 
 func TestReplayExternalEventNeedsSubscription(t *testing.T) {
-	wait := func(ctx *OrchestrationContext, _ string) (string, error) { return ctx.WaitForEvent("go").Get() }
+	wait := func(ctx *Context, _ string) (string, error) { return ctx.WaitForEvent("go").Get() }
 	e, res := turn(hist{}.add(started("in")), wait, duroxide.ExternalRaised{Instance: "inst", Name: "go", Data: "early"})
 	// The event arrives in the first turn's batch, before the subscription is
 	// recorded: duroxide keeps it in history but does not deliver it.
@@ -224,7 +224,7 @@ func TestReplayExternalEventNeedsSubscription(t *testing.T) {
 }
 
 func TestReplayQueueMessageBeforeDequeue(t *testing.T) {
-	deq := func(ctx *OrchestrationContext, _ string) (string, error) { return ctx.Dequeue("q").Get() }
+	deq := func(ctx *Context, _ string) (string, error) { return ctx.Dequeue("q").Get() }
 	e, res := turn(hist{}.add(started("in")), deq, duroxide.QueueMessage{Instance: "inst", Name: "q", Data: "m1"})
 	if res.kind != turnCompleted || res.output != "m1" {
 		t.Fatalf("result %+v", res)
@@ -233,9 +233,9 @@ func TestReplayQueueMessageBeforeDequeue(t *testing.T) {
 }
 
 func TestReplaySubOrchestrationAutoID(t *testing.T) {
-	fn := func(ctx *OrchestrationContext, _ string) (string, error) {
-		ctx.SetCustomStatus("s")
-		return ctx.ScheduleSubOrchestration("Child", "x").Get()
+	fn := func(ctx *Context, _ string) (string, error) {
+		ctx.SetCustomStatus(ptr("s"))
+		return ctx.ScheduleSubOrchestration("Child", "x", "", nil).Get()
 	}
 	e, _ := turn(hist{}.add(started("in")), fn)
 	expect(t, kinds(e.turn.delta), "2:CustomStatusUpdated 3:SubOrchestrationScheduled")
@@ -245,12 +245,12 @@ func TestReplaySubOrchestrationAutoID(t *testing.T) {
 }
 
 func TestReplayPanicAndErrorFailTheInstance(t *testing.T) {
-	_, res := turn(hist{}.add(started("in")), func(*OrchestrationContext, string) (string, error) { panic("bad") })
+	_, res := turn(hist{}.add(started("in")), func(*Context, string) (string, error) { panic("bad") })
 	if res.kind != turnFailed || res.details.Application == nil || res.details.Application.Kind.Variant != duroxide.AppErrorPanicked || res.details.Application.Message != "bad" {
 		t.Fatalf("result %+v", res)
 	}
-	_, res = turn(hist{}.add(started("in")), func(*OrchestrationContext, string) (string, error) { return "", errors.New("nope") })
-	if res.kind != turnFailed || displayMessage(res.details) != "nope" {
+	_, res = turn(hist{}.add(started("in")), func(*Context, string) (string, error) { return "", errors.New("nope") })
+	if res.kind != turnFailed || DisplayMessage(res.details) != "nope" {
 		t.Fatalf("result %+v", res)
 	}
 }
@@ -259,7 +259,7 @@ func TestReplayBlockedTurnLeaksNoGoroutine(t *testing.T) {
 	before := runtime.NumGoroutine()
 	for range 50 {
 		e, _ := turn(hist{}.add(started("in")), twoActivities)
-		e.close()
+		e.Close()
 	}
 	time.Sleep(10 * time.Millisecond)
 	if after := runtime.NumGoroutine(); after > before+2 {
@@ -275,9 +275,9 @@ func TestReplayCancelRequestFailsWithCancelled(t *testing.T) {
 }
 
 func TestReplayContinueAsNewSkipsAnEventID(t *testing.T) {
-	fn := func(ctx *OrchestrationContext, _ string) (string, error) {
+	fn := func(ctx *Context, _ string) (string, error) {
 		ctx.SetValue("k", "v")
-		ctx.ContinueAsNew("next")
+		ctx.ContinueAsNew("next", nil)
 		return "unreachable", nil
 	}
 	e, res := turn(hist{}.add(started("in")), fn)
@@ -288,7 +288,7 @@ func TestReplayContinueAsNewSkipsAnEventID(t *testing.T) {
 }
 
 func TestReplayReturnDropsPendingWaits(t *testing.T) {
-	fn := func(ctx *OrchestrationContext, _ string) (string, error) {
+	fn := func(ctx *Context, _ string) (string, error) {
 		ctx.WaitForEvent("never")
 		ctx.Dequeue("q")
 		ctx.Timer(time.Hour)
@@ -302,3 +302,5 @@ func TestReplayReturnDropsPendingWaits(t *testing.T) {
 	expect(t, kinds(e.turn.delta), "2:ExternalSubscribed 3:ExternalSubscribedPersistent 4:TimerCreated "+
 		"5:ExternalSubscribedCancelled<2 6:ExternalSubscribedPersistentCancelled<3")
 }
+
+func ptr(s string) *string { return &s }

@@ -1,4 +1,4 @@
-package durable
+package engine
 
 import (
 	"github.com/Masterminds/semver/v3"
@@ -41,7 +41,7 @@ func (t *turnOutput) add(ev duroxide.Event) {
 // turns the result into history, work items and cancellations (duroxide's
 // run_single_execution_atomic). It reports whether the execution is still
 // running afterwards, so the engine may be cached.
-func (r *Runtime) runExecution(t *turnOutput, eng *replayEngine, b batch, ver *semver.Version, fn OrchestrationFunc) turnKind {
+func (r turnRunner) runExecution(t *turnOutput, eng *Engine, b Batch, ver *semver.Version, fn Func) turnKind {
 	instance := t.instance
 	eng.beginTurn()
 	if eng.idx.count == 0 {
@@ -49,10 +49,9 @@ func (r *Runtime) runExecution(t *turnOutput, eng *replayEngine, b batch, ver *s
 		eng.turn.nextEventID = eng.idx.lastID + 1
 	}
 	hi := eng.idx.info()
-	eng.clock, eng.logger = r.opts.Clock, r.opts.Logger
-	eng.prepCompletions(b.completions)
-	res := eng.execute(fn, hi.input, b.name, ver.String())
-	r.rememberExecution(instance, t.executionID)
+	eng.clock, eng.logger = r.env.Clock, r.env.Logger
+	eng.prepCompletions(b.Completions)
+	res := eng.execute(fn, hi.Input, b.Name, ver.String())
 
 	for _, id := range eng.turn.cancelledActivityIDs {
 		t.cancelled = append(t.cancelled, duroxide.ScheduledActivityIdentifier{Instance: instance, ExecutionID: t.executionID, ActivityID: id})
@@ -69,11 +68,11 @@ func (r *Runtime) runExecution(t *turnOutput, eng *replayEngine, b batch, ver *s
 	return res.kind
 }
 
-func startedEvent(b batch, ver *semver.Version) duroxide.OrchestrationStartedEvent {
+func startedEvent(b Batch, ver *semver.Version) duroxide.OrchestrationStartedEvent {
 	ev := duroxide.OrchestrationStartedEvent{
-		Name: b.name, Version: ver.String(), Input: b.input, ParentInstance: b.parent, ParentID: b.parentID,
+		Name: b.Name, Version: ver.String(), Input: b.Input, ParentInstance: b.Parent, ParentID: b.ParentID,
 	}
-	if can, ok := b.start.(duroxide.ContinueAsNew); ok {
+	if can, ok := b.Start.(duroxide.ContinueAsNew); ok {
 		if len(can.CarryForwardEvents) > 0 {
 			cf := can.CarryForwardEvents
 			ev.CarryForwardEvents = &cf
@@ -84,7 +83,7 @@ func startedEvent(b batch, ver *semver.Version) duroxide.OrchestrationStartedEve
 }
 
 // finishTurn applies the turn's result.
-func (r *Runtime) finishTurn(t *turnOutput, hi historyInfo, eng *replayEngine, res turnResult) {
+func (r turnRunner) finishTurn(t *turnOutput, hi HistoryInfo, eng *Engine, res turnResult) {
 	switch res.kind {
 	case turnContinue:
 		t.dispatch(eng.turn.pending)
@@ -92,9 +91,9 @@ func (r *Runtime) finishTurn(t *turnOutput, hi historyInfo, eng *replayEngine, r
 		t.detached(eng.turn.pending)
 		t.breadcrumbs(eng)
 		t.append(nil, duroxide.OrchestrationCompletedEvent{Output: res.output})
-		if hi.parent != nil && hi.parentID != nil {
+		if hi.Parent != nil && hi.ParentID != nil {
 			t.orch = append(t.orch, duroxide.SubOrchCompleted{
-				ParentInstance: *hi.parent, ParentExecutionID: r.parentExecution(*hi.parent), ParentID: *hi.parentID, Result: res.output,
+				ParentInstance: *hi.Parent, ParentExecutionID: r.env.ParentExecution(*hi.Parent), ParentID: *hi.ParentID, Result: res.output,
 			})
 		}
 	case turnFailed:
@@ -106,12 +105,12 @@ func (r *Runtime) finishTurn(t *turnOutput, hi historyInfo, eng *replayEngine, r
 		t.breadcrumbs(eng)
 		t.append(nil, duroxide.OrchestrationContinuedAsNewEvent{Input: res.input})
 		if len(unmatched) > maxCarryForward {
-			r.opts.Logger.Warn("durable: dropping carry-forward events beyond the limit", "instance", t.instance,
+			r.env.Logger.Warn("durable: dropping carry-forward events beyond the limit", "instance", t.instance,
 				"dropped", len(unmatched)-maxCarryForward, "limit", maxCarryForward)
 			unmatched = unmatched[:maxCarryForward]
 		}
 		t.orch = append(t.orch, duroxide.ContinueAsNew{
-			Instance: t.instance, Orchestration: hi.name, Input: res.input, Version: res.version,
+			Instance: t.instance, Orchestration: hi.Name, Input: res.input, Version: res.version,
 			CarryForwardEvents: unmatched, InitialCustomStatus: t.idx.customStatus,
 		})
 	case turnCancelled:
@@ -127,15 +126,15 @@ func (r *Runtime) finishTurn(t *turnOutput, hi historyInfo, eng *replayEngine, r
 }
 
 // failTurn records a failure and tells the parent.
-func (r *Runtime) failTurn(t *turnOutput, hi historyInfo, d duroxide.ErrorDetails) {
+func (r turnRunner) failTurn(t *turnOutput, hi HistoryInfo, d duroxide.ErrorDetails) {
 	t.fail(d)
 	r.notifyParentFailed(t, hi, d)
 }
 
-func (r *Runtime) notifyParentFailed(t *turnOutput, hi historyInfo, d duroxide.ErrorDetails) {
-	if hi.parent != nil && hi.parentID != nil {
+func (r turnRunner) notifyParentFailed(t *turnOutput, hi HistoryInfo, d duroxide.ErrorDetails) {
+	if hi.Parent != nil && hi.ParentID != nil {
 		t.orch = append(t.orch, duroxide.SubOrchFailed{
-			ParentInstance: *hi.parent, ParentExecutionID: r.parentExecution(*hi.parent), ParentID: *hi.parentID, Details: d,
+			ParentInstance: *hi.Parent, ParentExecutionID: r.env.ParentExecution(*hi.Parent), ParentID: *hi.ParentID, Details: d,
 		})
 	}
 }
@@ -180,7 +179,7 @@ func detachedStart(a *action) duroxide.StartOrchestration {
 }
 
 // breadcrumbs unsubscribes the waits still open when an execution ends.
-func (t *turnOutput) breadcrumbs(eng *replayEngine) {
+func (t *turnOutput) breadcrumbs(eng *Engine) {
 	out := eng.outstanding()
 	for _, id := range out.externalWaits {
 		src := id

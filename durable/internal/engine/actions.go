@@ -1,4 +1,4 @@
-package durable
+package engine
 
 import "github.com/duroxide-go/duroxide-redis/duroxide"
 

@@ -1,4 +1,4 @@
-package durable
+package engine
 
 import (
 	"fmt"
@@ -6,10 +6,10 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// displayMessage renders ErrorDetails the way duroxide's display_message
+// DisplayMessage renders ErrorDetails the way duroxide's display_message
 // does; it is the string stored as a failed execution's output and handed to
 // orchestration code as a failed task's error.
-func displayMessage(d duroxide.ErrorDetails) string {
+func DisplayMessage(d duroxide.ErrorDetails) string {
 	switch {
 	case d.Infrastructure != nil:
 		return fmt.Sprintf("infrastructure:%s: %s", d.Infrastructure.Operation, d.Infrastructure.Message)

@@ -1,4 +1,4 @@
-package durable
+package engine
 
 import (
 	"fmt"
@@ -31,14 +31,17 @@ type turnResult struct {
 
 func failedTurn(d duroxide.ErrorDetails) turnResult { return turnResult{kind: turnFailed, details: d} }
 
-// replayEngine runs the turns of one execution: it turns fetched messages
+// Func is orchestration code as the engine runs it.
+type Func func(ctx *Context, input string) (string, error)
+
+// Engine runs the turns of one execution: it turns fetched messages
 // into completion events, replays the history against the orchestration code
 // and records what the code does next, allocating event ids exactly as
 // duroxide's ReplayEngine does. After a turn that leaves the execution
 // running, the engine (its index, its wait state and the code parked where
 // it waits) can be kept by the instance cache: the next turn then feeds it
 // only the new messages (resume) instead of replaying from event 1.
-type replayEngine struct {
+type Engine struct {
 	instance    string
 	executionID uint64
 	idx         *historyIndex
@@ -66,38 +69,38 @@ type turnState struct {
 
 // newReplayEngine indexes the stored history of an execution for its first
 // turn on this runtime.
-func newReplayEngine(instance string, executionID uint64, history []duroxide.Event) *replayEngine {
-	return &replayEngine{
+func New(instance string, executionID uint64, history []duroxide.Event) *Engine {
+	return &Engine{
 		instance: instance, executionID: executionID, idx: indexHistory(history), history: history,
 		clock: time.Now, logger: slog.New(slog.DiscardHandler),
 	}
 }
 
 // beginTurn clears what the last turn collected.
-func (e *replayEngine) beginTurn() {
+func (e *Engine) beginTurn() {
 	e.turn = turnState{nextEventID: e.idx.lastID + 1}
 }
 
 // appendEvent records a new event of this turn.
-func (e *replayEngine) appendEvent(source *uint64, kind duroxide.EventKind) {
+func (e *Engine) appendEvent(source *uint64, kind duroxide.EventKind) {
 	ev := duroxide.NewEvent(e.turn.nextEventID, e.instance, e.executionID, source, kind)
 	e.turn.nextEventID++
 	e.record(ev)
 }
 
-func (e *replayEngine) record(ev duroxide.Event) {
+func (e *Engine) record(ev duroxide.Event) {
 	e.turn.delta = append(e.turn.delta, ev)
 	e.idx.add(ev)
 }
 
-func (e *replayEngine) abort(d duroxide.ErrorDetails) {
+func (e *Engine) abort(d duroxide.ErrorDetails) {
 	if e.turn.abortErr == nil {
 		e.turn.abortErr = &d
 	}
 }
 
 // close ends the code's coroutines: the execution will not run here again.
-func (e *replayEngine) close() {
+func (e *Engine) Close() {
 	if e.live != nil {
 		e.live.ctx.st.stopAll()
 		e.live = nil
@@ -107,7 +110,7 @@ func (e *replayEngine) close() {
 // execute runs the orchestration over what is new to it (the whole history
 // for a fresh engine, this turn's events for a resumed one) and reports how
 // the turn ended.
-func (e *replayEngine) execute(fn OrchestrationFunc, input, name, version string) turnResult {
+func (e *Engine) execute(fn Func, input, name, version string) turnResult {
 	if e.turn.abortErr != nil {
 		return failedTurn(*e.turn.abortErr)
 	}
@@ -132,7 +135,7 @@ func (e *replayEngine) execute(fn OrchestrationFunc, input, name, version string
 	return r.finish()
 }
 
-func (e *replayEngine) replayFromStart(fn OrchestrationFunc, input, name, version string) turnResult {
+func (e *Engine) replayFromStart(fn Func, input, name, version string) turnResult {
 	ctx := e.newContext(name, version)
 	ctx.co.start(func() (string, error) { return fn(ctx, input) })
 	r := &replayRun{e: e, ctx: ctx, open: map[uint64]scheduleKind{}, mustPoll: true}
@@ -150,7 +153,7 @@ func (e *replayEngine) replayFromStart(fn OrchestrationFunc, input, name, versio
 	return r.finish()
 }
 
-func (e *replayEngine) newContext(name, version string) *OrchestrationContext {
+func (e *Engine) newContext(name, version string) *Context {
 	st := newCtxState()
 	st.replaying = true
 	for k, v := range e.kvSnapshot {
@@ -159,7 +162,7 @@ func (e *replayEngine) newContext(name, version string) *OrchestrationContext {
 	}
 	co := newCoroutine()
 	st.coroutines = append(st.coroutines, co)
-	return &OrchestrationContext{
+	return &Context{
 		st: st, co: co, instance: e.instance, execution: e.executionID,
 		name: name, version: version, clock: e.clock, logger: e.logger,
 	}
@@ -168,8 +171,8 @@ func (e *replayEngine) newContext(name, version string) *OrchestrationContext {
 // replayRun is the code's side of the engine: its context, the actions it
 // emitted that history has not matched yet, and the schedules still open.
 type replayRun struct {
-	e        *replayEngine
-	ctx      *OrchestrationContext
+	e        *Engine
+	ctx      *Context
 	queue    []*action               // emitted, not yet matched to history
 	open     map[uint64]scheduleKind // schedule id -> kind, not yet completed
 	mustPoll bool
@@ -304,7 +307,7 @@ func (r *replayRun) finish() turnResult {
 
 // convert gives each newly emitted action the next event id and records its
 // event (duroxide's convert_emitted_actions).
-func (e *replayEngine) convert(r *replayRun, actions []*action) {
+func (e *Engine) convert(r *replayRun, actions []*action) {
 	st := r.ctx.st
 	for _, a := range actions {
 		id := e.turn.nextEventID
@@ -341,3 +344,29 @@ func sortedKeys(m map[uint64]bool) []uint64 {
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
 }
+
+// Info is what the history says about its execution.
+func (e *Engine) Info() HistoryInfo { return e.idx.info() }
+
+// Pinned is the duroxide version that wrote the execution's start ("" when
+// none is recorded).
+func (e *Engine) Pinned() string { return e.idx.pinned }
+
+// Empty reports an execution with no events yet.
+func (e *Engine) Empty() bool { return e.idx.count == 0 }
+
+// ExecutionID is the execution the engine runs.
+func (e *Engine) ExecutionID() uint64 { return e.executionID }
+
+// LastEventID is the highest event id of the execution so far.
+func (e *Engine) LastEventID() uint64 { return e.idx.lastID }
+
+// Bytes estimates the memory the engine's history state holds.
+func (e *Engine) Bytes() int { return e.idx.bytes }
+
+// StartTimestamp is when the execution's start event was written.
+func (e *Engine) StartTimestamp() (uint64, bool) { return e.idx.startTimestamp, e.idx.start != nil }
+
+// Resumable reports an engine whose code is parked where it waits, so its
+// next turn can resume instead of replaying.
+func (e *Engine) Resumable() bool { return e.live != nil }

@@ -1,4 +1,4 @@
-package durable
+package engine
 
 import (
 	"fmt"
@@ -38,7 +38,7 @@ func (c *coroutine) start(fn func() (string, error)) {
 		}
 		defer func() {
 			if r := recover(); r != nil {
-				msg := panicMessage(r)
+				msg := PanicMessage(r)
 				c.panicMsg = &msg
 				c.finished = true
 			}
@@ -94,7 +94,8 @@ func (c *coroutine) stop() {
 	}
 }
 
-func panicMessage(r any) string {
+// PanicMessage renders a recovered panic value as duroxide records it.
+func PanicMessage(r any) string {
 	switch v := r.(type) {
 	case string:
 		return v

@@ -1,4 +1,4 @@
-package durable
+package engine
 
 import (
 	"runtime"
@@ -10,13 +10,13 @@ import (
 
 // sequenceVsTimer races two sequential activities (a Go block) against a
 // timer, like select2(async { a.await; b.await }, timer) in duroxide.
-func sequenceVsTimer(ctx *OrchestrationContext, _ string) (string, error) {
-	seq := ctx.Go(func(ctx *OrchestrationContext) (string, error) {
-		a, err := ctx.ScheduleActivity("A", "").Get()
+func sequenceVsTimer(ctx *Context, _ string) (string, error) {
+	seq := ctx.Go(func(ctx *Context) (string, error) {
+		a, err := ctx.ScheduleActivity("A", "", nil, nil).Get()
 		if err != nil {
 			return "", err
 		}
-		b, err := ctx.ScheduleActivity("B", "").Get()
+		b, err := ctx.ScheduleActivity("B", "", nil, nil).Get()
 		return a + b, err
 	})
 	if ctx.Select(seq, ctx.Timer(time.Second)) == 1 {
@@ -60,8 +60,8 @@ func TestGoBlockWinsAndLoses(t *testing.T) {
 }
 
 func TestGoBlockPanicFailsTheInstance(t *testing.T) {
-	_, res := turn(hist{}.add(started("")), func(ctx *OrchestrationContext, _ string) (string, error) {
-		f := ctx.Go(func(*OrchestrationContext) (string, error) { panic("inner") })
+	_, res := turn(hist{}.add(started("")), func(ctx *Context, _ string) (string, error) {
+		f := ctx.Go(func(*Context) (string, error) { panic("inner") })
 		_, _ = f.Get()
 		return "unreachable?", nil
 	})
@@ -72,21 +72,21 @@ func TestGoBlockPanicFailsTheInstance(t *testing.T) {
 }
 
 func TestGoBlocksJoinAndLeakNothing(t *testing.T) {
-	fn := func(ctx *OrchestrationContext, _ string) (string, error) {
-		var fs []Awaitable
+	fn := func(ctx *Context, _ string) (string, error) {
+		var fs []*Future
 		for _, name := range []string{"X", "Y"} {
-			fs = append(fs, ctx.Go(func(ctx *OrchestrationContext) (string, error) {
-				return ctx.ScheduleActivity(name, "").Get()
+			fs = append(fs, ctx.Go(func(ctx *Context) (string, error) {
+				return ctx.ScheduleActivity(name, "", nil, nil).Get()
 			}))
 		}
 		ctx.Join(fs...)
 		return "", nil
 	}
 	before := runtime.NumGoroutine()
-	var e *replayEngine
+	var e *Engine
 	for range 20 {
 		e, _ = turn(hist{}.add(started("")), fn)
-		e.close()
+		e.Close()
 	}
 	expect(t, kinds(e.turn.delta), "2:ActivityScheduled 3:ActivityScheduled")
 	time.Sleep(10 * time.Millisecond)

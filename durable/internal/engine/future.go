@@ -1,0 +1,80 @@
+package engine
+
+// TaskError is how a failed activity or sub-orchestration reaches
+// orchestration code: Message is duroxide's display message of the failure's
+// ErrorDetails (the application error's message for ordinary failures). The
+// public API hands it on as durable.TaskError.
+type TaskError struct {
+	Message string
+}
+
+// Error returns the failure message.
+func (e *TaskError) Error() string { return e.Message }
+
+// scheduleKind is what a future waits for; cancelling one records the
+// matching cancel event (timers record nothing, as in duroxide).
+type scheduleKind int
+
+const (
+	kindActivity scheduleKind = iota
+	kindTimer
+	kindExternal
+	kindQueue
+	kindSubOrchestration
+	kindGo // a Go block: cancelling it cancels what the block still waits for
+)
+
+// Future is the untyped core of every future of the public API: one
+// scheduled action (token) plus a readiness check against the context
+// state, evaluated only when orchestration code waits on it, as duroxide
+// polls its futures.
+type Future struct {
+	ctx       *Context
+	token     uint64
+	kind      scheduleKind
+	check     func() (value string, err error, ready bool)
+	block     *Context // kindGo: the block's context
+	done      bool
+	cancelled bool
+	value     string
+	err       error
+}
+
+// poll evaluates the future once; a resolved future stays resolved.
+func (f *Future) poll() bool {
+	if f.done || f.cancelled {
+		return f.done
+	}
+	if v, err, ok := f.check(); ok {
+		f.done, f.value, f.err = true, v, err
+	}
+	return f.done
+}
+
+// cancel is what dropping an unfinished future does in duroxide.
+func (f *Future) cancel() {
+	if f.done || f.cancelled {
+		return
+	}
+	f.cancelled = true
+	if f.kind == kindGo {
+		f.block.cancelPending()
+		return
+	}
+	f.ctx.st.markCancelled(f.token, f.kind)
+}
+
+// Get waits for the result: the raw payload, a *TaskError for a failed
+// activity or sub-orchestration, or what a Go block returned.
+func (f *Future) Get() (string, error) {
+	f.ctx.block(f.poll)
+	return f.value, f.err
+}
+
+// IsReady reports whether Get would return without waiting. It evaluates the
+// future like a poll does, so it is deterministic.
+func (f *Future) IsReady() bool { return f.poll() }
+
+// Cancel gives the future up, as dropping an unfinished future does in
+// duroxide (see cancel).
+func (f *Future) Cancel() { f.cancel() }
