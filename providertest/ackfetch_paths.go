@@ -3,6 +3,7 @@ package providertest
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -26,15 +27,16 @@ const afUnusedTag = "providertest-ack-fetch-unused"
 // the combined call's.
 func runAckFetchPaths(t *testing.T, h Harness) {
 	w := wrapHarness(h, func(p duroxide.Provider) duroxide.Provider { return ackViaFetch{p} })
-	t.Run("PlainSectionsThroughAckFetch", func(t *testing.T) {
-		for _, g := range groups {
-			for _, name := range afPathSections {
-				if g.name == name {
-					t.Run(g.name, func(t *testing.T) { g.run(t, w) })
-				}
-			}
+	t.Run("PlainSectionsThroughAckFetch", func(t *testing.T) { runSections(t, w, afPathSections) })
+}
+
+// runSections runs the sections named in names, in the suite's order.
+func runSections(t *testing.T, h Harness, names []string) {
+	for _, g := range groups {
+		if slices.Contains(names, g.name) {
+			t.Run(g.name, func(t *testing.T) { g.run(t, h) })
 		}
-	})
+	}
 }
 
 // wrapHarness returns h making providers wrapped by wrap, whose hooks get

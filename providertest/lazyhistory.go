@@ -1,10 +1,7 @@
 package providertest
 
 import (
-	"context"
-	"errors"
 	"testing"
-	"time"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
@@ -14,9 +11,10 @@ import (
 // check the cursor against what the history holds after every kind of
 // write (a new instance, acks, ContinueAsNew, AppendWithExecution, delete and
 // create again), that the rest of a lazy item is the plain fetch's, and that
-// the lazy ack-and-fetch behaves as the plain one. A provider without the
-// interface skips the section. The orchestrator sections are rerun through
-// lazy fetches in lazyhistory_paths.go.
+// an instance acked and fetched again in one lazy call keeps the cursor its
+// commit implies. A provider without the interface skips the section. The
+// orchestrator sections, the AckFetch section's orchestrator cases among
+// them, are rerun through the lazy calls in lazyhistory_paths.go.
 
 func init() { register("LazyHistory", runLazyHistory) }
 
@@ -36,11 +34,7 @@ var lzGroups = []caseGroup{
 		{"LongPollReturnsWorkArrivingDuringWait", lzLongPoll},
 	}},
 	{"AckFetch", []envCase{
-		{"CommitsAndFetchesNextLazily", lzAckFetchNext},
 		{"RefetchesSameInstanceWithCursorOfCommit", lzAckFetchSameInstance},
-		{"AckFailureFetchesNothing", lzAckFetchAckFailure},
-		{"InvalidFetchArgumentsChangeNothing", lzAckFetchInvalidArguments},
-		{"CancelWhileWaitingIsAfterAck", lzAckFetchCancelAfterAck},
 	}},
 }
 
@@ -354,24 +348,6 @@ func lzLongPoll(e *env) {
 
 // ---- ack-and-fetch -----------------------------------------------------------
 
-// lzAckFetchNext: the turn is committed and the next instance locked, lazily.
-func lzAckFetchNext(e *env) {
-	e.enqueue(startItem("lz-a", "Orch"), 0)
-	e.enqueue(startItem("lz-b", "Orch"), 0)
-	item := e.lzFetchInstance("lz-a")
-	next, err := e.lz().AckOrchestrationItemAndFetchLazy(e.ctx, item.LockToken, afStartCommit("lz-a"), longLock, 0, nil)
-	if err != nil || next == nil || next.Instance != "lz-b" {
-		e.t.Fatalf("AckOrchestrationItemAndFetchLazy = %v, %v; want lz-b", lzName(next), err)
-	}
-	e.lzWantCursor(next, 1, 0)
-	if next.AttemptCount != 1 || next.LockToken == item.LockToken {
-		e.t.Fatalf("fetched attempt %d token %q (acked %q); want 1 and a new token", next.AttemptCount, next.LockToken, item.LockToken)
-	}
-	e.wantMessages(next, startItem("lz-b", "Orch"))
-	e.afWantHistory("lz-a", 1)
-	wantPermanent(e.t, e.p.RenewOrchestrationItemLock(e.ctx, item.LockToken, longLock), duroxide.ErrLockLost, "renew_orchestration_item_lock")
-}
-
 // lzAckFetchSameInstance: the instance acked and fetched again in one call
 // (messages arrived during its turn) has the cursor of the commit, with the
 // incarnation of the fetch before it: what a runtime's cached copy holds.
@@ -389,60 +365,5 @@ func lzAckFetchSameInstance(e *env) {
 		e.wantMessages(next, orcRaise("lz-a", "during"))
 		lzSameIncarnation(e.t, "refetched", e.lzWantCursor(next, 1, ids[len(ids)-1]), first)
 		item = next
-	}
-}
-
-// lzAckFetchAckFailure: an ack with an unknown token is the plain ack's
-// error and locks nothing.
-func lzAckFetchAckFailure(e *env) {
-	e.enqueue(startItem("lz-b", "Orch"), 0)
-	next, err := e.lz().AckOrchestrationItemAndFetchLazy(e.ctx, "lz-no-such-token", afStartCommit("lz-a"), longLock, 0, nil)
-	if next != nil {
-		e.t.Fatalf("a failed ack fetched instance %q", next.Instance)
-	}
-	wantBeforeAck(e.t, err, duroxide.ErrLockLost, "ack_orchestration_item")
-	e.lzFetchInstance("lz-b")
-}
-
-// lzAckFetchInvalidArguments: invalid fetch durations are rejected before
-// the commit.
-func lzAckFetchInvalidArguments(e *env) {
-	e.enqueue(startItem("lz-a", "Orch"), 0)
-	item := e.lzFetchInstance("lz-a")
-	for _, d := range [][2]time.Duration{{-time.Second, 0}, {longLock, -time.Second}} {
-		next, err := e.lz().AckOrchestrationItemAndFetchLazy(e.ctx, item.LockToken, afStartCommit("lz-a"), d[0], d[1], nil)
-		if next != nil {
-			e.t.Fatalf("invalid durations %v fetched instance %q", d, next.Instance)
-		}
-		wantBeforeAck(e.t, err, duroxide.ErrInvalidInput, "fetch_orchestration_item")
-	}
-	e.afWantHistory("lz-a", 0)
-	e.ack(item.LockToken, afStartCommit("lz-a"))
-}
-
-// lzAckFetchCancelAfterAck: cancelling the context while the call waits
-// after its commit returns the context's error marked as after the ack.
-func lzAckFetchCancelAfterAck(e *env) {
-	e.enqueue(startItem("lz-a", "Orch"), 0)
-	item := e.lzFetchInstance("lz-a")
-	ctx, cancel := context.WithCancel(e.ctx)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		_, err := e.lz().AckOrchestrationItemAndFetchLazy(ctx, item.LockToken, afStartCommit("lz-a"), longLock, 20*time.Second, nil)
-		done <- err
-	}()
-	eventually(e.t, 5*time.Second, "the turn committed while the call waits", func() bool {
-		h, err := e.p.Read(e.ctx, "lz-a")
-		return err == nil && len(h) == 1
-	})
-	cancel()
-	select {
-	case err := <-done:
-		if !duroxide.FetchFailedAfterAck(err) || !errors.Is(err, context.Canceled) {
-			e.t.Fatalf("cancelled wait after the commit returned %v; want a FetchAfterAckError of context.Canceled", err)
-		}
-	case <-time.After(10 * time.Second):
-		e.t.Fatal("the call did not return after its context was cancelled")
 	}
 }

@@ -17,8 +17,8 @@ import (
 // snapshots, lock expiry), and on every fetch of those cases the cursor is
 // checked against the history read under the same lock.
 
-// lzPathSections are the sections whose orchestration fetches are rerouted
-// whole; lzPathCases adds the orchestrator cases of mixed sections.
+// lzPathSections are the sections rerun whole; runLazyPaths adds the
+// orchestrator cases of Attempts and AckFetch.
 var lzPathSections = []string{"Orchestrator", "Capability", "KV"}
 
 // runLazyPaths reruns the orchestrator sections on providers whose
@@ -27,13 +27,7 @@ var lzPathSections = []string{"Orchestrator", "Capability", "KV"}
 func runLazyPaths(t *testing.T, h Harness, ackFetch bool) {
 	w := wrapHarness(h, func(p duroxide.Provider) duroxide.Provider { return lazyViaRead{p} })
 	t.Run("PlainSectionsThroughLazyFetch", func(t *testing.T) {
-		for _, g := range groups {
-			for _, name := range lzPathSections {
-				if g.name == name {
-					t.Run(g.name, func(t *testing.T) { g.run(t, w) })
-				}
-			}
-		}
+		runSections(t, w, lzPathSections)
 		t.Run("Attempts", func(t *testing.T) { runCases(t, w, attOrchestratorCases()) })
 		if ackFetch {
 			t.Run("AckFetch", func(t *testing.T) { runGroups(t, w, afOrchestratorGroups()) })
