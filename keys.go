@@ -57,14 +57,14 @@ const (
 // families is the single definition of every key of the namespace.
 var families = []family{
 	// counters and sequences
-	{"seq", "seq", nil, "STRING: sequence of orchestrator messages and worker items (enqueue order)"},
+	{"seq", "seq", nil, "STRING: sequence of orchestrator messages and worker items (enqueue order), and of instance incarnations"},
 	{"stats", "stats", nil, "HASH: counters (unlocked queue items, executions, events) read by metrics"},
 	{"wakedue", "wakedue", nil, "ZSET: wake key -> earliest time a blocked waiter on it is known to wake"},
 	{"ogate", "ogate", nil, "STRING: lower bound of the earliest score in olocked, odelay and ofut ('n': none), see U.gate"},
 	{"wgate", "wgate", nil, "STRING: lower bound of the earliest score in wlocked, wdelay and slive ('n': none), see U.gate"},
 
 	// instances and executions
-	{"inst", "i", []partKind{str}, "HASH: instance record (name, version, current execution, parent, custom status, ...)"},
+	{"inst", "i", []partKind{str}, "HASH: instance record (name, version, current execution, parent, custom status, incarnation, ...)"},
 	{"exec", "ex", []partKind{str, num}, "HASH: execution record (status, output, pinned version, times, last event id, bytes)"},
 	{"execs", "exs", []partKind{str}, "ZSET: execution ids of an instance"},
 	{"history", "h", []partKind{str, num}, "LIST: events of one execution as JSON, oldest first"},
@@ -164,7 +164,8 @@ func needsLength(i, n int, isString func(int) bool) bool {
 
 func uid(v uint64) string { return strconv.FormatUint(v, 10) }
 
-// Seq names the sequence that orders messages and worker items.
+// Seq names the sequence that orders messages and worker items and numbers
+// instance incarnations (see duroxide.HistoryCursor).
 func (k Keys) Seq() string { return k.build("seq") }
 
 // Stats names the counters hash read by metrics and queue depths.

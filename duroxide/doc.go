@@ -20,6 +20,16 @@
 // abandon with ignoreAttempt takes the increment back for failures that were not the
 // message's fault. Expired locks make the work visible again (at-least-once delivery).
 //
+// # Optional extensions
+//
+// A provider may implement more interfaces, which the runtime finds with a type assertion
+// and uses instead of the plain calls: WorkAckFetcher and OrchestrationAckFetcher (ack
+// and fetch the next item in one call), BatchEnqueuer (enqueue several items at once) and
+// LazyHistoryFetcher (orchestration fetches that leave the history unread and return a
+// HistoryCursor saying where it ends, for a runtime that keeps replayed instances in
+// memory between turns). Each is documented where it is declared; none changes what the
+// plain calls do.
+//
 // # Errors
 //
 // Provider methods return nil or an error wrapping *ProviderError. Retryable errors are

@@ -63,7 +63,8 @@ type OrchestrationItem struct {
 	ExecutionID uint64
 	Version     string
 	// History holds every event of the current execution only, ordered by event id;
-	// empty for a new instance.
+	// empty for a new instance. nil from the fetches of LazyHistoryFetcher, which set
+	// Cursor instead.
 	History []Event
 	// Messages are all visible messages of the instance locked by this fetch, in enqueue
 	// order. They are never empty: an instance is only fetched for its messages.
@@ -80,14 +81,14 @@ type OrchestrationItem struct {
 	KVSnapshot map[string]KVEntry
 	// LockToken identifies this lock for Ack / Abandon / Renew. It is unique per fetch.
 	LockToken string
-	// Cursor is set only by LazyHistoryFetcher's fetches, which leave History unread; nil
-	// otherwise.
-	Cursor *HistoryCursor
 	// AttemptCount is how many times these messages have been fetched, this fetch
 	// included (so at least 1). It grows on every fetch, including after lock expiry,
 	// and shrinks only through an abandon with ignoreAttempt. The runtime poisons the
 	// instance when it exceeds its maximum.
 	AttemptCount uint32
+	// Cursor says where the stored history of ExecutionID ends. It is set only by the
+	// fetches of LazyHistoryFetcher, which leave History nil; nil otherwise.
+	Cursor *HistoryCursor
 }
 
 // LockedWorkItem is a worker-queue item locked by FetchWorkItem. The item stays queued

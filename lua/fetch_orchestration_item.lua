@@ -5,14 +5,18 @@
 --
 -- KEYS[1]  namespace prefix
 -- ARGV     token, lock ms, filter encoding ('*' any, '' none,
---          'min,max;min,max' inclusive ranges), filter id
+--          'min,max;min,max' inclusive ranges), filter id, lazy ('1': read
+--          no history, return its cursor)
 -- Reply    {1, instance, token, attempts, name, version, execution id,
 --           messages, history, kv, dropped, now, when to run again (ms) or nil}
 --       or {0, now, when to run again (ms), dropped}
+-- history is the execution's events or, lazy, its cursor: {last event id
+-- ('0': none), incarnation[, first event]}, the first event only for an
+-- instance without a record whose execution has events.
 -- The token in the reply is the caller's token, ':' and the instance; ack,
 -- renew and abandon take either. dropped lists instance, count pairs of
 -- orphan QueueMessages deleted. A fetch that takes the last eligible
 -- instance also answers when to run again, so the caller's next fetch can
 -- wait without asking first.
-local token, lock_ms, enc, fid = U.arg(), U.num(), U.arg(), U.arg()
-return O.fetch(token, lock_ms, enc, fid, U.now(), U.PASS_ON)
+local token, lock_ms, enc, fid, lazy = O.fetch_args()
+return O.fetch(token, lock_ms, enc, fid, lazy, U.now(), U.PASS_ON)

@@ -90,13 +90,19 @@ end
 -- metadata. Returns the record's cur, ist, created and parent afterwards
 -- (what reindex_status files it by), or false when it has none: an ack
 -- without orchestration name cannot create one.
+--
+-- A record is created with its incarnation 'inc', new in the namespace's
+-- sequence, so a lazy fetch's cursor tells an instance created again after
+-- a delete from the one before. One a lazy fetch of the locked instance
+-- already handed out (in om, see O.take) is kept.
 function I.apply_metadata(inst, eid, name, ver, parent, now)
   local ik = K.inst(inst)
   -- every record is created with 'cur' (and only ever deleted whole)
   local r = redis.call('HMGET', ik, 'cur', 'ist', 'created', 'parent')
   if not r[1] then
     if name == '' then return false end
-    redis.call('HSET', ik, 'name', name, 'ver', ver, 'cur', eid, 'created', now, 'updated', now)
+    local inc = redis.call('HGET', K.om(inst), 'inc') or U.id(redis.call('INCR', K.seq()))
+    redis.call('HSET', ik, 'name', name, 'ver', ver, 'cur', eid, 'created', now, 'updated', now, 'inc', inc)
     redis.call('ZADD', K.ilist(), now, inst)
     r = { eid, false, now, false }
   else

@@ -256,12 +256,13 @@ function O.drop_tagged(inst)
   return fields
 end
 
--- release removes the instance lock (and the om fields gone, if given) and
--- files the instance by what is left.
+-- release removes the instance lock (and the om fields gone, if given), with
+-- the incarnation a lazy fetch gave an instance without record (see
+-- incarnation), and files the instance by what is left.
 function O.release(inst, tok, now, gone)
   local fields = gone or {}
   local n = #fields
-  fields[n + 1], fields[n + 2], fields[n + 3] = 'tok', 'until', 'st'
+  fields[n + 1], fields[n + 2], fields[n + 3], fields[n + 4] = 'tok', 'until', 'st', 'inc'
   U.chunked('HDEL', K.om(inst), fields)
   if tok then redis.call('HDEL', K.otoks(), tok) end
   redis.call('ZREM', K.olocked(), inst)
@@ -419,18 +420,56 @@ local function tag(inst, seqs, at, tries, lock, now)
   return attempts
 end
 
+-- history_of returns what a fetch hands out of the history of execution eid
+-- of inst, and whether that execution has events: every event, or, for a
+-- lazy fetch, its cursor's first part, the last event id ('0': none), read
+-- from the execution record in O(1) whatever the history's length.
+local function history_of(inst, eid, lazy)
+  local hk = K.history(inst, eid)
+  if not lazy then
+    local h = redis.call('LRANGE', hk, 0, -1)
+    return h, #h > 0
+  end
+  local max = redis.call('HGET', K.exec(inst, eid), 'max')
+  -- every append sets max; LLEN (O(1)) covers entries stored without it
+  return { max or '0' }, max ~= false or redis.call('LLEN', hk) > 0
+end
+
+-- incarnation completes a lazy fetch's cursor c (history_of) of inst, whose
+-- record's 'inc' and 'created' are inc and created (false: no record): the
+-- record's incarnation, or, for a record written before incarnations,
+-- 't' and its creation time. An instance without a record gets a new one
+-- from the namespace's sequence, added to its lock's om fields (lock): the
+-- ack that creates the record keeps it (I.apply_metadata), so the cursor of
+-- the next turn matches; a release deletes it. Without a record the first
+-- event (eid: the execution read) is added too, from which the item's name
+-- and version are taken when no StartOrchestration is among its messages.
+local function incarnation(inst, eid, c, inc, created, has_history, lock)
+  if inc then
+    c[2] = inc
+  elseif created then
+    c[2] = 't' .. created
+  else
+    c[2] = U.id(redis.call('INCR', K.seq()))
+    lock[#lock + 1] = 'inc'
+    lock[#lock + 1] = c[2]
+    if has_history then c[3] = redis.call('LINDEX', K.history(inst, eid), 0) end
+  end
+end
+
 -- take locks inst (ready in partition ver) for token, tags its visible
 -- messages and returns the fetch reply; nil when only orphan QueueMessages
 -- were visible (they are dropped). dropped collects {inst, count} for logging.
 -- Its second result says whether partition ver still has instances ready
--- (nil: not read).
-function O.take(inst, ver, token, lock_ms, now, dropped)
+-- (nil: not read). lazy puts the history's cursor where the events go
+-- (history_of, incarnation).
+function O.take(inst, ver, token, lock_ms, now, dropped, lazy)
   local left = O.unindex(inst, 'r' .. ver)
   local om = K.om(inst)
-  local rec = redis.call('HMGET', K.inst(inst), 'name', 'ver', 'cur')
+  local rec = redis.call('HMGET', K.inst(inst), 'name', 'ver', 'cur', 'inc', 'created')
   -- without a record, the latest execution, as Read sees it
   local cur = rec[3] or I.latest(inst)
-  local history = redis.call('LRANGE', K.history(inst, cur or '1'), 0, -1)
+  local history, has_history = history_of(inst, cur or '1', lazy)
   local vis = redis.call('ZRANGEBYSCORE', K.oq(inst), '-inf', now, 'WITHSCORES')
   local seqs, at = {}, {}
   for i = 1, #vis, 2 do
@@ -439,7 +478,7 @@ function O.take(inst, ver, token, lock_ms, now, dropped)
   end
   local body, tries = messages(inst, seqs)
   local n
-  seqs, n = drop_orphans(inst, seqs, body, #history > 0)
+  seqs, n = drop_orphans(inst, seqs, body, has_history)
   if n > 0 then
     dropped[#dropped + 1] = inst
     dropped[#dropped + 1] = U.id(n)
@@ -452,7 +491,9 @@ function O.take(inst, ver, token, lock_ms, now, dropped)
   table.sort(seqs, function(a, b) return tonumber(a) < tonumber(b) end)
   -- every visible message is tagged now (orphans were deleted)
   local untl = now + lock_ms
-  local attempts = tag(inst, seqs, at, tries, { 'st', 'l', 'tok', token, 'until', U.id(untl) }, now)
+  local lock = { 'st', 'l', 'tok', token, 'until', U.id(untl) }
+  if lazy then incarnation(inst, cur or '1', history, rec[4], rec[5], has_history, lock) end
+  local attempts = tag(inst, seqs, at, tries, lock, now)
   local msgs = {}
   for i, seq in ipairs(seqs) do msgs[i] = body[seq] end
   redis.call('HSET', K.otoks(), token, inst)
@@ -530,17 +571,24 @@ function O.commit(token, c, now)
   return nil
 end
 
+-- fetch_args reads the ARGV of fetch_orchestration_item: token, lock ms,
+-- filter encoding, filter id, lazy.
+function O.fetch_args()
+  return U.arg(), U.num(), U.arg(), U.arg(), U.arg() == '1'
+end
+
 -- fetch locks the ready instance with the oldest visible message that the
 -- filter (enc, fid) accepts for token and returns
 -- fetch_orchestration_item's reply; pass says whether the caller consumed a
--- wake-up marker (U.PASS_ON).
-function O.fetch(token, lock_ms, enc, fid, now, pass)
+-- wake-up marker (U.PASS_ON); lazy returns the history's cursor instead of
+-- its events (O.take).
+function O.fetch(token, lock_ms, enc, fid, lazy, now, pass)
   O.maintain(now)
   local dropped = {}
   for _ = 1, O.MAINTAIN_BATCH do
     local inst, ver, ready = O.pick(enc)
     if not inst then break end
-    local res, left = O.take(inst, ver, token, lock_ms, now, dropped)
+    local res, left = O.take(inst, ver, token, lock_ms, now, dropped, lazy)
     if res then
       res[#res + 1] = dropped
       res[#res + 1] = now

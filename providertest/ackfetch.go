@@ -40,6 +40,7 @@ var afGroups = []caseGroup{
 		{"RefetchesSameInstanceWithNewMessages", afOrchRefetchesSameInstanceWithNewMessages},
 		{"NothingToFetchStillCommits", afOrchNothingToFetchStillCommits},
 		{"LongPollStartsAfterAck", afOrchLongPollStartsAfterAck},
+		{"CancelWhileWaitingIsAfterAck", afOrchCancelWhileWaitingIsAfterAck},
 	}},
 }
 
@@ -208,16 +209,23 @@ func afWorkCancelWhileWaitingIsAfterAck(e *env) {
 	e.start("af-a", nil)
 	e.enqueueWork(activity("af-a", 2))
 	w := e.mustFetchWork(longLock, duroxide.DefaultOnly())
+	e.afCancelWhileWaiting(func(ctx context.Context) error {
+		_, err := e.wf().AckWorkItemAndFetch(ctx, w.LockToken, completed("af-a", 2), longLock, 20*time.Second, nil, duroxide.DefaultOnly())
+		return err
+	}, func() bool { return e.p.RenewWorkItemLock(e.ctx, w.LockToken, longLock) != nil })
+	e.wkWantMessages("af-a", completed("af-a", 2))
+}
+
+// afCancelWhileWaiting runs call, an ack-and-fetch that finds nothing to
+// fetch, until acked reports its ack applied, then cancels its context: the
+// call must return the context's error marked as after the ack.
+func (e *env) afCancelWhileWaiting(call func(ctx context.Context) error, acked func() bool) {
+	e.t.Helper()
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() {
-		_, err := e.wf().AckWorkItemAndFetch(ctx, w.LockToken, completed("af-a", 2), longLock, 20*time.Second, nil, duroxide.DefaultOnly())
-		done <- err
-	}()
-	eventually(e.t, 5*time.Second, "the ack applied while the call waits", func() bool {
-		return e.p.RenewWorkItemLock(e.ctx, w.LockToken, longLock) != nil
-	})
+	go func() { done <- call(ctx) }()
+	eventually(e.t, 5*time.Second, "the ack applied while the call waits", acked)
 	cancel()
 	select {
 	case err := <-done:
@@ -227,7 +235,6 @@ func afWorkCancelWhileWaitingIsAfterAck(e *env) {
 	case <-time.After(10 * time.Second):
 		e.t.Fatal("the call did not return after its context was cancelled")
 	}
-	e.wkWantMessages("af-a", completed("af-a", 2))
 }
 
 // afWorkSessionItemClaimsSession: the fetch half routes sessions as
@@ -400,4 +407,18 @@ func afOrchLongPollStartsAfterAck(e *env) {
 	case <-time.After(10 * time.Second):
 		e.t.Fatal("the waiting call did not return the instance started for it")
 	}
+}
+
+// afOrchCancelWhileWaitingIsAfterAck: cancelling the context while the call
+// waits after its commit returns the context's error marked as after the ack.
+func afOrchCancelWhileWaitingIsAfterAck(e *env) {
+	e.enqueue(startItem("af-a", "Orch"), 0)
+	item := e.fetchInstance("af-a")
+	e.afCancelWhileWaiting(func(ctx context.Context) error {
+		_, err := e.of().AckOrchestrationItemAndFetch(ctx, item.LockToken, afStartCommit("af-a"), longLock, 20*time.Second, nil)
+		return err
+	}, func() bool {
+		h, err := e.p.Read(e.ctx, "af-a")
+		return err == nil && len(h) == 1
+	})
 }

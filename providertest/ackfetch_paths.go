@@ -3,6 +3,7 @@ package providertest
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -25,22 +26,28 @@ const afUnusedTag = "providertest-ack-fetch-unused"
 // runAckFetchPaths reruns afPathSections on providers whose AckWorkItem is
 // the combined call's.
 func runAckFetchPaths(t *testing.T, h Harness) {
-	wrapped := h
-	wrapped.New = func(t *testing.T) duroxide.Provider {
-		return ackViaFetch{h.New(t)}
-	}
-	wrapped.CorruptHistory = unwrapHook(h.CorruptHistory)
-	wrapped.Advance = unwrapAdvance(h.Advance)
-	wrapped.StoredKeys = unwrapKeys(h.StoredKeys)
-	t.Run("PlainSectionsThroughAckFetch", func(t *testing.T) {
-		for _, g := range groups {
-			for _, name := range afPathSections {
-				if g.name == name {
-					t.Run(g.name, func(t *testing.T) { g.run(t, wrapped) })
-				}
-			}
+	w := wrapHarness(h, func(p duroxide.Provider) duroxide.Provider { return ackViaFetch{p} })
+	t.Run("PlainSectionsThroughAckFetch", func(t *testing.T) { runSections(t, w, afPathSections) })
+}
+
+// runSections runs the sections named in names, in the suite's order.
+func runSections(t *testing.T, h Harness, names []string) {
+	for _, g := range groups {
+		if slices.Contains(names, g.name) {
+			t.Run(g.name, func(t *testing.T) { g.run(t, h) })
 		}
-	})
+	}
+}
+
+// wrapHarness returns h making providers wrapped by wrap, whose hooks get
+// the provider under the wrapper.
+func wrapHarness(h Harness, wrap func(duroxide.Provider) duroxide.Provider) Harness {
+	w := h
+	w.New = func(t *testing.T) duroxide.Provider { return wrap(h.New(t)) }
+	w.CorruptHistory = unwrapHook(h.CorruptHistory)
+	w.Advance = unwrapAdvance(h.Advance)
+	w.StoredKeys = unwrapKeys(h.StoredKeys)
+	return w
 }
 
 // ackViaFetch is a provider whose AckWorkItem is AckWorkItemAndFetch with a
@@ -82,10 +89,20 @@ func unwrapKeys(f func(*testing.T, duroxide.Provider) []string) func(*testing.T,
 	return func(t *testing.T, p duroxide.Provider) []string { return f(t, inner(p)) }
 }
 
-// inner returns the provider under an ackViaFetch.
+// wrapped is a provider the suite wraps around the one under test to route
+// plain calls through optional ones (ackViaFetch, lazyViaRead).
+type wrapped interface {
+	duroxide.Provider
+	unwrap() duroxide.Provider
+}
+
+// unwrap returns the provider under test.
+func (a ackViaFetch) unwrap() duroxide.Provider { return a.Provider }
+
+// inner returns the provider under a wrapper.
 func inner(p duroxide.Provider) duroxide.Provider {
-	if a, ok := p.(ackViaFetch); ok {
-		return a.Provider
+	if w, ok := p.(wrapped); ok {
+		return w.unwrap()
 	}
 	return p
 }

@@ -14,8 +14,9 @@
 // sessions, KV, concurrency, error handling), its named validation tests,
 // capability filtering, lock-stealing cancellation, attempt counts, long
 // polling and management, what every method answers for unknown instances
-// and executions (UnknownObjects), and the error kind every rejected call
-// carries (ErrorKinds). Tests that need a Harness hook the harness does not
+// and executions (UnknownObjects), the error kind every rejected call
+// carries (ErrorKinds), and the optional interfaces (AckFetch, Batch,
+// LazyHistory), skipped for a provider without them. Tests that need a Harness hook the harness does not
 // provide are skipped with a message naming the hook; a harness with Advance
 // lets the suite move the storage clock instead of sleeping.
 package providertest

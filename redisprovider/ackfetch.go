@@ -60,12 +60,19 @@ func (p *Provider) AckWorkItemAndFetch(ctx context.Context, lockToken string, co
 // *duroxide.FetchAfterAckError (see duroxide.OrchestrationAckFetcher).
 func (p *Provider) AckOrchestrationItemAndFetch(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
 	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
+	return p.ackOrchestrationAndFetch(ctx, lockToken, commit, lockTimeout, pollTimeout, filter, false)
+}
+
+// ackOrchestrationAndFetch is AckOrchestrationItemAndFetch and, lazy,
+// AckOrchestrationItemAndFetchLazy.
+func (p *Provider) ackOrchestrationAndFetch(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
+	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool) (*duroxide.OrchestrationItem, error) {
 	const op = "ack_orchestration_item"
 	ack, err := ackArgs(op, lockToken, commit)
 	if err != nil {
 		return nil, err
 	}
-	fetch, wake, err := p.orchestrationFetchArgs("fetch_orchestration_item", lockTimeout, pollTimeout, filter)
+	fetch, wake, err := p.orchestrationFetchArgs("fetch_orchestration_item", lockTimeout, pollTimeout, filter, lazy)
 	if err != nil {
 		return nil, err
 	}
@@ -77,11 +84,11 @@ func (p *Provider) AckOrchestrationItemAndFetch(ctx context.Context, lockToken s
 		if r == nil {
 			return nil, 0, false, fail(op, err)
 		}
-		item, due, err := p.orchestrationReply(r, err)
+		item, due, err := p.orchestrationReply(r, err, lazy)
 		return item, due, true, err
 	}
 	return ackThenFetch(ctx, p, op, "fetch_orchestration_item", wake, pollTimeout, once, func(ctx context.Context) (*duroxide.OrchestrationItem, time.Duration, error) {
-		return p.fetchOrchestrationOnce(ctx, "fetch_orchestration_item", fetch)
+		return p.fetchOrchestrationOnce(ctx, "fetch_orchestration_item", fetch, lazy)
 	})
 }
 

@@ -7,7 +7,11 @@
 // Lua they share is compiled once per server; elsewhere (and with
 // Options.ForceEvalsha) they run with EVALSHA. Workers and orchestration
 // dispatchers can ack and fetch their next item in one call
-// (duroxide.WorkAckFetcher, duroxide.OrchestrationAckFetcher).
+// (duroxide.WorkAckFetcher, duroxide.OrchestrationAckFetcher), and an
+// orchestration fetch can leave the history unread and return where it ends
+// instead (duroxide.LazyHistoryFetcher), for a runtime that keeps instances'
+// replayed state between turns: such a fetch costs the same for any history
+// length.
 // Every key of a namespace shares one hash tag, so the provider runs on a
 // single node, behind Sentinel, or on Redis Cluster. Time is Redis's clock.
 //

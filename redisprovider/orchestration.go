@@ -16,25 +16,27 @@ import (
 // its messages, history and KV store. The filter is applied before anything
 // is locked or read. (nil, nil) means no work within pollTimeout.
 func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
-	return p.fetchOrchestration(ctx, lockTimeout, pollTimeout, filter)
+	return p.fetchOrchestration(ctx, lockTimeout, pollTimeout, filter, false)
 }
 
-// fetchOrchestration is FetchOrchestrationItem.
-func (p *Provider) fetchOrchestration(ctx context.Context, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
+// fetchOrchestration is FetchOrchestrationItem and, lazy,
+// FetchOrchestrationItemLazy.
+func (p *Provider) fetchOrchestration(ctx context.Context, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool) (*duroxide.OrchestrationItem, error) {
 	const op = "fetch_orchestration_item"
-	a, keys, err := p.orchestrationFetchArgs(op, lockTimeout, pollTimeout, filter)
+	a, keys, err := p.orchestrationFetchArgs(op, lockTimeout, pollTimeout, filter, lazy)
 	if err != nil {
 		return nil, err
 	}
 	return fetchLoop(ctx, p, op, keys, pollTimeout, func(ctx context.Context) (*duroxide.OrchestrationItem, time.Duration, error) {
-		return p.fetchOrchestrationOnce(ctx, op, a)
+		return p.fetchOrchestrationOnce(ctx, op, a, lazy)
 	})
 }
 
 // orchestrationFetchArgs validates an orchestration fetch and encodes it for
 // lua/fetch_orchestration_item.lua (the token is added per call), with the
-// wake keys its waits listen on.
-func (p *Provider) orchestrationFetchArgs(op string, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (args, []string, error) {
+// wake keys its waits listen on. lazy asks for the history's cursor instead
+// of its events.
+func (p *Provider) orchestrationFetchArgs(op string, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool) (args, []string, error) {
 	if err := checkDurations(op, lockTimeout, pollTimeout); err != nil {
 		return nil, nil, err
 	}
@@ -44,7 +46,7 @@ func (p *Provider) orchestrationFetchArgs(op string, lockTimeout, pollTimeout ti
 		keys = []string{p.keys.OrchWake(fid)}
 	}
 	var a args
-	a.ms(p.lockFor(lockTimeout)).str(enc).str(fid)
+	a.ms(p.lockFor(lockTimeout)).str(enc).str(fid).flag(lazy)
 	return a, keys, nil
 }
 
@@ -58,27 +60,29 @@ const (
 	orchVersion
 	orchExecution
 	orchMessages
-	orchHistory
+	orchHistory // lazy: the cursor instead (see cursorLast)
 	orchKV
 	orchDropped
 	orchNow
 	orchRerun // nil: more work is eligible
 )
 
-// fetchOrchestrationOnce runs the fetch script once (see fetchScript).
-func (p *Provider) fetchOrchestrationOnce(ctx context.Context, op string, a args) (*duroxide.OrchestrationItem, time.Duration, error) {
+// fetchOrchestrationOnce runs the fetch script once (see fetchScript); lazy
+// says what a asked for.
+func (p *Provider) fetchOrchestrationOnce(ctx context.Context, op string, a args, lazy bool) (*duroxide.OrchestrationItem, time.Duration, error) {
 	r, _, err := p.fetchScript(ctx, op, scriptFetchOrchestrationItem, scriptAbandonOrchestrationItem, a)
 	if r == nil {
 		return nil, 0, err
 	}
-	return p.orchestrationReply(r, err)
+	return p.orchestrationReply(r, err, lazy)
 }
 
 // orchestrationReply reads a reply of lua/fetch_orchestration_item.lua: the
 // item taken, if any, and when to run the script again. err is the error
 // that came with the reply (the caller left after the script ran); the
-// orphans the script dropped are logged either way.
-func (p *Provider) orchestrationReply(r *reply, err error) (*duroxide.OrchestrationItem, time.Duration, error) {
+// orphans the script dropped are logged either way. lazy: the fetch asked
+// for the history's cursor.
+func (p *Provider) orchestrationReply(r *reply, err error, lazy bool) (*duroxide.OrchestrationItem, time.Duration, error) {
 	if r.int(fetchTook) == 0 {
 		p.logDropped(r.strs(emptyDropped))
 		return nil, dueIn(r), r.err
@@ -87,7 +91,7 @@ func (p *Provider) orchestrationReply(r *reply, err error) (*duroxide.Orchestrat
 	if err != nil {
 		return nil, 0, err
 	}
-	item := p.decodeOrchestrationItem(r)
+	item := p.decodeOrchestrationItem(r, lazy)
 	return item, rerunIn(r, orchNow, orchRerun), r.err
 }
 
@@ -119,11 +123,12 @@ func (p *Provider) logDropped(pairs []string) {
 	}
 }
 
-// decodeOrchestrationItem builds the item from a fetch reply. Undecodable
-// history or KV data becomes HistoryError (the lock is held and the attempt
-// counted, so the runtime's poison handling can end the instance);
-// undecodable messages are logged and left tagged, so the ack deletes them.
-func (p *Provider) decodeOrchestrationItem(r *reply) *duroxide.OrchestrationItem {
+// decodeOrchestrationItem builds the item from a fetch reply, with the
+// history's events or, lazy, its cursor. Undecodable history, cursor or KV
+// data becomes HistoryError (the lock is held and the attempt counted, so
+// the runtime's poison handling can end the instance); undecodable messages
+// are logged and left tagged, so the ack deletes them.
+func (p *Provider) decodeOrchestrationItem(r *reply, lazy bool) *duroxide.OrchestrationItem {
 	inst, _ := r.str(orchInstance)
 	token, _ := r.str(orchToken)
 	item := &duroxide.OrchestrationItem{
@@ -147,18 +152,28 @@ func (p *Provider) decodeOrchestrationItem(r *reply) *duroxide.OrchestrationItem
 	if cur, ok := r.str(orchExecution); ok {
 		item.ExecutionID, _ = strconv.ParseUint(cur, 10, 64)
 	}
-	item.History, item.HistoryError = decodeHistory(r.strs(orchHistory), item.ExecutionID)
+	var first []duroxide.Event // the execution's first event, when read
+	if lazy {
+		item.Cursor, first, item.HistoryError = decodeCursor(r.strs(orchHistory), item.ExecutionID)
+	} else {
+		item.History, item.HistoryError = decodeHistory(r.strs(orchHistory), item.ExecutionID)
+		first = item.History
+	}
 	item.KVSnapshot, item.HistoryError = decodeKV(r.strs(orchKV), item.HistoryError)
 	if !hasRecord {
-		describeNewInstance(item)
+		describeNewInstance(item, first)
+	}
+	if item.Cursor != nil {
+		item.Cursor.ExecutionID = item.ExecutionID
 	}
 	return item
 }
 
 // describeNewInstance fills name, version and execution of an instance that
 // has no record yet from its StartOrchestration message or, for history
-// written without a turn, from its OrchestrationStarted event.
-func describeNewInstance(item *duroxide.OrchestrationItem) {
+// written without a turn, from its OrchestrationStarted event, the first of
+// history (the events read: all, one or none).
+func describeNewInstance(item *duroxide.OrchestrationItem, history []duroxide.Event) {
 	for _, m := range item.Messages {
 		if s, ok := as[duroxide.StartOrchestration](m); ok {
 			item.OrchestrationName = s.Orchestration
@@ -172,8 +187,8 @@ func describeNewInstance(item *duroxide.OrchestrationItem) {
 			return
 		}
 	}
-	if len(item.History) > 0 {
-		if s, ok := item.History[0].Kind.(duroxide.OrchestrationStartedEvent); ok {
+	if len(history) > 0 {
+		if s, ok := history[0].Kind.(duroxide.OrchestrationStartedEvent); ok {
 			item.OrchestrationName, item.Version = s.Name, s.Version
 		}
 	}

@@ -178,6 +178,10 @@ func scriptCalls(p *Provider) []func() error {
 		func() error {
 			return errOf(p.AckOrchestrationItemAndFetch(ctx, "t", duroxide.OrchestrationCommit{ExecutionID: 1}, 0, 0, nil))
 		},
+		func() error { return errOf(p.FetchOrchestrationItemLazy(ctx, 0, 0, nil)) },
+		func() error {
+			return errOf(p.AckOrchestrationItemAndFetchLazy(ctx, "t", duroxide.OrchestrationCommit{ExecutionID: 1}, 0, 0, nil))
+		},
 		func() error { return p.AbandonWorkItem(ctx, "t", 0, false) },
 		func() error { return p.RenewWorkItemLock(ctx, "t", time.Second) },
 		func() error { return errOf(p.RenewSessionLock(ctx, []string{"o"}, time.Second, time.Second)) },
