@@ -22,9 +22,10 @@ type HistoryCursor struct {
 	LastEventID uint64
 	// Incarnation is opaque and changes whenever the instance is deleted and created again,
 	// so an equal (ExecutionID, LastEventID) of a new instance with the same id is told apart.
-	// It does not change otherwise: an instance fetched before its first turn is committed
-	// keeps the Incarnation of that fetch once the turn creates its record, so the state a
-	// runtime keeps after its first turn matches the cursor of its second.
+	// It does not change otherwise, and the ack committing a lazily fetched turn keeps the
+	// Incarnation that fetch reported, even the ack of an instance's first turn (which
+	// creates it): the state a runtime keeps after a turn matches the next turn's cursor.
+	// Only before an instance's first turn is committed may each lazy fetch report another.
 	Incarnation string
 }
 
