@@ -80,11 +80,10 @@ func (c *instanceCache) take(instance string, cur duroxide.HistoryCursor) *cache
 }
 
 // matches reports whether cur, fetched now, is where the cached engine's
-// history ends. A turn that created the instance could not know the
-// incarnation the provider gave it, so it is learnt on the next fetch.
+// history ends: same execution, same last event, same incarnation (an
+// instance deleted and created again under the same id differs in it).
 func (e *cacheEntry) matches(cur duroxide.HistoryCursor) bool {
-	return e.cursor.ExecutionID == cur.ExecutionID && e.cursor.LastEventID == cur.LastEventID &&
-		(e.cursor.Incarnation == "" || e.cursor.Incarnation == cur.Incarnation)
+	return e.cursor == cur
 }
 
 // put caches an engine after its turn committed, evicting the least

@@ -27,7 +27,16 @@ type poisonProvider struct {
 }
 
 func (p *poisonProvider) FetchOrchestrationItem(ctx context.Context, lock, poll time.Duration, f *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
-	item, err := p.Provider.FetchOrchestrationItem(ctx, lock, poll, f)
+	return p.inflate(p.Provider.FetchOrchestrationItem(ctx, lock, poll, f))
+}
+
+// FetchOrchestrationItemLazy is the history-free fetch the runtime uses
+// while its instance cache is on.
+func (p *poisonProvider) FetchOrchestrationItemLazy(ctx context.Context, lock, poll time.Duration, f *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
+	return p.inflate(p.Provider.FetchOrchestrationItemLazy(ctx, lock, poll, f))
+}
+
+func (p *poisonProvider) inflate(item *duroxide.OrchestrationItem, err error) (*duroxide.OrchestrationItem, error) {
 	if item != nil {
 		if n := p.orchAttempts.Swap(0); n > 0 {
 			item.AttemptCount = n
