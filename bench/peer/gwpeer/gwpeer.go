@@ -185,13 +185,18 @@ type observed struct {
 }
 
 // CompleteWorkflowTask reports the instance when the committed task
-// finished it.
+// finished it: the task that recorded its completion event. Later tasks of
+// a finished instance (go-workflows runs one for each activity result
+// still arriving, as after a failure at its history limit) also commit the
+// finished state, and are not reported again.
 func (o *observed) CompleteWorkflowTask(ctx context.Context, task *backend.WorkflowTask, state core.WorkflowInstanceState,
 	executed, activities, timers []*history.Event, workflowEvents []*history.WorkflowEvent) error {
 	err := o.Backend.CompleteWorkflowTask(ctx, task, state, executed, activities, timers, workflowEvents)
 	if err == nil && state == core.WorkflowInstanceStateFinished && o.ev.Finished != nil {
-		inst := task.WorkflowInstance
-		o.ev.Finished(inst.InstanceID, inst.Parent == nil, failure(executed), time.Now())
+		if done, failure := completion(executed); done {
+			inst := task.WorkflowInstance
+			o.ev.Finished(inst.InstanceID, inst.Parent == nil, failure, time.Now())
+		}
 	}
 	return err
 }
@@ -205,12 +210,16 @@ func (o *observed) CompleteActivityTask(ctx context.Context, task *backend.Activ
 	return err
 }
 
-// failure is the error a finishing task recorded, if any.
-func failure(executed []*history.Event) error {
+// completion finds the completion event among a task's executed events:
+// done reports whether there is one, failure is the error it recorded.
+func completion(executed []*history.Event) (done bool, failure error) {
 	for _, e := range executed {
-		if a, ok := e.Attributes.(*history.ExecutionCompletedAttributes); ok && a.Error != nil {
-			return errors.New(a.Error.Message)
+		if a, ok := e.Attributes.(*history.ExecutionCompletedAttributes); ok {
+			if a.Error != nil {
+				return true, errors.New(a.Error.Message)
+			}
+			return true, nil
 		}
 	}
-	return nil
+	return false, nil
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cschleiden/go-workflows/backend/history"
+	"github.com/cschleiden/go-workflows/workflow"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -128,5 +130,38 @@ func TestPeerRunsBothShapesUnderItsPrefix(t *testing.T) {
 	}
 	if p.KeyPattern() != prefix+"*" {
 		t.Errorf("KeyPattern %q", p.KeyPattern())
+	}
+}
+
+// TestCompletionOnlyOnTheFinishingTask: a task of an instance that is
+// already finished commits the finished state without a completion event,
+// and must not be reported as a second completion.
+func TestCompletionOnlyOnTheFinishingTask(t *testing.T) {
+	t.Parallel()
+	ev := func(typ history.EventType, attr any) *history.Event {
+		return history.NewHistoryEvent(1, time.Now(), typ, attr)
+	}
+	started := ev(history.EventType_WorkflowTaskStarted, &history.WorkflowTaskStartedAttributes{})
+	for _, tc := range []struct {
+		name     string
+		executed []*history.Event
+		done     bool
+		failure  string
+	}{
+		{"later task of a finished instance", nil, false, ""},
+		{"task without completion", []*history.Event{started}, false, ""},
+		{"completed", []*history.Event{started, ev(history.EventType_WorkflowExecutionFinished, &history.ExecutionCompletedAttributes{})}, true, ""},
+		{"failed", []*history.Event{started, ev(history.EventType_WorkflowExecutionFinished,
+			&history.ExecutionCompletedAttributes{Error: &workflow.Error{Message: "workflow history size exceeded 10000 events"}})},
+			true, "workflow history size exceeded 10000 events"},
+	} {
+		done, failure := completion(tc.executed)
+		got := ""
+		if failure != nil {
+			got = failure.Error()
+		}
+		if done != tc.done || got != tc.failure {
+			t.Errorf("%s: completion = %v, %q; want %v, %q", tc.name, done, got, tc.done, tc.failure)
+		}
 	}
 }
