@@ -161,6 +161,14 @@ func (e *env) measureSized(ctx context.Context, run engineRun, sh sizedShape, en
 	case end.failure != nil:
 		return sizedResult{}, fmt.Errorf("%s: the warm-up fan-out failed: %w", label, end.failure)
 	}
+	// an activity is reported when its ack call returns, which may be after
+	// the root it completed was: all the warm-up's must be in before counting
+	warmActs := int64(e.opts.FanOut)
+	if err := waitFor(ctx, nil, bound, label+": warm-up activities", func() (bool, string) {
+		return acts.Load() >= warmActs, fmt.Sprintf("%d of %d reported", acts.Load(), warmActs)
+	}); err != nil {
+		return sizedResult{}, err
+	}
 	acts0 := acts.Load()
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
@@ -179,12 +187,21 @@ func (e *env) measureSized(ctx context.Context, run engineRun, sh sizedShape, en
 	if !ok {
 		end.at = time.Now()
 	}
-	activities := acts.Load() - acts0
 	runtime.ReadMemStats(&m1)
 	k, err := p.stop(context.WithoutCancel(ctx))
 	if err != nil {
 		return res, fmt.Errorf("%s: reading Redis counters: %w", label, err)
 	}
+	// a completed root ran all its activities: wait for their reports (see
+	// the warm-up), which also checks that none went missing
+	if ok && end.failure == nil {
+		if err := waitFor(ctx, nil, 30*time.Second, label+": activities", func() (bool, string) {
+			return acts.Load()-acts0 >= int64(sh.n), fmt.Sprintf("%d of %d reported", acts.Load()-acts0, sh.n)
+		}); err != nil {
+			return res, err
+		}
+	}
+	activities := acts.Load() - acts0
 	// after the measurement: reading the history allocates too
 	events, herr := run.historyLength(ctx, id)
 	wall := end.at.Sub(t0)
