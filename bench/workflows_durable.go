@@ -124,7 +124,7 @@ func startDurable(ctx context.Context, e *env, c int, ev engineEvents) (engineRu
 	if err != nil {
 		return nil, err
 	}
-	obs := &observedProvider{Provider: p, ev: ev}
+	obs := newObserved(p, ev)
 	rt, err := durable.NewRuntime(obs, benchRegistry(), durable.Options{
 		OrchestrationConcurrency: c,
 		WorkerConcurrency:        c,
