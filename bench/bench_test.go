@@ -302,3 +302,30 @@ func TestScenarioBoundCoversSizedRoots(t *testing.T) {
 		t.Errorf("turns bound %v, want 20m", got)
 	}
 }
+
+// stallingRun is an engine run whose stop waits for release.
+type stallingRun struct {
+	engineRun
+	release chan struct{}
+	err     error
+}
+
+func (r *stallingRun) stop() error { <-r.release; return r.err }
+
+// TestStopWithinMovesOnFromAStuckEngine: a sized point waits a bounded time
+// for its engine to stop, and says whether it had to move on.
+func TestStopWithinMovesOnFromAStuckEngine(t *testing.T) {
+	t.Parallel()
+	stuck := &stallingRun{release: make(chan struct{})}
+	late, err := stopWithin(stuck, 20*time.Millisecond)
+	close(stuck.release)
+	if !late || err != nil {
+		t.Errorf("stuck engine: late %v, err %v; want true, nil", late, err)
+	}
+	quick := &stallingRun{release: make(chan struct{}), err: errors.New("boom")}
+	close(quick.release)
+	late, err = stopWithin(quick, time.Minute)
+	if late || err == nil || err.Error() != "boom" {
+		t.Errorf("engine that stops: late %v, err %v; want false, boom", late, err)
+	}
+}

@@ -132,8 +132,9 @@ func (e *env) sizedPoint(ctx context.Context, sh sizedShape, en engine, c int) (
 	if err != nil {
 		return sizedResult{}, fmt.Errorf("%s: %w", en.name, err)
 	}
-	res, err := e.measureSized(ctx, run, sh, en, c, label, warmID, id, ends, &acts)
-	if stopErr := run.stop(); err == nil && !stopped(stopErr) {
+	pt, res, err := e.measureSized(ctx, run, sh, en, c, label, warmID, id, ends, &acts)
+	late, stopErr := stopWithin(run, stopGrace)
+	if err == nil && !stopped(stopErr) {
 		err = fmt.Errorf("%s: stopping: %w", label, stopErr)
 	}
 	for inst, n := range reports {
@@ -141,25 +142,54 @@ func (e *env) sizedPoint(ctx context.Context, sh sizedShape, en engine, c int) (
 			err = fmt.Errorf("%s: root %s reported finished %d times", label, inst, n.Load())
 		}
 	}
+	if pt != nil {
+		if late {
+			pt.Note += fmt.Sprintf(" (engine still stopping %v later: its turn in progress ran on beside the next points)", stopGrace)
+		}
+		e.add(*pt)
+	}
 	return res, err
 }
 
+// stopGrace is how long a sized point waits for its engine to stop. A turn
+// in progress cannot be interrupted (the durable runtime's Shutdown waits
+// for it past its own deadline), and after a root that timed out such a
+// turn may replay a history of thousands of events for minutes: past the
+// grace the scenario moves on, and the point says so.
+const stopGrace = time.Minute
+
+// stopWithin stops run, waiting up to grace; late reports that it had not
+// stopped by then (it goes on stopping, and deletes what it stored, in the
+// background).
+func stopWithin(run engineRun, grace time.Duration) (late bool, err error) {
+	done := make(chan error, 1)
+	go func() { done <- run.stop() }()
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case err = <-done:
+		return false, err
+	case <-t.C:
+		return true, nil
+	}
+}
+
 // measureSized warms run up with one fan-out root, then measures the sized
-// root id from its start call to its end or the bound, and records the
-// point.
+// root id from its start call to its end or the bound, and returns its
+// point (nil with the error).
 func (e *env) measureSized(ctx context.Context, run engineRun, sh sizedShape, en engine, c int, label, warmID, id string,
-	ends map[string]chan rootEnd, acts *atomic.Int64) (sizedResult, error) {
+	ends map[string]chan rootEnd, acts *atomic.Int64) (*Point, sizedResult, error) {
 	bound := e.opts.ShapeLimit
 	if err := run.startFanOut(ctx, warmID, payload(e.opts.Payload)); err != nil {
-		return sizedResult{}, fmt.Errorf("%s: warm-up start: %w", label, err)
+		return nil, sizedResult{}, fmt.Errorf("%s: warm-up start: %w", label, err)
 	}
 	switch end, ok, err := waitRoot(ctx, ends[warmID], bound); {
 	case err != nil:
-		return sizedResult{}, fmt.Errorf("%s: warm-up: %w", label, err)
+		return nil, sizedResult{}, fmt.Errorf("%s: warm-up: %w", label, err)
 	case !ok:
-		return sizedResult{}, fmt.Errorf("%s: the warm-up fan-out did not complete within %v", label, bound)
+		return nil, sizedResult{}, fmt.Errorf("%s: the warm-up fan-out did not complete within %v", label, bound)
 	case end.failure != nil:
-		return sizedResult{}, fmt.Errorf("%s: the warm-up fan-out failed: %w", label, end.failure)
+		return nil, sizedResult{}, fmt.Errorf("%s: the warm-up fan-out failed: %w", label, end.failure)
 	}
 	// an activity is reported when its ack call returns, which may be after
 	// the root it completed was: all the warm-up's must be in before counting
@@ -167,7 +197,7 @@ func (e *env) measureSized(ctx context.Context, run engineRun, sh sizedShape, en
 	if err := waitFor(ctx, nil, bound, label+": warm-up activities", func() (bool, string) {
 		return acts.Load() >= warmActs, fmt.Sprintf("%d of %d reported", acts.Load(), warmActs)
 	}); err != nil {
-		return sizedResult{}, err
+		return nil, sizedResult{}, err
 	}
 	acts0 := acts.Load()
 	var m0, m1 runtime.MemStats
@@ -175,13 +205,13 @@ func (e *env) measureSized(ctx context.Context, run engineRun, sh sizedShape, en
 	p := e.startProbe(ctx)
 	t0 := time.Now()
 	if err := sh.start(run, ctx, id, payload(e.opts.Payload), sh.n); err != nil {
-		return sizedResult{}, fmt.Errorf("%s: start: %w", label, err)
+		return nil, sizedResult{}, fmt.Errorf("%s: start: %w", label, err)
 	}
 	stopProg := e.prog.track(label, bound, func() int64 { return acts.Load() - acts0 })
 	end, ok, err := waitRoot(ctx, ends[id], bound-time.Since(t0))
 	stopProg()
 	if err != nil {
-		return sizedResult{}, fmt.Errorf("%s: %w", label, err)
+		return nil, sizedResult{}, fmt.Errorf("%s: %w", label, err)
 	}
 	res := sizedResult{timedOut: !ok, bound: bound, failure: end.failure}
 	if !ok {
@@ -190,7 +220,7 @@ func (e *env) measureSized(ctx context.Context, run engineRun, sh sizedShape, en
 	runtime.ReadMemStats(&m1)
 	k, err := p.stop(context.WithoutCancel(ctx))
 	if err != nil {
-		return res, fmt.Errorf("%s: reading Redis counters: %w", label, err)
+		return nil, res, fmt.Errorf("%s: reading Redis counters: %w", label, err)
 	}
 	// a completed root ran all its activities: wait for their reports (see
 	// the warm-up), which also checks that none went missing
@@ -198,7 +228,7 @@ func (e *env) measureSized(ctx context.Context, run engineRun, sh sizedShape, en
 		if err := waitFor(ctx, nil, 30*time.Second, label+": activities", func() (bool, string) {
 			return acts.Load()-acts0 >= int64(sh.n), fmt.Sprintf("%d of %d reported", acts.Load()-acts0, sh.n)
 		}); err != nil {
-			return res, err
+			return nil, res, err
 		}
 	}
 	activities := acts.Load() - acts0
@@ -212,8 +242,7 @@ func (e *env) measureSized(ctx context.Context, run engineRun, sh sizedShape, en
 	if herr != nil {
 		pt.Note += fmt.Sprintf(" (history unreadable: %v)", herr)
 	}
-	e.add(pt)
-	return res, nil
+	return &pt, res, nil
 }
 
 // waitRoot waits up to bound for a root's end; ok is false when the bound
