@@ -11,7 +11,9 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -63,6 +65,22 @@ func TestSmokeRunsEveryScenario(t *testing.T) {
 	} {
 		if rep.find(v.scenario, v.variant, 0) == nil {
 			t.Errorf("no point for %s / %s", v.scenario, v.variant)
+		}
+	}
+	// the sized shapes at their smoke sizes (sequence 10, wide 20), whose
+	// durable histories have a start, a scheduling and a result per
+	// activity, and an end
+	for _, sh := range []struct {
+		name string
+		n    int
+	}{{"sequence 10", 10}, {"wide 20", 20}} {
+		p := rep.find("workflows", vWorkflow(sh.name, durableEngine.name), 0)
+		if p == nil {
+			t.Errorf("no point for %s on durable", sh.name)
+			continue
+		}
+		if p.Result != "completed" || p.Ops != int64(sh.n) || p.Metrics["history_events"] != float64(2*sh.n+2) || p.Metrics["alloc_bytes_per_event"] <= 0 {
+			t.Errorf("%s on durable: result %q, %d activities, metrics %v", sh.name, p.Result, p.Ops, p.Metrics)
 		}
 	}
 	if !slices.ContainsFunc(rep.Skipped, func(s string) bool { return strings.HasPrefix(s, "go-workflows: needs a real Redis") }) {
@@ -154,6 +172,7 @@ func TestWorkflowsAgainstGoWorkflows(t *testing.T) {
 		// inside the window on a busy machine
 		Duration: 2 * time.Second, Warmup: 100 * time.Millisecond,
 		Concurrency: []int{2}, Scenarios: []string{"workflows"},
+		SequenceN: []int{5}, WideN: []int{10, 20},
 	}
 	var out bytes.Buffer
 	rep, err := Run(ctx, o, &out, io.Discard)
@@ -175,10 +194,26 @@ func TestWorkflowsAgainstGoWorkflows(t *testing.T) {
 			}
 		}
 	}
+	for _, sh := range []string{"sequence 5", "wide 10", "wide 20"} {
+		for _, en := range []string{durableEngine.name, gwEngine.name} {
+			p := rep.find("workflows", vWorkflow(sh, en), 2)
+			if p == nil {
+				t.Errorf("no point for %s on %s", sh, en)
+				continue
+			}
+			if p.Result != "completed" || p.Ops == 0 || p.Metrics["history_events"] < 2*float64(p.Ops)+2 ||
+				p.Metrics["alloc_bytes_per_event"] <= 0 || p.Metrics["redis_cpu_us_per_event"] <= 0 {
+				t.Errorf("%s on %s: result %q, %d activities, metrics %v", sh, en, p.Result, p.Ops, p.Metrics)
+			}
+		}
+	}
 	want := map[string]bool{
-		"fan-out 5 orchestrations/s durable / go-workflows": false,
-		"tree 2x3 trees/s durable / go-workflows":           false,
-		"fan-out 5 orchestrations/s durable / synthetic":    false,
+		"fan-out 5 orchestrations/s durable / go-workflows":      false,
+		"tree 2x3 trees/s durable / go-workflows":                false,
+		"fan-out 5 orchestrations/s durable / synthetic":         false,
+		"sequence 5 wall time durable / go-workflows":            false,
+		"wide 20 / wide 10 alloc_bytes_per_event, durable":       false,
+		"wide 20 / wide 10 redis_cpu_us_per_event, go-workflows": false,
 	}
 	for _, r := range rep.Ratios {
 		if _, ok := want[r.Name]; ok && r.Value > 0 {
@@ -192,5 +227,105 @@ func TestWorkflowsAgainstGoWorkflows(t *testing.T) {
 	}
 	if n := len(rep.Targets); n < 5 {
 		t.Errorf("%d goals checked, want the 5 of the workflows scenario: %+v", n, rep.Targets)
+	}
+}
+
+func TestSizedResult(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		r    sizedResult
+		want string
+	}{
+		{sizedResult{bound: time.Minute}, "completed"},
+		{sizedResult{bound: time.Minute, failure: errors.New("workflow history size exceeded 10000 events")}, "failed: workflow history size exceeded 10000 events"},
+		{sizedResult{bound: 90 * time.Second, timedOut: true}, "timed out after 1m30s"},
+	} {
+		if got := tc.r.String(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.r, got, tc.want)
+		}
+	}
+}
+
+func TestSizedMetricsPerEvent(t *testing.T) {
+	t.Parallel()
+	k := counts{RedisCmds: 4000, ClientCalls: 3000, ServerCPU: 0.2, ClientCPU: 0.5}
+	m := sizedMetrics(2*time.Second, 2000, 1000, 200_000_000, 3_000_000, k)
+	for key, want := range map[string]float64{
+		"wall_seconds": 2, "history_events": 2000, "alloc_bytes": 200_000_000,
+		"alloc_bytes_per_event": 100_000, "mallocs_per_event": 1500, "redis_cpu_us_per_event": 100,
+		"client_cpu_us_per_event": 250, "redis_cmds_per_event": 2, "client_calls_per_event": 1.5,
+		"alloc_bytes_per_activity": 200_000, "redis_cpu_us_per_op": 200,
+	} {
+		if got, ok := m[key]; !ok || math.Abs(got-want) > 1e-9*want {
+			t.Errorf("%s = %v (present %v), want %v", key, got, ok, want)
+		}
+	}
+	// no history read and no Redis CPU reading (miniredis): no such figures,
+	// rather than zeros or infinities
+	m = sizedMetrics(time.Second, 0, 10, 1000, 10, counts{})
+	for _, key := range []string{"alloc_bytes_per_event", "redis_cpu_us_per_event", "redis_cpu_us_per_op"} {
+		if v, ok := m[key]; ok {
+			t.Errorf("%s = %v without events or CPU readings", key, v)
+		}
+	}
+}
+
+func TestGrowthComparesLargestWithSmallest(t *testing.T) {
+	t.Parallel()
+	pt := func(alloc, cpu float64) *Point {
+		return &Point{Metrics: map[string]float64{"alloc_bytes_per_event": alloc, "redis_cpu_us_per_event": cpu}}
+	}
+	got := growth([]int{10000, 1000, 2000}, []*Point{pt(900, 30), pt(100, 20), pt(200, 0)})
+	want := []growthRatio{{"alloc_bytes_per_event", 1000, 10000, 9}, {"redis_cpu_us_per_event", 1000, 10000, 1.5}}
+	if !slices.Equal(got, want) {
+		t.Errorf("growth = %+v, want %+v", got, want)
+	}
+	if got := growth([]int{1000}, []*Point{pt(1, 1)}); got != nil {
+		t.Errorf("one size: %+v", got)
+	}
+	if got := growth([]int{1000, 1000}, []*Point{pt(1, 1), pt(2, 2)}); got != nil {
+		t.Errorf("one size twice: %+v", got)
+	}
+}
+
+// TestScenarioBoundCoversSizedRoots: the workflows scenario's bound grows
+// by a shape timeout and a minute per sized root of the two engines that
+// run them, so a run of many slow roots reports each as timed out rather
+// than being cut off as hung.
+func TestScenarioBoundCoversSizedRoots(t *testing.T) {
+	t.Parallel()
+	e := &env{opts: Options{SequenceN: []int{200, 1000, 2000}, WideN: []int{1000, 10000}, ShapeLimit: 2 * time.Minute}}
+	if got, want := e.bound("workflows"), 20*time.Minute+2*5*3*time.Minute; got != want {
+		t.Errorf("workflows bound %v, want %v", got, want)
+	}
+	if got := e.bound("turns"); got != 20*time.Minute {
+		t.Errorf("turns bound %v, want 20m", got)
+	}
+}
+
+// stallingRun is an engine run whose stop waits for release.
+type stallingRun struct {
+	engineRun
+	release chan struct{}
+	err     error
+}
+
+func (r *stallingRun) stop() error { <-r.release; return r.err }
+
+// TestStopWithinMovesOnFromAStuckEngine: a sized point waits a bounded time
+// for its engine to stop, and says whether it had to move on.
+func TestStopWithinMovesOnFromAStuckEngine(t *testing.T) {
+	t.Parallel()
+	stuck := &stallingRun{release: make(chan struct{})}
+	late, err := stopWithin(stuck, 20*time.Millisecond)
+	close(stuck.release)
+	if !late || err != nil {
+		t.Errorf("stuck engine: late %v, err %v; want true, nil", late, err)
+	}
+	quick := &stallingRun{release: make(chan struct{}), err: errors.New("boom")}
+	close(quick.release)
+	late, err = stopWithin(quick, time.Minute)
+	if late || err == nil || err.Error() != "boom" {
+		t.Errorf("engine that stops: late %v, err %v; want false, boom", late, err)
 	}
 }

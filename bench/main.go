@@ -42,6 +42,9 @@ type Options struct {
 	FanOut      int           // activities per orchestration (turns, workflows, memory)
 	TreeDepth   int           // levels of sub-orchestrations below a tree's root (workflows)
 	TreeWidth   int           // children per inner node of a tree (workflows)
+	SequenceN   []int         // activities awaited one after another by a sequence root (workflows)
+	WideN       []int         // activities fanned out and joined by a wide root (workflows)
+	ShapeLimit  time.Duration // bound of one sequence or wide root: past it the root is reported as timed out
 	InFlight    int           // items (round trip) or orchestrations (turns) in flight per unit of concurrency
 	Rate        float64       // enqueues per second of the dispatch-latency scenario
 	IdleWindow  time.Duration // how long a blocked fetcher is watched
@@ -95,6 +98,21 @@ func defaults(o Options) Options {
 	if o.TreeWidth == 0 {
 		o.TreeWidth = 3
 	}
+	if len(o.SequenceN) == 0 {
+		o.SequenceN = []int{1000}
+		if smoke {
+			o.SequenceN = []int{10}
+		}
+	}
+	if len(o.WideN) == 0 {
+		o.WideN = []int{1000, 10000}
+		if smoke {
+			o.WideN = []int{20}
+		}
+	}
+	if o.ShapeLimit == 0 {
+		o.ShapeLimit = 2 * time.Minute
+	}
 	if o.InFlight == 0 {
 		o.InFlight = 4
 		if smoke {
@@ -147,7 +165,7 @@ var scenarios = []scenario{
 	{"latency", "enqueue-to-fetch latency at a steady rate; commands of an idle blocked fetcher", runLatency},
 	{"peer", "asynq on the same Redis: no-op tasks end to end, latency, idle commands", runPeer},
 	{"turns", "orchestrations fanning out and in through a synthetic runtime; turn cost vs history length", runTurns},
-	{"workflows", "real orchestrations (fan-out, sub-orchestration tree) on the durable runtime and on go-workflows", runWorkflows},
+	{"workflows", "real orchestrations (fan-out, sub-orchestration tree; sequence and wide roots run to completion) on the durable runtime and on go-workflows", runWorkflows},
 	{"scale", "fetch+ack latency with few vs many queued instances and activities", runScale},
 	{"memory", "Redis bytes per completed orchestration vs its JSON history", runMemory},
 	{"scrape", "Redis work of one metrics scrape (queue depths + system metrics) at few vs many instances", runScrape},
@@ -249,7 +267,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*Report, err
 		fmt.Fprintf(stdout, "\n== %s: %s\n", s.name, s.doc)
 		start := time.Now()
 		// a generous bound: a scenario that overruns it is hung, and says so
-		sctx, cancel := context.WithTimeout(ctx, 20*time.Minute)
+		sctx, cancel := context.WithTimeout(ctx, e.bound(s.name))
 		err := s.run(sctx, e)
 		cancel()
 		if err != nil {
@@ -272,6 +290,24 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*Report, err
 		return e.report, fmt.Errorf("scenarios failed: %s", strings.Join(failed, ", "))
 	}
 	return e.report, nil
+}
+
+// bound is how long scenario may run before it counts as hung: 20 minutes,
+// and for workflows one -shape-timeout (plus a minute to stop its engine)
+// per sequence and wide root on top, since those are bounded one by one
+// rather than by a window.
+func (e *env) bound(scenario string) time.Duration {
+	b := 20 * time.Minute
+	if scenario != "workflows" {
+		return b
+	}
+	for _, en := range engines {
+		if !en.fanOutOnly {
+			roots := len(e.opts.SequenceN) + len(e.opts.WideN)
+			b += time.Duration(roots) * (e.opts.ShapeLimit + time.Minute)
+		}
+	}
+	return b
 }
 
 func selected(names []string, name string) bool {
@@ -311,7 +347,7 @@ func (l *intList) Set(v string) error {
 
 func main() {
 	var o Options
-	var conc, depths, hist intList
+	var conc, depths, hist, seqN, wideN intList
 	var scen string
 	flag.StringVar(&o.RedisURL, "redis", "", "Redis URL, e.g. redis://127.0.0.1:6379/0 (default: embedded miniredis smoke run)")
 	flag.DurationVar(&o.Duration, "duration", 0, "measured time per point (default 5s; smoke 200ms)")
@@ -321,6 +357,9 @@ func main() {
 	flag.IntVar(&o.FanOut, "fanout", 0, "activities per orchestration (default 5)")
 	flag.IntVar(&o.TreeDepth, "tree-depth", 0, "levels of sub-orchestrations below a tree's root (default 2)")
 	flag.IntVar(&o.TreeWidth, "tree-width", 0, "children per inner node of a tree (default 3)")
+	flag.Var(&seqN, "sequence-n", "activities of each sequence root of workflows, awaited one after another (default 1000; smoke 10)")
+	flag.Var(&wideN, "wide-n", "activities of each wide root of workflows, fanned out and joined (default 1000,10000; smoke 20)")
+	flag.DurationVar(&o.ShapeLimit, "shape-timeout", 0, "bound of one sequence or wide root; past it the root is reported as timed out (default 2m)")
 	flag.IntVar(&o.InFlight, "inflight", 0, "items or orchestrations in flight per unit of concurrency (default 4; smoke 2)")
 	flag.Float64Var(&o.Rate, "rate", 0, "enqueues/s of the dispatch-latency scenario (default 500)")
 	flag.DurationVar(&o.IdleWindow, "idle", 0, "how long an idle blocked fetcher is watched (default 30s; smoke 300ms)")
@@ -335,7 +374,7 @@ func main() {
 	flag.StringVar(&o.SVG, "svg", "", "SVG chart path (default: the -out path with .svg)")
 	flag.BoolVar(&o.Progress, "progress", true, "show live progress on stderr")
 	flag.Parse()
-	o.Concurrency, o.ScaleDepths, o.Histories = conc, depths, hist
+	o.Concurrency, o.ScaleDepths, o.Histories, o.SequenceN, o.WideN = conc, depths, hist, seqN, wideN
 	if scen != "" {
 		for _, s := range strings.Split(scen, ",") {
 			s = strings.TrimSpace(s)

@@ -13,12 +13,34 @@ import (
 	"time"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
+	"github.com/duroxide-go/duroxide-redis/redisprovider"
 )
 
 type observedProvider struct {
 	duroxide.Provider
+	// af is the same provider's ack-and-fetch calls. The runtime finds them
+	// by type assertion, which the embedded interface alone would fail: the
+	// bench would measure the runtime's two-call fallback, not its default.
+	// Their fetch half is given no poll timeout: a completion can only be
+	// reported when the call returns, and a fetch half waiting for work
+	// would delay that by up to the whole timeout (a lone root's last turn
+	// was reported 1 s late). When the fetch half finds nothing at once, the
+	// runtime long-polls with a plain fetch instead: the same wait, one call
+	// more per idle gap.
+	af     ackFetcher
 	ev     engineEvents
 	locked sync.Map // lock token -> *duroxide.OrchestrationItem, between fetch and ack
+}
+
+// ackFetcher is what a provider needs for both dispatchers' ack-and-fetch.
+type ackFetcher interface {
+	duroxide.WorkAckFetcher
+	duroxide.OrchestrationAckFetcher
+}
+
+// newObserved wraps p, reporting to ev.
+func newObserved(p *redisprovider.Provider, ev engineEvents) *observedProvider {
+	return &observedProvider{Provider: p, af: p, ev: ev}
 }
 
 // FetchOrchestrationItem remembers the item until its ack, which carries
@@ -36,9 +58,36 @@ func (o *observedProvider) FetchOrchestrationItem(ctx context.Context, lock, pol
 func (o *observedProvider) AckOrchestrationItem(ctx context.Context, token string, commit duroxide.OrchestrationCommit) error {
 	v, _ := o.locked.LoadAndDelete(token)
 	err := o.Provider.AckOrchestrationItem(ctx, token, commit)
+	o.acked(token, v, commit, err == nil)
+	return err
+}
+
+// AckOrchestrationItemAndFetch reports what AckOrchestrationItem reports
+// once the ack applied (the fetch half may still fail), and remembers the
+// fetched item like FetchOrchestrationItem. Its fetch half does not wait
+// (see observedProvider.af).
+func (o *observedProvider) AckOrchestrationItemAndFetch(ctx context.Context, token string, commit duroxide.OrchestrationCommit,
+	lock, _ time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
+	v, _ := o.locked.LoadAndDelete(token)
+	next, err := o.af.AckOrchestrationItemAndFetch(ctx, token, commit, lock, 0, filter)
+	if next != nil {
+		o.locked.Store(next.LockToken, next)
+	}
+	o.acked(token, v, commit, err == nil || duroxide.FetchFailedAfterAck(err))
+	return next, err
+}
+
+// acked reports an orchestration that the turn of item v (the remembered
+// fetch of token, nil if unknown) completed or failed, once the ack applied;
+// an ack that did not apply gives v back, for the runtime's retry.
+func (o *observedProvider) acked(token string, v any, commit duroxide.OrchestrationCommit, applied bool) {
 	item, _ := v.(*duroxide.OrchestrationItem)
-	if err != nil || item == nil {
-		return err
+	if item == nil {
+		return
+	}
+	if !applied {
+		o.locked.Store(token, item)
+		return
 	}
 	switch commit.Metadata.Status {
 	case "Completed":
@@ -50,7 +99,6 @@ func (o *observedProvider) AckOrchestrationItem(ctx context.Context, token strin
 		}
 		o.ev.finished(item.Instance, !hasParent(item, commit), errors.New(msg), time.Now())
 	}
-	return nil
 }
 
 // AbandonOrchestrationItem forgets the abandoned item.
@@ -67,6 +115,18 @@ func (o *observedProvider) AckWorkItem(ctx context.Context, token string, comple
 		o.ev.activity(time.Now())
 	}
 	return err
+}
+
+// AckWorkItemAndFetch reports what AckWorkItem reports once the ack applied
+// (the fetch half may still fail). Its fetch half does not wait (see
+// observedProvider.af).
+func (o *observedProvider) AckWorkItemAndFetch(ctx context.Context, token string, completion duroxide.WorkItem,
+	lock, _ time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
+	next, err := o.af.AckWorkItemAndFetch(ctx, token, completion, lock, 0, session, tags)
+	if (err == nil || duroxide.FetchFailedAfterAck(err)) && completion != nil {
+		o.ev.activity(time.Now())
+	}
+	return next, err
 }
 
 // hasParent reports whether the execution a turn belongs to was started as

@@ -29,6 +29,11 @@ type Point struct {
 	Metrics     map[string]float64 `json:"metrics,omitempty"`
 	Counts      *counts            `json:"counts,omitempty"`
 	Note        string             `json:"note,omitempty"` // shown in the table
+	// Result is how the single root of a run-to-completion point (the
+	// workflows scenario's sequence and wide shapes) ended: "completed",
+	// "failed: <the engine's message>" or "timed out after <bound>". Empty
+	// for windowed points.
+	Result string `json:"result,omitempty"`
 }
 
 // Ratio is a derived figure: the ones the issue asks for.
@@ -60,6 +65,9 @@ type Settings struct {
 	Payload     int      `json:"payload_bytes"`
 	FanOut      int      `json:"fanout"`
 	Tree        string   `json:"tree_depth_x_width"`
+	SequenceN   []int    `json:"sequence_n"`
+	WideN       []int    `json:"wide_n"`
+	ShapeLimit  string   `json:"shape_timeout"`
 	InFlight    int      `json:"inflight_per_concurrency"`
 	Rate        float64  `json:"latency_rate_per_sec"`
 	IdleWindow  string   `json:"idle_window"`
@@ -104,7 +112,8 @@ func newReport(ctx context.Context, e *env, args []string) *Report {
 		out:     e.out,
 		Settings: Settings{
 			Duration: o.Duration.String(), Warmup: o.Warmup.String(), Concurrency: o.Concurrency,
-			Payload: o.Payload, FanOut: o.FanOut, Tree: fmt.Sprintf("%dx%d", o.TreeDepth, o.TreeWidth), InFlight: o.InFlight, Rate: o.Rate,
+			Payload: o.Payload, FanOut: o.FanOut, Tree: fmt.Sprintf("%dx%d", o.TreeDepth, o.TreeWidth),
+			SequenceN: o.SequenceN, WideN: o.WideN, ShapeLimit: o.ShapeLimit.String(), InFlight: o.InFlight, Rate: o.Rate,
 			IdleWindow: o.IdleWindow.String(), IdlePoll: o.IdlePoll.String(),
 			ScaleDepths: o.ScaleDepths, Histories: o.Histories, Memory: o.Memory,
 			AsynqPoll: o.AsynqPoll.String(), Scenarios: o.Scenarios,

@@ -10,6 +10,10 @@
 //     completes when all returned; each activity echoes a -payload input.
 //   - tree: a root starts -tree-width sub-orchestrations, each of which
 //     does the same down to -tree-depth levels; a leaf runs one activity.
+//   - sequence and wide (workflows_sized.go): one long root at a time,
+//     -sequence-n activities awaited one after another or -wide-n fanned
+//     out and joined, measured by its wall time and its cost per history
+//     event rather than by a window.
 //
 // A point keeps c x -inflight fan-outs or c trees in flight (a tree is 13
 // orchestrations: with 4c of them a 10 s window held only three waves of
@@ -52,6 +56,12 @@ type engineEvents struct {
 type engineRun interface {
 	startFanOut(ctx context.Context, id, payload string) error
 	startTree(ctx context.Context, id, payload string) error
+	// startSequence and startWide start the sized shapes' roots with n
+	// activities each (workflows_sized.go).
+	startSequence(ctx context.Context, id, payload string, n int) error
+	startWide(ctx context.Context, id, payload string, n int) error
+	// historyLength is the number of events the engine stored for root id.
+	historyLength(ctx context.Context, id string) (int, error)
 	// stop ends the dispatchers and workers and deletes what the run stored.
 	stop() error
 }
@@ -106,7 +116,7 @@ func runWorkflows(ctx context.Context, e *env) error {
 			}
 		}
 	}
-	return nil
+	return e.runSized(ctx)
 }
 
 // workflowWindow is the measured window of a workflows point. A window
@@ -244,14 +254,16 @@ func (r *Report) workflowRatios(e *env) {
 		}
 	}
 	r.Targets = append(r.Targets, goals...)
+	r.sizedRatios(e)
 }
 
-// workflowVariants lists the workflows scenario's variants present in the
-// report, in the order they were measured.
+// workflowVariants lists the workflows scenario's windowed variants present
+// in the report (not the sized shapes' single roots, whose wall times would
+// crush the chart's latency scale), in the order they were measured.
 func (r *Report) workflowVariants() []string {
 	var out []string
 	for _, p := range r.Points {
-		if p.Scenario == "workflows" && !slices.Contains(out, p.Variant) {
+		if p.Scenario == "workflows" && p.Result == "" && !slices.Contains(out, p.Variant) {
 			out = append(out, p.Variant)
 		}
 	}

@@ -1,4 +1,4 @@
-// The durable side of the workflows scenario: the same two orchestrations as
+// The durable side of the workflows scenario: the same orchestrations as
 // gwpeer's, written against this module's runtime (package durable), on a
 // provider of a fresh namespace.
 
@@ -16,9 +16,10 @@ import (
 
 // Orchestration and activity names of the durable side.
 const (
-	wfFanOut = "bench.wf.fanout"
-	wfTree   = "bench.wf.tree"
-	wfEcho   = "bench.wf.echo"
+	wfFanOut   = "bench.wf.fanout"
+	wfTree     = "bench.wf.tree"
+	wfSequence = "bench.wf.sequence"
+	wfEcho     = "bench.wf.echo"
 )
 
 var durableEngine = engine{name: "durable", start: startDurable}
@@ -34,6 +35,25 @@ type treeInput struct {
 type fanOutInput struct {
 	Activities int    `json:"activities"`
 	Payload    string `json:"payload"`
+}
+
+// sequenceInput is the input of the sequence orchestration
+// (gwpeer.SequenceInput's twin).
+type sequenceInput struct {
+	Activities int    `json:"activities"`
+	Payload    string `json:"payload"`
+}
+
+// sequenceOrchestration awaits in.Activities echo activities one after
+// another: one activity per turn, on a history that grows by two events a
+// turn.
+func sequenceOrchestration(ctx *durable.OrchestrationContext, in sequenceInput) (string, error) {
+	for range in.Activities {
+		if _, err := ctx.ScheduleActivity(wfEcho, in.Payload).Get(); err != nil {
+			return "", err
+		}
+	}
+	return "done", nil
 }
 
 // fanOutOrchestration schedules in.Activities echo activities together and
@@ -85,6 +105,7 @@ func benchRegistry() *durable.Registry {
 	return durable.NewRegistry().
 		MustAddOrchestration(wfFanOut, durable.Orchestration(fanOutOrchestration)).
 		MustAddOrchestration(wfTree, durable.Orchestration(treeOrchestration)).
+		MustAddOrchestration(wfSequence, durable.Orchestration(sequenceOrchestration)).
 		MustAddActivity(wfEcho, echo)
 }
 
@@ -103,7 +124,7 @@ func startDurable(ctx context.Context, e *env, c int, ev engineEvents) (engineRu
 	if err != nil {
 		return nil, err
 	}
-	obs := &observedProvider{Provider: p, ev: ev}
+	obs := newObserved(p, ev)
 	rt, err := durable.NewRuntime(obs, benchRegistry(), durable.Options{
 		OrchestrationConcurrency: c,
 		WorkerConcurrency:        c,
@@ -127,6 +148,22 @@ func (r *durableRun) startTree(ctx context.Context, id, payload string) error {
 	in := r.tree
 	in.Payload = payload
 	return r.client.StartOrchestrationJSON(ctx, id, wfTree, in)
+}
+
+func (r *durableRun) startSequence(ctx context.Context, id, payload string, n int) error {
+	return r.client.StartOrchestrationJSON(ctx, id, wfSequence, sequenceInput{Activities: n, Payload: payload})
+}
+
+func (r *durableRun) startWide(ctx context.Context, id, payload string, n int) error {
+	return r.client.StartOrchestrationJSON(ctx, id, wfFanOut, fanOutInput{Activities: n, Payload: payload})
+}
+
+func (r *durableRun) historyLength(ctx context.Context, id string) (int, error) {
+	h, err := r.client.Provider().Read(ctx, id)
+	if err != nil {
+		return 0, fmt.Errorf("durable history of %s: %w", id, err)
+	}
+	return len(h), nil
 }
 
 func (r *durableRun) stop() error {

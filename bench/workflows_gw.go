@@ -53,6 +53,18 @@ func (r *gwRun) startTree(ctx context.Context, id, payload string) error {
 	return r.p.StartTree(ctx, id, in)
 }
 
+func (r *gwRun) startSequence(ctx context.Context, id, payload string, n int) error {
+	return r.p.StartSequence(ctx, id, gwpeer.SequenceInput{Activities: n, Payload: payload})
+}
+
+func (r *gwRun) startWide(ctx context.Context, id, payload string, n int) error {
+	return r.p.StartFanOut(ctx, id, gwpeer.FanOutInput{Activities: n, Payload: payload})
+}
+
+func (r *gwRun) historyLength(ctx context.Context, id string) (int, error) {
+	return r.p.HistoryLength(ctx, id)
+}
+
 func (r *gwRun) stop() error {
 	err := r.p.Stop()
 	r.rdb.Close()

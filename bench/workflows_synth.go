@@ -47,9 +47,15 @@ func (s *synthRun) startFanOut(ctx context.Context, id, payload string) error {
 	return startSynthetic(ctx, s.p, id, payload)
 }
 
-func (s *synthRun) startTree(context.Context, string, string) error {
-	return errors.New("the synthetic dispatcher runs no sub-orchestrations")
-}
+func (s *synthRun) startTree(context.Context, string, string) error { return errSynthShape }
+
+// errSynthShape is the synthetic dispatcher's answer to the shapes it has
+// no orchestration for (runWorkflows gives it only the fan-out).
+var errSynthShape = errors.New("the synthetic dispatcher runs only the fan-out shape")
+
+func (s *synthRun) startSequence(context.Context, string, string, int) error { return errSynthShape }
+func (s *synthRun) startWide(context.Context, string, string, int) error     { return errSynthShape }
+func (s *synthRun) historyLength(context.Context, string) (int, error)       { return 0, errSynthShape }
 
 func (s *synthRun) stop() error {
 	err := s.stopFn()

@@ -1,6 +1,6 @@
 // Package gwpeer runs go-workflows (github.com/cschleiden/go-workflows), the
 // closest Go peer of duroxide-redis (durable workflows replayed from a
-// history, on Redis), as the benchmark's orchestration peer: the same two
+// history, on Redis), as the benchmark's orchestration peer: the same
 // orchestrations the bench runs on the durable runtime, through go-workflows's
 // client, worker and Redis backend, on the same Redis.
 //
@@ -45,6 +45,12 @@ type TreeInput struct {
 	Payload string // the input of each leaf's activity
 }
 
+// SequenceInput is the input of Sequence.
+type SequenceInput struct {
+	Activities int    // activities awaited one after another
+	Payload    string // the input of every activity
+}
+
 // Echo is the benchmark's activity: it returns its input, so the payload
 // travels both ways through the backend.
 func Echo(_ context.Context, in string) (string, error) { return in, nil }
@@ -58,6 +64,18 @@ func FanOut(ctx workflow.Context, in FanOutInput) (string, error) {
 	}
 	for _, f := range fs {
 		if _, err := f.Get(ctx); err != nil {
+			return "", err
+		}
+	}
+	return "done", nil
+}
+
+// Sequence runs in.Activities Echo activities one after another, each
+// awaited before the next is scheduled, so the history grows by one
+// activity per workflow task.
+func Sequence(ctx workflow.Context, in SequenceInput) (string, error) {
+	for range in.Activities {
+		if _, err := workflow.ExecuteActivity[string](ctx, workflow.DefaultActivityOptions, Echo, in.Payload).Get(ctx); err != nil {
 			return "", err
 		}
 	}
@@ -95,12 +113,16 @@ type Events struct {
 
 // Peer is one go-workflows backend, worker and client on a key prefix.
 type Peer struct {
-	prefix string
-	client *client.Client
-	stop   context.CancelFunc
-	worker *worker.Worker
-	once   sync.Once
-	err    error
+	prefix  string
+	backend backend.Backend
+	client  *client.Client
+	// instances maps the id of every instance started here to its
+	// go-workflows instance, whose execution id a history read needs
+	instances sync.Map
+	stop      context.CancelFunc
+	worker    *worker.Worker
+	once      sync.Once
+	err       error
 }
 
 // Start runs a go-workflows worker on rdb under prefix (its keys all start
@@ -123,7 +145,7 @@ func Start(ctx context.Context, rdb redis.UniversalClient, prefix string, concur
 	// Redis, so a polling interval would only add sleeps
 	wo.WorkflowPollingInterval, wo.ActivityPollingInterval = 0, 0
 	w := worker.New(ob, &wo)
-	for _, wf := range []workflow.Workflow{FanOut, Tree} {
+	for _, wf := range []workflow.Workflow{FanOut, Tree, Sequence} {
 		if err := w.RegisterWorkflow(wf); err != nil {
 			return nil, err
 		}
@@ -136,19 +158,44 @@ func Start(ctx context.Context, rdb redis.UniversalClient, prefix string, concur
 		cancel()
 		return nil, fmt.Errorf("go-workflows worker: %w", err)
 	}
-	return &Peer{prefix: prefix, client: client.New(ob), stop: cancel, worker: w}, nil
+	return &Peer{prefix: prefix, backend: b, client: client.New(ob), stop: cancel, worker: w}, nil
 }
 
 // StartFanOut creates a FanOut instance with the given id.
 func (p *Peer) StartFanOut(ctx context.Context, id string, in FanOutInput) error {
-	_, err := p.client.CreateWorkflowInstance(ctx, client.WorkflowInstanceOptions{InstanceID: id}, FanOut, in)
-	return err
+	return p.create(ctx, id, FanOut, in)
 }
 
 // StartTree creates a Tree instance with the given id.
 func (p *Peer) StartTree(ctx context.Context, id string, in TreeInput) error {
-	_, err := p.client.CreateWorkflowInstance(ctx, client.WorkflowInstanceOptions{InstanceID: id}, Tree, in)
+	return p.create(ctx, id, Tree, in)
+}
+
+// StartSequence creates a Sequence instance with the given id.
+func (p *Peer) StartSequence(ctx context.Context, id string, in SequenceInput) error {
+	return p.create(ctx, id, Sequence, in)
+}
+
+func (p *Peer) create(ctx context.Context, id string, wf workflow.Workflow, in any) error {
+	inst, err := p.client.CreateWorkflowInstance(ctx, client.WorkflowInstanceOptions{InstanceID: id}, wf, in)
+	if err == nil {
+		p.instances.Store(id, inst)
+	}
 	return err
+}
+
+// HistoryLength is the number of events go-workflows stored for the
+// instance id started by this peer (its workflow-task markers included).
+func (p *Peer) HistoryLength(ctx context.Context, id string) (int, error) {
+	v, ok := p.instances.Load(id)
+	if !ok {
+		return 0, fmt.Errorf("go-workflows history of %s: not started by this peer", id)
+	}
+	h, err := p.backend.GetWorkflowInstanceHistory(ctx, v.(*workflow.Instance), nil)
+	if err != nil {
+		return 0, fmt.Errorf("go-workflows history of %s: %w", id, err)
+	}
+	return len(h), nil
 }
 
 // Stop stops the pollers and waits for the tasks in hand to finish; later
@@ -185,13 +232,18 @@ type observed struct {
 }
 
 // CompleteWorkflowTask reports the instance when the committed task
-// finished it.
+// finished it: the task that recorded its completion event. Later tasks of
+// a finished instance (go-workflows runs one for each activity result
+// still arriving, as after a failure at its history limit) also commit the
+// finished state, and are not reported again.
 func (o *observed) CompleteWorkflowTask(ctx context.Context, task *backend.WorkflowTask, state core.WorkflowInstanceState,
 	executed, activities, timers []*history.Event, workflowEvents []*history.WorkflowEvent) error {
 	err := o.Backend.CompleteWorkflowTask(ctx, task, state, executed, activities, timers, workflowEvents)
 	if err == nil && state == core.WorkflowInstanceStateFinished && o.ev.Finished != nil {
-		inst := task.WorkflowInstance
-		o.ev.Finished(inst.InstanceID, inst.Parent == nil, failure(executed), time.Now())
+		if done, failure := completion(executed); done {
+			inst := task.WorkflowInstance
+			o.ev.Finished(inst.InstanceID, inst.Parent == nil, failure, time.Now())
+		}
 	}
 	return err
 }
@@ -205,12 +257,16 @@ func (o *observed) CompleteActivityTask(ctx context.Context, task *backend.Activ
 	return err
 }
 
-// failure is the error a finishing task recorded, if any.
-func failure(executed []*history.Event) error {
+// completion finds the completion event among a task's executed events:
+// done reports whether there is one, failure is the error it recorded.
+func completion(executed []*history.Event) (done bool, failure error) {
 	for _, e := range executed {
-		if a, ok := e.Attributes.(*history.ExecutionCompletedAttributes); ok && a.Error != nil {
-			return errors.New(a.Error.Message)
+		if a, ok := e.Attributes.(*history.ExecutionCompletedAttributes); ok {
+			if a.Error != nil {
+				return true, errors.New(a.Error.Message)
+			}
+			return true, nil
 		}
 	}
-	return nil
+	return false, nil
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cschleiden/go-workflows/backend/history"
+	"github.com/cschleiden/go-workflows/workflow"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -61,12 +63,12 @@ func (r *recorder) waitRoots(t *testing.T, n int) (orchestrations, activities in
 	}
 }
 
-// TestPeerRunsBothShapesUnderItsPrefix runs one fan-out and one tree and
-// checks the reported completions against the shapes, and that go-workflows
+// TestPeerRunsEachShapeUnderItsPrefix runs one fan-out, one tree and one
+// sequence and checks the reported completions against the shapes, and that go-workflows
 // wrote no key outside its prefix. It needs a real Redis: go-workflows
 // stores instance state through cjson, and miniredis's cjson encodes an
 // empty object as an array, which go-workflows then cannot read back.
-func TestPeerRunsBothShapesUnderItsPrefix(t *testing.T) {
+func TestPeerRunsEachShapeUnderItsPrefix(t *testing.T) {
 	url := os.Getenv("DUROXIDE_REDIS_URL")
 	if url == "" {
 		t.Skip("DUROXIDE_REDIS_URL is not set: go-workflows needs a real Redis (CI sets it)")
@@ -105,6 +107,19 @@ func TestPeerRunsBothShapesUnderItsPrefix(t *testing.T) {
 	if o, a := rec.waitRoots(t, 2); o != 1+13 || a != 5+9 {
 		t.Fatalf("tree: %d orchestrations and %d activities finished in all, want 14 and 14", o, a)
 	}
+	if err := p.StartSequence(ctx, "seq-1", SequenceInput{Activities: 3, Payload: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	if o, a := rec.waitRoots(t, 3); o != 14+1 || a != 14+3 {
+		t.Fatalf("sequence: %d orchestrations and %d activities finished in all, want 15 and 17", o, a)
+	}
+	// started, then per activity at least its scheduling and its result, then finished
+	if n, err := p.HistoryLength(ctx, "seq-1"); err != nil || n < 2*3+2 {
+		t.Errorf("sequence of 3: history of %d events (%v), want at least 8", n, err)
+	}
+	if _, err := p.HistoryLength(ctx, "never-started"); err == nil {
+		t.Error("HistoryLength of an instance this peer never started did not fail")
+	}
 	if len(rec.failures) > 0 {
 		t.Fatalf("orchestrations failed: %v", rec.failures)
 	}
@@ -112,7 +127,7 @@ func TestPeerRunsBothShapesUnderItsPrefix(t *testing.T) {
 		t.Fatal(err)
 	}
 	// the instances' own keys carry their ids: each must be under the prefix
-	for _, id := range []string{"fan-1", "tree-1"} {
+	for _, id := range []string{"fan-1", "tree-1", "seq-1"} {
 		all, err := rdb.Keys(ctx, "*"+id+"*").Result()
 		if err != nil {
 			t.Fatal(err)
@@ -128,5 +143,38 @@ func TestPeerRunsBothShapesUnderItsPrefix(t *testing.T) {
 	}
 	if p.KeyPattern() != prefix+"*" {
 		t.Errorf("KeyPattern %q", p.KeyPattern())
+	}
+}
+
+// TestCompletionOnlyOnTheFinishingTask: a task of an instance that is
+// already finished commits the finished state without a completion event,
+// and must not be reported as a second completion.
+func TestCompletionOnlyOnTheFinishingTask(t *testing.T) {
+	t.Parallel()
+	ev := func(typ history.EventType, attr any) *history.Event {
+		return history.NewHistoryEvent(1, time.Now(), typ, attr)
+	}
+	started := ev(history.EventType_WorkflowTaskStarted, &history.WorkflowTaskStartedAttributes{})
+	for _, tc := range []struct {
+		name     string
+		executed []*history.Event
+		done     bool
+		failure  string
+	}{
+		{"later task of a finished instance", nil, false, ""},
+		{"task without completion", []*history.Event{started}, false, ""},
+		{"completed", []*history.Event{started, ev(history.EventType_WorkflowExecutionFinished, &history.ExecutionCompletedAttributes{})}, true, ""},
+		{"failed", []*history.Event{started, ev(history.EventType_WorkflowExecutionFinished,
+			&history.ExecutionCompletedAttributes{Error: &workflow.Error{Message: "workflow history size exceeded 10000 events"}})},
+			true, "workflow history size exceeded 10000 events"},
+	} {
+		done, failure := completion(tc.executed)
+		got := ""
+		if failure != nil {
+			got = failure.Error()
+		}
+		if done != tc.done || got != tc.failure {
+			t.Errorf("%s: completion = %v, %q; want %v, %q", tc.name, done, got, tc.done, tc.failure)
+		}
 	}
 }
