@@ -32,10 +32,12 @@ type observedProvider struct {
 	locked sync.Map // lock token -> *duroxide.OrchestrationItem, between fetch and ack
 }
 
-// ackFetcher is what a provider needs for both dispatchers' ack-and-fetch.
+// ackFetcher is what a provider needs for both dispatchers' ack-and-fetch
+// and the runtime's history-free fetches (its instance cache).
 type ackFetcher interface {
 	duroxide.WorkAckFetcher
 	duroxide.OrchestrationAckFetcher
+	duroxide.LazyHistoryFetcher
 }
 
 // newObserved wraps p, reporting to ev.
@@ -46,7 +48,15 @@ func newObserved(p *redisprovider.Provider, ev engineEvents) *observedProvider {
 // FetchOrchestrationItem remembers the item until its ack, which carries
 // only the lock token.
 func (o *observedProvider) FetchOrchestrationItem(ctx context.Context, lock, poll time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
-	item, err := o.Provider.FetchOrchestrationItem(ctx, lock, poll, filter)
+	return o.remember(o.Provider.FetchOrchestrationItem(ctx, lock, poll, filter))
+}
+
+// FetchOrchestrationItemLazy is FetchOrchestrationItem without the history.
+func (o *observedProvider) FetchOrchestrationItemLazy(ctx context.Context, lock, poll time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
+	return o.remember(o.af.FetchOrchestrationItemLazy(ctx, lock, poll, filter))
+}
+
+func (o *observedProvider) remember(item *duroxide.OrchestrationItem, err error) (*duroxide.OrchestrationItem, error) {
 	if item != nil {
 		o.locked.Store(item.LockToken, item)
 	}
@@ -68,11 +78,23 @@ func (o *observedProvider) AckOrchestrationItem(ctx context.Context, token strin
 // (see observedProvider.af).
 func (o *observedProvider) AckOrchestrationItemAndFetch(ctx context.Context, token string, commit duroxide.OrchestrationCommit,
 	lock, _ time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
+	return o.ackAndFetch(token, commit, func() (*duroxide.OrchestrationItem, error) {
+		return o.af.AckOrchestrationItemAndFetch(ctx, token, commit, lock, 0, filter)
+	})
+}
+
+// AckOrchestrationItemAndFetchLazy is AckOrchestrationItemAndFetch with a
+// history-free fetch half.
+func (o *observedProvider) AckOrchestrationItemAndFetchLazy(ctx context.Context, token string, commit duroxide.OrchestrationCommit,
+	lock, _ time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
+	return o.ackAndFetch(token, commit, func() (*duroxide.OrchestrationItem, error) {
+		return o.af.AckOrchestrationItemAndFetchLazy(ctx, token, commit, lock, 0, filter)
+	})
+}
+
+func (o *observedProvider) ackAndFetch(token string, commit duroxide.OrchestrationCommit, call func() (*duroxide.OrchestrationItem, error)) (*duroxide.OrchestrationItem, error) {
 	v, _ := o.locked.LoadAndDelete(token)
-	next, err := o.af.AckOrchestrationItemAndFetch(ctx, token, commit, lock, 0, filter)
-	if next != nil {
-		o.locked.Store(next.LockToken, next)
-	}
+	next, err := o.remember(call())
 	o.acked(token, v, commit, err == nil || duroxide.FetchFailedAfterAck(err))
 	return next, err
 }
@@ -129,15 +151,13 @@ func (o *observedProvider) AckWorkItemAndFetch(ctx context.Context, token string
 	return next, err
 }
 
-// hasParent reports whether the execution a turn belongs to was started as
-// a sub-orchestration: its OrchestrationStarted, in the fetched history or
-// (on a first turn) in the commit, names a parent.
-func hasParent(item *duroxide.OrchestrationItem, commit duroxide.OrchestrationCommit) bool {
-	for _, evs := range [][]duroxide.Event{item.History, commit.HistoryDelta} {
-		for _, ev := range evs {
-			if s, ok := ev.Kind.(duroxide.OrchestrationStartedEvent); ok {
-				return s.ParentInstance != nil
-			}
+// hasParent reports a child's final turn: it tells its parent (a lazily
+// fetched item carries no history to read the parent from).
+func hasParent(_ *duroxide.OrchestrationItem, commit duroxide.OrchestrationCommit) bool {
+	for _, w := range commit.OrchestratorItems {
+		switch w.(type) {
+		case duroxide.SubOrchCompleted, duroxide.SubOrchFailed:
+			return true
 		}
 	}
 	return false
