@@ -3,6 +3,7 @@ package durable
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
@@ -73,7 +74,7 @@ func hitAndReturn(t *testing.T, c *instanceCache, p parked) {
 
 func TestCacheEvictsLeastRecentlyUsedByCount(t *testing.T) {
 	t.Parallel()
-	c := newInstanceCache(2, 1<<30)
+	c := newInstanceCache(2, 1<<30, time.Second)
 	a, b, x := parkedEntry(t, "a", "in"), parkedEntry(t, "b", "in"), parkedEntry(t, "x", "in")
 	c.put(a.entry)
 	c.put(b.entry)
@@ -93,7 +94,7 @@ func TestCacheEvictsLeastRecentlyUsedByBytes(t *testing.T) {
 	t.Parallel()
 	a, b, x := parkedEntry(t, "a", "in"), parkedEntry(t, "b", "in"), parkedEntry(t, "x", "in")
 	// Room for two small entries, not three.
-	c := newInstanceCache(100, 2*a.size()+a.size()/2)
+	c := newInstanceCache(100, 2*a.size()+a.size()/2, time.Second)
 	c.put(a.entry)
 	c.put(b.entry)
 	hitAndReturn(t, c, a)
@@ -120,7 +121,7 @@ func TestCacheDoesNotKeepAnEntryLargerThanItsByteBound(t *testing.T) {
 	t.Parallel()
 	small := parkedEntry(t, "small", "in")
 	huge := parkedEntry(t, "huge", strings.Repeat("z", 4096))
-	c := newInstanceCache(100, huge.size()-1)
+	c := newInstanceCache(100, huge.size()-1, time.Second)
 	c.put(small.entry)
 	c.put(huge.entry)
 	wantClosed(t, "huge", huge, true)
@@ -140,7 +141,7 @@ func TestCacheTakeWithMovedCursorEvictsAndMisses(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			c := newInstanceCache(10, 1<<30)
+			c := newInstanceCache(10, 1<<30, time.Second)
 			p := parkedEntry(t, "i", "in")
 			c.put(p.entry)
 			cur := p.entry.cursor
@@ -160,7 +161,7 @@ func TestCacheTakeWithMovedCursorEvictsAndMisses(t *testing.T) {
 
 func TestCacheTakeAtItsCursorHitsAndHandsTheEngineOver(t *testing.T) {
 	t.Parallel()
-	c := newInstanceCache(10, 1<<30)
+	c := newInstanceCache(10, 1<<30, time.Second)
 	p := parkedEntry(t, "i", "in")
 	c.put(p.entry)
 	if e := c.take("i", p.entry.cursor); e != p.entry {
@@ -178,7 +179,7 @@ func TestCacheTakeAtItsCursorHitsAndHandsTheEngineOver(t *testing.T) {
 
 func TestCacheLearnsTheIncarnationOfAnInstanceItCreated(t *testing.T) {
 	t.Parallel()
-	c := newInstanceCache(10, 1<<30)
+	c := newInstanceCache(10, 1<<30, time.Second)
 	p := parkedEntry(t, "i", "in")
 	p.entry.cursor.Incarnation = "" // the creating turn did not know it
 	c.put(p.entry)
@@ -192,7 +193,7 @@ func TestCacheLearnsTheIncarnationOfAnInstanceItCreated(t *testing.T) {
 
 func TestCachePutOfACachedInstanceReplacesItsEntry(t *testing.T) {
 	t.Parallel()
-	c := newInstanceCache(10, 1<<30)
+	c := newInstanceCache(10, 1<<30, time.Second)
 	old, fresh := parkedEntry(t, "i", "in"), parkedEntry(t, "i", "longer input")
 	c.put(old.entry)
 	c.put(fresh.entry)
@@ -206,7 +207,7 @@ func TestCachePutOfACachedInstanceReplacesItsEntry(t *testing.T) {
 
 func TestCacheDropEvictsOneInstance(t *testing.T) {
 	t.Parallel()
-	c := newInstanceCache(10, 1<<30)
+	c := newInstanceCache(10, 1<<30, time.Second)
 	a, b := parkedEntry(t, "a", "in"), parkedEntry(t, "b", "in")
 	c.put(a.entry)
 	c.put(b.entry)
@@ -219,7 +220,7 @@ func TestCacheDropEvictsOneInstance(t *testing.T) {
 
 func TestCacheStopClosesEveryEntryAndKeepsNothingAfter(t *testing.T) {
 	t.Parallel()
-	c := newInstanceCache(10, 1<<30)
+	c := newInstanceCache(10, 1<<30, time.Second)
 	var ps []parked
 	for _, id := range []string{"a", "b", "c"} {
 		p := parkedEntry(t, id, "in")
@@ -240,8 +241,8 @@ func TestCacheStopClosesEveryEntryAndKeepsNothingAfter(t *testing.T) {
 func TestCacheOffKeepsNothing(t *testing.T) {
 	t.Parallel()
 	for name, c := range map[string]*instanceCache{
-		"entries": newInstanceCache(-1, 1<<30),
-		"bytes":   newInstanceCache(10, -1),
+		"entries": newInstanceCache(-1, 1<<30, time.Second),
+		"bytes":   newInstanceCache(10, -1, time.Second),
 	} {
 		p := parkedEntry(t, "i", "in")
 		if c.enabled() {
@@ -252,18 +253,73 @@ func TestCacheOffKeepsNothing(t *testing.T) {
 		if c.take("i", p.entry.cursor) != nil {
 			t.Fatalf("%s: a cache that is off served an entry", name)
 		}
-		wantStats(t, c, CacheStats{Misses: 1, Evictions: 1})
+		if s := c.snapshot(); s.Hits != 0 || s.Entries != 0 || s.Bytes != 0 {
+			t.Fatalf("%s: stats %+v of a cache that is off", name, s)
+		}
 	}
 }
 
 func TestCacheOptionsDefaultsAndOff(t *testing.T) {
 	t.Parallel()
 	o := Options{}.withDefaults()
-	if c := newInstanceCache(o.InstanceCacheEntries, o.InstanceCacheBytes); !c.enabled() || c.maxEntries != 1000 || c.maxBytes != 256<<20 {
+	if c := newInstanceCache(o.InstanceCacheEntries, o.InstanceCacheBytes, time.Second); !c.enabled() || c.maxEntries != 1000 || c.maxBytes != 256<<20 {
 		t.Fatalf("default cache: %d entries, %d bytes, on %v", c.maxEntries, c.maxBytes, c.enabled())
 	}
 	o = Options{InstanceCacheEntries: -1}.withDefaults()
-	if newInstanceCache(o.InstanceCacheEntries, o.InstanceCacheBytes).enabled() {
+	if newInstanceCache(o.InstanceCacheEntries, o.InstanceCacheBytes, time.Second).enabled() {
 		t.Fatal("InstanceCacheEntries -1 leaves the cache on")
+	}
+}
+
+func TestCacheTakeWaitsForTheCommitOfATurnHere(t *testing.T) {
+	t.Parallel()
+	c := newInstanceCache(10, 1<<30, time.Minute)
+	p := parkedEntry(t, "i", "in")
+	done := c.commit("i")
+	got := make(chan *cacheEntry, 1)
+	go func() { got <- c.take("i", p.entry.cursor) }()
+	c.put(p.entry) // the committing turn caches its engine, then lets go
+	select {
+	case e := <-got:
+		t.Fatalf("take returned %v while the instance was still being committed", e)
+	default:
+	}
+	done()
+	select {
+	case e := <-got:
+		if e != p.entry {
+			t.Fatalf("take after the commit: %v, want the engine it cached", e)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("take still waits after the commit ended")
+	}
+	wantStats(t, c, CacheStats{Hits: 1})
+}
+
+func TestCacheTakeWaitsForACommitAtMostMaxWait(t *testing.T) {
+	t.Parallel()
+	c := newInstanceCache(10, 1<<30, time.Millisecond)
+	done := c.commit("i") // a commit that does not end in time (its ack hangs)
+	got := make(chan *cacheEntry, 1)
+	go func() { got <- c.take("i", duroxide.HistoryCursor{ExecutionID: 1, LastEventID: 2}) }()
+	select {
+	case e := <-got:
+		if e != nil {
+			t.Fatalf("take: %v, want a miss", e)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("take waits for a hung commit past maxWait")
+	}
+	wantStats(t, c, CacheStats{Misses: 1})
+	// A later commit of the instance (another turn) is not undone by the
+	// first one's end.
+	second := c.commit("i")
+	done()
+	c.mu.Lock()
+	_, waiting := c.committing["i"]
+	c.mu.Unlock()
+	second()
+	if !waiting {
+		t.Fatal("the end of an earlier commit ended a later one's")
 	}
 }

@@ -173,7 +173,7 @@ func (r *Runtime) runTurn(item *duroxide.OrchestrationItem, eng *replayEngine, c
 		b.name, b.version = item.OrchestrationName, item.Version
 	}
 	if hi.completed || hi.failed || (hi.continuedAsNew && !b.continueAsNew) {
-		r.ackTurn(item, duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID}, next)
+		r.ackTurn(item, duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID}, next, false)
 		return false
 	}
 	executionID := item.ExecutionID
@@ -203,8 +203,11 @@ func (r *Runtime) runTurn(item *duroxide.OrchestrationItem, eng *replayEngine, c
 		kind = r.runExecution(t, eng, b, ver, fn)
 	}
 	commit := r.buildCommit(item, t)
-	applied := r.ackTurn(item, commit, next)
-	if !applied || kind != turnContinue || commit.Metadata.Status != "" || eng.live == nil {
+	cache := r.cache.enabled() && kind == turnContinue && commit.Metadata.Status == "" && eng.live != nil
+	if cache {
+		defer r.cache.commit(item.Instance)()
+	}
+	if !r.ackTurn(item, commit, next, cache) || !cache {
 		return false
 	}
 	r.cache.put(&cacheEntry{instance: item.Instance, version: version, eng: eng, cursor: duroxide.HistoryCursor{
@@ -305,14 +308,22 @@ func executionMetadata(delta []duroxide.Event) duroxide.ExecutionMetadata {
 // When the provider can, the options let it and the slot is running, the
 // same call fetches the slot's next instance into next; otherwise, and
 // whenever that call fails without its ack applied, the plain ack with its
-// retries decides (see ackfetch.go for why).
-func (r *Runtime) ackTurn(item *duroxide.OrchestrationItem, commit duroxide.OrchestrationCommit, next *handoff[duroxide.OrchestrationItem]) bool {
+// retries decides (see ackfetch.go for why). The fetch of a turn whose
+// engine is then cached does not long-poll: the engine is cached only once
+// the call returns, and a long poll would leave the instance uncached
+// meanwhile, so the dispatcher that fetches its next message would miss,
+// and this one would later cache a copy already out of date.
+func (r *Runtime) ackTurn(item *duroxide.OrchestrationItem, commit duroxide.OrchestrationCommit, next *handoff[duroxide.OrchestrationItem], cache bool) bool {
 	af, ok := r.p.(duroxide.OrchestrationAckFetcher)
 	if !ok || r.opts.DisableAckFetch || !next.open(r) {
 		return r.ack(item, commit)
 	}
 	next.release()
-	got, err := r.ackAndFetch(af, item.LockToken, commit)
+	poll := r.opts.LongPollTimeout
+	if cache {
+		poll = 0
+	}
+	got, err := r.ackAndFetch(af, item.LockToken, commit, poll)
 	if next.keep(got, err) {
 		return true
 	}
@@ -324,11 +335,11 @@ func (r *Runtime) ackTurn(item *duroxide.OrchestrationItem, commit duroxide.Orch
 }
 
 // ackAndFetch is the combined call, history-free when the cache is on.
-func (r *Runtime) ackAndFetch(af duroxide.OrchestrationAckFetcher, token string, commit duroxide.OrchestrationCommit) (*duroxide.OrchestrationItem, error) {
+func (r *Runtime) ackAndFetch(af duroxide.OrchestrationAckFetcher, token string, commit duroxide.OrchestrationCommit, poll time.Duration) (*duroxide.OrchestrationItem, error) {
 	if lf := r.lazyFetcher(); lf != nil {
-		return lf.AckOrchestrationItemAndFetchLazy(r.ctx, token, commit, r.opts.OrchestratorLockTimeout, r.opts.LongPollTimeout, &r.filter)
+		return lf.AckOrchestrationItemAndFetchLazy(r.ctx, token, commit, r.opts.OrchestratorLockTimeout, poll, &r.filter)
 	}
-	return af.AckOrchestrationItemAndFetch(r.ctx, token, commit, r.opts.OrchestratorLockTimeout, r.opts.LongPollTimeout, &r.filter)
+	return af.AckOrchestrationItemAndFetch(r.ctx, token, commit, r.opts.OrchestratorLockTimeout, poll, &r.filter)
 }
 
 // ack commits a turn, retrying transient errors (10ms doubling, 5 times),
