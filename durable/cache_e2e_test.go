@@ -290,3 +290,403 @@ func TestCacheSequenceHitsEveryTurnAfterTheFirst(t *testing.T) {
 		})
 	}
 }
+
+// mixedRegistry registers Mixed, whose execution goes through most of what
+// a turn can resume: an activity, KV and custom status, an external event,
+// a timer racing an event, a sub-orchestration, a queue message and a
+// continue-as-new whose second execution runs one more activity.
+func mixedRegistry() *durable.Registry {
+	reg := cacheRegistry(newCounts())
+	reg.MustAddOrchestration("MixedChild", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return ctx.ScheduleActivity("Step", "child:"+in).Get()
+	})
+	reg.MustAddOrchestration("Mixed", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		if strings.HasSuffix(in, "#2") {
+			return ctx.ScheduleActivity("Step", in).Get()
+		}
+		a, err := ctx.ScheduleActivity("Step", in+"/a").Get()
+		if err != nil {
+			return "", err
+		}
+		ctx.SetValue("a", a)
+		ctx.SetCustomStatus("at-go")
+		ev, err := ctx.WaitForEvent("go").Get()
+		if err != nil {
+			return "", err
+		}
+		ctx.SetCustomStatus("at-timer")
+		if ctx.Select(ctx.Timer(time.Hour), ctx.WaitForEvent("never")) != 0 {
+			return "", fmt.Errorf("an event nobody raises won the race")
+		}
+		child, err := ctx.ScheduleSubOrchestration("MixedChild", a+"|"+ev, durable.WithInstanceID(ctx.InstanceID()+"-child")).Get()
+		if err != nil {
+			return "", err
+		}
+		ctx.SetCustomStatus("at-queue")
+		q, err := ctx.Dequeue("q").Get()
+		if err != nil {
+			return "", err
+		}
+		ctx.ContinueAsNew(in + "|" + child + "|" + q + "#2")
+		return "", nil
+	})
+	return reg
+}
+
+// TestCacheMatchesReplayAcrossFeatures runs Mixed with the cache and
+// without it, driving both the same way, and compares every history.
+func TestCacheMatchesReplayAcrossFeatures(t *testing.T) {
+	t.Parallel()
+	run := func(entries int) (*durable.Runtime, [][][]duroxide.Event) {
+		w := newTurnWatch()
+		env := durabletest.Start(t, mixedRegistry(), durabletest.WithOptions(cacheOptions(w, entries)))
+		c := env.Client
+		start(t, c, "mixed", "Mixed", "m")
+		waitCustomStatus(t, c, "mixed", "at-go")
+		raise(t, c, "mixed", "go", "went")
+		waitCustomStatus(t, c, "mixed", "at-timer")
+		env.Advance(2 * time.Hour)
+		waitCustomStatus(t, c, "mixed", "at-queue")
+		if err := c.EnqueueEvent(t.Context(), "mixed", "q", "queued"); err != nil {
+			t.Fatal(err)
+		}
+		mustComplete(t, env.Wait(t, "mixed"), "M|CHILD:M/A|WENT|QUEUED#2")
+		w.idle(t)
+		return env.Runtime, [][][]duroxide.Event{executionHistories(t, c, "mixed"), executionHistories(t, c, "mixed-child")}
+	}
+	cached, got := run(1000)
+	uncached, want := run(-1)
+	// Misses: the parent's first turn, its second execution's first turn
+	// (the first one ended) and the child's first turn; every other turn
+	// (five of the parent's first execution, one of its second, one of
+	// the child's) resumes cached code.
+	wantCacheStats(t, cached, durable.CacheStats{Hits: 7, Misses: 3})
+	wantCacheStats(t, uncached, durable.CacheStats{Misses: 10})
+	wantSameHistories(t, "mixed", got[0], want[0])
+	wantSameHistories(t, "mixed-child", got[1], want[1])
+}
+
+// twoEventsRegistry registers TwoEvents: it subscribes to a and b in its
+// first turn, then returns their data.
+func twoEventsRegistry() *durable.Registry {
+	reg := durable.NewRegistry()
+	reg.MustAddOrchestration("TwoEvents", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		fa, fb := ctx.WaitForEvent("a"), ctx.WaitForEvent("b")
+		ctx.SetCustomStatus("waiting")
+		a, err := fa.Get()
+		if err != nil {
+			return "", err
+		}
+		b, err := fb.Get()
+		return a + "+" + b, err
+	})
+	return reg
+}
+
+// TestCacheMissesWhenEventsWereAppendedElsewhere: the cached runtime's
+// copy ends where its last turn did; an event appended to the stored
+// history since (by tooling, here) makes the next turn miss, evict the
+// copy and replay, so the code sees the appended event. Resuming the copy
+// would have left the code waiting for a forever.
+func TestCacheMissesWhenEventsWereAppendedElsewhere(t *testing.T) {
+	t.Parallel()
+	w := newTurnWatch()
+	env := durabletest.Start(t, twoEventsRegistry(), durabletest.WithOptions(cacheOptions(w, 1000)))
+	start(t, env.Client, "two", "TwoEvents", "")
+	waitCustomStatus(t, env.Client, "two", "waiting")
+	w.idle(t)
+	if s := env.Runtime.CacheStats(); s.Entries != 1 {
+		t.Fatalf("the waiting instance is not cached: %+v", s)
+	}
+	h, err := env.Provider.Read(t.Context(), "two")
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := h[len(h)-1].EventID
+	appended := duroxide.NewEvent(last+1, "two", 1, nil, duroxide.ExternalEventEvent{Name: "a", Data: "appended"})
+	if err := env.Provider.AppendWithExecution(t.Context(), "two", 1, []duroxide.Event{appended}); err != nil {
+		t.Fatal(err)
+	}
+	raise(t, env.Client, "two", "b", "raised")
+	mustComplete(t, env.Wait(t, "two"), "appended+raised")
+	w.idle(t)
+	wantCacheStats(t, env.Runtime, durable.CacheStats{Misses: 2, Evictions: 1})
+}
+
+// TestCacheMissesWhenAnotherRuntimeRanTheInstance: runtime A caches an
+// instance waiting at its first gate, then freezes; runtime B runs it to
+// the second gate and stops; A comes back and must not resume its copy:
+// its next turn misses, evicts and replays B's history.
+func TestCacheMissesWhenAnotherRuntimeRanTheInstance(t *testing.T) {
+	t.Parallel()
+	runs := newCounts()
+	wa, wb := newTurnWatch(), newTurnWatch()
+	var cut *severable
+	env := durabletest.Start(t, cacheRegistry(runs), durabletest.WithOptions(cacheOptions(wa, 1000)),
+		durabletest.WithProviderWrapper(func(p duroxide.Provider) duroxide.Provider {
+			cut = newSeverable(p)
+			return cut
+		}))
+	t.Cleanup(cut.Release)
+	c := durable.NewClient(env.Provider)
+	start(t, c, "moved", "Gated", "")
+	waitCustomStatus(t, c, "moved", "g1")
+	wa.idle(t)
+	wantCacheStats(t, env.Runtime, durable.CacheStats{Hits: 1, Misses: 1, Entries: 1, Bytes: env.Runtime.CacheStats().Bytes})
+
+	cut.Sever()
+	b := env.NewRuntime(t, cacheRegistry(runs), cacheOptions(wb, 1000))
+	raise(t, c, "moved", "g1", "one")
+	waitCustomStatus(t, c, "moved", "g2")
+	wb.idle(t)
+	shutdown(t, b)
+	wantCacheStats(t, b, durable.CacheStats{Hits: 1, Misses: 1})
+
+	before := env.Runtime.CacheStats()
+	cut.Reconnect()
+	raise(t, c, "moved", "g2", "two")
+	mustComplete(t, env.Wait(t, "moved"), gatedOutput("moved", "one", "two"))
+	wa.idle(t)
+	// The g2 turn misses and evicts the copy B made stale; the last turn
+	// resumes what the g2 turn cached.
+	wantCacheStats(t, env.Runtime, durable.CacheStats{Hits: before.Hits + 1, Misses: before.Misses + 1, Evictions: 1})
+	runs.wantEach(t, 1, 3, 1)
+}
+
+func shutdown(t *testing.T, rt *durable.Runtime) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := rt.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+}
+
+// ackFaults passes calls to the provider, except the orchestration acks of
+// the target-th turn (the target-th lock token acked), which fault decides:
+// call counts that turn's ack calls from 1, ack applies the commit.
+type ackFaults struct {
+	duroxide.Provider
+	target   int
+	fault    func(call int, ack func() error) (err error, faulted bool)
+	injected chan struct{} // closed at the first fault
+
+	mu     sync.Mutex
+	tokens map[string]int // token -> turn number
+	calls  int            // ack calls of the target turn
+	once   sync.Once
+}
+
+func newAckFaults(p duroxide.Provider, target int, fault func(int, func() error) (error, bool)) *ackFaults {
+	return &ackFaults{Provider: p, target: target, fault: fault, injected: make(chan struct{}), tokens: map[string]int{}}
+}
+
+func (f *ackFaults) inject(token string, ack func() error) (error, bool) {
+	f.mu.Lock()
+	turn, ok := f.tokens[token]
+	if !ok {
+		turn = len(f.tokens) + 1
+		f.tokens[token] = turn
+	}
+	if turn == f.target {
+		f.calls++
+	}
+	call := f.calls
+	f.mu.Unlock()
+	if turn != f.target {
+		return nil, false
+	}
+	err, faulted := f.fault(call, ack)
+	if faulted {
+		f.once.Do(func() { close(f.injected) })
+	}
+	return err, faulted
+}
+
+func (f *ackFaults) AckOrchestrationItem(ctx context.Context, token string, c duroxide.OrchestrationCommit) error {
+	if err, faulted := f.inject(token, func() error { return f.Provider.AckOrchestrationItem(ctx, token, c) }); faulted {
+		return err
+	}
+	return f.Provider.AckOrchestrationItem(ctx, token, c)
+}
+
+func (f *ackFaults) AckOrchestrationItemAndFetch(ctx context.Context, token string, c duroxide.OrchestrationCommit,
+	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
+	if err, faulted := f.inject(token, func() error { return f.Provider.AckOrchestrationItem(ctx, token, c) }); faulted {
+		return nil, err
+	}
+	return f.Provider.(duroxide.OrchestrationAckFetcher).AckOrchestrationItemAndFetch(ctx, token, c, lockTimeout, pollTimeout, filter)
+}
+
+// TestCacheTurnWhoseAckFailsIsNotCached: a three-activity Sequence whose
+// second turn (a hit) does not commit as the runtime asked. Its engine,
+// which ran a turn the store may not have, must not be cached: the
+// instance's next turn misses and replays, and the result is right.
+func TestCacheTurnWhoseAckFailsIsNotCached(t *testing.T) {
+	t.Parallel()
+	const n = 3
+	for _, tc := range []struct {
+		name  string
+		fault func(call int, ack func() error) (error, bool)
+		// redo is how the test gets the dropped turn redone: nothing, or
+		// the clock moved past a lock or an abandon delay.
+		redo time.Duration
+		want durable.CacheStats
+	}{{
+		// The lock was taken over: nothing applied, the turn is dropped
+		// and redone once the lock expires.
+		name: "lock lost",
+		fault: func(call int, _ func() error) (error, bool) {
+			return fmt.Errorf("injected: %w", duroxide.ErrLockLost), call == 1
+		},
+		redo: 6 * time.Second, // past the 5s lock
+		want: durable.CacheStats{Hits: n, Misses: 2},
+	}, {
+		// Storage keeps failing: nothing applied, the batch is abandoned
+		// after the retries and redone after the abandon delay.
+		name: "retryable, not applied",
+		fault: func(int, func() error) (error, bool) {
+			return duroxide.Retryable("ack_orchestration_item", "connection reset"), true
+		},
+		redo: 2 * time.Second,
+		want: durable.CacheStats{Hits: n, Misses: 2},
+	}, {
+		// The commit applied but its reply was lost: the runtime cannot
+		// tell, its re-ack finds the lock gone and it drops the turn. The
+		// instance moved on without a cached copy: the next turn misses.
+		name: "retryable, applied",
+		fault: func(call int, ack func() error) (error, bool) {
+			if call != 1 {
+				return nil, false
+			}
+			if err := ack(); err != nil {
+				return err, true
+			}
+			return duroxide.Retryable("ack_orchestration_item", "connection reset after the reply was sent"), true
+		},
+		want: durable.CacheStats{Hits: n - 1, Misses: 2},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			runs, w := newCounts(), newTurnWatch()
+			var f *ackFaults
+			env := durabletest.Start(t, cacheRegistry(runs), durabletest.WithOptions(cacheOptions(w, 1000)),
+				durabletest.WithProviderWrapper(func(p duroxide.Provider) duroxide.Provider {
+					f = newAckFaults(p, 2, tc.fault)
+					return f
+				}))
+			start(t, env.Client, "seq", "Sequence", fmt.Sprint(n))
+			select {
+			case <-f.injected:
+			case <-time.After(30 * time.Second):
+				t.Fatal("the second turn never acked")
+			}
+			w.await(t, "the faulted turn to end", func(active, ended int) bool { return ended >= 2 })
+			if s := env.Runtime.CacheStats(); s.Entries != 0 {
+				t.Fatalf("a turn whose ack failed was cached: %+v", s)
+			}
+			if tc.redo > 0 {
+				env.Advance(tc.redo)
+			}
+			mustComplete(t, env.Wait(t, "seq"), sequenceOutput("seq", n))
+			w.idle(t)
+			wantCacheStats(t, env.Runtime, tc.want)
+			runs.wantEach(t, 1, n, 1)
+			h, err := env.Provider.Read(t.Context(), "seq")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(h); got != 2+4*n { // started, n x (scheduled, completed, status, kv), completed
+				t.Fatalf("history has %d events, want %d: the dropped turn left a trace or was lost", got, 2+4*n)
+			}
+		})
+	}
+}
+
+// terminalRegistry registers Terminal: it waits for event go, then ends as
+// its input says.
+func terminalRegistry() *durable.Registry {
+	reg := durable.NewRegistry()
+	reg.MustAddOrchestration("Terminal", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		if in == "next" {
+			return "continued", nil
+		}
+		ctx.SetCustomStatus("waiting")
+		v, err := ctx.WaitForEvent("go").Get()
+		if err != nil {
+			return "", err
+		}
+		switch in {
+		case "complete":
+			return "done:" + v, nil
+		case "fail":
+			return "", fmt.Errorf("failed:%s", v)
+		case "panic":
+			panic("panicked:" + v)
+		case "continue":
+			ctx.ContinueAsNew("next")
+			return "", nil
+		}
+		return "", fmt.Errorf("unknown input %q", in)
+	})
+	return reg
+}
+
+// TestCacheTerminalTurnsLeaveNoEntry: whatever ends an execution whose code
+// is cached (completion, failure, panic, continue-as-new, nondeterminism,
+// cancellation), the ending turn resumes the cached code and caches
+// nothing afterwards.
+func TestCacheTerminalTurnsLeaveNoEntry(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, input string
+		end         func(t *testing.T, env *durabletest.Env)
+		check       func(t *testing.T, st durable.OrchestrationStatus)
+		misses      uint64
+	}{
+		{"completed", "complete", raiseGo, func(t *testing.T, st durable.OrchestrationStatus) { mustComplete(t, st, "done:go!") }, 1},
+		{"failed", "fail", raiseGo, wantFailure("failed:go!"), 1},
+		{"panicked", "panic", raiseGo, wantFailure("panicked:go!"), 1},
+		// The continue-as-new message's turn starts the next execution:
+		// nothing of the ended one is cached for it, so it misses.
+		{"continued as new", "continue", raiseGo, func(t *testing.T, st durable.OrchestrationStatus) { mustComplete(t, st, "continued") }, 2},
+		{"nondeterminism", "complete", func(t *testing.T, env *durabletest.Env) {
+			// A completion of an activity the execution never scheduled.
+			if err := env.Provider.EnqueueForOrchestrator(t.Context(), duroxide.ActivityCompleted{Instance: "end", ExecutionID: 1, ID: 99, Result: "x"}, 0); err != nil {
+				t.Fatal(err)
+			}
+		}, wantFailure("no matching schedule for completion id=99"), 1},
+		{"cancelled", "complete", func(t *testing.T, env *durabletest.Env) {
+			if err := env.Client.CancelInstance(t.Context(), "end", "stop"); err != nil {
+				t.Fatal(err)
+			}
+		}, wantFailure("stop"), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newTurnWatch()
+			env := durabletest.Start(t, terminalRegistry(), durabletest.WithOptions(cacheOptions(w, 1000)))
+			start(t, env.Client, "end", "Terminal", tc.input)
+			waitCustomStatus(t, env.Client, "end", "waiting")
+			w.idle(t)
+			if s := env.Runtime.CacheStats(); s.Entries != 1 {
+				t.Fatalf("the waiting instance is not cached: %+v", s)
+			}
+			tc.end(t, env)
+			tc.check(t, env.Wait(t, "end"))
+			w.idle(t)
+			wantCacheStats(t, env.Runtime, durable.CacheStats{Hits: 1, Misses: tc.misses})
+		})
+	}
+}
+
+func raiseGo(t *testing.T, env *durabletest.Env) { raise(t, env.Client, "end", "go", "go!") }
+
+func wantFailure(contains string) func(*testing.T, durable.OrchestrationStatus) {
+	return func(t *testing.T, st durable.OrchestrationStatus) {
+		t.Helper()
+		if st.Status != durable.StatusFailed || !strings.Contains(st.FailureMessage(), contains) {
+			t.Fatalf("status %v %q, want a failure containing %q", st.Status, st.FailureMessage(), contains)
+		}
+	}
+}
