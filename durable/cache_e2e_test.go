@@ -3,7 +3,9 @@ package durable_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -689,4 +691,298 @@ func wantFailure(contains string) func(*testing.T, durable.OrchestrationStatus) 
 			t.Fatalf("status %v %q, want a failure containing %q", st.Status, st.FailureMessage(), contains)
 		}
 	}
+}
+
+// runGated starts ids as Gated instances and drives each through both
+// gates, checking at each gate that every instance waits there (wait runs
+// between the phases, e.g. to check the cache), then checks every result.
+func runGated(t *testing.T, c *durable.Client, ids []string, wait func(gate string)) {
+	t.Helper()
+	for _, id := range ids {
+		start(t, c, id, "Gated", "")
+	}
+	for _, gate := range []string{"g1", "g2"} {
+		for _, id := range ids {
+			waitCustomStatus(t, c, id, gate)
+		}
+		wait(gate)
+		for _, id := range ids {
+			raise(t, c, id, gate, id+"@"+gate)
+		}
+	}
+	for _, id := range ids {
+		st, err := c.WaitForOrchestration(t.Context(), id, 30*time.Second)
+		if err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		mustComplete(t, st, gatedOutput(id, id+"@g1", id+"@g2"))
+	}
+}
+
+func gatedIDs(prefix string, n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%s-%d", prefix, i)
+	}
+	return ids
+}
+
+// TestCacheBoundsEvictAndEveryInstanceStillCompletes: five instances wait
+// at gates on a runtime that caches two. The bound holds at every gate,
+// evictions are counted, the evicted instances' turns replay, and every
+// instance completes with the right result.
+func TestCacheBoundsEvictAndEveryInstanceStillCompletes(t *testing.T) {
+	t.Parallel()
+	const n = 5
+	for name, opts := range map[string]func(*durable.Options){
+		"entries": func(o *durable.Options) { o.InstanceCacheEntries = 2 },
+		// Room for two waiting Gated instances, not three (an estimated
+		// 830 bytes each at their first gate, 1,300 at the second).
+		"bytes": func(o *durable.Options) { o.InstanceCacheBytes = 2000 },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			runs, w := newCounts(), newTurnWatch()
+			o := cacheOptions(w, 1000)
+			opts(&o)
+			env := durabletest.Start(t, cacheRegistry(runs), durabletest.WithOptions(o))
+			runGated(t, env.Client, gatedIDs("bound", n), func(gate string) {
+				w.idle(t)
+				s := env.Runtime.CacheStats()
+				if s.Entries < 1 || s.Entries > 2 || (o.InstanceCacheBytes > 0 && s.Bytes > o.InstanceCacheBytes) {
+					t.Fatalf("at %s: %+v, want 1 or 2 entries (byte bound %d)", gate, s, o.InstanceCacheBytes)
+				}
+			})
+			w.idle(t)
+			s := env.Runtime.CacheStats()
+			// Each instance has six turns (six takes); the first five
+			// leave its engine cached (five puts), the last ends it. An
+			// engine put is later taken by a hit or evicted.
+			const takes, puts = 6 * n, 5 * n
+			if s.Hits+s.Misses != takes || s.Hits+s.Evictions != puts || s.Entries != 0 || s.Bytes != 0 {
+				t.Errorf("stats %+v: want %d takes (hits+misses) and %d puts (hits+evictions), nothing left", s, takes, puts)
+			}
+			// At each gate at least three instances were evicted: their
+			// gate turns miss, as does every instance's first turn.
+			if s.Misses < n+3+3 {
+				t.Errorf("stats %+v: want at least %d misses", s, n+6)
+			}
+			runs.wantEach(t, n, 3, 1)
+		})
+	}
+}
+
+// TestCacheOffRuntimeNeverHits: with either bound negative nothing is
+// cached and every turn replays.
+func TestCacheOffRuntimeNeverHits(t *testing.T) {
+	t.Parallel()
+	for name, opts := range map[string]func(*durable.Options){
+		"entries": func(o *durable.Options) { o.InstanceCacheEntries = -1 },
+		"bytes":   func(o *durable.Options) { o.InstanceCacheBytes = -1 },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			runs, w := newCounts(), newTurnWatch()
+			o := cacheOptions(w, 1000)
+			opts(&o)
+			env := durabletest.Start(t, cacheRegistry(runs), durabletest.WithOptions(o))
+			ids := gatedIDs("off", 3)
+			runGated(t, env.Client, ids, func(string) {
+				w.idle(t)
+				if s := env.Runtime.CacheStats(); s.Entries != 0 || s.Hits != 0 {
+					t.Fatalf("a runtime without a cache cached: %+v", s)
+				}
+			})
+			w.idle(t)
+			wantCacheStats(t, env.Runtime, durable.CacheStats{Misses: uint64(6 * len(ids))})
+			runs.wantEach(t, len(ids), 3, 1)
+		})
+	}
+}
+
+// TestCacheEnvSwitchTurnsItOff proves DUROXIDE_INSTANCE_CACHE=off reaches
+// the runtimes of the suite (Env's, and the ported tests' harness), and
+// leaves alone the tests that size the cache themselves.
+func TestCacheEnvSwitchTurnsItOff(t *testing.T) {
+	t.Setenv(durabletest.EnvInstanceCache, "off")
+	for name, tc := range map[string]struct {
+		entries int
+		hits    bool
+	}{"default": {0, false}, "sized by the test": {1000, true}} {
+		t.Run(name, func(t *testing.T) {
+			w := newTurnWatch()
+			env := durabletest.Start(t, cacheRegistry(newCounts()), durabletest.WithOptions(cacheOptions(w, tc.entries)))
+			mustComplete(t, env.StartAndWait(t, "seq", "Sequence", "3"), sequenceOutput("seq", 3))
+			w.await(t, "every turn but the last to end", func(_, ended int) bool { return ended >= 3 })
+			if s := env.Runtime.CacheStats(); (s.Hits == 3) != tc.hits || s.Hits+s.Misses != 4 {
+				t.Errorf("with %s=off: %+v, hits %v", durabletest.EnvInstanceCache, s, tc.hits)
+			}
+		})
+	}
+	h := newHarness(t, cacheRegistry(newCounts()))
+	h.start("seq", "Sequence", "3")
+	h.wantCompleted("seq", sequenceOutput("seq", 3))
+	if s := h.rt.CacheStats(); s.Hits != 0 || s.Misses == 0 {
+		t.Errorf("harness with %s=off: %+v", durabletest.EnvInstanceCache, s)
+	}
+}
+
+// TestCacheChaosRuntimeKilledHoldingCachedInstances: runtime A holds every
+// instance cached at its first gate when it freezes abruptly, some of its
+// turns and activities in flight with their locks held (half the
+// instances were just released from the gate). Runtime B takes over past
+// the locks and runs every instance to its second gate, then stops. A
+// comes back with copies B made stale, alone, and finishes every
+// instance. Each must complete exactly once with the right result and a
+// well-formed history; activities run at least once, and exactly once
+// where nothing of theirs was in flight at the freeze.
+func TestCacheChaosRuntimeKilledHoldingCachedInstances(t *testing.T) {
+	t.Parallel()
+	const n = 8
+	runs := newCounts()
+	wa, wb := newTurnWatch(), newTurnWatch()
+	opts := func(w *turnWatch) durable.Options {
+		o := cacheOptions(w, 1000)
+		o.OrchestrationConcurrency, o.WorkerConcurrency = 2, 2
+		o.Logger = slog.New(slog.DiscardHandler) // the frozen runtime's failing calls are expected
+		return o
+	}
+	var cut *severable
+	env := durabletest.Start(t, cacheRegistry(runs), durabletest.WithOptions(opts(wa)),
+		durabletest.WithProviderWrapper(func(p duroxide.Provider) duroxide.Provider {
+			cut = newSeverable(p)
+			return cut
+		}))
+	t.Cleanup(cut.Release) // if the test fails before A reconnects
+	a, c := env.Runtime, durable.NewClient(env.Provider)
+	ids := gatedIDs("chaos", n)
+	early, late := ids[:n/2], ids[n/2:]
+	for _, id := range ids {
+		start(t, c, id, "Gated", "")
+	}
+	for _, id := range ids {
+		waitCustomStatus(t, c, id, "g1")
+	}
+	wa.idle(t)
+	if s := a.CacheStats(); s.Entries != n {
+		t.Fatalf("runtime A holds %d instances, want all %d: %+v", s.Entries, n, s)
+	}
+
+	for _, id := range early {
+		raise(t, c, id, "g1", id+"@g1")
+	}
+	cut.Sever()
+	for _, id := range late {
+		raise(t, c, id, "g1", id+"@g1")
+	}
+	env.Advance(time.Hour) // past every lock A holds
+	b := env.NewRuntime(t, cacheRegistry(runs), opts(wb))
+	for _, id := range ids {
+		waitCustomStatus(t, c, id, "g2")
+	}
+	wb.idle(t)
+	shutdown(t, b)
+	if s := b.CacheStats(); s.Entries != 0 {
+		t.Errorf("runtime B kept cached instances after shutting down: %+v", s)
+	}
+
+	before := a.CacheStats()
+	cut.Reconnect()
+	for _, id := range ids {
+		raise(t, c, id, "g2", id+"@g2")
+	}
+	for _, id := range ids {
+		st, err := c.WaitForOrchestration(t.Context(), id, 30*time.Second)
+		if err != nil {
+			t.Fatalf("%s did not finish: %v", id, err)
+		}
+		mustComplete(t, st, gatedOutput(id, id+"@g1", id+"@g2"))
+		hist := executionHistories(t, c, id)
+		if len(hist) != 1 {
+			t.Fatalf("%s: %d executions, want 1", id, len(hist))
+		}
+		if problems := gatedHistoryProblems(hist[0]); len(problems) > 0 {
+			t.Errorf("%s: history is malformed: %s", id, strings.Join(problems, "; "))
+		}
+	}
+	wa.idle(t)
+
+	// After A came back, each instance had two turns there (its g2 turn
+	// and its last): the late instances' g2 turns found copies B had made
+	// stale, so they missed and evicted them.
+	after := a.CacheStats()
+	hits, misses, evicted := after.Hits-before.Hits, after.Misses-before.Misses, after.Evictions-before.Evictions
+	t.Logf("runtime A held %d entries when it came back: %d hits, %d misses, %d evictions since", before.Entries, hits, misses, evicted)
+	if hits+misses != 2*n || misses < uint64(len(late)) || evicted < uint64(len(late)) || evicted > uint64(before.Entries) || after.Entries != 0 {
+		t.Errorf("runtime A after coming back: %d hits, %d misses, %d evictions (of %d entries held), %d left; want %d turns, at least %d stale misses",
+			hits, misses, evicted, before.Entries, after.Entries, 2*n, len(late))
+	}
+	runs.mu.Lock()
+	defer runs.mu.Unlock()
+	for _, id := range ids {
+		for i := range 3 {
+			in := fmt.Sprintf("%s/%d", id, i)
+			got, atMost := runs.m[in], 1
+			if i == 1 && slices.Contains(early, id) {
+				atMost = 2 // its activity may have run on A before the freeze, its result unacked
+			}
+			if got < 1 || got > atMost {
+				t.Errorf("activity %s ran %d times, want 1..%d", in, got, atMost)
+			}
+		}
+	}
+}
+
+// gatedHistoryProblems lists what is wrong with a finished Gated history:
+// ids must increase from 1, it must start once and complete once and last,
+// every activity must be scheduled and completed exactly once (three of
+// them) and each gate's event recorded exactly once.
+func gatedHistoryProblems(hist []duroxide.Event) []string {
+	var out []string
+	scheduled, completed, events := map[uint64]bool{}, map[uint64]int{}, map[string]int{}
+	terminal := 0
+	for i, ev := range hist {
+		if ev.EventID != uint64(i+1) {
+			out = append(out, fmt.Sprintf("event %d has id %d", i, ev.EventID))
+		}
+		switch k := ev.Kind.(type) {
+		case duroxide.ActivityScheduledEvent:
+			scheduled[ev.EventID] = true
+		case duroxide.ActivityCompletedEvent:
+			if ev.SourceEventID == nil || !scheduled[*ev.SourceEventID] {
+				out = append(out, fmt.Sprintf("completion %d of nothing scheduled", ev.EventID))
+			} else {
+				completed[*ev.SourceEventID]++
+			}
+		case duroxide.ExternalEventEvent:
+			events[k.Name]++
+		case duroxide.OrchestrationCompletedEvent:
+			terminal++
+		case duroxide.OrchestrationStartedEvent:
+			if i != 0 {
+				out = append(out, fmt.Sprintf("started again at %d", ev.EventID))
+			}
+		case duroxide.ExternalSubscribedEvent, duroxide.CustomStatusUpdatedEvent:
+		default:
+			out = append(out, "unexpected "+ev.Kind.EventType())
+		}
+	}
+	if len(hist) == 0 || hist[0].Kind.EventType() != "OrchestrationStarted" {
+		out = append(out, "does not begin with OrchestrationStarted")
+	}
+	if terminal != 1 || hist[len(hist)-1].Kind.EventType() != "OrchestrationCompleted" {
+		out = append(out, fmt.Sprintf("%d completions, last event not OrchestrationCompleted", terminal))
+	}
+	if len(scheduled) != 3 {
+		out = append(out, fmt.Sprintf("%d activities scheduled, want 3", len(scheduled)))
+	}
+	for id := range scheduled {
+		if completed[id] != 1 {
+			out = append(out, fmt.Sprintf("activity #%d completed %d times", id, completed[id]))
+		}
+	}
+	if events["g1"] != 1 || events["g2"] != 1 {
+		out = append(out, fmt.Sprintf("gate events recorded %v, want each once", events))
+	}
+	return out
 }
