@@ -727,6 +727,25 @@ func gatedIDs(prefix string, n int) []string {
 	return ids
 }
 
+// runGatedWith runs ids through Gated (see runGated) on a runtime whose
+// options tweak adjusts, hands the cache's stats at each gate to atGate,
+// checks every activity ran once and returns the stats once every turn
+// has ended.
+func runGatedWith(t *testing.T, ids []string, tweak func(*durable.Options), atGate func(gate string, s durable.CacheStats)) durable.CacheStats {
+	t.Helper()
+	runs, w := newCounts(), newTurnWatch()
+	o := cacheOptions(w, 1000)
+	tweak(&o)
+	env := durabletest.Start(t, cacheRegistry(runs), durabletest.WithOptions(o))
+	runGated(t, env.Client, ids, func(gate string) {
+		w.idle(t)
+		atGate(gate, env.Runtime.CacheStats())
+	})
+	w.idle(t)
+	runs.wantEach(t, len(ids), 3, 1)
+	return env.Runtime.CacheStats()
+}
+
 // TestCacheBoundsEvictAndEveryInstanceStillCompletes: five instances wait
 // at gates on a runtime that caches two. The bound holds at every gate,
 // evictions are counted, the evicted instances' turns replay, and every
@@ -734,27 +753,24 @@ func gatedIDs(prefix string, n int) []string {
 func TestCacheBoundsEvictAndEveryInstanceStillCompletes(t *testing.T) {
 	t.Parallel()
 	const n = 5
-	for name, opts := range map[string]func(*durable.Options){
-		"entries": func(o *durable.Options) { o.InstanceCacheEntries = 2 },
+	for name, bound := range map[string]durable.Options{
+		"entries": {InstanceCacheEntries: 2},
 		// Room for two waiting Gated instances, not three (an estimated
 		// 830 bytes each at their first gate, 1,300 at the second).
-		"bytes": func(o *durable.Options) { o.InstanceCacheBytes = 2000 },
+		"bytes": {InstanceCacheBytes: 2000},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			runs, w := newCounts(), newTurnWatch()
-			o := cacheOptions(w, 1000)
-			opts(&o)
-			env := durabletest.Start(t, cacheRegistry(runs), durabletest.WithOptions(o))
-			runGated(t, env.Client, gatedIDs("bound", n), func(gate string) {
-				w.idle(t)
-				s := env.Runtime.CacheStats()
-				if s.Entries < 1 || s.Entries > 2 || (o.InstanceCacheBytes > 0 && s.Bytes > o.InstanceCacheBytes) {
-					t.Fatalf("at %s: %+v, want 1 or 2 entries (byte bound %d)", gate, s, o.InstanceCacheBytes)
+			s := runGatedWith(t, gatedIDs("bound", n), func(o *durable.Options) {
+				if bound.InstanceCacheEntries != 0 {
+					o.InstanceCacheEntries = bound.InstanceCacheEntries
+				}
+				o.InstanceCacheBytes = bound.InstanceCacheBytes
+			}, func(gate string, s durable.CacheStats) {
+				if s.Entries < 1 || s.Entries > 2 || (bound.InstanceCacheBytes > 0 && s.Bytes > bound.InstanceCacheBytes) {
+					t.Fatalf("at %s: %+v, want 1 or 2 entries (byte bound %d)", gate, s, bound.InstanceCacheBytes)
 				}
 			})
-			w.idle(t)
-			s := env.Runtime.CacheStats()
 			// Each instance has six turns (six takes); the first five
 			// leave its engine cached (five puts), the last ends it. An
 			// engine put is later taken by a hit or evicted.
@@ -767,7 +783,6 @@ func TestCacheBoundsEvictAndEveryInstanceStillCompletes(t *testing.T) {
 			if s.Misses < n+3+3 {
 				t.Errorf("stats %+v: want at least %d misses", s, n+6)
 			}
-			runs.wantEach(t, n, 3, 1)
 		})
 	}
 }
@@ -776,26 +791,21 @@ func TestCacheBoundsEvictAndEveryInstanceStillCompletes(t *testing.T) {
 // cached and every turn replays.
 func TestCacheOffRuntimeNeverHits(t *testing.T) {
 	t.Parallel()
-	for name, opts := range map[string]func(*durable.Options){
+	for name, off := range map[string]func(*durable.Options){
 		"entries": func(o *durable.Options) { o.InstanceCacheEntries = -1 },
 		"bytes":   func(o *durable.Options) { o.InstanceCacheBytes = -1 },
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			runs, w := newCounts(), newTurnWatch()
-			o := cacheOptions(w, 1000)
-			opts(&o)
-			env := durabletest.Start(t, cacheRegistry(runs), durabletest.WithOptions(o))
 			ids := gatedIDs("off", 3)
-			runGated(t, env.Client, ids, func(string) {
-				w.idle(t)
-				if s := env.Runtime.CacheStats(); s.Entries != 0 || s.Hits != 0 {
-					t.Fatalf("a runtime without a cache cached: %+v", s)
+			s := runGatedWith(t, ids, off, func(gate string, s durable.CacheStats) {
+				if s.Entries != 0 || s.Hits != 0 {
+					t.Fatalf("at %s a runtime without a cache cached: %+v", gate, s)
 				}
 			})
-			w.idle(t)
-			wantCacheStats(t, env.Runtime, durable.CacheStats{Misses: uint64(6 * len(ids))})
-			runs.wantEach(t, len(ids), 3, 1)
+			if want := (durable.CacheStats{Misses: uint64(6 * len(ids))}); s != want {
+				t.Errorf("cache stats\n got %+v\nwant %+v", s, want)
+			}
 		})
 	}
 }
@@ -934,51 +944,14 @@ func TestCacheChaosRuntimeKilledHoldingCachedInstances(t *testing.T) {
 }
 
 // gatedHistoryProblems lists what is wrong with a finished Gated history:
-// ids must increase from 1, it must start once and complete once and last,
-// every activity must be scheduled and completed exactly once (three of
-// them) and each gate's event recorded exactly once.
+// a well-formed execution of three activities that completed once, and
+// each gate's event recorded exactly once.
 func gatedHistoryProblems(hist []duroxide.Event) []string {
-	var out []string
-	scheduled, completed, events := map[uint64]bool{}, map[uint64]int{}, map[string]int{}
-	terminal := 0
-	for i, ev := range hist {
-		if ev.EventID != uint64(i+1) {
-			out = append(out, fmt.Sprintf("event %d has id %d", i, ev.EventID))
-		}
-		switch k := ev.Kind.(type) {
-		case duroxide.ActivityScheduledEvent:
-			scheduled[ev.EventID] = true
-		case duroxide.ActivityCompletedEvent:
-			if ev.SourceEventID == nil || !scheduled[*ev.SourceEventID] {
-				out = append(out, fmt.Sprintf("completion %d of nothing scheduled", ev.EventID))
-			} else {
-				completed[*ev.SourceEventID]++
-			}
-		case duroxide.ExternalEventEvent:
+	out := executionProblems(hist, 3, "ExternalSubscribed", "ExternalEvent", "CustomStatusUpdated")
+	events := map[string]int{}
+	for _, ev := range hist {
+		if k, ok := ev.Kind.(duroxide.ExternalEventEvent); ok {
 			events[k.Name]++
-		case duroxide.OrchestrationCompletedEvent:
-			terminal++
-		case duroxide.OrchestrationStartedEvent:
-			if i != 0 {
-				out = append(out, fmt.Sprintf("started again at %d", ev.EventID))
-			}
-		case duroxide.ExternalSubscribedEvent, duroxide.CustomStatusUpdatedEvent:
-		default:
-			out = append(out, "unexpected "+ev.Kind.EventType())
-		}
-	}
-	if len(hist) == 0 || hist[0].Kind.EventType() != "OrchestrationStarted" {
-		out = append(out, "does not begin with OrchestrationStarted")
-	}
-	if terminal != 1 || hist[len(hist)-1].Kind.EventType() != "OrchestrationCompleted" {
-		out = append(out, fmt.Sprintf("%d completions, last event not OrchestrationCompleted", terminal))
-	}
-	if len(scheduled) != 3 {
-		out = append(out, fmt.Sprintf("%d activities scheduled, want 3", len(scheduled)))
-	}
-	for id := range scheduled {
-		if completed[id] != 1 {
-			out = append(out, fmt.Sprintf("activity #%d completed %d times", id, completed[id]))
 		}
 	}
 	if events["g1"] != 1 || events["g2"] != 1 {
