@@ -959,3 +959,29 @@ func gatedHistoryProblems(hist []duroxide.Event) []string {
 	}
 	return out
 }
+
+// TestCacheTimersSetByCachedTurnsFireWhenDue: a cached turn's ack-and-fetch
+// polls only briefly; the timer the turn set must still wake a fetcher when
+// it is due, not after the provider's periodic refresh (10 s). Real time:
+// the clock is not moved, so no wake-up is forced.
+func TestCacheTimersSetByCachedTurnsFireWhenDue(t *testing.T) {
+	t.Parallel()
+	reg := durable.NewRegistry().MustAddOrchestration("Timers", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		for range 3 {
+			if _, err := ctx.Timer(20 * time.Millisecond).Get(); err != nil {
+				return "", err
+			}
+		}
+		return "fired", nil
+	})
+	w := newTurnWatch()
+	env := durabletest.Start(t, reg, durabletest.WithOptions(cacheOptions(w, 1000)))
+	start(t, env.Client, "timers", "Timers", "")
+	st, err := env.Client.WaitForOrchestration(t.Context(), "timers", 8*time.Second)
+	if err != nil {
+		t.Fatalf("three 20ms timers did not fire within 8s: %v", err)
+	}
+	mustComplete(t, st, "fired")
+	w.await(t, "every turn but the last to end", func(_, ended int) bool { return ended >= 3 })
+	wantCacheStats(t, env.Runtime, durable.CacheStats{Hits: 3, Misses: 1})
+}

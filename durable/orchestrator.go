@@ -309,10 +309,10 @@ func executionMetadata(delta []duroxide.Event) duroxide.ExecutionMetadata {
 // same call fetches the slot's next instance into next; otherwise, and
 // whenever that call fails without its ack applied, the plain ack with its
 // retries decides (see ackfetch.go for why). The fetch of a turn whose
-// engine is then cached does not long-poll: the engine is cached only once
-// the call returns, and a long poll would leave the instance uncached
-// meanwhile, so the dispatcher that fetches its next message would miss,
-// and this one would later cache a copy already out of date.
+// engine is then cached polls only briefly (cachedTurnPoll): the engine is
+// cached once the call returns, and a long poll would leave the instance
+// uncached meanwhile, so the dispatcher that fetches its next message
+// would wait for it (see instanceCache.committing).
 func (r *Runtime) ackTurn(item *duroxide.OrchestrationItem, commit duroxide.OrchestrationCommit, next *handoff[duroxide.OrchestrationItem], cache bool) bool {
 	af, ok := r.p.(duroxide.OrchestrationAckFetcher)
 	if !ok || r.opts.DisableAckFetch || !next.open(r) {
@@ -321,7 +321,7 @@ func (r *Runtime) ackTurn(item *duroxide.OrchestrationItem, commit duroxide.Orch
 	next.release()
 	poll := r.opts.LongPollTimeout
 	if cache {
-		poll = 0
+		poll = min(poll, cachedTurnPoll)
 	}
 	got, err := r.ackAndFetch(af, item.LockToken, commit, poll)
 	if next.keep(got, err) {
@@ -333,6 +333,13 @@ func (r *Runtime) ackTurn(item *duroxide.OrchestrationItem, commit duroxide.Orch
 	}
 	return r.ack(item, commit)
 }
+
+// cachedTurnPoll is the poll of the ack-and-fetch of a turn whose engine is
+// then cached. Not zero: a fetch that may not wait runs once and keeps
+// nothing of what it learnt, and the Redis provider then forgets when the
+// next delayed message (a timer this very turn set) becomes due, so no
+// fetcher wakes for it until its periodic refresh.
+const cachedTurnPoll = time.Millisecond
 
 // ackAndFetch is the combined call, history-free when the cache is on.
 func (r *Runtime) ackAndFetch(af duroxide.OrchestrationAckFetcher, token string, commit duroxide.OrchestrationCommit, poll time.Duration) (*duroxide.OrchestrationItem, error) {

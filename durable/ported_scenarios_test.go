@@ -31,7 +31,9 @@ func TestVersionReplayBugE2eReplayCompletionOnlyMustUseVersionFromHistory(t *tes
 			v103.Add(1)
 			return ctx.ScheduleActivity("system-prune-2", "prune-input").Get()
 		})
-	h := newHarness(t, reg)
+	// Without the instance cache, the completion's turn replays, as the
+	// scenario requires (a cached turn resumes the code it started).
+	h := newHarnessWith(t, reg, durable.Options{InstanceCacheEntries: -1})
 	if err := h.client.StartOrchestration(h.ctx, "issue49-repro", "SystemPruner", "test-input", durable.WithVersion("1.0.2")); err != nil {
 		t.Fatal(err)
 	}
