@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/duroxide-go/duroxide-redis/durable/internal/engine"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
@@ -16,7 +17,9 @@ type CacheStats struct {
 	Hits, Misses uint64
 	// Evictions are cached instances dropped before their next turn: to
 	// respect the bounds, or because their stored history moved on
-	// elsewhere, their lock was lost or their turn did not commit.
+	// elsewhere (another runtime ran them). A turn that does not commit
+	// (its lock was lost, its ack failed) caches nothing: the instance's
+	// next turn misses.
 	Evictions uint64
 	// Entries and Bytes are what the cache holds now (Bytes is an estimate).
 	Entries int
@@ -30,6 +33,7 @@ type CacheStats struct {
 type instanceCache struct {
 	maxEntries int
 	maxBytes   int64
+	maxWait    time.Duration // the longest a take waits for a commit here
 
 	mu      sync.Mutex
 	lru     *list.List // of *cacheEntry, most recent first
@@ -37,6 +41,13 @@ type instanceCache struct {
 	bytes   int64
 	stats   CacheStats
 	stopped bool
+	// committing holds, per instance, a channel closed once this runtime's
+	// turn that is committing it has cached its engine or given up. The
+	// commit releases the instance's lock before the turn learns that it
+	// applied, so another dispatcher here may fetch the instance's next
+	// message first: its take waits for the engine instead of missing (and
+	// the first turn then caching a copy already out of date).
+	committing map[string]chan struct{}
 }
 
 // cacheEntry is one cached execution and where its history ended when it
@@ -49,8 +60,9 @@ type cacheEntry struct {
 	bytes    int64
 }
 
-func newInstanceCache(maxEntries int, maxBytes int64) *instanceCache {
-	return &instanceCache{maxEntries: maxEntries, maxBytes: maxBytes, lru: list.New(), byInst: map[string]*list.Element{}}
+func newInstanceCache(maxEntries int, maxBytes int64, maxWait time.Duration) *instanceCache {
+	return &instanceCache{maxEntries: maxEntries, maxBytes: maxBytes, maxWait: maxWait, lru: list.New(),
+		byInst: map[string]*list.Element{}, committing: map[string]chan struct{}{}}
 }
 
 func (c *instanceCache) enabled() bool { return c.maxEntries > 0 && c.maxBytes > 0 }
@@ -60,6 +72,7 @@ func (c *instanceCache) enabled() bool { return c.maxEntries > 0 && c.maxBytes >
 // is evicted. A nil result is a miss.
 func (c *instanceCache) take(instance string, cur duroxide.HistoryCursor) *cacheEntry {
 	c.mu.Lock()
+	c.awaitCommit(instance)
 	el, ok := c.byInst[instance]
 	if !ok {
 		c.stats.Misses++
@@ -77,6 +90,50 @@ func (c *instanceCache) take(instance string, cur duroxide.HistoryCursor) *cache
 	c.stats.Hits++
 	c.mu.Unlock()
 	return e
+}
+
+// commit marks instance as being committed by a turn that will cache its
+// engine if the commit applies, until the returned func is called (after
+// the put, if any).
+func (c *instanceCache) commit(instance string) (done func()) {
+	ch := make(chan struct{})
+	c.mu.Lock()
+	c.committing[instance] = ch
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		if c.committing[instance] == ch {
+			delete(c.committing, instance)
+		}
+		c.mu.Unlock()
+		close(ch)
+	}
+}
+
+// awaitCommit waits while a turn here is committing instance, at most
+// maxWait (a commit that slow has its lock expired anyway). The caller holds
+// mu, which is released meanwhile.
+func (c *instanceCache) awaitCommit(instance string) {
+	var timeout <-chan time.Time
+	for {
+		ch, ok := c.committing[instance]
+		if !ok {
+			return
+		}
+		if timeout == nil {
+			t := time.NewTimer(c.maxWait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		c.mu.Unlock()
+		select {
+		case <-ch:
+			c.mu.Lock()
+		case <-timeout:
+			c.mu.Lock()
+			return
+		}
+	}
 }
 
 // matches reports whether cur, fetched now, is where the cached engine's

@@ -373,6 +373,11 @@ func testE2ENondeterminismFailsTheInstance(t *testing.T, backend durabletest.Bac
 	}
 	waitRunning(t, env, "fickle", 3)
 	changed.Store(true)
+	// A deployment replaces the runtime, and its successor replays the
+	// history with the new code (the runtime that ran the first turn keeps
+	// the code it started cached, so it would not notice).
+	shutdown(t, env.Runtime)
+	env.NewRuntime(t, reg, durable.Options{LongPollTimeout: 100 * time.Millisecond})
 	if err := env.Client.RaiseEvent(ctx, "fickle", "go", ""); err != nil {
 		t.Fatal(err)
 	}

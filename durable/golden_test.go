@@ -563,6 +563,7 @@ func startHarnessOn(t *testing.T, p duroxide.Provider, reg *durable.Registry, op
 func (h *harness) restart(reg *durable.Registry, opts durable.Options) {
 	h.t.Helper()
 	h.shutdown()
+	opts = durabletest.EnvOptions(opts)
 	opts.Clock = nil
 	if h.frozen {
 		opts.Clock = func() time.Time { return h.now }

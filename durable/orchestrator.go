@@ -174,7 +174,7 @@ func (r *Runtime) runTurn(item *duroxide.OrchestrationItem, eng *engine.Engine, 
 		b.Name, b.Version = item.OrchestrationName, item.Version
 	}
 	if hi.Completed || hi.Failed || (hi.ContinuedAsNew && !b.ContinueAsNew) {
-		r.ackTurn(item, duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID}, next)
+		r.ackTurn(item, duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID}, next, false)
 		return eng, false
 	}
 	if b.ContinueAsNew {
@@ -200,7 +200,11 @@ func (r *Runtime) runTurn(item *duroxide.OrchestrationItem, eng *engine.Engine, 
 	}
 	commit, goesOn := eng.Turn(item, b, ver, fn, r.turnEnv())
 	r.rememberExecution(item.Instance, eng.ExecutionID())
-	if !r.ackTurn(item, commit, next) || !goesOn {
+	cache := goesOn && r.cache.enabled()
+	if cache {
+		defer r.cache.commit(item.Instance)()
+	}
+	if !r.ackTurn(item, commit, next, cache) || !cache {
 		return eng, false
 	}
 	r.cache.put(&cacheEntry{instance: item.Instance, version: ver.String(), eng: eng, cursor: duroxide.HistoryCursor{
@@ -238,14 +242,22 @@ func nextIncarnation(item *duroxide.OrchestrationItem, eng *engine.Engine) strin
 // When the provider can, the options let it and the slot is running, the
 // same call fetches the slot's next instance into next; otherwise, and
 // whenever that call fails without its ack applied, the plain ack with its
-// retries decides (see ackfetch.go for why).
-func (r *Runtime) ackTurn(item *duroxide.OrchestrationItem, commit duroxide.OrchestrationCommit, next *handoff[duroxide.OrchestrationItem]) bool {
+// retries decides (see ackfetch.go for why). The fetch of a turn whose
+// engine is then cached polls only briefly (cachedTurnPoll): the engine is
+// cached once the call returns, and a long poll would leave the instance
+// uncached meanwhile, so the dispatcher that fetches its next message
+// would wait for it (see instanceCache.committing).
+func (r *Runtime) ackTurn(item *duroxide.OrchestrationItem, commit duroxide.OrchestrationCommit, next *handoff[duroxide.OrchestrationItem], cache bool) bool {
 	af, ok := r.p.(duroxide.OrchestrationAckFetcher)
 	if !ok || r.opts.DisableAckFetch || !next.open(r) {
 		return r.ack(item, commit)
 	}
 	next.release()
-	got, err := r.ackAndFetch(af, item.LockToken, commit)
+	poll := r.opts.LongPollTimeout
+	if cache {
+		poll = min(poll, cachedTurnPoll)
+	}
+	got, err := r.ackAndFetch(af, item.LockToken, commit, poll)
 	if next.keep(got, err) {
 		return true
 	}
@@ -256,12 +268,19 @@ func (r *Runtime) ackTurn(item *duroxide.OrchestrationItem, commit duroxide.Orch
 	return r.ack(item, commit)
 }
 
+// cachedTurnPoll is the poll of the ack-and-fetch of a turn whose engine is
+// then cached. Not zero: a fetch that may not wait runs once and keeps
+// nothing of what it learnt, and the Redis provider then forgets when the
+// next delayed message (a timer this very turn set) becomes due, so no
+// fetcher wakes for it until its periodic refresh.
+const cachedTurnPoll = time.Millisecond
+
 // ackAndFetch is the combined call, history-free when the cache is on.
-func (r *Runtime) ackAndFetch(af duroxide.OrchestrationAckFetcher, token string, commit duroxide.OrchestrationCommit) (*duroxide.OrchestrationItem, error) {
+func (r *Runtime) ackAndFetch(af duroxide.OrchestrationAckFetcher, token string, commit duroxide.OrchestrationCommit, poll time.Duration) (*duroxide.OrchestrationItem, error) {
 	if lf := r.lazyFetcher(); lf != nil {
-		return lf.AckOrchestrationItemAndFetchLazy(r.ctx, token, commit, r.opts.OrchestratorLockTimeout, r.opts.LongPollTimeout, &r.filter)
+		return lf.AckOrchestrationItemAndFetchLazy(r.ctx, token, commit, r.opts.OrchestratorLockTimeout, poll, &r.filter)
 	}
-	return af.AckOrchestrationItemAndFetch(r.ctx, token, commit, r.opts.OrchestratorLockTimeout, r.opts.LongPollTimeout, &r.filter)
+	return af.AckOrchestrationItemAndFetch(r.ctx, token, commit, r.opts.OrchestratorLockTimeout, poll, &r.filter)
 }
 
 // ack commits a turn, retrying transient errors (10ms doubling, 5 times),

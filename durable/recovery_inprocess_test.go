@@ -15,20 +15,20 @@ import (
 // severable stands between a runtime and its provider until Sever: from
 // then on every dispatcher call hangs, as if the runtime's process had
 // frozen or its network had gone, until the test ends (Release), and then
-// fails without reaching the provider. The runtime's goroutines stay
-// blocked with their locks held and never write again.
+// fails without reaching the provider, or until Reconnect, and then goes
+// through as if the process had woken up. The runtime's goroutines stay
+// blocked with their locks held and do not write meanwhile.
 type severable struct {
 	duroxide.Provider
-	severed  chan struct{}
 	released chan struct{}
-	once     sync.Once
 
 	mu     sync.Mutex
-	active int // calls let through and not yet returned
+	cut    chan struct{} // non-nil while severed; closed by Reconnect
+	active int           // calls let through and not yet returned
 }
 
 func newSeverable(p duroxide.Provider) *severable {
-	return &severable{Provider: p, severed: make(chan struct{}), released: make(chan struct{})}
+	return &severable{Provider: p, released: make(chan struct{})}
 }
 
 // Sever cuts the runtime off and waits for the calls already let through
@@ -36,7 +36,9 @@ func newSeverable(p duroxide.Provider) *severable {
 // it must be taken before the test moves the clock past every lock.
 func (s *severable) Sever() {
 	s.mu.Lock()
-	s.once.Do(func() { close(s.severed) })
+	if s.cut == nil {
+		s.cut = make(chan struct{})
+	}
 	s.mu.Unlock()
 	for {
 		s.mu.Lock()
@@ -49,21 +51,41 @@ func (s *severable) Sever() {
 	}
 }
 
+// Reconnect ends a Sever: hung calls, and new ones, reach the provider.
+func (s *severable) Reconnect() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cut != nil {
+		close(s.cut)
+		s.cut = nil
+	}
+}
+
 // Release lets hung calls return (with an error) so the runtime can shut down.
 func (s *severable) Release() {
-	s.once.Do(func() { close(s.severed) })
+	s.mu.Lock()
+	if s.cut == nil {
+		s.cut = make(chan struct{})
+	}
+	s.mu.Unlock()
 	close(s.released)
 }
 
-// call runs fn while connected; once severed it waits for ctx or Release
-// and returns an error instead.
+// call runs fn while connected; while severed it waits for ctx, Release
+// (and returns an error instead) or Reconnect.
 func (s *severable) call(ctx context.Context, op string, fn func() error) error {
 	s.mu.Lock()
-	select {
-	case <-s.severed:
+	for s.cut != nil {
+		cut := s.cut
 		s.mu.Unlock()
-		return s.hang(ctx, op)
-	default:
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.released:
+			return duroxide.Retryable(op, "severed from its provider")
+		case <-cut:
+		}
+		s.mu.Lock()
 	}
 	s.active++
 	s.mu.Unlock()
@@ -73,15 +95,6 @@ func (s *severable) call(ctx context.Context, op string, fn func() error) error 
 		s.mu.Unlock()
 	}()
 	return fn()
-}
-
-func (s *severable) hang(ctx context.Context, op string) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-s.released:
-		return duroxide.Retryable(op, "severed from its provider")
-	}
 }
 
 func (s *severable) FetchOrchestrationItem(ctx context.Context, lock, poll time.Duration, f *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {

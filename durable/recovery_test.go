@@ -3,6 +3,7 @@ package durable_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -151,6 +152,15 @@ func checkRecoveredHistory(t *testing.T, c *durable.Client, id string) {
 
 // historyProblems lists what is wrong with a recovered Recover history.
 func historyProblems(hist []duroxide.Event) []string {
+	return executionProblems(hist, recoveryFanOut+1)
+}
+
+// executionProblems lists what is wrong with the history of an execution
+// that must have completed exactly once: ids strictly increasing,
+// OrchestrationStarted #1 first, OrchestrationCompleted once and last,
+// activities activities each scheduled and completed exactly once, and no
+// other kinds of event than those and the allowed ones.
+func executionProblems(hist []duroxide.Event, activities int, allowed ...string) []string {
 	var out []string
 	scheduled := map[uint64]bool{}
 	completed := map[uint64]int{}
@@ -171,7 +181,7 @@ func historyProblems(hist []duroxide.Event) []string {
 		case duroxide.OrchestrationCompletedEvent:
 			terminal++
 		default:
-			if name := ev.Kind.EventType(); name != "OrchestrationStarted" {
+			if name := ev.Kind.EventType(); name != "OrchestrationStarted" && !slices.Contains(allowed, name) {
 				out = append(out, "unexpected "+name)
 			}
 		}
@@ -182,8 +192,8 @@ func historyProblems(hist []duroxide.Event) []string {
 	if terminal != 1 || hist[len(hist)-1].Kind.EventType() != "OrchestrationCompleted" {
 		out = append(out, fmt.Sprintf("%d completions, last event not OrchestrationCompleted", terminal))
 	}
-	if len(scheduled) != recoveryFanOut+1 {
-		out = append(out, fmt.Sprintf("%d activities scheduled, want %d", len(scheduled), recoveryFanOut+1))
+	if len(scheduled) != activities {
+		out = append(out, fmt.Sprintf("%d activities scheduled, want %d", len(scheduled), activities))
 	}
 	for id := range scheduled {
 		if completed[id] != 1 {

@@ -70,7 +70,7 @@ func newRuntime(p duroxide.Provider, reg *Registry, opts Options) (*Runtime, err
 		p: p, reg: reg, opts: opts, id: randomID(), client: NewClient(p),
 		support: support, filter: duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemverRange{support}},
 		execIDs: map[string]uint64{}, sessions: newSessionTracker(),
-		cache: newInstanceCache(opts.InstanceCacheEntries, opts.InstanceCacheBytes),
+		cache: newInstanceCache(opts.InstanceCacheEntries, opts.InstanceCacheBytes, opts.OrchestratorLockTimeout),
 	}
 	rt.ctx, rt.stop = context.WithCancel(context.Background())
 	rt.work, rt.abort = context.WithCancel(context.Background())

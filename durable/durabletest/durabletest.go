@@ -117,6 +117,7 @@ func (e *Env) NewRuntime(t testing.TB, reg *durable.Registry, opts durable.Optio
 
 func (e *Env) newRuntime(p duroxide.Provider, reg *durable.Registry, opts durable.Options) *durable.Runtime {
 	e.t.Helper()
+	opts = EnvOptions(opts)
 	opts.Clock = e.Now
 	rt, err := durable.NewRuntime(p, reg, opts)
 	if err != nil {
