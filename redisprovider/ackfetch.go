@@ -61,7 +61,7 @@ func (p *Provider) AckWorkItemAndFetch(ctx context.Context, lockToken string, co
 func (p *Provider) AckOrchestrationItemAndFetch(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
 	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
 	const op = "ack_orchestration_item"
-	ack, err := ackArgs(op, lockToken, commit)
+	ack, err := ackArgs(op, lockToken, commit, p.route)
 	if err != nil {
 		return nil, err
 	}

@@ -45,7 +45,7 @@ func (p *Provider) orchestrationFetchArgs(op string, lockTimeout, pollTimeout ti
 	}
 	var a args
 	a.ms(p.lockFor(lockTimeout)).str(enc).str(fid)
-	return a, keys, nil
+	return a, p.route.fetchArgs(p, &a, keys), nil
 }
 
 // Reply of lua/fetch_orchestration_item.lua when it took work (after
