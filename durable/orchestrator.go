@@ -173,7 +173,7 @@ func (r *Runtime) runTurn(item *duroxide.OrchestrationItem, eng *replayEngine, c
 		b.name, b.version = item.OrchestrationName, item.Version
 	}
 	if hi.completed || hi.failed || (hi.continuedAsNew && !b.continueAsNew) {
-		r.ackTurn(item, duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID}, next)
+		r.ackTurn(item, duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID}, next, r.opts.LongPollTimeout)
 		return false
 	}
 	executionID := item.ExecutionID
@@ -203,8 +203,16 @@ func (r *Runtime) runTurn(item *duroxide.OrchestrationItem, eng *replayEngine, c
 		kind = r.runExecution(t, eng, b, ver, fn)
 	}
 	commit := r.buildCommit(item, t)
-	applied := r.ackTurn(item, commit, next)
-	if !applied || kind != turnContinue || commit.Metadata.Status != "" || eng.live == nil {
+	cacheable := kind == turnContinue && commit.Metadata.Status == "" && eng.live != nil
+	// The engine is cached once the ack returns: an ack-and-fetch that
+	// waited for work meanwhile would let the instance's next turn (its
+	// activity may be quick) reach another slot here, which would not find
+	// it cached yet. So its fetch half only takes what is there.
+	poll := r.opts.LongPollTimeout
+	if cacheable {
+		poll = 0
+	}
+	if !r.ackTurn(item, commit, next, poll) || !cacheable {
 		return false
 	}
 	r.cache.put(&cacheEntry{instance: item.Instance, version: version, eng: eng, cursor: duroxide.HistoryCursor{
@@ -306,13 +314,13 @@ func executionMetadata(delta []duroxide.Event) duroxide.ExecutionMetadata {
 // same call fetches the slot's next instance into next; otherwise, and
 // whenever that call fails without its ack applied, the plain ack with its
 // retries decides (see ackfetch.go for why).
-func (r *Runtime) ackTurn(item *duroxide.OrchestrationItem, commit duroxide.OrchestrationCommit, next *handoff[duroxide.OrchestrationItem]) bool {
+func (r *Runtime) ackTurn(item *duroxide.OrchestrationItem, commit duroxide.OrchestrationCommit, next *handoff[duroxide.OrchestrationItem], poll time.Duration) bool {
 	af, ok := r.p.(duroxide.OrchestrationAckFetcher)
 	if !ok || r.opts.DisableAckFetch || !next.open(r) {
 		return r.ack(item, commit)
 	}
 	next.release()
-	got, err := r.ackAndFetch(af, item.LockToken, commit)
+	got, err := r.ackAndFetch(af, item.LockToken, commit, poll)
 	if next.keep(got, err) {
 		return true
 	}
@@ -323,12 +331,13 @@ func (r *Runtime) ackTurn(item *duroxide.OrchestrationItem, commit duroxide.Orch
 	return r.ack(item, commit)
 }
 
-// ackAndFetch is the combined call, history-free when the cache is on.
-func (r *Runtime) ackAndFetch(af duroxide.OrchestrationAckFetcher, token string, commit duroxide.OrchestrationCommit) (*duroxide.OrchestrationItem, error) {
+// ackAndFetch is the combined call, history-free when the cache is on; its
+// fetch half waits up to poll for work.
+func (r *Runtime) ackAndFetch(af duroxide.OrchestrationAckFetcher, token string, commit duroxide.OrchestrationCommit, poll time.Duration) (*duroxide.OrchestrationItem, error) {
 	if lf := r.lazyFetcher(); lf != nil {
-		return lf.AckOrchestrationItemAndFetchLazy(r.ctx, token, commit, r.opts.OrchestratorLockTimeout, r.opts.LongPollTimeout, &r.filter)
+		return lf.AckOrchestrationItemAndFetchLazy(r.ctx, token, commit, r.opts.OrchestratorLockTimeout, poll, &r.filter)
 	}
-	return af.AckOrchestrationItemAndFetch(r.ctx, token, commit, r.opts.OrchestratorLockTimeout, r.opts.LongPollTimeout, &r.filter)
+	return af.AckOrchestrationItemAndFetch(r.ctx, token, commit, r.opts.OrchestratorLockTimeout, poll, &r.filter)
 }
 
 // ack commits a turn, retrying transient errors (10ms doubling, 5 times),
