@@ -140,6 +140,31 @@ func (e *env) stickyTo(owner duroxide.Provider, instance string, pin *semver.Ver
 	e.ackVia(owner, item.LockToken, runningCommit(instance, 2, true, pin))
 }
 
+// ownersSecondTurn makes instance "i" sticky to a, sends it a message and
+// returns the views and a's fetch of it.
+func (e *env) ownersSecondTurn() (a, b duroxide.Provider, item *duroxide.OrchestrationItem) {
+	e.t.Helper()
+	a, b = e.stViews()
+	e.stickyTo(a, "i", nil)
+	e.enqueue(completed("i", 2), 0)
+	return a, b, e.wantInstance("owner a", a, "i")
+}
+
+// longPoll starts a fetch through p that waits up to lpWait, lets it
+// block, and returns where its result will arrive.
+func (e *env) longPoll(who string, p duroxide.Provider) <-chan *duroxide.OrchestrationItem {
+	got := make(chan *duroxide.OrchestrationItem, 1)
+	go func() {
+		item, err := p.FetchOrchestrationItem(e.ctx, longLock, lpWait, nil)
+		if err != nil {
+			e.t.Errorf("long poll of %s: %v", who, err)
+		}
+		got <- item
+	}()
+	time.Sleep(lpSettle) // lets the fetch block
+	return got
+}
+
 func stInvalidOptions(e *env) {
 	sr := e.p.(duroxide.StickyRouter)
 	for _, c := range []struct {
@@ -201,15 +226,7 @@ func stOwnerTakesItAfterWaitToo(e *env) {
 func stLongPollWakesOwner(e *env) {
 	a, _ := e.stViews()
 	e.stickyTo(a, "i", nil)
-	got := make(chan *duroxide.OrchestrationItem, 1)
-	go func() {
-		item, err := a.FetchOrchestrationItem(e.ctx, longLock, lpWait, nil)
-		if err != nil {
-			e.t.Errorf("long poll of a: %v", err)
-		}
-		got <- item
-	}()
-	time.Sleep(lpSettle) // lets the fetch block
+	got := e.longPoll("a", a)
 	sent := time.Now()
 	e.enqueue(completed("i", 2), 0)
 	item := <-got
@@ -228,15 +245,7 @@ func stLongPollWakesOthersAfterWait(e *env) {
 	const wait = 300 * time.Millisecond
 	a, b := e.view("a", wait, stTTL), e.view("b", wait, stTTL)
 	e.stickyTo(a, "i", nil)
-	got := make(chan *duroxide.OrchestrationItem, 1)
-	go func() {
-		item, err := b.FetchOrchestrationItem(e.ctx, longLock, lpWait, nil)
-		if err != nil {
-			e.t.Errorf("long poll of b: %v", err)
-		}
-		got <- item
-	}()
-	time.Sleep(lpSettle)
+	got := e.longPoll("b", b)
 	sent := time.Now()
 	e.enqueue(completed("i", 2), 0)
 	item := <-got
@@ -278,10 +287,7 @@ func stGoneOwnerStrandsNothing(e *env) {
 // to the owner nor after the wait, and the owner's next offer comes with the
 // release of the lock.
 func stLocksUnchanged(e *env) {
-	a, b := e.stViews()
-	e.stickyTo(a, "i", nil)
-	e.enqueue(completed("i", 2), 0)
-	held := e.wantInstance("owner a", a, "i")
+	a, b, held := e.ownersSecondTurn()
 	e.enqueue(event2("i"), 0)
 	e.wait(stPast)
 	e.wantNone("a, b and a plain fetcher while a holds the lock", a, b, e.p)
@@ -311,10 +317,7 @@ func event2(instance string) duroxide.ExternalRaised {
 // stPlainAckEndsStickiness: a turn acked through a provider that is not a
 // view leaves the instance sticky to nobody.
 func stPlainAckEndsStickiness(e *env) {
-	a, b := e.stViews()
-	e.stickyTo(a, "i", nil)
-	e.enqueue(completed("i", 2), 0)
-	item := e.wantInstance("owner a", a, "i")
+	_, b, item := e.ownersSecondTurn()
 	e.ack(item.LockToken, runningCommit("i", 3, false, nil))
 	e.enqueue(completed("i", 3), 0)
 	e.wantInstance("b, after a plain ack", b, "i")
@@ -323,10 +326,7 @@ func stPlainAckEndsStickiness(e *env) {
 // stTerminalAckEndsStickiness: a completing turn ends stickiness even
 // through the owner's view.
 func stTerminalAckEndsStickiness(e *env) {
-	a, b := e.stViews()
-	e.stickyTo(a, "i", nil)
-	e.enqueue(completed("i", 2), 0)
-	item := e.wantInstance("owner a", a, "i")
+	a, b, item := e.ownersSecondTurn()
 	done := runningCommit("i", 3, false, nil)
 	done.HistoryDelta[0] = event(3, "i", 1, duroxide.OrchestrationCompletedEvent{Output: `"ok"`})
 	done.Metadata.Status, done.Metadata.Output = "Completed", ptr(`"ok"`)
