@@ -31,7 +31,8 @@ func TestVersionReplayBugE2eReplayCompletionOnlyMustUseVersionFromHistory(t *tes
 			v103.Add(1)
 			return ctx.ScheduleActivity("system-prune-2", "prune-input").Get()
 		})
-	h := newHarness(t, reg)
+	// the completion's turn must replay: a cached instance would not
+	h := newHarnessWith(t, reg, durable.Options{InstanceCacheEntries: -1})
 	if err := h.client.StartOrchestration(h.ctx, "issue49-repro", "SystemPruner", "test-input", durable.WithVersion("1.0.2")); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"context"
 	"time"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
@@ -12,20 +13,16 @@ import (
 // instances is one StickyWait each, before another runtime takes them.
 const stickyTTL = time.Hour
 
-// stickyProvider is p as this runtime uses it: with sticky routing when p
-// offers it (duroxide.StickyRouter) and the instance cache is on, so that an
+// stickyContext is ctx carrying this runtime's sticky route when p honours
+// routes (duroxide.StickyRouter) and the instance cache is on, so that an
 // instance's turns come back to the runtime that holds its replayed state
-// instead of going to whichever runtime fetches first. The view is p in all
-// else, so every call goes through it.
-func stickyProvider(p duroxide.Provider, id string, opts Options, cacheOn bool) duroxide.Provider {
+// instead of going to whichever runtime fetches first. Every provider call
+// of the runtime is made under it; the provider reads it on orchestration
+// fetches and acks only.
+func stickyContext(ctx context.Context, p duroxide.Provider, id string, opts Options, cacheOn bool) context.Context {
 	sr, ok := p.(duroxide.StickyRouter)
-	if !ok || !cacheOn || opts.StickyWait < 0 {
-		return p
+	if !ok || !sr.SupportsStickyRouting() || !cacheOn || opts.StickyWait < 0 {
+		return ctx
 	}
-	v, err := sr.WithStickyRouting(id, duroxide.StickyOptions{Wait: opts.StickyWait, TTL: stickyTTL})
-	if err != nil {
-		opts.Logger.Warn("durable: sticky routing unavailable, turns go to any runtime", "error", err)
-		return p
-	}
-	return v
+	return duroxide.WithStickyRoute(ctx, duroxide.StickyRoute{Owner: id, Wait: opts.StickyWait, TTL: stickyTTL})
 }

@@ -1,6 +1,7 @@
 package providertest
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -10,7 +11,8 @@ import (
 )
 
 // The Sticky section: the optional sticky routing of duroxide.StickyRouter.
-// Two runtimes, owners "a" and "b", use views of one provider; an instance
+// Two runtimes, owners "a" and "b", call one provider with their routes in
+// the context (a view: stView; the plain one has no route); an instance
 // whose last turn a acked is offered to a alone for the wait, then to every
 // fetcher (a still first). What it must never change: locks, attempts,
 // messages. A provider without the interface skips the section.
@@ -48,31 +50,33 @@ var stCases = []envCase{
 
 func runSticky(t *testing.T, h Harness) {
 	p := h.New(t)
-	if _, ok := p.(duroxide.StickyRouter); !ok {
-		t.Skipf("%s does not implement duroxide.StickyRouter", p.Name())
+	if sr, ok := p.(duroxide.StickyRouter); !ok || !sr.SupportsStickyRouting() {
+		t.Skipf("%s does not route sticky (duroxide.StickyRouter)", p.Name())
 	}
 	runCases(t, h, stCases)
 }
 
-// view returns owner's sticky view of the provider.
-func (e *env) view(owner string, wait, ttl time.Duration) duroxide.Provider {
-	e.t.Helper()
-	v, err := e.p.(duroxide.StickyRouter).WithStickyRouting(owner, duroxide.StickyOptions{Wait: wait, TTL: ttl})
-	if err != nil {
-		e.t.Fatalf("WithStickyRouting(%q): %v", owner, err)
-	}
-	return v
+// stView is how one runtime calls the provider: the context its calls
+// carry.
+type stView struct{ ctx context.Context }
+
+// view returns owner's view of the provider.
+func (e *env) view(owner string, wait, ttl time.Duration) stView {
+	return stView{duroxide.WithStickyRoute(e.ctx, duroxide.StickyRoute{Owner: owner, Wait: wait, TTL: ttl})}
 }
 
+// plain is the view of a fetcher without a route.
+func (e *env) plain() stView { return stView{e.ctx} }
+
 // stViews returns the views of owners a and b with the section's timing.
-func (e *env) stViews() (a, b duroxide.Provider) {
+func (e *env) stViews() (a, b stView) {
 	return e.view("a", stWait, stTTL), e.view("b", stWait, stTTL)
 }
 
 // fetchVia fetches without waiting through p; nil when nothing is fetchable.
-func (e *env) fetchVia(p duroxide.Provider, f *duroxide.DispatcherCapabilityFilter) *duroxide.OrchestrationItem {
+func (e *env) fetchVia(v stView, f *duroxide.DispatcherCapabilityFilter) *duroxide.OrchestrationItem {
 	e.t.Helper()
-	item, err := p.FetchOrchestrationItem(e.ctx, longLock, 0, f)
+	item, err := e.p.FetchOrchestrationItem(v.ctx, longLock, 0, f)
 	if err != nil {
 		e.t.Fatalf("FetchOrchestrationItem: %v", err)
 	}
@@ -80,19 +84,19 @@ func (e *env) fetchVia(p duroxide.Provider, f *duroxide.DispatcherCapabilityFilt
 }
 
 // wantNone asserts that the fetchers (named for the message) get nothing.
-func (e *env) wantNone(who string, ps ...duroxide.Provider) {
+func (e *env) wantNone(who string, vs ...stView) {
 	e.t.Helper()
-	for _, p := range ps {
-		if item := e.fetchVia(p, nil); item != nil {
+	for _, v := range vs {
+		if item := e.fetchVia(v, nil); item != nil {
 			e.t.Fatalf("%s fetched instance %q, want nothing", who, item.Instance)
 		}
 	}
 }
 
-// wantInstance asserts that p fetches instance now, and returns the item.
-func (e *env) wantInstance(who string, p duroxide.Provider, instance string) *duroxide.OrchestrationItem {
+// wantInstance asserts that v fetches instance now, and returns the item.
+func (e *env) wantInstance(who string, v stView, instance string) *duroxide.OrchestrationItem {
 	e.t.Helper()
-	item := e.fetchVia(p, nil)
+	item := e.fetchVia(v, nil)
 	if item == nil || item.Instance != instance {
 		e.t.Fatalf("%s fetched %v, want instance %q", who, itemName(item), instance)
 	}
@@ -123,17 +127,17 @@ func runningCommit(instance string, id uint64, first bool, pin *semver.Version) 
 	}
 }
 
-// ackVia commits c through p or fails the test.
-func (e *env) ackVia(p duroxide.Provider, token string, c duroxide.OrchestrationCommit) {
+// ackVia commits c through v or fails the test.
+func (e *env) ackVia(v stView, token string, c duroxide.OrchestrationCommit) {
 	e.t.Helper()
-	if err := p.AckOrchestrationItem(e.ctx, token, c); err != nil {
+	if err := e.p.AckOrchestrationItem(v.ctx, token, c); err != nil {
 		e.t.Fatalf("AckOrchestrationItem: %v", err)
 	}
 }
 
 // stickyTo starts instance through owner's view: its first turn is fetched
 // and acked there, running, so it is sticky to owner. No message is left.
-func (e *env) stickyTo(owner duroxide.Provider, instance string, pin *semver.Version) {
+func (e *env) stickyTo(owner stView, instance string, pin *semver.Version) {
 	e.t.Helper()
 	e.enqueue(startItem(instance, "Orch"), 0)
 	item := e.wantInstance("owner", owner, instance)
@@ -142,7 +146,7 @@ func (e *env) stickyTo(owner duroxide.Provider, instance string, pin *semver.Ver
 
 // ownersSecondTurn makes instance "i" sticky to a, sends it a message and
 // returns the views and a's fetch of it.
-func (e *env) ownersSecondTurn() (a, b duroxide.Provider, item *duroxide.OrchestrationItem) {
+func (e *env) ownersSecondTurn() (a, b stView, item *duroxide.OrchestrationItem) {
 	e.t.Helper()
 	a, b = e.stViews()
 	e.stickyTo(a, "i", nil)
@@ -150,12 +154,12 @@ func (e *env) ownersSecondTurn() (a, b duroxide.Provider, item *duroxide.Orchest
 	return a, b, e.wantInstance("owner a", a, "i")
 }
 
-// longPoll starts a fetch through p that waits up to lpWait, lets it
+// longPoll starts a fetch through v that waits up to lpWait, lets it
 // block, and returns where its result will arrive.
-func (e *env) longPoll(who string, p duroxide.Provider) <-chan *duroxide.OrchestrationItem {
+func (e *env) longPoll(who string, v stView) <-chan *duroxide.OrchestrationItem {
 	got := make(chan *duroxide.OrchestrationItem, 1)
 	go func() {
-		item, err := p.FetchOrchestrationItem(e.ctx, longLock, lpWait, nil)
+		item, err := e.p.FetchOrchestrationItem(v.ctx, longLock, lpWait, nil)
 		if err != nil {
 			e.t.Errorf("long poll of %s: %v", who, err)
 		}
@@ -165,23 +169,27 @@ func (e *env) longPoll(who string, p duroxide.Provider) <-chan *duroxide.Orchest
 	return got
 }
 
+// stInvalidOptions: a fetch or ack whose route is invalid fails with a
+// permanent ErrInvalidInput error and changes nothing.
 func stInvalidOptions(e *env) {
-	sr := e.p.(duroxide.StickyRouter)
-	for _, c := range []struct {
-		owner string
-		opts  duroxide.StickyOptions
-	}{
-		{"", duroxide.StickyOptions{Wait: stWait, TTL: stTTL}},
-		{"a", duroxide.StickyOptions{Wait: 0, TTL: stTTL}},
-		{"a", duroxide.StickyOptions{Wait: -time.Second, TTL: stTTL}},
-		{"a", duroxide.StickyOptions{Wait: stWait, TTL: 0}},
+	e.enqueue(startItem("i", "Orch"), 0)
+	for _, r := range []duroxide.StickyRoute{
+		{Owner: "", Wait: stWait, TTL: stTTL},
+		{Owner: "a", Wait: 0, TTL: stTTL},
+		{Owner: "a", Wait: -time.Second, TTL: stTTL},
+		{Owner: "a", Wait: stWait, TTL: 0},
 	} {
-		v, err := sr.WithStickyRouting(c.owner, c.opts)
-		if v != nil {
-			e.t.Fatalf("WithStickyRouting(%q, %+v) returned a view", c.owner, c.opts)
+		ctx := duroxide.WithStickyRoute(e.ctx, r)
+		item, err := e.p.FetchOrchestrationItem(ctx, longLock, 0, nil)
+		if item != nil {
+			e.t.Fatalf("a fetch with route %+v took instance %q", r, item.Instance)
 		}
 		wantPermanent(e.t, err, duroxide.ErrInvalidInput, "")
 	}
+	item := e.wantInstance("a plain fetcher", e.plain(), "i")
+	bad := duroxide.WithStickyRoute(e.ctx, duroxide.StickyRoute{Owner: "a", TTL: stTTL})
+	wantPermanent(e.t, e.p.AckOrchestrationItem(bad, item.LockToken, runningCommit("i", 2, true, nil)), duroxide.ErrInvalidInput, "")
+	e.ack(item.LockToken, runningCommit("i", 2, true, nil)) // the lock is still held
 }
 
 // stOwnerFetchesFirst: a message for an instance sticky to a is offered to
@@ -190,7 +198,7 @@ func stOwnerFetchesFirst(e *env) {
 	a, b := e.stViews()
 	e.stickyTo(a, "i", nil)
 	e.enqueue(completed("i", 2), 0)
-	e.wantNone("b and a plain fetcher, inside the wait", b, e.p)
+	e.wantNone("b and a plain fetcher, inside the wait", b, e.plain())
 	item := e.wantInstance("owner a", a, "i")
 	e.wantMessages(item, completed("i", 2))
 	if item.AttemptCount != 1 {
@@ -279,7 +287,7 @@ func stGoneOwnerStrandsNothing(e *env) {
 	item := e.wantInstance("b, after the wait", b, "i")
 	e.ackVia(b, item.LockToken, runningCommit("i", 3, false, nil))
 	e.enqueue(completed("i", 3), 0)
-	e.wantNone("a and a plain fetcher, now that i is b's", a, e.p)
+	e.wantNone("a and a plain fetcher, now that i is b's", a, e.plain())
 	e.wantInstance("b", b, "i")
 }
 
@@ -290,7 +298,7 @@ func stLocksUnchanged(e *env) {
 	a, b, held := e.ownersSecondTurn()
 	e.enqueue(event2("i"), 0)
 	e.wait(stPast)
-	e.wantNone("a, b and a plain fetcher while a holds the lock", a, b, e.p)
+	e.wantNone("a, b and a plain fetcher while a holds the lock", a, b, e.plain())
 	e.ackVia(a, held.LockToken, runningCommit("i", 3, false, nil))
 	e.wantNone("b, inside the new wait", b)
 	item := e.wantInstance("owner a, after its ack", a, "i")
@@ -370,9 +378,9 @@ func stDelayedMessageOfferedToOwner(e *env) {
 // ack-and-fetch takes the owner's offer, and nobody else's.
 func stAckAndFetchTakesOwnInstance(e *env) {
 	a, b := e.stViews()
-	af, ok := a.(duroxide.OrchestrationAckFetcher)
+	af, ok := e.p.(duroxide.OrchestrationAckFetcher)
 	if !ok {
-		e.t.Skip("the view does not implement duroxide.OrchestrationAckFetcher")
+		e.t.Skip("the provider does not implement duroxide.OrchestrationAckFetcher")
 	}
 	e.stickyTo(a, "mine", nil)
 	e.stickyTo(b, "theirs", nil)
@@ -380,7 +388,7 @@ func stAckAndFetchTakesOwnInstance(e *env) {
 	other := e.wantInstance("a", a, "other")
 	e.enqueue(completed("theirs", 2), 0)
 	e.enqueue(completed("mine", 2), 0)
-	next, err := af.AckOrchestrationItemAndFetch(e.ctx, other.LockToken, runningCommit("other", 2, true, nil), longLock, 0, nil)
+	next, err := af.AckOrchestrationItemAndFetch(a.ctx, other.LockToken, runningCommit("other", 2, true, nil), longLock, 0, nil)
 	if err != nil || next == nil || next.Instance != "mine" {
 		e.t.Fatalf("a's ack-and-fetch fetched %s (%v), want instance mine", itemName(next), err)
 	}
@@ -391,13 +399,12 @@ func stAckAndFetchTakesOwnInstance(e *env) {
 // one.
 func stLazyFetchTakesOwnInstance(e *env) {
 	a, b := e.stViews()
-	la, ok := a.(duroxide.LazyHistoryFetcher)
-	lb, okb := b.(duroxide.LazyHistoryFetcher)
-	if !ok || !okb {
-		e.t.Skip("the view does not implement duroxide.LazyHistoryFetcher")
+	lf, ok := e.p.(duroxide.LazyHistoryFetcher)
+	if !ok {
+		e.t.Skip("the provider does not implement duroxide.LazyHistoryFetcher")
 	}
-	lazy := func(p duroxide.LazyHistoryFetcher) *duroxide.OrchestrationItem {
-		item, err := p.FetchOrchestrationItemLazy(e.ctx, longLock, 0, nil)
+	lazy := func(v stView) *duroxide.OrchestrationItem {
+		item, err := lf.FetchOrchestrationItemLazy(v.ctx, longLock, 0, nil)
 		if err != nil {
 			e.t.Fatalf("FetchOrchestrationItemLazy: %v", err)
 		}
@@ -405,10 +412,10 @@ func stLazyFetchTakesOwnInstance(e *env) {
 	}
 	e.stickyTo(a, "i", nil)
 	e.enqueue(completed("i", 2), 0)
-	if item := lazy(lb); item != nil {
+	if item := lazy(b); item != nil {
 		e.t.Fatalf("b's lazy fetch took %s inside the wait", itemName(item))
 	}
-	if item := lazy(la); item == nil || item.Instance != "i" {
+	if item := lazy(a); item == nil || item.Instance != "i" {
 		e.t.Fatalf("a's lazy fetch took %s, want instance i", itemName(item))
 	}
 }

@@ -61,11 +61,11 @@ func (p *Provider) AckWorkItemAndFetch(ctx context.Context, lockToken string, co
 func (p *Provider) AckOrchestrationItemAndFetch(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
 	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
 	const op = "ack_orchestration_item"
-	ack, err := ackArgs(op, lockToken, commit, p.route)
+	ack, err := ackArgs(ctx, op, lockToken, commit)
 	if err != nil {
 		return nil, err
 	}
-	fetch, wake, err := p.orchestrationFetchArgs("fetch_orchestration_item", lockTimeout, pollTimeout, filter)
+	fetch, wake, err := p.orchestrationFetchArgs(ctx, "fetch_orchestration_item", lockTimeout, pollTimeout, filter)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,7 @@
 // dispatchers can ack and fetch their next item in one call
 // (duroxide.WorkAckFetcher, duroxide.OrchestrationAckFetcher). Several
 // runtimes can have an instance's turns routed back to the runtime that ran
-// its last one (duroxide.StickyRouter: Provider.WithStickyRouting).
+// its last one (duroxide.StickyRouter, duroxide.WithStickyRoute).
 // Every key of a namespace shares one hash tag, so the provider runs on a
 // single node, behind Sentinel, or on Redis Cluster. Time is Redis's clock.
 //

@@ -67,15 +67,6 @@ type Options struct {
 // Provider is a duroxide.Provider and duroxide.ProviderAdmin on Redis. It is
 // safe for concurrent use.
 type Provider struct {
-	*shared
-	// route is the sticky routing of a view WithStickyRouting returned; the
-	// zero value, New's provider's, routes nothing.
-	route stickyRoute
-}
-
-// shared is what New sets up once: the provider and its sticky views use
-// the same connections, scripts and waiters.
-type shared struct {
 	rdb         redis.UniversalClient
 	blocking    redis.UniversalClient
 	ownsClient  bool
@@ -108,12 +99,12 @@ func New(ctx context.Context, opts Options) (*Provider, error) {
 	if opts.LockTimeout < 0 || opts.BlockingPoolSize < 0 {
 		return nil, invalid(op, "LockTimeout and BlockingPoolSize must not be negative")
 	}
-	p := &Provider{shared: &shared{
+	p := &Provider{
 		keys:        dxredis.NewKeys(opts.Namespace),
 		lockTimeout: opts.LockTimeout,
 		log:         opts.Logger,
 		closed:      make(chan struct{}),
-	}}
+	}
 	if p.lockTimeout == 0 {
 		p.lockTimeout = DefaultLockTimeout
 	}
@@ -247,12 +238,8 @@ func (p *Provider) loadScripts(ctx context.Context, forceEvalsha bool) error {
 func (p *Provider) UsesFunctions() bool { return p.funcs != nil }
 
 // Close stops the provider's waiters and closes the clients New created. A
-// Client passed in Options stays open. Close of a sticky view does nothing:
-// the provider New returned owns what the view uses.
+// Client passed in Options stays open.
 func (p *Provider) Close() error {
-	if p.route.owner != "" {
-		return nil
-	}
 	var err error
 	p.closeOnce.Do(func() {
 		close(p.closed)

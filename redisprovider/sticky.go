@@ -1,42 +1,44 @@
 package redisprovider
 
 import (
+	"context"
 	"time"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// Sticky routing (duroxide.StickyRouter): a view is a Provider sharing its
-// parent's connections, scripts and waiters, with a route. The route goes
-// into every orchestration fetch (the owner: its offers are taken first, and
-// its wake key is waited on) and every orchestration ack (owner, wait, ttl:
-// the record the ack writes); a provider without a route sends an empty
-// owner, whose ack ends the instance's stickiness. lua/lib_stky.lua does the
-// rest.
+// Sticky routing (duroxide.StickyRouter): the route a call's context
+// carries goes into every orchestration fetch (the owner: its instances are
+// taken first, and its wake key is waited on) and every orchestration ack
+// (owner, wait, ttl: the record the ack writes); a call without a route
+// sends an empty owner, whose ack ends the instance's stickiness.
+// lua/lib_stky.lua does the rest.
 
 var _ duroxide.StickyRouter = (*Provider)(nil)
 
-// stickyRoute is the sticky routing of a view; the zero value routes nothing.
+// SupportsStickyRouting reports that the provider honours the sticky route
+// of a call's context (duroxide.WithStickyRoute).
+func (p *Provider) SupportsStickyRouting() bool { return true }
+
+// stickyRoute is a validated route; the zero value routes nothing.
 type stickyRoute struct {
 	owner     string
 	wait, ttl time.Duration
 }
 
-// WithStickyRouting returns the provider as the runtime owner uses it: its
-// orchestration acks of a running execution make the instance sticky to
-// owner for opts.TTL, its orchestration fetches take owner's instances
-// first, and others take them only opts.Wait after they became fetchable
-// (see duroxide.StickyRouter). The view shares this provider's connections;
-// its Close does nothing.
-func (p *Provider) WithStickyRouting(owner string, opts duroxide.StickyOptions) (duroxide.Provider, error) {
-	const op = "with_sticky_routing"
-	if owner == "" {
-		return nil, invalid(op, "empty sticky owner")
+// routeOf reads and checks the sticky route of ctx.
+func routeOf(ctx context.Context, op string) (stickyRoute, error) {
+	r, ok := duroxide.StickyRouteFrom(ctx)
+	if !ok {
+		return stickyRoute{}, nil
 	}
-	if opts.Wait <= 0 || opts.TTL <= 0 {
-		return nil, invalid(op, "sticky Wait (%v) and TTL (%v) must be positive", opts.Wait, opts.TTL)
+	if r.Owner == "" {
+		return stickyRoute{}, invalid(op, "sticky route with an empty owner")
 	}
-	return &Provider{shared: p.shared, route: stickyRoute{owner: owner, wait: opts.Wait, ttl: opts.TTL}}, nil
+	if r.Wait <= 0 || r.TTL <= 0 {
+		return stickyRoute{}, invalid(op, "sticky route Wait (%v) and TTL (%v) must be positive", r.Wait, r.TTL)
+	}
+	return stickyRoute{owner: r.Owner, wait: r.Wait, ttl: r.TTL}, nil
 }
 
 // fetchArgs adds the route to a fetch's arguments and wake keys: owner's
