@@ -82,6 +82,9 @@ var families = []family{
 	{"ofilters", "ofilt", nil, "HASH: capability filters of blocked orchestrator fetchers (filter id -> ranges)"},
 	{"ofseen", "ofseen", nil, "ZSET: filter id -> last time a fetcher used it"},
 	{"owake", "ow", []partKind{str}, "ZSET: wake-up marker for orchestrator fetchers of one filter"},
+	{"osticky", "ostk", []partKind{str}, "ZSET: fetchable instances offered to one sticky owner's fetchers first (instance -> order)"},
+	{"owait", "oswt", nil, "ZSET: instances offered to their sticky owner alone (instance -> when every fetcher may take them)"},
+	{"oswake", "osw", []partKind{str}, "ZSET: wake-up marker for one sticky owner's orchestrator fetchers"},
 
 	// worker queue
 	{"witem", "wi", []partKind{num}, "HASH: one worker item (JSON, queue, session, identity, attempts, lock)"},
@@ -235,6 +238,18 @@ func (k Keys) OrchFiltersSeen() string { return k.build("ofseen") }
 
 // OrchWake names the wake-up key of orchestrator fetchers using one filter.
 func (k Keys) OrchWake(filterID string) string { return k.build("ow", filterID) }
+
+// OrchSticky names the fetchable instances offered first to the fetchers of
+// one sticky owner (see duroxide.StickyRouter).
+func (k Keys) OrchSticky(owner string) string { return k.build("ostk", owner) }
+
+// OrchStickyWait names the index of instances offered to their sticky owner
+// alone, by the time every fetcher may take them.
+func (k Keys) OrchStickyWait() string { return k.build("oswt") }
+
+// OrchStickyWake names the wake-up key of one sticky owner's orchestrator
+// fetchers.
+func (k Keys) OrchStickyWake(owner string) string { return k.build("osw", owner) }
 
 // WorkItem names one worker item.
 func (k Keys) WorkItem(seq uint64) string { return k.build("wi", uid(seq)) }

@@ -366,7 +366,9 @@ func testE2ENondeterminismFailsTheInstance(t *testing.T, backend durabletest.Bac
 		return ctx.WaitForEvent("go").Get()
 	})
 	reg.MustAddActivity("First", func(*durable.ActivityContext, string) (string, error) { return "", nil })
-	env := durabletest.Start(t, reg, durabletest.WithBackend(backend))
+	// the changed code must be replayed: a cached instance would resume
+	// where it waits, running the old code's state
+	env := durabletest.Start(t, reg, durabletest.WithBackend(backend), durabletest.WithOptions(durable.Options{InstanceCacheEntries: -1}))
 	ctx := t.Context()
 	if err := env.Client.StartOrchestration(ctx, "fickle", "Fickle", ""); err != nil {
 		t.Fatal(err)

@@ -94,6 +94,15 @@ type Options struct {
 	// its hits, misses and evictions.
 	InstanceCacheEntries int
 	InstanceCacheBytes   int64
+	// StickyWait is how long an instance whose last turn ran here is
+	// offered to this runtime alone when its next turn is due, before any
+	// runtime may take it (default 50ms; a negative value turns sticky
+	// routing off). With several runtimes, this is what makes the cache hit:
+	// an instance's turns come back to the runtime that holds it, instead of
+	// going to whichever runtime fetches first. It needs a provider that
+	// implements duroxide.StickyRouter and the cache on; a runtime that is
+	// gone delays each of its instances once by StickyWait.
+	StickyWait time.Duration
 
 	// Logger receives the runtime's own logs and, through
 	// OrchestrationContext.Logger and ActivityContext.Logger, user logs
@@ -141,6 +150,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.InstanceCacheBytes == 0 {
 		o.InstanceCacheBytes = 256 << 20
+	}
+	if o.StickyWait == 0 {
+		o.StickyWait = 50 * time.Millisecond
 	}
 	if o.MaxAttempts == 0 {
 		o.MaxAttempts = 10

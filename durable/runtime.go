@@ -72,8 +72,9 @@ func newRuntime(p duroxide.Provider, reg *Registry, opts Options) (*Runtime, err
 		execIDs: map[string]uint64{}, sessions: newSessionTracker(),
 		cache: newInstanceCache(opts.InstanceCacheEntries, opts.InstanceCacheBytes, opts.OrchestratorLockTimeout),
 	}
-	rt.ctx, rt.stop = context.WithCancel(context.Background())
-	rt.work, rt.abort = context.WithCancel(context.Background())
+	base := stickyContext(context.Background(), p, rt.id, opts, rt.cache.enabled())
+	rt.ctx, rt.stop = context.WithCancel(base)
+	rt.work, rt.abort = context.WithCancel(base)
 	return rt, nil
 }
 

@@ -6,7 +6,8 @@
 -- KEYS[1]  namespace prefix
 -- ARGV     token, lock ms, filter encoding ('*' any, '' none,
 --          'min,max;min,max' inclusive ranges), filter id, lazy ('1': read
---          no history, return its cursor)
+--          no history, return its cursor), sticky owner ('' none: see
+--          lib_stky.lua)
 -- Reply    {1, instance, token, attempts, name, version, execution id,
 --           messages, history, kv, dropped, now, when to run again (ms) or nil}
 --       or {0, now, when to run again (ms), dropped}
@@ -18,5 +19,5 @@
 -- orphan QueueMessages deleted. A fetch that takes the last eligible
 -- instance also answers when to run again, so the caller's next fetch can
 -- wait without asking first.
-local token, lock_ms, enc, fid, lazy = O.fetch_args()
-return O.fetch(token, lock_ms, enc, fid, lazy, U.now(), U.PASS_ON)
+local token, lock_ms, enc, fid, lazy, owner = O.fetch_args()
+return O.fetch(token, lock_ms, enc, fid, lazy, U.now(), U.PASS_ON, owner)

@@ -6,6 +6,8 @@
 -- 'st' of the instance:
 --   'r<version>' ready: in the ready partition of that pinned version
 --   'd'          delayed: in odelay, every message is in the future
+--   's<version>' offered to its sticky owner alone (lib_stky.lua)
+--   'p<version>' ready as 'r', and still preferred by its sticky owner
 --   'l'          locked: in olocked
 --   absent       no pending message
 -- Ready partitions are keyed by the pinned version of the instance's current
@@ -132,7 +134,8 @@ end
 function O.unindex(inst, st)
   if not st then return end
   local c = string.sub(st, 1, 1)
-  if c == 'r' then
+  if c == 'r' or c == 'p' then
+    if c == 'p' then T.withdraw(inst) end
     local ver = string.sub(st, 2)
     local rk = K.oready(ver)
     redis.call('ZREM', rk, inst)
@@ -144,19 +147,30 @@ function O.unindex(inst, st)
     redis.call('ZREM', K.odelay(), inst)
   elseif c == 'l' then
     redis.call('ZREM', K.olocked(), inst)
+  elseif c == 's' then
+    T.withdraw(inst)
   end
 end
 
--- make_ready puts an unlocked instance into the ready partition of its pinned
--- version at position order (the seq of its oldest visible message). extra
+-- file_ready puts an unlocked instance into the ready partition ver at
+-- position order, in state st, and wakes the partition's fetchers. extra
 -- (optional) holds more field, value pairs of om to write with its state: a
 -- new message's body costs no HSET of its own.
-local function make_ready(inst, order, extra)
-  local ver = O.partition(inst)
+function O.file_ready(inst, ver, order, st, extra)
   redis.call('ZADD', K.oready(ver), order, inst)
   if ver ~= '' then redis.call('HSET', K.overs(), ver, '1') end
-  redis.call('HSET', K.om(inst), 'st', 'r' .. ver, unpack(extra or {}))
+  redis.call('HSET', K.om(inst), 'st', st, unpack(extra or {}))
   O.arm_ready(ver)
+end
+
+-- make_ready makes an unlocked instance fetchable at position order (the
+-- seq of its oldest visible message): offered to its sticky owner first
+-- when it has one, else ready in the partition of its pinned version. extra
+-- as for O.file_ready.
+local function make_ready(inst, order, now, extra)
+  local ver = O.partition(inst)
+  if T.offer(inst, ver, order, extra, now) then return end
+  O.file_ready(inst, ver, order, 'r' .. ver, extra)
 end
 
 -- make_delayed parks an unlocked instance whose messages are all in the
@@ -186,7 +200,7 @@ local function file_instance(inst, now)
     local n = tonumber(vis[i])
     if n < order then order = n end
   end
-  make_ready(inst, order)
+  make_ready(inst, order, now)
   return true
 end
 
@@ -212,10 +226,10 @@ function O.enqueue(inst, json, vis, now)
   -- the body goes with the new state when the instance gets one
   local body = { 'm' .. seq, json }
   local c = st and string.sub(st, 1, 1)
-  if c ~= 'l' and c ~= 'r' then
+  if c ~= 'l' and c ~= 'r' and c ~= 's' and c ~= 'p' then
     if vis <= now then
       O.unindex(inst, st)
-      return make_ready(inst, seq, body)
+      return make_ready(inst, seq, now, body)
     end
     if not st or vis < tonumber(redis.call('ZSCORE', K.odelay(), inst)) then
       return make_delayed(inst, vis, now, body)
@@ -299,10 +313,11 @@ function O.expire(inst, now)
   O.release(inst, tok, now)
 end
 
--- maintain applies what time has made due: expired locks and delayed
--- instances, a bounded number per call. The gate K.ogate() bounds the
--- earliest score of olocked, odelay and ofut (every insert into them goes
--- through U.schedule), so before it there is nothing due and no set is read.
+-- maintain applies what time has made due: expired locks, delayed
+-- instances and ended sticky offers, a bounded number per call. The gate
+-- K.ogate() bounds the earliest score of olocked, odelay, ofut and owait
+-- (every insert into them goes through U.schedule), so before it there is
+-- nothing due and no set is read.
 function O.maintain(now)
   if U.gate(K.ogate()) > now then return end
   local n = O.MAINTAIN_BATCH
@@ -312,8 +327,11 @@ function O.maintain(now)
   for _, inst in ipairs(redis.call('ZRANGEBYSCORE', K.odelay(), '-inf', now, 'LIMIT', 0, n)) do
     O.reindex(inst, now)
   end
+  for _, inst in ipairs(redis.call('ZRANGEBYSCORE', K.owait(), '-inf', now, 'LIMIT', 0, n)) do
+    T.publish(inst)
+  end
   redis.call('ZREMRANGEBYSCORE', K.ofut(), '-inf', now)
-  U.settle(K.ogate(), { K.olocked(), K.odelay(), K.ofut() })
+  U.settle(K.ogate(), { K.olocked(), K.odelay(), K.ofut(), K.owait() })
 end
 
 -- idle records that a fetcher with filter fid (encoding enc) has nothing
@@ -333,8 +351,8 @@ function O.nextdue()
 end
 
 -- pick returns the ready instance with the oldest visible message among the
--- partitions compatible with filter enc, its partition, and how many of
--- those partitions have an instance ready.
+-- partitions compatible with filter enc, its partition, how many of those
+-- partitions have an instance ready, and its order.
 function O.pick(enc)
   local best, bestver, bestorder
   local ready = 0
@@ -350,7 +368,7 @@ function O.pick(enc)
   for _, ver in ipairs(redis.call('HKEYS', K.overs())) do
     if O.compatible(ver, enc) then consider(ver) end
   end
-  return best, bestver, ready
+  return best, bestver, ready, bestorder
 end
 
 -- more tells whether filter enc has work left after a take from partition
@@ -530,6 +548,7 @@ function O.commit_args()
   for i = 1, U.num() do
     c.kvops[i] = { U.arg(), U.arg(), U.arg(), U.arg() }
   end
+  c.owner, c.wait, c.ttl = U.arg(), U.arg(), U.num()
   return c
 end
 
@@ -567,26 +586,28 @@ function O.commit(token, c, now)
     if I.TERMINAL[c.status] then V.merge(inst) end
     I.reindex_status(inst, rec, c.eid, c.status, now)
   end
-  O.release(inst, tok, now, O.drop_tagged(inst))
+  local gone = O.drop_tagged(inst)
+  T.record(inst, c, now, gone)
+  O.release(inst, tok, now, gone)
   return nil
 end
 
 -- fetch_args reads the ARGV of fetch_orchestration_item: token, lock ms,
--- filter encoding, filter id, lazy.
+-- filter encoding, filter id, lazy, sticky owner.
 function O.fetch_args()
-  return U.arg(), U.num(), U.arg(), U.arg(), U.arg() == '1'
+  return U.arg(), U.num(), U.arg(), U.arg(), U.arg() == '1', U.arg()
 end
 
 -- fetch locks the ready instance with the oldest visible message that the
--- filter (enc, fid) accepts for token and returns
--- fetch_orchestration_item's reply; pass says whether the caller consumed a
--- wake-up marker (U.PASS_ON); lazy returns the history's cursor instead of
--- its events (O.take).
-function O.fetch(token, lock_ms, enc, fid, lazy, now, pass)
+-- filter (enc, fid) accepts for token, or one offered to the fetch's sticky
+-- owner ('' none; T.pick), and returns fetch_orchestration_item's reply;
+-- pass says whether the caller consumed a wake-up marker (U.PASS_ON); lazy
+-- returns the history's cursor instead of its events (O.take).
+function O.fetch(token, lock_ms, enc, fid, lazy, now, pass, owner)
   O.maintain(now)
   local dropped = {}
   for _ = 1, O.MAINTAIN_BATCH do
-    local inst, ver, ready = O.pick(enc)
+    local inst, ver, ready = T.pick(owner, enc, token)
     if not inst then break end
     local res, left = O.take(inst, ver, token, lock_ms, now, dropped, lazy)
     if res then

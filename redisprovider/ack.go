@@ -14,7 +14,7 @@ import (
 // or invalid input nothing is written and the error is permanent.
 func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit) error {
 	const op = "ack_orchestration_item"
-	a, err := ackArgs(op, lockToken, commit)
+	a, err := ackArgs(ctx, op, lockToken, commit)
 	if err != nil {
 		return err
 	}
@@ -22,9 +22,14 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 	return err
 }
 
-// ackArgs validates a commit and encodes it for ack_orchestration.lua.
-func ackArgs(op, token string, c duroxide.OrchestrationCommit) (args, error) {
+// ackArgs validates a commit and encodes it, with the sticky route of ctx,
+// for ack_orchestration.lua.
+func ackArgs(ctx context.Context, op, token string, c duroxide.OrchestrationCommit) (args, error) {
 	if err := checkToken(op, token); err != nil {
+		return nil, err
+	}
+	route, err := routeOf(ctx, op)
+	if err != nil {
 		return nil, err
 	}
 	if c.ExecutionID == 0 {
@@ -57,6 +62,7 @@ func ackArgs(op, token string, c duroxide.OrchestrationCommit) (args, error) {
 	if err := appendKVOps(op, &a, c.HistoryDelta); err != nil {
 		return nil, err
 	}
+	route.ackArgs(&a)
 	return a, nil
 }
 

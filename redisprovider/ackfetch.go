@@ -68,11 +68,11 @@ func (p *Provider) AckOrchestrationItemAndFetch(ctx context.Context, lockToken s
 func (p *Provider) ackOrchestrationAndFetch(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
 	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool) (*duroxide.OrchestrationItem, error) {
 	const op = "ack_orchestration_item"
-	ack, err := ackArgs(op, lockToken, commit)
+	ack, err := ackArgs(ctx, op, lockToken, commit)
 	if err != nil {
 		return nil, err
 	}
-	fetch, wake, err := p.orchestrationFetchArgs("fetch_orchestration_item", lockTimeout, pollTimeout, filter, lazy)
+	fetch, wake, err := p.orchestrationFetchArgs(ctx, "fetch_orchestration_item", lockTimeout, pollTimeout, filter, lazy)
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,9 @@
 // orchestration fetch can leave the history unread and return where it ends
 // instead (duroxide.LazyHistoryFetcher), for a runtime that keeps instances'
 // replayed state between turns: such a fetch costs the same for any history
-// length.
+// length. Several runtimes can have an instance's turns routed back to the
+// runtime that ran its last one (duroxide.StickyRouter,
+// duroxide.WithStickyRoute).
 // Every key of a namespace shares one hash tag, so the provider runs on a
 // single node, behind Sentinel, or on Redis Cluster. Time is Redis's clock.
 //

@@ -23,7 +23,7 @@ func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, poll
 // FetchOrchestrationItemLazy.
 func (p *Provider) fetchOrchestration(ctx context.Context, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool) (*duroxide.OrchestrationItem, error) {
 	const op = "fetch_orchestration_item"
-	a, keys, err := p.orchestrationFetchArgs(op, lockTimeout, pollTimeout, filter, lazy)
+	a, keys, err := p.orchestrationFetchArgs(ctx, op, lockTimeout, pollTimeout, filter, lazy)
 	if err != nil {
 		return nil, err
 	}
@@ -32,12 +32,16 @@ func (p *Provider) fetchOrchestration(ctx context.Context, lockTimeout, pollTime
 	})
 }
 
-// orchestrationFetchArgs validates an orchestration fetch and encodes it for
-// lua/fetch_orchestration_item.lua (the token is added per call), with the
-// wake keys its waits listen on. lazy asks for the history's cursor instead
-// of its events.
-func (p *Provider) orchestrationFetchArgs(op string, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool) (args, []string, error) {
+// orchestrationFetchArgs validates an orchestration fetch and encodes it,
+// with the sticky route of ctx, for lua/fetch_orchestration_item.lua (the
+// token is added per call), with the wake keys its waits listen on. lazy
+// asks for the history's cursor instead of its events.
+func (p *Provider) orchestrationFetchArgs(ctx context.Context, op string, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool) (args, []string, error) {
 	if err := checkDurations(op, lockTimeout, pollTimeout); err != nil {
+		return nil, nil, err
+	}
+	route, err := routeOf(ctx, op)
+	if err != nil {
 		return nil, nil, err
 	}
 	enc, fid := filterSpec(filter)
@@ -47,7 +51,7 @@ func (p *Provider) orchestrationFetchArgs(op string, lockTimeout, pollTimeout ti
 	}
 	var a args
 	a.ms(p.lockFor(lockTimeout)).str(enc).str(fid).flag(lazy)
-	return a, keys, nil
+	return a, route.fetchArgs(p, &a, keys), nil
 }
 
 // Reply of lua/fetch_orchestration_item.lua when it took work (after
