@@ -2,6 +2,7 @@ package dxotel
 
 import (
 	"context"
+	"time"
 
 	"github.com/duroxide-go/duroxide-redis/durable"
 	"go.opentelemetry.io/otel/trace"
@@ -12,9 +13,9 @@ import (
 // runtime built on this same Provider: the provider's ack, abandon and renew
 // calls of a unit then become children of the unit's span, and the ack
 // records the unit's outcome on it.
-func (w *Provider) Observer() durable.Observer { return runtimeObserver{w} }
+func (w *provider) Observer() durable.Observer { return runtimeObserver{w} }
 
-type runtimeObserver struct{ w *Provider }
+type runtimeObserver struct{ w *provider }
 
 // StartTurn opens the turn's span. Turns are not given a context by the
 // runtime, so the span is a root unless the ack links into it.
@@ -34,11 +35,22 @@ func (r runtimeObserver) StartActivity(ctx context.Context, a durable.ActivityIn
 	return ctx, r.w.track(a.LockToken, span)
 }
 
-// track registers span under lockToken until the returned end function runs.
-func (w *Provider) track(lockToken string, span trace.Span) func() {
+// track registers span under lockToken until the returned end function
+// runs, or an ack-and-fetch hands the unit over first (handedOver).
+func (w *provider) track(lockToken string, span trace.Span) func() {
 	w.live.Store(lockToken, span)
 	return func() {
-		w.live.Delete(lockToken)
-		span.End()
+		if _, live := w.live.LoadAndDelete(lockToken); live {
+			span.End()
+		}
+	}
+}
+
+// handedOver ends, at the given time, the span of the unit holding
+// lockToken, whose ack an ack-and-fetch call starting then has applied (see
+// ackfetch.go).
+func (w *provider) handedOver(lockToken string, at time.Time) {
+	if s, live := w.live.LoadAndDelete(lockToken); live {
+		s.(trace.Span).End(trace.WithTimestamp(at))
 	}
 }

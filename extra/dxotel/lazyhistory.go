@@ -1,0 +1,30 @@
+package dxotel
+
+import (
+	"context"
+	"time"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// lazyHistoryFetch passes duroxide.LazyHistoryFetcher through. Its calls are
+// traced exactly as their history-reading counterparts, under their own
+// operation names.
+type lazyHistoryFetch struct{ w *provider }
+
+// FetchOrchestrationItemLazy traces the fetch as FetchOrchestrationItem.
+func (m lazyHistoryFetch) FetchOrchestrationItemLazy(ctx context.Context, lockTimeout, pollTimeout time.Duration,
+	filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
+	return m.w.fetchOrchestration(ctx, "fetch_orchestration_item_lazy", func(ctx context.Context) (*duroxide.OrchestrationItem, error) {
+		return m.w.inner.(duroxide.LazyHistoryFetcher).FetchOrchestrationItemLazy(ctx, lockTimeout, pollTimeout, filter)
+	})
+}
+
+// AckOrchestrationItemAndFetchLazy traces the combined call as
+// AckOrchestrationItemAndFetch.
+func (m lazyHistoryFetch) AckOrchestrationItemAndFetchLazy(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
+	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
+	return m.w.ackTurnAndFetch(ctx, "ack_orchestration_item_and_fetch_lazy", lockToken, commit, func(ctx context.Context) (*duroxide.OrchestrationItem, error) {
+		return m.w.inner.(duroxide.LazyHistoryFetcher).AckOrchestrationItemAndFetchLazy(ctx, lockToken, commit, lockTimeout, pollTimeout, filter)
+	})
+}
