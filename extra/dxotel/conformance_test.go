@@ -2,6 +2,8 @@ package dxotel_test
 
 import (
 	"context"
+	"flag"
+	"strings"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
@@ -43,7 +45,11 @@ func TestWrappedProviderPassesTheConformanceSuite(t *testing.T) {
 		t.Errorf("the suite ran through the wrapper without a single span")
 	}
 	// The sections of the optional interfaces skip a provider without them:
-	// their spans show they ran through the wrapper.
+	// their spans show they ran through the wrapper (when -run selected no
+	// sections, so they all ran).
+	if run := flag.Lookup("test.run"); run != nil && strings.Contains(run.Value.String(), "/") {
+		return
+	}
 	for _, op := range []string{"ack_work_item_and_fetch", "ack_orchestration_item_and_fetch",
 		"enqueue_for_worker_batch", "enqueue_for_orchestrator_batch"} {
 		if len(tel.spansNamed(op)) == 0 {

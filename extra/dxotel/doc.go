@@ -25,8 +25,12 @@
 // fetch would be the runtime's own fallback under a name that promises a
 // saved round trip. A combined call is one span (and one recorded duration)
 // named after its method; it records the ack as the plain ack does, and what
-// it fetched on a "fetched" event. The acked unit's span ends where the call
-// starts, so it does not include the wait for the next unit.
+// it fetched on a "fetched" event. So that the ack is recorded (and the acked
+// unit's span ended) when it applies rather than when the long poll for the
+// next unit ends, the wrapper runs the inner combined call without the long
+// poll and, when it found nothing, waits out the rest with the inner plain
+// fetch: the contract's definition of the fetch half, at the cost of one
+// more round trip on an idle queue.
 //
 // Gauges read the provider's GetQueueDepths and GetSystemMetrics once per
 // metric collection, whatever the number of gauges; with the Redis provider

@@ -173,9 +173,9 @@ func wrap(t *testing.T, p duroxide.Provider, tel *telemetry) dxotel.Provider {
 	return w
 }
 
-// stop shuts env's runtime down, which ends every unit it was running: an
-// activity or turn whose ack-and-fetch still waits for the next unit ends only
-// when that call returns, so spans are complete only after the stop.
+// stop shuts env's runtime down, which ends every call and unit it was
+// running: an instance completes before the spans of its last units and of
+// the ack-and-fetch calls still polling for more have ended.
 func stop(t *testing.T, env *durabletest.Env) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), durabletest.ShutdownGrace)

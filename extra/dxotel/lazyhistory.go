@@ -21,10 +21,14 @@ func (m lazyHistoryFetch) FetchOrchestrationItemLazy(ctx context.Context, lockTi
 }
 
 // AckOrchestrationItemAndFetchLazy traces the combined call as
-// AckOrchestrationItemAndFetch.
+// AckOrchestrationItemAndFetch, the rest of its poll a lazy fetch.
 func (m lazyHistoryFetch) AckOrchestrationItemAndFetchLazy(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
 	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
-	return m.w.ackTurnAndFetch(ctx, "ack_orchestration_item_and_fetch_lazy", lockToken, commit, func(ctx context.Context) (*duroxide.OrchestrationItem, error) {
-		return m.w.inner.(duroxide.LazyHistoryFetcher).AckOrchestrationItemAndFetchLazy(ctx, lockToken, commit, lockTimeout, pollTimeout, filter)
-	})
+	lf := m.w.inner.(duroxide.LazyHistoryFetcher)
+	return m.w.ackTurnAndFetch(ctx, "ack_orchestration_item_and_fetch_lazy", lockToken, commit, pollTimeout,
+		func(ctx context.Context, poll time.Duration) (*duroxide.OrchestrationItem, error) {
+			return lf.AckOrchestrationItemAndFetchLazy(ctx, lockToken, commit, lockTimeout, poll, filter)
+		}, func(ctx context.Context, poll time.Duration) (*duroxide.OrchestrationItem, error) {
+			return lf.FetchOrchestrationItemLazy(ctx, lockTimeout, poll, filter)
+		})
 }

@@ -2,7 +2,6 @@ package dxotel
 
 import (
 	"context"
-	"time"
 
 	"github.com/duroxide-go/duroxide-redis/durable"
 	"go.opentelemetry.io/otel/trace"
@@ -46,11 +45,11 @@ func (w *provider) track(lockToken string, span trace.Span) func() {
 	}
 }
 
-// handedOver ends, at the given time, the span of the unit holding
-// lockToken, whose ack an ack-and-fetch call starting then has applied (see
-// ackfetch.go).
-func (w *provider) handedOver(lockToken string, at time.Time) {
+// handedOver ends the span of the unit holding lockToken, whose ack an
+// ack-and-fetch call has just applied, before the call waits for the next
+// unit (see ackfetch.go).
+func (w *provider) handedOver(lockToken string) {
 	if s, live := w.live.LoadAndDelete(lockToken); live {
-		s.(trace.Span).End(trace.WithTimestamp(at))
+		s.(trace.Span).End()
 	}
 }

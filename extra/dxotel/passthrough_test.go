@@ -102,26 +102,102 @@ func TestWorkAckAndFetchRecordsTheAckAndTheFetchedActivity(t *testing.T) {
 	}
 }
 
+// TestAckAndFetchRecordsTheAckBeforeItsLongPoll waits, with an idle queue,
+// for the turn's span to end and its counter to count while the combined
+// call still polls, then gives the call something to fetch.
+func TestAckAndFetchRecordsTheAckBeforeItsLongPoll(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tel := newTelemetry(t)
+	ended := make(chan sdktrace.ReadOnlySpan, 16)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tel.spans), sdktrace.WithSpanProcessor(onEnd(ended)))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	opts := tel.opts
+	opts.TracerProvider = tp
+	w, err := dxotel.WrapProvider(newRedisProvider(t), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start(t, w, "a")
+	a, err := w.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+	if err != nil || a == nil {
+		t.Fatalf("fetch: %v %v", a, err)
+	}
+	end := w.Observer().StartTurn(durable.TurnInfo{Instance: "a", LockToken: a.LockToken})
+	type result struct {
+		item *duroxide.OrchestrationItem
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		item, err := w.(duroxide.OrchestrationAckFetcher).AckOrchestrationItemAndFetch(ctx, a.LockToken, startCommit("a"), time.Minute, time.Minute, nil)
+		end()
+		done <- result{item, err}
+	}()
+	bound := time.NewTimer(30 * time.Second) // bounds the wait should the turn never end
+	defer bound.Stop()
+	for turnEnded := false; !turnEnded; {
+		select {
+		case s := <-ended:
+			turnEnded = s.Name() == "orchestration_turn"
+		case r := <-done:
+			t.Fatalf("the call returned (%v %v) before the turn's span ended", r.item, r.err)
+		case <-bound.C:
+			t.Fatal("the turn's span did not end while its ack-and-fetch polled")
+		}
+	}
+	if n := sumCount(t, tel.collect(t, dxotel.MetricTurns), attrs{dxotel.KeyStatus: "running"}); n != 1 {
+		t.Errorf("running turns = %d while the call polls, want 1", n)
+	}
+	start(t, w, "b")
+	r := <-done
+	if r.err != nil || r.item == nil || r.item.Instance != "b" {
+		t.Fatalf("the long poll did not fetch b: %v %v", r.item, r.err)
+	}
+	call := only(t, tel, "ack_orchestration_item_and_fetch")
+	handedOver(t, only(t, tel, "orchestration_turn"), call)
+	fetchedEvent(t, call, dxotel.KeyInstance, "b")
+}
+
+// onEnd is a span processor that sends ended spans to its channel while it
+// has room (it must never block the code under test).
+type onEnd chan<- sdktrace.ReadOnlySpan
+
+func (o onEnd) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+
+func (o onEnd) OnEnd(s sdktrace.ReadOnlySpan) {
+	select {
+	case o <- s:
+	default:
+	}
+}
+
+func (o onEnd) Shutdown(context.Context) error   { return nil }
+func (o onEnd) ForceFlush(context.Context) error { return nil }
+
 func TestAckAndFetchCountsTheAckOnlyWhenItApplied(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	afterAck := &duroxide.FetchAfterAckError{Err: duroxide.Retryable("fetch_work_item", "connection reset")}
+	reset := duroxide.Retryable("fetch_work_item", "connection reset")
 	lost := duroxide.Errorf("ack_work_item", duroxide.ErrLockLost, "lock_token t expired")
 	for _, c := range []struct {
-		err      error
+		inner    ackFetchFailing
+		err      error // what the call returns, or wraps
 		errType  string
 		counted  int64
 		unitOpen bool // the unit's span is left for the runtime's fallback
 	}{
-		{afterAck, "unavailable", 1, false},
-		{lost, "lock_lost", 0, true},
+		{ackFetchFailing{err: &duroxide.FetchAfterAckError{Err: reset}}, reset, "unavailable", 1, false},
+		// The rest of the poll is the plain fetch: its error is the fetch half's.
+		{ackFetchFailing{fetchErr: reset}, reset, "unavailable", 1, false},
+		{ackFetchFailing{err: lost}, lost, "lock_lost", 0, true},
 	} {
 		tel := newTelemetry(t)
-		w := wrap(t, ackFetchFailing{err: c.err}, tel)
+		w := wrap(t, c.inner, tel)
 		_, end := w.Observer().StartActivity(ctx, durable.ActivityInfo{Name: "A", LockToken: "t"})
-		_, err := w.(duroxide.WorkAckFetcher).AckWorkItemAndFetch(ctx, "t", completed(1), time.Minute, 0, nil, duroxide.TagFilter{})
-		if !errors.Is(err, c.err) {
-			t.Fatalf("the wrapper must return the inner error, got %v", err)
+		_, err := w.(duroxide.WorkAckFetcher).AckWorkItemAndFetch(ctx, "t", completed(1), time.Minute, time.Minute, nil, duroxide.TagFilter{})
+		if !errors.Is(err, c.err) || duroxide.FetchFailedAfterAck(err) == c.unitOpen {
+			t.Fatalf("want %v, after the ack: %v; got %v", c.err, !c.unitOpen, err)
 		}
 		if ended := len(tel.spansNamed("activity A")) == 1; ended == c.unitOpen {
 			t.Errorf("%v: the activity's span ended before the runtime ended it: %v, want %v", c.err, ended, !c.unitOpen)
@@ -141,16 +217,21 @@ func TestAckAndFetchCountsTheAckOnlyWhenItApplied(t *testing.T) {
 	}
 }
 
-// ackFetchFailing is a provider whose worker ack-and-fetch fails with err;
-// any other call panics on the nil embedded provider.
+// ackFetchFailing is a provider whose worker ack-and-fetch fails with err
+// and whose plain worker fetch fails with fetchErr; any other call panics on
+// the nil embedded provider.
 type ackFetchFailing struct {
 	duroxide.Provider
-	err error
+	err, fetchErr error
 }
 
 func (f ackFetchFailing) AckWorkItemAndFetch(context.Context, string, duroxide.WorkItem, time.Duration, time.Duration,
 	*duroxide.SessionFetchConfig, duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
 	return nil, f.err
+}
+
+func (f ackFetchFailing) FetchWorkItem(context.Context, time.Duration, time.Duration, *duroxide.SessionFetchConfig, duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
+	return nil, f.fetchErr
 }
 
 func (ackFetchFailing) Admin() duroxide.ProviderAdmin { return nil }
