@@ -41,7 +41,7 @@ func TestScrapeShowsDuroxideMetrics(t *testing.T) {
 		t.Log(body)
 	}
 	for _, want := range []string{
-		`duroxide_provider_call_duration_seconds_bucket{duroxide_operation="ack_work_item",duroxide_outcome="ok"`,
+		`duroxide_provider_call_duration_seconds_bucket{duroxide_operation="fetch_work_item",duroxide_outcome="ok"`,
 		`duroxide_orchestration_turns_total{duroxide_instance_status="completed"`,
 		`duroxide_activity_executions_total{duroxide_outcome="completed"`,
 		`duroxide_activity_executions_total{duroxide_outcome="failed"`,

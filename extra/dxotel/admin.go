@@ -9,7 +9,7 @@ import (
 
 // admin traces every management call of the inner provider's admin.
 type admin struct {
-	p     *Provider
+	p     *provider
 	inner duroxide.ProviderAdmin
 }
 

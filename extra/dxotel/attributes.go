@@ -23,6 +23,7 @@ const (
 	KeyStatus        = attribute.Key("duroxide.instance.status")
 	KeyLockKind      = attribute.Key("duroxide.lock.kind")
 	KeyPoisonKind    = attribute.Key("duroxide.poison.kind")
+	KeyBatchSize     = attribute.Key("duroxide.batch.size")
 	KeyErrorType     = attribute.Key("error.type")
 )
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/duroxide-go/duroxide-redis/durable/durabletest"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 	"github.com/duroxide-go/duroxide-redis/extra/dxotel"
 	"github.com/duroxide-go/duroxide-redis/redisprovider"
@@ -117,6 +118,18 @@ func histCount(t *testing.T, data metricdata.Aggregation, want map[attribute.Key
 	})
 }
 
+// wantOneOkOneEmpty asserts that the call histogram recorded op once with
+// outcome ok and once with outcome empty.
+func wantOneOkOneEmpty(t *testing.T, tel *telemetry, op string) {
+	t.Helper()
+	calls := tel.collect(t, dxotel.MetricCallDuration)
+	for _, outcome := range []string{"ok", "empty"} {
+		if n := histCount(t, calls, map[attribute.Key]string{dxotel.KeyOperation: op, dxotel.KeyOutcome: outcome}); n != 1 {
+			t.Errorf("%s %s: %d calls recorded, want 1", op, outcome, n)
+		}
+	}
+}
+
 // as asserts the aggregation's type.
 func as[A metricdata.Aggregation](t *testing.T, data metricdata.Aggregation) A {
 	t.Helper()
@@ -151,11 +164,23 @@ func newRedisProvider(t *testing.T) *redisprovider.Provider {
 }
 
 // wrap instruments p for tel, failing the test on error.
-func wrap(t *testing.T, p duroxide.Provider, tel *telemetry) *dxotel.Provider {
+func wrap(t *testing.T, p duroxide.Provider, tel *telemetry) dxotel.Provider {
 	t.Helper()
 	w, err := dxotel.WrapProvider(p, tel.opts)
 	if err != nil {
 		t.Fatalf("WrapProvider: %v", err)
 	}
 	return w
+}
+
+// stop shuts env's runtime down, which ends every call and unit it was
+// running: an instance completes before the spans of its last units and of
+// the ack-and-fetch calls still polling for more have ended.
+func stop(t *testing.T, env *durabletest.Env) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), durabletest.ShutdownGrace)
+	defer cancel()
+	if err := env.Runtime.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
 }

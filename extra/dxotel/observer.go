@@ -12,9 +12,9 @@ import (
 // runtime built on this same Provider: the provider's ack, abandon and renew
 // calls of a unit then become children of the unit's span, and the ack
 // records the unit's outcome on it.
-func (w *Provider) Observer() durable.Observer { return runtimeObserver{w} }
+func (w *provider) Observer() durable.Observer { return runtimeObserver{w} }
 
-type runtimeObserver struct{ w *Provider }
+type runtimeObserver struct{ w *provider }
 
 // StartTurn opens the turn's span. Turns are not given a context by the
 // runtime, so the span is a root unless the ack links into it.
@@ -34,11 +34,22 @@ func (r runtimeObserver) StartActivity(ctx context.Context, a durable.ActivityIn
 	return ctx, r.w.track(a.LockToken, span)
 }
 
-// track registers span under lockToken until the returned end function runs.
-func (w *Provider) track(lockToken string, span trace.Span) func() {
+// track registers span under lockToken until the returned end function
+// runs, or an ack-and-fetch hands the unit over first (handedOver).
+func (w *provider) track(lockToken string, span trace.Span) func() {
 	w.live.Store(lockToken, span)
 	return func() {
-		w.live.Delete(lockToken)
-		span.End()
+		if _, live := w.live.LoadAndDelete(lockToken); live {
+			span.End()
+		}
+	}
+}
+
+// handedOver ends the span of the unit holding lockToken, whose ack an
+// ack-and-fetch call has just applied, before the call waits for the next
+// unit (see ackfetch.go).
+func (w *provider) handedOver(lockToken string) {
+	if s, live := w.live.LoadAndDelete(lockToken); live {
+		s.(trace.Span).End()
 	}
 }

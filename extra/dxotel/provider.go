@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/duroxide-go/duroxide-redis/durable"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -13,9 +14,30 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Provider is a duroxide.Provider that records telemetry around another one.
-// It is safe for concurrent use, like the provider it wraps.
-type Provider struct {
+// Provider is a duroxide.Provider that records telemetry around another one,
+// as WrapProvider returns it. It is safe for concurrent use, like the
+// provider it wraps.
+//
+// Its dynamic type implements exactly those of duroxide's optional provider
+// interfaces (duroxide.OrchestrationAckFetcher, duroxide.WorkAckFetcher,
+// duroxide.BatchEnqueuer, duroxide.LazyHistoryFetcher) that the wrapped
+// provider implements, so a runtime's type assertions find the same fast
+// paths with and without the wrapper; see the package documentation.
+type Provider interface {
+	duroxide.Provider
+	// Observer returns the durable.Observer that gives each orchestration
+	// turn and activity execution a span (see the package documentation).
+	Observer() durable.Observer
+	// Unwrap returns the instrumented provider.
+	Unwrap() duroxide.Provider
+	// Close unregisters the gauges; spans and counters keep working.
+	Close() error
+}
+
+// provider is the instrumentation of every call of duroxide.Provider. The
+// value WrapProvider returns embeds it, with one pass-through per optional
+// interface of the inner provider (see optional.go).
+type provider struct {
 	inner  duroxide.Provider
 	admin  duroxide.ProviderAdmin // wrapped inner admin; nil when inner has none
 	tracer trace.Tracer
@@ -28,12 +50,13 @@ type Provider struct {
 	live sync.Map
 }
 
-var _ duroxide.Provider = (*Provider)(nil)
+var _ Provider = (*provider)(nil)
 
-// WrapProvider returns p instrumented as opts says. It fails only when an
-// instrument cannot be created. Call Close to stop the gauges when the
-// provider is discarded before its MeterProvider.
-func WrapProvider(p duroxide.Provider, opts Options) (*Provider, error) {
+// WrapProvider returns p instrumented as opts says, implementing the same
+// optional interfaces as p. It fails only when an instrument cannot be
+// created. Call Close to stop the gauges when the provider is discarded
+// before its MeterProvider.
+func WrapProvider(p duroxide.Provider, opts Options) (Provider, error) {
 	if p == nil {
 		return nil, duroxide.Errorf("dxotel.WrapProvider", duroxide.ErrInvalidInput, "provider is nil")
 	}
@@ -42,7 +65,7 @@ func WrapProvider(p duroxide.Provider, opts Options) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Provider{inner: p, tracer: opts.tracer(), in: in}
+	w := &provider{inner: p, tracer: opts.tracer(), in: in}
 	if a := p.Admin(); a != nil {
 		w.admin = &admin{p: w, inner: a}
 		if !opts.DisableGauges {
@@ -51,11 +74,11 @@ func WrapProvider(p duroxide.Provider, opts Options) (*Provider, error) {
 			}
 		}
 	}
-	return w, nil
+	return withCapabilities(w, capabilities(p)), nil
 }
 
 // Close unregisters the gauges; spans and counters keep working.
-func (w *Provider) Close() error {
+func (w *provider) Close() error {
 	if w.gauges == nil {
 		return nil
 	}
@@ -63,7 +86,7 @@ func (w *Provider) Close() error {
 }
 
 // Unwrap returns the instrumented provider.
-func (w *Provider) Unwrap() duroxide.Provider { return w.inner }
+func (w *provider) Unwrap() duroxide.Provider { return w.inner }
 
 // call is the state of one instrumented provider call that the operation
 // may refine: a fetch marks itself empty and names what it locked.
@@ -72,9 +95,25 @@ type call struct {
 	outcome string
 }
 
+// fetched records on the span what a fetch returned: outcome empty when it
+// found no work, else the attributes of the unit it locked. A call that acked
+// before fetching (asEvent) puts them on a "fetched" event instead, because
+// its own attributes name the unit it acked.
+func (c *call) fetched(err error, locked []attribute.KeyValue, asEvent bool) {
+	switch {
+	case err == nil && locked == nil:
+		c.outcome = OutcomeEmpty
+	case locked == nil:
+	case asEvent:
+		c.span.AddEvent("fetched", trace.WithAttributes(locked...))
+	default:
+		c.span.SetAttributes(locked...)
+	}
+}
+
 // do runs fn inside a span named op and records its duration. lockToken, when
 // it belongs to a live turn or activity, makes that unit the span's parent.
-func do[T any](w *Provider, ctx context.Context, op, lockToken string, fn func(context.Context, *call) (T, error), attrs ...attribute.KeyValue) (T, error) {
+func do[T any](w *provider, ctx context.Context, op, lockToken string, fn func(context.Context, *call) (T, error), attrs ...attribute.KeyValue) (T, error) {
 	ctx = w.parentFor(ctx, lockToken)
 	ctx, span := w.tracer.Start(ctx, op, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(append(attrs, KeyOperation.String(op))...))
@@ -98,7 +137,7 @@ func do[T any](w *Provider, ctx context.Context, op, lockToken string, fn func(c
 }
 
 // do0 is do for operations that return only an error.
-func do0(w *Provider, ctx context.Context, op, lockToken string, fn func(context.Context) error, attrs ...attribute.KeyValue) error {
+func do0(w *provider, ctx context.Context, op, lockToken string, fn func(context.Context) error, attrs ...attribute.KeyValue) error {
 	_, err := do(w, ctx, op, lockToken, func(ctx context.Context, _ *call) (struct{}, error) {
 		return struct{}{}, fn(ctx)
 	}, attrs...)
@@ -107,7 +146,7 @@ func do0(w *Provider, ctx context.Context, op, lockToken string, fn func(context
 
 // parentFor puts the span of the unit holding lockToken into ctx, unless ctx
 // already carries a span (the caller's own tracing wins).
-func (w *Provider) parentFor(ctx context.Context, lockToken string) context.Context {
+func (w *provider) parentFor(ctx context.Context, lockToken string) context.Context {
 	if lockToken == "" || trace.SpanContextFromContext(ctx).IsValid() {
 		return ctx
 	}
@@ -119,7 +158,7 @@ func (w *Provider) parentFor(ctx context.Context, lockToken string) context.Cont
 
 // unitSpan is the span of the live turn or activity holding lockToken, or a
 // no-op span.
-func (w *Provider) unitSpan(lockToken string) trace.Span {
+func (w *provider) unitSpan(lockToken string) trace.Span {
 	if s, ok := w.live.Load(lockToken); ok {
 		return s.(trace.Span)
 	}
@@ -127,14 +166,14 @@ func (w *Provider) unitSpan(lockToken string) trace.Span {
 }
 
 // Name reports the inner provider's name.
-func (w *Provider) Name() string { return w.inner.Name() }
+func (w *provider) Name() string { return w.inner.Name() }
 
 // Version reports the inner provider's version.
-func (w *Provider) Version() string { return w.inner.Version() }
+func (w *provider) Version() string { return w.inner.Version() }
 
 // Admin returns the instrumented admin of the inner provider, nil when it has
 // none.
-func (w *Provider) Admin() duroxide.ProviderAdmin {
+func (w *provider) Admin() duroxide.ProviderAdmin {
 	if w.admin == nil {
 		// A typed nil would make callers' "Admin() != nil" checks lie.
 		return nil

@@ -50,12 +50,7 @@ func TestFetchSpanNamesTheLockedInstanceAndEmptyFetches(t *testing.T) {
 		t.Errorf("enqueue span instance %q", a)
 	}
 
-	calls := tel.collect(t, dxotel.MetricCallDuration)
-	for outcome, want := range map[string]uint64{"ok": 1, "empty": 1} {
-		if n := histCount(t, calls, attrs{dxotel.KeyOperation: "fetch_orchestration_item", dxotel.KeyOutcome: outcome}); n != want {
-			t.Errorf("fetch_orchestration_item %s: %d calls recorded, want %d", outcome, n, want)
-		}
-	}
+	wantOneOkOneEmpty(t, tel, "fetch_orchestration_item")
 }
 
 func TestAckCountsTurnByStatusAndPoison(t *testing.T) {
