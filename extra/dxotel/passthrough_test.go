@@ -506,3 +506,17 @@ func activity(id uint64) duroxide.WorkItem {
 func completed(id uint64) duroxide.WorkItem {
 	return duroxide.ActivityCompleted{Instance: "i", ExecutionID: 1, ID: id, Result: "ok"}
 }
+
+// TestWrapperAnswersStickyRoutingForTheInner: the runtime routes turns back
+// to itself only when the provider says it honours routes.
+func TestWrapperAnswersStickyRoutingForTheInner(t *testing.T) {
+	inner := newRedisProvider(t)
+	w, err := dxotel.WrapProvider(inner, dxotel.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr, ok := w.(duroxide.StickyRouter)
+	if !ok || !inner.SupportsStickyRouting() || !sr.SupportsStickyRouting() {
+		t.Fatalf("wrapped sticky routing: implemented %v; inner answers %v", ok, inner.SupportsStickyRouting())
+	}
+}

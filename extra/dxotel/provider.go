@@ -206,3 +206,11 @@ func isNilPointer(v any) bool {
 	rv := reflect.ValueOf(v)
 	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
+
+// SupportsStickyRouting answers for the inner provider: sticky routes travel
+// in the context, which the wrapper hands on unchanged, so a runtime behind
+// the wrapper routes exactly as it would without it.
+func (w *provider) SupportsStickyRouting() bool {
+	sr, ok := w.inner.(duroxide.StickyRouter)
+	return ok && sr.SupportsStickyRouting()
+}
