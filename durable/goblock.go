@@ -16,8 +16,7 @@ package durable
 // (a lost Select, or the orchestration returning first) cancels everything
 // fn still waits for and never resumes it. A panic in fn fails the instance.
 func (c *OrchestrationContext) Go(fn func(ctx *OrchestrationContext) (string, error)) Future[string] {
-	co := newCoroutine()
-	c.st.coroutines = append(c.st.coroutines, co)
+	co := c.co.child() // stopped with the turn's other coroutines
 	block := &OrchestrationContext{
 		st: c.st, co: co, instance: c.instance, execution: c.execution,
 		name: c.name, version: c.version, clock: c.clock, logger: c.logger,

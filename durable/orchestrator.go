@@ -64,13 +64,20 @@ func (r *Runtime) processWithRenewal(item *duroxide.OrchestrationItem, next *han
 // processSafely keeps a runtime bug (a panic outside orchestration code,
 // which the coroutine already contains) from killing the process: the batch
 // is abandoned and counts as an attempt, so a persistent bug ends in poison.
+// Orchestration code blocked outside its context (see TurnDeadlockTimeout)
+// ends the same way.
 func (r *Runtime) processSafely(item *duroxide.OrchestrationItem, next *handoff[duroxide.OrchestrationItem]) {
 	defer r.opts.Observer.StartTurn(TurnInfo{Instance: item.Instance, Orchestration: item.OrchestrationName,
 		ExecutionID: item.ExecutionID, Attempt: item.AttemptCount, LockToken: item.LockToken})()
 	defer func() {
 		if p := recover(); p != nil {
-			r.opts.Logger.Error("durable: panic while processing a turn, abandoning", "instance", item.Instance,
-				"panic", panicMessage(p))
+			if d, ok := p.(*turnDeadlock); ok {
+				r.opts.Logger.Error("durable: orchestration code blocked outside its context, abandoning the turn",
+					"instance", item.Instance, "execution_id", item.ExecutionID, "timeout", d.timeout, "blocked_at", d.stacks)
+			} else {
+				r.opts.Logger.Error("durable: panic while processing a turn, abandoning", "instance", item.Instance,
+					"panic", panicMessage(p))
+			}
 			r.abandonOrchestration(item.LockToken, time.Second, false)
 		}
 	}()

@@ -47,6 +47,9 @@ type replayEngine struct {
 	kvSnapshot  map[string]duroxide.KVEntry
 	clock       func() time.Time
 	logger      *slog.Logger
+	// deadlock is how long the engine waits for the code to yield before
+	// it gives the turn up (Options.TurnDeadlockTimeout; 0: for ever).
+	deadlock time.Duration
 
 	cancelledActivityIDs []uint64
 	cancelledSubOrchs    []string
@@ -115,7 +118,7 @@ func (e *replayEngine) newContext(name, version string) *OrchestrationContext {
 		st.kv[k] = v.Value
 		st.kvUpdated[k] = v.LastUpdatedAtMs
 	}
-	co := newCoroutine()
+	co := newCoroutine(e.instance, e.deadlock, e.logger)
 	st.coroutines = append(st.coroutines, co)
 	return &OrchestrationContext{
 		st: st, co: co, instance: e.instance, execution: e.executionID,

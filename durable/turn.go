@@ -33,6 +33,7 @@ func (r *Runtime) runExecution(instance string, t *turnOutput, b batch, ver *sem
 	hi := readHistory(working)
 	eng := newReplayEngine(instance, t.executionID, working, len(t.history))
 	eng.kvSnapshot, eng.clock, eng.logger = kv, r.opts.Clock, r.opts.Logger
+	eng.deadlock = r.opts.TurnDeadlockTimeout
 	eng.prepCompletions(b.completions)
 	res := eng.execute(fn, hi.input, b.name, ver.String())
 	r.rememberExecution(instance, t.executionID)
