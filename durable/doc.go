@@ -60,7 +60,8 @@
 // Go has no destructors, so where duroxide cancels a future by dropping it,
 // Go code calls Future.Cancel; Select cancels its losers and every future
 // still pending when the orchestration returns is cancelled, which gives the
-// same history as duroxide's drops.
+// same history as duroxide's drops. Get on a cancelled future returns
+// ErrCancelled at once and records nothing.
 //
 // # Example
 //

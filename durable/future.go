@@ -1,5 +1,7 @@
 package durable
 
+import "errors"
+
 // Awaitable is any Future, whatever its value type; Select and Join take it.
 type Awaitable interface {
 	base() *future
@@ -15,6 +17,28 @@ type TaskError struct {
 // Error returns the failure message.
 func (e *TaskError) Error() string { return e.Message }
 
+// ErrCancelled classifies the error Get returns for a future that was
+// cancelled before it resolved: errors.Is(err, ErrCancelled).
+var ErrCancelled = errors.New("future cancelled")
+
+// CancelledError is what Get returns for a future that was cancelled before
+// it resolved (a Select loser, a future given up with Cancel, or one a
+// cancelled Go block still waited for). It names what the future waited
+// for; errors.Is(err, ErrCancelled) reports true.
+type CancelledError struct {
+	// What is what the future waited for: "activity", "timer", "external
+	// event", "queue message", "sub-orchestration" or "go block".
+	What string
+}
+
+// Error names the operation and what was cancelled.
+func (e *CancelledError) Error() string {
+	return "durable: get: the " + e.What + " future was cancelled before it resolved"
+}
+
+// Is reports whether target is ErrCancelled.
+func (e *CancelledError) Is(target error) bool { return target == ErrCancelled }
+
 // scheduleKind is what a future waits for; cancelling one records the
 // matching cancel event (timers record nothing, as in duroxide).
 type scheduleKind int
@@ -27,6 +51,25 @@ const (
 	kindSubOrchestration
 	kindGo // a Go block: cancelling it cancels what the block still waits for
 )
+
+// String names what a future of the kind waits for, in errors.
+func (k scheduleKind) String() string {
+	switch k {
+	case kindActivity:
+		return "activity"
+	case kindTimer:
+		return "timer"
+	case kindExternal:
+		return "external event"
+	case kindQueue:
+		return "queue message"
+	case kindSubOrchestration:
+		return "sub-orchestration"
+	case kindGo:
+		return "go block"
+	}
+	return "unknown"
+}
 
 // future is the untyped core of every Future: one scheduled action (token)
 // plus a readiness check against the context state, evaluated only when
@@ -56,6 +99,10 @@ func (f *future) poll() bool {
 	return f.done
 }
 
+// settled reports whether the future will not change any more: it resolved
+// or was cancelled.
+func (f *future) settled() bool { return f.poll() || f.cancelled }
+
 // cancel is what dropping an unfinished future does in duroxide.
 func (f *future) cancel() {
 	if f.done || f.cancelled {
@@ -81,20 +128,26 @@ func (f Future[T]) base() *future { return f.f }
 
 // Get waits for the result. A failed activity or sub-orchestration returns a
 // *TaskError; a typed future whose payload does not decode returns the decode
-// error. Calling Get on a cancelled future blocks for the rest of the turn,
-// as awaiting a dropped future cannot happen in duroxide.
+// error. Get on a future cancelled before it resolved (a Select loser, or
+// after Cancel) returns a *CancelledError (errors.Is(err, ErrCancelled)) at
+// once and records nothing: awaiting a dropped future cannot happen in
+// duroxide, so its history is the same as if the code had not waited.
 func (f Future[T]) Get() (T, error) {
-	f.f.ctx.block(f.f.poll)
+	f.f.ctx.block(f.f.settled)
 	var zero T
+	if !f.f.done {
+		return zero, &CancelledError{What: f.f.kind.String()}
+	}
 	if f.f.err != nil {
 		return zero, f.f.err
 	}
 	return f.decode(f.f.value)
 }
 
-// IsReady reports whether Get would return without waiting. It evaluates the
-// future like a poll does, so it is deterministic.
-func (f Future[T]) IsReady() bool { return f.f.poll() }
+// IsReady reports whether Get would return without waiting: the future
+// resolved, or was cancelled. It evaluates the future like a poll does, so
+// it is deterministic.
+func (f Future[T]) IsReady() bool { return f.f.settled() }
 
 // Cancel gives the future up. An activity gets an ActivityCancelRequested
 // event and its worker sees its context cancelled; a sub-orchestration is
