@@ -58,6 +58,11 @@ func (r *Runtime) processWithRenewal(item *duroxide.OrchestrationItem, next *han
 		})
 	defer stop()
 	next.held = stop
+	_, untrack := r.inflight.track(AbandonedWork{Kind: WorkOrchestration, Instance: item.Instance, ExecutionID: item.ExecutionID,
+		Name: item.OrchestrationName}, func(ctx context.Context) error {
+		return r.p.AbandonOrchestrationItem(ctx, item.LockToken, 0, true)
+	})
+	defer untrack()
 	r.processSafely(item, next)
 }
 

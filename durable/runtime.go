@@ -37,6 +37,7 @@ type Runtime struct {
 	execMu   sync.Mutex
 	execIDs  map[string]uint64 // instance -> last execution this runtime ran
 	sessions *sessionTracker
+	inflight inflightSet // the turns and activities running, for Shutdown
 }
 
 // NewRuntime validates the options and starts the dispatchers. The registry
@@ -104,9 +105,16 @@ func (r *Runtime) ID() string { return r.id }
 
 // Shutdown stops fetching new work and waits for in-flight turns and
 // activities to finish. When ctx ends first, in-flight activities see their
-// context cancelled, unfinished work is abandoned (it will be fetched again,
-// here or elsewhere) and Shutdown returns ctx's error once every goroutine
-// has stopped.
+// context cancelled and what has not finished is handed back: each
+// unfinished turn and activity is abandoned without counting an attempt
+// (fetched again, here or elsewhere), or, when the abandon fails, its lock
+// is left to expire. Shutdown then returns within handBackTimeout (250ms)
+// of ctx's end, with a *ShutdownError listing that work (also logged at
+// Error), which errors.Is classifies as ctx's error
+// (context.DeadlineExceeded for a deadline). Code that ignores its context
+// (an activity, or orchestration code blocked outside its context) cannot
+// be stopped: its goroutine runs on after Shutdown returns, and its outcome
+// is dropped.
 func (r *Runtime) Shutdown(ctx context.Context) error {
 	r.closed.Do(r.stop)
 	done := make(chan struct{})
@@ -119,10 +127,13 @@ func (r *Runtime) Shutdown(ctx context.Context) error {
 		r.abort()
 		return nil
 	case <-ctx.Done():
-		r.abort()
-		<-done
-		return ctx.Err()
 	}
+	r.abort()
+	err := &ShutdownError{Err: ctx.Err(), Abandoned: r.handBack(done)}
+	if len(err.Abandoned) > 0 {
+		r.opts.Logger.Error("durable: shutdown ended before in-flight work; handed it back", "error", err.Error())
+	}
+	return err
 }
 
 func (r *Runtime) startDispatchers() {
