@@ -34,8 +34,7 @@ type Runtime struct {
 	wg     sync.WaitGroup
 	closed sync.Once
 
-	execMu   sync.Mutex
-	execIDs  map[string]uint64 // instance -> last execution this runtime ran
+	execs    *executionIDs // the executions parentExecution answers with
 	sessions *sessionTracker
 	inflight inflightSet // the turns and activities running, for Shutdown
 }
@@ -68,7 +67,7 @@ func newRuntime(p duroxide.Provider, reg *Registry, opts Options) (*Runtime, err
 	rt := &Runtime{
 		p: p, reg: reg, opts: opts, id: randomID(), client: NewClient(p),
 		support: support, filter: duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemverRange{support}},
-		execIDs: map[string]uint64{}, sessions: newSessionTracker(),
+		execs: newExecutionIDs(maxRememberedExecutions), sessions: newSessionTracker(),
 	}
 	rt.ctx, rt.stop = context.WithCancel(context.Background())
 	rt.work, rt.abort = context.WithCancel(context.Background())
@@ -221,20 +220,13 @@ func startRenewal(parent context.Context, interval time.Duration, renew func(con
 	}
 }
 
-func (r *Runtime) rememberExecution(instance string, id uint64) {
-	r.execMu.Lock()
-	r.execIDs[instance] = id
-	r.execMu.Unlock()
+// rememberExecution records the execution a turn of instance ran and how
+// the turn ended, for parentExecution.
+func (r *Runtime) rememberExecution(instance string, id uint64, how turnKind) {
+	r.execs.remember(instance, id, how == turnCompleted || how == turnFailed || how == turnCancelled)
 }
 
 // parentExecution is the execution id a child's completion is addressed to:
 // the one this runtime last ran for the parent, else the first (duroxide's
 // get_execution_id_for_instance).
-func (r *Runtime) parentExecution(instance string) uint64 {
-	r.execMu.Lock()
-	defer r.execMu.Unlock()
-	if id, ok := r.execIDs[instance]; ok {
-		return id
-	}
-	return duroxide.InitialExecutionID
-}
+func (r *Runtime) parentExecution(instance string) uint64 { return r.execs.lookup(instance) }

@@ -36,7 +36,7 @@ func (r *Runtime) runExecution(instance string, t *turnOutput, b batch, ver *sem
 	eng.deadlock = r.opts.TurnDeadlockTimeout
 	eng.prepCompletions(b.completions)
 	res := eng.execute(fn, hi.input, b.name, ver.String())
-	r.rememberExecution(instance, t.executionID)
+	r.rememberExecution(instance, t.executionID, res.kind)
 
 	for _, id := range eng.cancelledActivityIDs {
 		t.cancelled = append(t.cancelled, duroxide.ScheduledActivityIdentifier{Instance: instance, ExecutionID: t.executionID, ActivityID: id})
