@@ -15,14 +15,22 @@ import (
 // e2eHangBound is how long a test waits for a call that must not hang.
 const e2eHangBound = 15 * time.Second
 
-// stuckRegistry has an activity that ignores its context and an
-// orchestration that blocks outside its context, both until release closes;
-// each signals when it has started.
-func stuckRegistry(release <-chan struct{}) (reg *durable.Registry, activityIn, turnIn chan struct{}) {
-	reg = durable.NewRegistry()
-	activityIn, turnIn = make(chan struct{}, 16), make(chan struct{}, 16)
+// stuckEnv is an Env, its logs recorded, with an activity that ignores its
+// context and an orchestration that blocks outside its context, each of
+// which signals when it has started; both stay stuck until the test ends
+// (released before the Env shuts down).
+type stuckEnv struct {
+	*durabletest.Env
+	logs               *recordingHandler
+	activityIn, turnIn chan struct{}
+}
+
+func startStuck(t *testing.T, opts durable.Options) stuckEnv {
+	release := make(chan struct{})
+	s := stuckEnv{logs: newRecordingHandler(), activityIn: make(chan struct{}, 16), turnIn: make(chan struct{}, 16)}
+	reg := durable.NewRegistry()
 	reg.MustAddActivity("Deaf", func(*durable.ActivityContext, string) (string, error) {
-		activityIn <- struct{}{}
+		s.activityIn <- struct{}{}
 		<-release
 		return "", nil
 	})
@@ -30,11 +38,14 @@ func stuckRegistry(release <-chan struct{}) (reg *durable.Registry, activityIn, 
 		return ctx.ScheduleActivity("Deaf", "").Get()
 	})
 	reg.MustAddOrchestration("BlocksOutside", func(*durable.OrchestrationContext, string) (string, error) {
-		turnIn <- struct{}{}
+		s.turnIn <- struct{}{}
 		<-release // a channel the context knows nothing of
 		return "", nil
 	})
-	return reg, activityIn, turnIn
+	opts.LongPollTimeout, opts.Logger = 100*time.Millisecond, slog.New(s.logs)
+	s.Env = durabletest.Start(t, reg, durabletest.WithOptions(opts))
+	t.Cleanup(func() { close(release) }) // runs before the Env's own cleanup
+	return s
 }
 
 // logRecord is one record a recordingHandler kept, its attributes as text.
@@ -99,14 +110,7 @@ func (h *recordingHandler) find(level slog.Level, key, value string) []logRecord
 // every time is poisoned, and nothing keeps waiting for the stuck code.
 func TestTurnBlockedOutsideContextIsAbandonedThenPoisoned(t *testing.T) {
 	t.Parallel()
-	release := make(chan struct{})
-	reg, _, _ := stuckRegistry(release)
-	logs := newRecordingHandler()
-	env := durabletest.Start(t, reg, durabletest.WithOptions(durable.Options{
-		LongPollTimeout: 100 * time.Millisecond, TurnDeadlockTimeout: 200 * time.Millisecond, MaxAttempts: 2,
-		Logger: slog.New(logs),
-	}))
-	t.Cleanup(func() { close(release) })
+	env := startStuck(t, durable.Options{TurnDeadlockTimeout: 200 * time.Millisecond, MaxAttempts: 2})
 	if err := env.Client.StartOrchestration(t.Context(), "blocked", "BlocksOutside", ""); err != nil {
 		t.Fatal(err)
 	}
@@ -117,14 +121,14 @@ func TestTurnBlockedOutsideContextIsAbandonedThenPoisoned(t *testing.T) {
 	if st.Status != durable.StatusFailed || st.Failure.Poison == nil {
 		t.Fatalf("status %v %q, want poisoned", st.Status, st.FailureMessage())
 	}
-	errs := logs.find(slog.LevelError, "instance", "blocked")
+	errs := env.logs.find(slog.LevelError, "instance", "blocked")
 	if len(errs) == 0 {
 		t.Fatal("no Error log names the blocked instance")
 	}
 	var stack string
 	for _, r := range errs {
 		for _, v := range r.attrs {
-			if strings.Contains(v, "stuckRegistry") {
+			if strings.Contains(v, "startStuck") {
 				stack = v
 			}
 		}

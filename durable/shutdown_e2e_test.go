@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/duroxide-go/duroxide-redis/durable"
-	"github.com/duroxide-go/duroxide-redis/durable/durabletest"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
@@ -26,22 +25,16 @@ func waitSignal(t *testing.T, ch <-chan struct{}, what string) {
 // context and a turn is blocked outside the orchestration context.
 func TestShutdownReturnsByItsDeadline(t *testing.T) {
 	t.Parallel()
-	release := make(chan struct{})
-	reg, activityIn, turnIn := stuckRegistry(release)
-	logs := newRecordingHandler()
-	env := durabletest.Start(t, reg, durabletest.WithOptions(durable.Options{
-		LongPollTimeout: 100 * time.Millisecond, TurnDeadlockTimeout: time.Minute, Logger: slog.New(logs),
-	}))
-	t.Cleanup(func() { close(release) }) // runs before the Env's own cleanup
+	env := startStuck(t, durable.Options{TurnDeadlockTimeout: time.Minute})
 	ctx := t.Context()
 	if err := env.Client.StartOrchestration(ctx, "deaf", "CallsDeaf", ""); err != nil {
 		t.Fatal(err)
 	}
-	waitSignal(t, activityIn, "the activity")
+	waitSignal(t, env.activityIn, "the activity")
 	if err := env.Client.StartOrchestration(ctx, "blocked", "BlocksOutside", ""); err != nil {
 		t.Fatal(err)
 	}
-	waitSignal(t, turnIn, "the turn")
+	waitSignal(t, env.turnIn, "the turn")
 
 	const deadline = 500 * time.Millisecond
 	sctx, cancel := context.WithTimeout(ctx, deadline)
@@ -75,7 +68,7 @@ func TestShutdownReturnsByItsDeadline(t *testing.T) {
 		got["blocked"].Kind != durable.WorkOrchestration || got["blocked"].Name != "BlocksOutside" || !got["blocked"].Released {
 		t.Fatalf("abandoned %+v, want the activity and the turn, both released", se.Abandoned)
 	}
-	if logged := logs.find(slog.LevelError, "error", err.Error()); len(logged) != 1 {
+	if logged := env.logs.find(slog.LevelError, "error", err.Error()); len(logged) != 1 {
 		t.Fatalf("the abandoned work was logged at Error %d times, want once", len(logged))
 	}
 	// Both locks were handed back, not left to expire (the lock timeouts
