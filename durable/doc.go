@@ -50,13 +50,18 @@
 // turn). A replay that schedules something different from the history fails
 // the instance with duroxide's nondeterminism error; a panic fails the
 // instance, not the process. When a turn ends with the code still blocked,
-// its goroutine is ended (runtime.Goexit, so deferred calls run) before the
-// turn commits: nothing outlives a turn.
+// its goroutine is ended (runtime.Goexit, so deferred calls run; a wait in
+// one of them ends it at once) before the turn commits: nothing outlives a
+// turn. Code that blocks outside the context (a channel, a mutex, a network
+// call) for longer than Options.TurnDeadlockTimeout is the exception: the
+// turn is abandoned with an Error log showing where it is blocked, and its
+// goroutine, which Go cannot stop, is left behind.
 //
 // Go has no destructors, so where duroxide cancels a future by dropping it,
 // Go code calls Future.Cancel; Select cancels its losers and every future
 // still pending when the orchestration returns is cancelled, which gives the
-// same history as duroxide's drops.
+// same history as duroxide's drops. Get on a cancelled future returns
+// ErrCancelled at once and records nothing.
 //
 // # Example
 //

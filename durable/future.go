@@ -21,6 +21,28 @@ type TaskError struct {
 // Error returns the failure message.
 func (e *TaskError) Error() string { return e.Message }
 
+// ErrCancelled classifies the error Get returns for a future that was
+// cancelled before it resolved: errors.Is(err, ErrCancelled).
+var ErrCancelled = errors.New("future cancelled")
+
+// CancelledError is what Get returns for a future that was cancelled before
+// it resolved (a Select loser, a future given up with Cancel, or one a
+// cancelled Go block still waited for). It names what the future waited
+// for; errors.Is(err, ErrCancelled) reports true.
+type CancelledError struct {
+	// What is what the future waited for: "activity", "timer", "external
+	// event", "queue message", "sub-orchestration" or "go block".
+	What string
+}
+
+// Error names the operation and what was cancelled.
+func (e *CancelledError) Error() string {
+	return "durable: get: the " + e.What + " future was cancelled before it resolved"
+}
+
+// Is reports whether target is ErrCancelled.
+func (e *CancelledError) Is(target error) bool { return target == ErrCancelled }
+
 // Future is the pending result of something an orchestration scheduled.
 // Scheduling only records intent; Get blocks the orchestration (handing
 // control back to the replay engine) until the result is in history.
@@ -33,8 +55,10 @@ func (f Future[T]) core() *engine.Future { return f.f }
 
 // Get waits for the result. A failed activity or sub-orchestration returns a
 // *TaskError; a typed future whose payload does not decode returns the decode
-// error. Calling Get on a cancelled future blocks for the rest of the turn,
-// as awaiting a dropped future cannot happen in duroxide.
+// error. Get on a future cancelled before it resolved (a Select loser, or
+// after Cancel) returns a *CancelledError (errors.Is(err, ErrCancelled)) at
+// once and records nothing: awaiting a dropped future cannot happen in
+// duroxide, so its history is the same as if the code had not waited.
 func (f Future[T]) Get() (T, error) {
 	v, err := f.f.Get()
 	var zero T
@@ -44,8 +68,9 @@ func (f Future[T]) Get() (T, error) {
 	return f.decode(v)
 }
 
-// IsReady reports whether Get would return without waiting. It evaluates the
-// future like a poll does, so it is deterministic.
+// IsReady reports whether Get would return without waiting: the future
+// resolved, or was cancelled. It evaluates the future like a poll does, so
+// it is deterministic.
 func (f Future[T]) IsReady() bool { return f.f.IsReady() }
 
 // Cancel gives the future up. An activity gets an ActivityCancelRequested
@@ -56,11 +81,16 @@ func (f Future[T]) IsReady() bool { return f.f.IsReady() }
 // still pending when an orchestration returns.
 func (f Future[T]) Cancel() { f.f.Cancel() }
 
-// publicError hands the engine's task failures on as *TaskError.
+// publicError hands the engine's task failures and cancellations on as the
+// public *TaskError and *CancelledError.
 func publicError(err error) error {
 	var te *engine.TaskError
 	if errors.As(err, &te) {
 		return &TaskError{Message: te.Message}
+	}
+	var ce *engine.CancelledError
+	if errors.As(err, &ce) {
+		return &CancelledError{What: ce.What}
 	}
 	return err
 }

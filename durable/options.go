@@ -32,6 +32,20 @@ type Options struct {
 	// lock is renewed (default 5s).
 	WorkerLockRenewalBuffer time.Duration
 
+	// TurnDeadlockTimeout bounds how long orchestration code may run
+	// without handing control back to the runtime (by waiting on a future,
+	// Select, Join, or returning) before its turn is abandoned (default 5s;
+	// Temporal's deadlock detector allows 1s; it is noticed within a quarter
+	// more). Orchestration code must wait only through its context: code
+	// blocked on a channel, a mutex or a network call, or computing for
+	// longer than this, is logged at Error with the blocked goroutine's
+	// stack, its lock is no longer renewed, and the batch is abandoned as a
+	// failed attempt, so a turn that blocks every time ends in poison after
+	// MaxAttempts. Go cannot stop the blocked goroutine: it is left behind,
+	// and nothing waits for it. A deferred call that blocks the same way
+	// while a turn ends is logged and left behind after this long too.
+	TurnDeadlockTimeout time.Duration
+
 	// MaxAttempts is the fetch count after which a message is poison: the
 	// instance (or the activity) fails with duroxide's Poison error details
 	// (default 10).
@@ -136,6 +150,7 @@ func (o Options) withDefaults() Options {
 	setDur(&o.LongPollTimeout, 30*time.Second)
 	setDur(&o.OrchestratorLockTimeout, 5*time.Second)
 	setDur(&o.OrchestratorLockRenewalBuffer, 2*time.Second)
+	setDur(&o.TurnDeadlockTimeout, 5*time.Second)
 	setDur(&o.WorkerLockTimeout, 30*time.Second)
 	setDur(&o.WorkerLockRenewalBuffer, 5*time.Second)
 	setDur(&o.UnregisteredBackoffBase, time.Second)

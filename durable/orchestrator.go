@@ -62,19 +62,31 @@ func (r *Runtime) processWithRenewal(item *duroxide.OrchestrationItem, next *han
 		})
 	defer stop()
 	next.held = stop
+	_, untrack := r.inflight.track(AbandonedWork{Kind: WorkOrchestration, Instance: item.Instance, ExecutionID: item.ExecutionID,
+		Name: item.OrchestrationName}, func(ctx context.Context) error {
+		return r.p.AbandonOrchestrationItem(ctx, item.LockToken, 0, true)
+	})
+	defer untrack()
 	r.processSafely(item, next)
 }
 
 // processSafely keeps a runtime bug (a panic outside orchestration code,
 // which the coroutine already contains) from killing the process: the batch
 // is abandoned and counts as an attempt, so a persistent bug ends in poison.
+// Orchestration code blocked outside its context (see TurnDeadlockTimeout)
+// ends the same way.
 func (r *Runtime) processSafely(item *duroxide.OrchestrationItem, next *handoff[duroxide.OrchestrationItem]) {
 	defer r.opts.Observer.StartTurn(TurnInfo{Instance: item.Instance, Orchestration: item.OrchestrationName,
 		ExecutionID: item.ExecutionID, Attempt: item.AttemptCount, LockToken: item.LockToken})()
 	defer func() {
 		if p := recover(); p != nil {
-			r.opts.Logger.Error("durable: panic while processing a turn, abandoning", "instance", item.Instance,
-				"panic", engine.PanicMessage(p))
+			if d, ok := p.(*engine.Deadlock); ok {
+				r.opts.Logger.Error("durable: orchestration code blocked outside its context, abandoning the turn",
+					"instance", item.Instance, "execution_id", item.ExecutionID, "timeout", d.Timeout, "blocked_at", d.Stacks)
+			} else {
+				r.opts.Logger.Error("durable: panic while processing a turn, abandoning", "instance", item.Instance,
+					"panic", engine.PanicMessage(p))
+			}
 			r.abandonOrchestration(item.LockToken, time.Second, false)
 		}
 	}()
@@ -199,7 +211,7 @@ func (r *Runtime) runTurn(item *duroxide.OrchestrationItem, eng *engine.Engine, 
 		ver, fn = v, engineFunc(code)
 	}
 	commit, goesOn := eng.Turn(item, b, ver, fn, r.turnEnv())
-	r.rememberExecution(item.Instance, eng.ExecutionID())
+	r.rememberExecution(item.Instance, eng.ExecutionID(), commit.Metadata.Status == "Completed" || commit.Metadata.Status == "Failed")
 	cache := goesOn && r.cache.enabled()
 	if cache {
 		defer r.cache.commit(item.Instance)()
@@ -215,7 +227,8 @@ func (r *Runtime) runTurn(item *duroxide.OrchestrationItem, eng *engine.Engine, 
 
 // turnEnv is what the engine needs of this runtime during a turn.
 func (r *Runtime) turnEnv() engine.Env {
-	return engine.Env{Clock: r.opts.Clock, Logger: r.opts.Logger, ParentExecution: r.parentExecution}
+	return engine.Env{Clock: r.opts.Clock, Logger: r.opts.Logger, ParentExecution: r.parentExecution,
+		DeadlockTimeout: r.opts.TurnDeadlockTimeout}
 }
 
 // engineFunc runs registered orchestration code on the engine's context.

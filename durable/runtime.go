@@ -36,9 +36,9 @@ type Runtime struct {
 
 	cache *instanceCache
 
-	execMu   sync.Mutex
-	execIDs  map[string]uint64 // instance -> last execution this runtime ran
+	execs    *executionIDs // the executions parentExecution answers with
 	sessions *sessionTracker
+	inflight inflightSet // the turns and activities running, for Shutdown
 }
 
 // NewRuntime validates the options and starts the dispatchers. The registry
@@ -69,7 +69,7 @@ func newRuntime(p duroxide.Provider, reg *Registry, opts Options) (*Runtime, err
 	rt := &Runtime{
 		p: p, reg: reg, opts: opts, id: randomID(), client: NewClient(p),
 		support: support, filter: duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemverRange{support}},
-		execIDs: map[string]uint64{}, sessions: newSessionTracker(),
+		execs: newExecutionIDs(maxRememberedExecutions), sessions: newSessionTracker(),
 		cache: newInstanceCache(opts.InstanceCacheEntries, opts.InstanceCacheBytes, opts.OrchestratorLockTimeout),
 	}
 	base := stickyContext(context.Background(), p, rt.id, opts, rt.cache.enabled())
@@ -108,9 +108,16 @@ func (r *Runtime) ID() string { return r.id }
 
 // Shutdown stops fetching new work and waits for in-flight turns and
 // activities to finish. When ctx ends first, in-flight activities see their
-// context cancelled, unfinished work is abandoned (it will be fetched again,
-// here or elsewhere) and Shutdown returns ctx's error once every goroutine
-// has stopped.
+// context cancelled and what has not finished is handed back: each
+// unfinished turn and activity is abandoned without counting an attempt
+// (fetched again, here or elsewhere), or, when the abandon fails, its lock
+// is left to expire. Shutdown then returns within handBackTimeout (250ms)
+// of ctx's end, with a *ShutdownError listing that work (also logged at
+// Error), which errors.Is classifies as ctx's error
+// (context.DeadlineExceeded for a deadline). Code that ignores its context
+// (an activity, or orchestration code blocked outside its context) cannot
+// be stopped: its goroutine runs on after Shutdown returns, and its outcome
+// is dropped.
 func (r *Runtime) Shutdown(ctx context.Context) error {
 	r.closed.Do(r.stop)
 	done := make(chan struct{})
@@ -124,10 +131,13 @@ func (r *Runtime) Shutdown(ctx context.Context) error {
 		r.abort()
 		return nil
 	case <-ctx.Done():
-		r.abort()
-		<-done
-		return ctx.Err()
 	}
+	r.abort()
+	err := &ShutdownError{Err: ctx.Err(), Abandoned: r.handBack(done)}
+	if len(err.Abandoned) > 0 {
+		r.opts.Logger.Error("durable: shutdown ended before in-flight work; handed it back", "error", err.Error())
+	}
+	return err
 }
 
 // CacheStats reports the instance cache's hits, misses, evictions and size.
@@ -218,20 +228,13 @@ func startRenewal(parent context.Context, interval time.Duration, renew func(con
 	}
 }
 
-func (r *Runtime) rememberExecution(instance string, id uint64) {
-	r.execMu.Lock()
-	r.execIDs[instance] = id
-	r.execMu.Unlock()
+// rememberExecution records the execution a turn of instance ran and
+// whether the turn ended the instance, for parentExecution.
+func (r *Runtime) rememberExecution(instance string, id uint64, ended bool) {
+	r.execs.remember(instance, id, ended)
 }
 
 // parentExecution is the execution id a child's completion is addressed to:
 // the one this runtime last ran for the parent, else the first (duroxide's
 // get_execution_id_for_instance).
-func (r *Runtime) parentExecution(instance string) uint64 {
-	r.execMu.Lock()
-	defer r.execMu.Unlock()
-	if id, ok := r.execIDs[instance]; ok {
-		return id
-	}
-	return duroxide.InitialExecutionID
-}
+func (r *Runtime) parentExecution(instance string) uint64 { return r.execs.lookup(instance) }

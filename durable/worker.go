@@ -161,6 +161,11 @@ func (r *Runtime) executeActivity(locked *duroxide.LockedWorkItem, item duroxide
 		},
 		func(error) { close(lost); cancel() })
 	defer stopRenew()
+	unit, untrack := r.inflight.track(AbandonedWork{Kind: WorkActivity, Instance: item.Instance, ExecutionID: item.ExecutionID,
+		Name: item.Name, ActivityID: item.ID}, func(ctx context.Context) error {
+		return r.p.AbandonWorkItem(ctx, locked.LockToken, 0, true)
+	})
+	defer untrack()
 
 	ac := r.activityContext(actx, item, s.id)
 	done := make(chan activityResult, 1)
@@ -168,17 +173,22 @@ func (r *Runtime) executeActivity(locked *duroxide.LockedWorkItem, item duroxide
 	select {
 	case res := <-done:
 		stopRenew()
+		if !unit.settle() {
+			return // Shutdown handed it back while it ran
+		}
 		if r.work.Err() != nil {
 			// The shutdown deadline cancelled the activity: its outcome says
 			// nothing about the work, so hand it back for another run.
-			r.releaseActivity(locked.LockToken)
+			r.releaseActivity(unit)
 			return
 		}
 		r.completeActivity(locked, item, res, s.owner, next)
 	case <-lost:
 		r.opts.Logger.Debug("durable: activity cancelled", "activity", item.Name, "instance", item.Instance, "id", item.ID)
 		r.awaitGrace(done)
-		_ = r.p.AckWorkItem(r.work, locked.LockToken, nil)
+		if unit.settle() {
+			_ = r.p.AckWorkItem(r.work, locked.LockToken, nil)
+		}
 	}
 }
 
@@ -195,10 +205,10 @@ func (r *Runtime) awaitGrace(done <-chan activityResult) {
 
 // releaseActivity abandons an activity the runtime gives up on shutdown,
 // without counting the attempt (the work did not fail).
-func (r *Runtime) releaseActivity(token string) {
+func (r *Runtime) releaseActivity(unit *inflightUnit) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if err := r.p.AbandonWorkItem(ctx, token, 0, true); err != nil {
+	if err := unit.abandon(ctx); err != nil {
 		r.opts.Logger.Warn("durable: abandon on shutdown failed", "error", err)
 	}
 }

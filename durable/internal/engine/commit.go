@@ -15,6 +15,9 @@ type Env struct {
 	// ParentExecution is the execution a child's completion is addressed
 	// to (duroxide's get_execution_id_for_instance).
 	ParentExecution func(instance string) uint64
+	// DeadlockTimeout is how long code may run without yielding before the
+	// turn is given up with a *Deadlock panic (0: no bound).
+	DeadlockTimeout time.Duration
 }
 
 // turnRunner runs turns for a runtime.

@@ -65,15 +65,56 @@ func (f *Future) cancel() {
 }
 
 // Get waits for the result: the raw payload, a *TaskError for a failed
-// activity or sub-orchestration, or what a Go block returned.
+// activity or sub-orchestration, what a Go block returned, or, for a future
+// cancelled before it resolved, a *CancelledError at once (awaiting a
+// dropped future cannot happen in duroxide, so nothing is recorded).
 func (f *Future) Get() (string, error) {
-	f.ctx.block(f.poll)
+	f.ctx.block(f.settled)
+	if !f.done {
+		return "", &CancelledError{What: f.kind.String()}
+	}
 	return f.value, f.err
 }
 
-// IsReady reports whether Get would return without waiting. It evaluates the
-// future like a poll does, so it is deterministic.
-func (f *Future) IsReady() bool { return f.poll() }
+// IsReady reports whether Get would return without waiting: the future
+// resolved, or was cancelled. It evaluates the future like a poll does, so
+// it is deterministic.
+func (f *Future) IsReady() bool { return f.settled() }
+
+// settled reports whether the future will not change any more: it resolved
+// or was cancelled.
+func (f *Future) settled() bool { return f.poll() || f.cancelled }
+
+// CancelledError is Get's answer for a future cancelled before it resolved;
+// What names what it waited for. The public API hands it on as
+// durable.CancelledError.
+type CancelledError struct {
+	What string
+}
+
+// Error names what was cancelled.
+func (e *CancelledError) Error() string {
+	return "durable: get: the " + e.What + " future was cancelled before it resolved"
+}
+
+// String names what a future of the kind waits for, in errors.
+func (k scheduleKind) String() string {
+	switch k {
+	case kindActivity:
+		return "activity"
+	case kindTimer:
+		return "timer"
+	case kindExternal:
+		return "external event"
+	case kindQueue:
+		return "queue message"
+	case kindSubOrchestration:
+		return "sub-orchestration"
+	case kindGo:
+		return "go block"
+	}
+	return "unknown"
+}
 
 // Cancel gives the future up, as dropping an unfinished future does in
 // duroxide (see cancel).

@@ -7,8 +7,7 @@ package engine
 // deterministic. Cancelling the future cancels everything fn still waits for
 // and never resumes it; a panic in fn fails the instance.
 func (c *Context) Go(fn func(ctx *Context) (string, error)) *Future {
-	co := newCoroutine()
-	c.st.coroutines = append(c.st.coroutines, co)
+	co := c.co.child() // stopped with the turn's other coroutines
 	block := &Context{
 		st: c.st, co: co, instance: c.instance, execution: c.execution,
 		name: c.name, version: c.version, clock: c.clock, logger: c.logger,

@@ -49,6 +49,9 @@ type Engine struct {
 	kvSnapshot  map[string]duroxide.KVEntry
 	clock       func() time.Time
 	logger      *slog.Logger
+	// deadlock is how long the engine waits for the code to yield before
+	// it gives the turn up (Env.DeadlockTimeout; 0: for ever).
+	deadlock time.Duration
 
 	// live is the replay state kept between turns: nil until the code has
 	// started.
@@ -160,7 +163,7 @@ func (e *Engine) newContext(name, version string) *Context {
 		st.kv[k] = v.Value
 		st.kvUpdated[k] = v.LastUpdatedAtMs
 	}
-	co := newCoroutine()
+	co := newCoroutine(e.instance, e.deadlock, e.logger)
 	st.coroutines = append(st.coroutines, co)
 	return &Context{
 		st: st, co: co, instance: e.instance, execution: e.executionID,

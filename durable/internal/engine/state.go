@@ -15,8 +15,8 @@ type completion struct {
 // looked up through those bindings.
 type ctxState struct {
 	replaying bool
-	// coroutines are every coroutine of the turn (the orchestration and its
-	// Go blocks), stopped together when the turn ends; panicMsg is the first
+	// coroutines is the orchestration's coroutine, whose stop at the turn's
+	// end stops its Go blocks' too; panicMsg is the first
 	// panic of a Go block, which fails the turn like a panic of the code.
 	coroutines []*coroutine
 	panicMsg   *string

@@ -49,7 +49,7 @@ func (r turnRunner) runExecution(t *turnOutput, eng *Engine, b Batch, ver *semve
 		eng.turn.nextEventID = eng.idx.lastID + 1
 	}
 	hi := eng.idx.info()
-	eng.clock, eng.logger = r.env.Clock, r.env.Logger
+	eng.clock, eng.logger, eng.deadlock = r.env.Clock, r.env.Logger, r.env.DeadlockTimeout
 	eng.prepCompletions(b.Completions)
 	res := eng.execute(fn, hi.Input, b.Name, ver.String())
 
