@@ -111,13 +111,14 @@ func (r *Runtime) ID() string { return r.id }
 // context cancelled and what has not finished is handed back: each
 // unfinished turn and activity is abandoned without counting an attempt
 // (fetched again, here or elsewhere), or, when the abandon fails, its lock
-// is left to expire. Shutdown then returns within handBackTimeout (250ms)
-// of ctx's end, with a *ShutdownError listing that work (also logged at
-// Error), which errors.Is classifies as ctx's error
-// (context.DeadlineExceeded for a deadline). Code that ignores its context
-// (an activity, or orchestration code blocked outside its context) cannot
-// be stopped: its goroutine runs on after Shutdown returns, and its outcome
-// is dropped.
+// is left to expire. Shutdown then returns as soon as the abandons are
+// answered (at most handBackTimeout, 250ms, after ctx's end), with a
+// *ShutdownError listing that work (also logged at Error), which errors.Is
+// classifies as ctx's error (context.DeadlineExceeded for a deadline). It
+// does not wait for the goroutines of that work: code that ignores its
+// context (an activity, or orchestration code blocked outside its context)
+// cannot be stopped, and runs on after Shutdown returns, its outcome
+// dropped.
 func (r *Runtime) Shutdown(ctx context.Context) error {
 	r.closed.Do(r.stop)
 	done := make(chan struct{})
@@ -133,7 +134,7 @@ func (r *Runtime) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 	}
 	r.abort()
-	err := &ShutdownError{Err: ctx.Err(), Abandoned: r.handBack(done)}
+	err := &ShutdownError{Err: ctx.Err(), Abandoned: r.handBack()}
 	if len(err.Abandoned) > 0 {
 		r.opts.Logger.Error("durable: shutdown ended before in-flight work; handed it back", "error", err.Error())
 	}

@@ -72,8 +72,8 @@ func (w AbandonedWork) String() string {
 }
 
 // handBackTimeout bounds how long Shutdown, once its context has ended,
-// spends abandoning the work still in flight and waiting for the runtime's
-// goroutines to stop.
+// spends abandoning the work still in flight (one round trip each, made
+// together).
 const handBackTimeout = 250 * time.Millisecond
 
 // inflightUnit is a turn or an activity a dispatcher is running.
@@ -125,10 +125,9 @@ func (s *inflightSet) unsettled() []*inflightUnit {
 // handBack abandons, concurrently, every unit still in flight that its
 // dispatcher has not settled, and reports them; work whose lock was already
 // gone (its dispatcher finished it meanwhile, or it was cancelled) is not
-// reported. It returns once the abandons are answered and the runtime's
-// goroutines have ended (done), or handBackTimeout has passed: a unit not
-// answered by then is reported unreleased.
-func (r *Runtime) handBack(done <-chan struct{}) []AbandonedWork {
+// reported. It returns once the abandons are answered or handBackTimeout
+// has passed: a unit not answered by then is reported unreleased.
+func (r *Runtime) handBack() []AbandonedWork {
 	ctx, cancel := context.WithTimeout(context.Background(), handBackTimeout)
 	defer cancel()
 	units := r.inflight.unsettled()
@@ -154,10 +153,6 @@ collect:
 		case <-ctx.Done():
 			break collect
 		}
-	}
-	select {
-	case <-done:
-	case <-ctx.Done():
 	}
 	var out []AbandonedWork
 	for i, w := range work {
