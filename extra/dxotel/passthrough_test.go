@@ -326,11 +326,14 @@ func TestRuntimeChainsUnitsThroughTheWrappersCombinedCalls(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		inner     func(duroxide.Provider) duroxide.Provider
+		cache     int      // Options.InstanceCacheEntries: the runtime fetches lazily only with its cache on
 		turnFetch []string // the runtime's orchestration fetches: plain, then combined
 	}{
-		{"redis", func(p duroxide.Provider) duroxide.Provider { return p },
+		{"redis", func(p duroxide.Provider) duroxide.Provider { return p }, 0,
+			[]string{"fetch_orchestration_item_lazy", "ack_orchestration_item_and_fetch_lazy"}},
+		{"redis cache off", func(p duroxide.Provider) duroxide.Provider { return p }, -1,
 			[]string{"fetch_orchestration_item", "ack_orchestration_item_and_fetch"}},
-		{"lazy", func(p duroxide.Provider) duroxide.Provider { return lazyProvider{p.(*redisprovider.Provider)} },
+		{"lazy", func(p duroxide.Provider) duroxide.Provider { return lazyProvider{p.(*redisprovider.Provider)} }, 0,
 			[]string{"fetch_orchestration_item_lazy", "ack_orchestration_item_and_fetch_lazy"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -342,7 +345,8 @@ func TestRuntimeChainsUnitsThroughTheWrappersCombinedCalls(t *testing.T) {
 				durabletest.WithProviderWrapper(func(p duroxide.Provider) duroxide.Provider {
 					obs = wrap(t, c.inner(p), tel)
 					return obs
-				}), durabletest.WithOptions(durable.Options{LongPollTimeout: 100 * time.Millisecond, Observer: lateObserver{&obs}}))
+				}), durabletest.WithOptions(durable.Options{LongPollTimeout: 100 * time.Millisecond, Observer: lateObserver{&obs},
+					InstanceCacheEntries: c.cache}))
 			for i := range instances {
 				if err := env.Client.StartOrchestration(context.Background(), fmt.Sprint("fan-", i), "Fan", "1"); err != nil {
 					t.Fatal(err)
