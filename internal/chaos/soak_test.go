@@ -217,9 +217,9 @@ func assertOnlyFixedKeys(t *testing.T, ctx context.Context, admin *redis.Client,
 }) {
 	t.Helper()
 	k := p.Keys()
-	fixed := map[string]bool{k.Seq(): true, k.Stats(): true, k.WakeDue(): true, k.OrchFilters(): true, k.OrchFiltersSeen(): true,
+	fixed := map[string]bool{k.Seq(): true, k.Stats(): true, k.WakeDue(): true, k.DueClaim(): true, k.OrchFilters(): true, k.OrchFiltersSeen(): true,
 		k.OrchGate(): true, k.WorkGate(): true, k.WorkQueues(): true}
-	wake := []string{k.OrchWake(""), k.WorkWake(""), k.ClaimableWake(""), k.Prefix() + "wo:"}
+	wake := []string{k.OrchWake(""), k.WorkWake(""), k.ClaimableWake(""), k.Prefix() + "wo:", k.WaiterControl("")}
 	all, err := admin.Keys(ctx, k.Prefix()+"*").Result()
 	if err != nil {
 		t.Fatal(err)
