@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -145,6 +146,7 @@ func (p *Provider) poll(ctx context.Context, keys []string, pollTimeout time.Dur
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			w.starting()
 			found, due, err := try(ctx)
 			woken = false
 			if err != nil {
@@ -179,6 +181,7 @@ func (p *Provider) earlyRound(ctx context.Context, keys []string, early tryFunc)
 	}
 	w := p.waits.peek(keys)
 	epoch, _ := w.begin()
+	w.starting()
 	found, due, err := early(ctx)
 	if err != nil {
 		return nil, err
@@ -459,18 +462,22 @@ func (d *dueTimes) add(at time.Time, onFire func()) {
 }
 
 // fire drops the times that have come and re-arms the timer for the next;
-// it reports whether any had come.
-func (d *dueTimes) fire() bool {
+// it returns the latest that had come (zero: none).
+func (d *dueTimes) fire() time.Time {
 	now := time.Now()
 	n := 0
 	for n < len(d.at) && !d.at[n].After(now) {
 		n++
 	}
+	var last time.Time
+	if n > 0 {
+		last = d.at[n-1]
+	}
 	d.at = d.at[n:]
 	if len(d.at) > 0 {
 		d.timer.Reset(time.Until(d.at[0]))
 	}
-	return n > 0
+	return last
 }
 
 // stop forgets the pending times; it reports whether there were any.
@@ -502,6 +509,8 @@ type waiter struct {
 	due       time.Time       // when the last empty fetch must run again; zero: no empty fetch since the last wake-up
 	dueTimer  *time.Timer
 	claims    dueTimes // due times its fetchers' scripts claimed: kept across wake-ups
+	// started is when the latest script of its fetchers was sent (unix ns)
+	started atomic.Int64
 	// owed maps each popped wake key no script has answered yet to the epoch
 	// its wake-up started; a script begun in that epoch or later answers it.
 	owed map[string]uint64
@@ -596,11 +605,23 @@ func (w *waiter) onDue() {
 	w.wakeOne()
 }
 
+// starting notes that a fetcher's script is about to be sent.
+func (w *waiter) starting() { w.started.Store(time.Now().UnixNano()) }
+
+// ranSince reports whether a script of w's fetchers was sent at or after
+// at: it ran after the due time at came on the server, so its maintenance
+// applied what was due, and its answer registered w's keys again and
+// claimed the next due time (or found it claimed). A claim that comes then
+// needs no fetch of its own: under load, the fetches of acks run at nearly
+// every due time anyway.
+func (w *waiter) ranSince(at time.Time) bool { return w.started.Load() >= at.UnixNano() }
+
 // onClaim runs a fetch when a claimed due time comes: one of the waiter's
 // fetchers, or, with none left, another waiter's (runDue).
 func (w *waiter) onClaim() {
 	w.mu.Lock()
-	if !w.claims.fire() {
+	at := w.claims.fire()
+	if at.IsZero() || w.ranSince(at) {
 		w.mu.Unlock()
 		return
 	}
