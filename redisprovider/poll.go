@@ -314,32 +314,29 @@ func (r *waitRegistry) adopt(q byte, due time.Duration) {
 	if due < 0 || due >= refresh {
 		return
 	}
-	r.mu.Lock()
-	for _, w := range r.m {
-		if w.queue != q {
-			continue
-		}
-		w.mu.Lock()
-		if w.fetchers > 0 {
-			w.claims.add(time.Now().Add(due), w.onClaim)
-			w.mu.Unlock()
-			r.mu.Unlock()
-			return
-		}
-		w.mu.Unlock()
+	at := time.Now().Add(due)
+	if !r.fetching(q, func(w *waiter) { w.claims.add(at, w.onClaim) }) {
+		r.release(q, false)
 	}
-	r.mu.Unlock()
-	r.release(q, false)
 }
 
 // runDue has a fetch of queue q run now for a claimed due time: a waiter
-// of q with fetchers wakes one (one asleep, if any), else the claim goes
-// back to Redis.
+// of q with fetchers wakes one (its fetcher asleep, or busy, which runs
+// again as soon as its script returns), else the claim goes back to Redis.
 func (r *waitRegistry) runDue(q byte) {
 	if r.p.isClosed() {
 		return
 	}
+	if !r.fetching(q, (*waiter).wakeOne) {
+		r.release(q, true)
+	}
+}
+
+// fetching runs do, with w.mu held, on a waiter of queue q that has
+// fetchers, one with a fetcher asleep if any; false when there is none.
+func (r *waitRegistry) fetching(q byte, do func(w *waiter)) bool {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	var busy *waiter
 	for _, w := range r.m {
 		if w.queue != q {
@@ -347,28 +344,25 @@ func (r *waitRegistry) runDue(q byte) {
 		}
 		w.mu.Lock()
 		if w.fetchers > 0 && len(w.sleepers) > 0 {
-			w.wakeOne()
+			do(w)
 			w.mu.Unlock()
-			r.mu.Unlock()
-			return
+			return true
 		}
 		if w.fetchers > 0 && busy == nil {
 			busy = w
 		}
 		w.mu.Unlock()
 	}
-	if busy != nil {
-		busy.mu.Lock()
-		if busy.fetchers > 0 {
-			busy.wakeOne() // its fetcher runs again as soon as its script returns
-			busy.mu.Unlock()
-			r.mu.Unlock()
-			return
-		}
-		busy.mu.Unlock()
+	if busy == nil {
+		return false
 	}
-	r.mu.Unlock()
-	r.release(q, true)
+	busy.mu.Lock()
+	defer busy.mu.Unlock()
+	if busy.fetchers == 0 { // its last fetcher left meanwhile
+		return false
+	}
+	do(busy)
+	return true
 }
 
 // release gives back the claim of queue q (see lua/release_due.lua): come
