@@ -55,7 +55,7 @@ func (x indexSizes) String() string {
 // deleted, at most window): proportional to the work in flight, never to the
 // work done. Lock tokens and wake-up bookkeeping must stay as small as the number
 // of dispatchers. Once everything is deleted only the documented fixed keys
-// remain (seq, stats, the gates, wakedue, ofilt, ofseen and expiring wake markers), the
+// remain (seq, stats, the gates, wakedue, dueclaim, ofilt, ofseen and expiring wake markers), the
 // metrics read zero and used_memory is back near its starting point.
 func TestSoakKeysStayBounded(t *testing.T) {
 	srv := startRedis(t)
