@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -98,10 +99,16 @@ func TestE2ECancelCascadesToChildrenAndActivities(t *testing.T) {
 
 func testE2ECancelCascadesToChildrenAndActivities(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
-	var cancelled atomic.Bool
+	// The activity must be running before the cancel: an activity item still
+	// queued when its orchestration is cancelled is dropped unrun, and then
+	// there is no context to cancel (the cause of an earlier flaky failure on
+	// the slower Cluster backend).
+	started, sawCancel := make(chan struct{}), make(chan struct{})
+	var once sync.Once
 	reg.MustAddActivity("Block", func(ctx *durable.ActivityContext, _ string) (string, error) {
+		once.Do(func() { close(started) })
 		<-ctx.Done()
-		cancelled.Store(true)
+		close(sawCancel)
 		return "", ctx.Err()
 	})
 	reg.MustAddOrchestration("Child", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -121,6 +128,11 @@ func testE2ECancelCascadesToChildrenAndActivities(t *testing.T, backend durablet
 		t.Fatal(err)
 	}
 	waitRunning(t, env, "p::sub::2", 2)
+	select {
+	case <-started:
+	case <-time.After(durabletest.DefaultWaitTimeout):
+		t.Fatal("the activity never started")
+	}
 	if err := env.Client.CancelInstance(ctx, "p", "user says stop"); err != nil {
 		t.Fatal(err)
 	}
@@ -132,11 +144,9 @@ func testE2ECancelCascadesToChildrenAndActivities(t *testing.T, backend durablet
 	if child.Status != durable.StatusFailed || child.FailureMessage() != "canceled: parent canceled" {
 		t.Fatalf("child %v %q", child.Status, child.FailureMessage())
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !cancelled.Load() && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if !cancelled.Load() {
+	select {
+	case <-sawCancel:
+	case <-time.After(durabletest.DefaultWaitTimeout):
 		t.Fatal("the running activity never saw its context cancelled")
 	}
 }
