@@ -228,7 +228,7 @@ func cursorOf(item *duroxide.OrchestrationItem) duroxide.HistoryCursor {
 		return *item.Cursor
 	}
 	return duroxide.HistoryCursor{
-		ExecutionID: item.ExecutionID, LastEventID: lastEventID(item.History), Incarnation: historyIncarnation(item.History),
+		ExecutionID: item.ExecutionID, LastEventID: engine.LastEventID(item.History), Incarnation: historyIncarnation(item.History),
 	}
 }
 
@@ -243,13 +243,4 @@ func historyIncarnation(h []duroxide.Event) string {
 
 func startedIncarnation(startedAtMs uint64) string {
 	return "started@" + strconv.FormatUint(startedAtMs, 10)
-}
-
-// lastEventID is the highest event id of h.
-func lastEventID(h []duroxide.Event) uint64 {
-	var id uint64
-	for _, ev := range h {
-		id = max(id, ev.EventID)
-	}
-	return id
 }

@@ -137,11 +137,7 @@ func storedLastID(item *duroxide.OrchestrationItem, commit duroxide.Orchestratio
 	if item.Cursor != nil {
 		return item.Cursor.LastEventID
 	}
-	var last uint64
-	for _, ev := range item.History {
-		last = max(last, ev.EventID)
-	}
-	return last
+	return LastEventID(item.History)
 }
 
 // PoisonCommit fails the execution whose batch was fetched too often
@@ -166,4 +162,13 @@ func (e *Engine) PoisonCommit(item *duroxide.OrchestrationItem, d duroxide.Error
 	turnRunner{env}.notifyParentFailed(t, hi, d)
 	meta.ParentInstanceID = deref(hi.Parent)
 	return duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID, HistoryDelta: t.delta, OrchestratorItems: t.orch, Metadata: meta}
+}
+
+// LastEventID is the highest event id of h (0 for none).
+func LastEventID(h []duroxide.Event) uint64 {
+	var last uint64
+	for _, ev := range h {
+		last = max(last, ev.EventID)
+	}
+	return last
 }
