@@ -78,7 +78,7 @@ func treeOrchestration(ctx *durable.OrchestrationContext, in treeInput) (string,
 	child := treeInput{Depth: in.Depth - 1, Width: in.Width, Payload: in.Payload}
 	fs := make([]durable.Future[string], in.Width)
 	for i := range fs {
-		fs[i] = durable.CallSubOrchestration[string](ctx, wfTree, child)
+		fs[i] = durable.ScheduleSubOrchestration[string](ctx, wfTree, child)
 	}
 	return joinAll(ctx, fs)
 }

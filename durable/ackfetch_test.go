@@ -95,7 +95,7 @@ func fanOutEnv(t *testing.T, c *ackCounter, runs *counts, opts ...durabletest.Op
 	reg.MustAddOrchestration("Fan", durable.Orchestration(func(ctx *durable.OrchestrationContext, _ int) (int, error) {
 		fs := make([]durable.Awaitable, 5)
 		for i := range fs {
-			fs[i] = durable.CallActivity[int](ctx, "Inc", i)
+			fs[i] = durable.ScheduleActivity[int](ctx, "Inc", i)
 		}
 		ctx.Join(fs...)
 		return 5, nil

@@ -59,7 +59,7 @@ func fanOutRegistry() *durable.Registry {
 	reg.MustAddOrchestration("Fan", durable.Orchestration(func(ctx *durable.OrchestrationContext, n int) (int, error) {
 		fs := make([]durable.Awaitable, 5)
 		for i := range fs {
-			fs[i] = durable.CallActivity[int](ctx, "Inc", i)
+			fs[i] = durable.ScheduleActivity[int](ctx, "Inc", i)
 		}
 		ctx.Join(fs...)
 		return n, nil
@@ -151,7 +151,7 @@ func sequenceRegistry(n int) *durable.Registry {
 	reg.MustAddActivity("Inc", durable.Activity(func(_ *durable.ActivityContext, n int) (int, error) { return n + 1, nil }))
 	reg.MustAddOrchestration("Seq", durable.Orchestration(func(ctx *durable.OrchestrationContext, x int) (int, error) {
 		for range n {
-			v, err := durable.CallActivity[int](ctx, "Inc", x).Get()
+			v, err := durable.ScheduleActivity[int](ctx, "Inc", x).Get()
 			if err != nil {
 				return 0, err
 			}

@@ -194,13 +194,13 @@ func start(t *testing.T, c *durable.Client, instance, name, input string) {
 // executionHistories reads every execution of instance.
 func executionHistories(t *testing.T, c *durable.Client, instance string) [][]duroxide.Event {
 	t.Helper()
-	execs, err := c.ListExecutions(t.Context(), instance)
+	execs, err := c.Admin().ListExecutions(t.Context(), instance)
 	if err != nil {
 		t.Fatalf("executions of %s: %v", instance, err)
 	}
 	var out [][]duroxide.Event
 	for _, id := range execs {
-		h, err := c.ReadExecutionHistory(t.Context(), instance, id)
+		h, err := c.Admin().ReadHistoryWithExecutionID(t.Context(), instance, id)
 		if err != nil {
 			t.Fatalf("history of %s #%d: %v", instance, id, err)
 		}

@@ -73,6 +73,24 @@ func (c *Client) EnqueueEvent(ctx context.Context, instance, queue, data string)
 	return c.p.EnqueueForOrchestrator(ctx, duroxide.QueueMessage{Instance: instance, Name: queue, Data: data}, 0)
 }
 
+// RaiseEventJSON is RaiseEvent with data encoded as JSON.
+func (c *Client) RaiseEventJSON(ctx context.Context, instance, name string, data any) error {
+	s, err := encodeJSON(data)
+	if err != nil {
+		return duroxide.Errorf("raise_event", duroxide.ErrInvalidInput, "instance %q, event %q: encode data: %v", instance, name, err)
+	}
+	return c.RaiseEvent(ctx, instance, name, s)
+}
+
+// EnqueueEventJSON is EnqueueEvent with data encoded as JSON.
+func (c *Client) EnqueueEventJSON(ctx context.Context, instance, queue string, data any) error {
+	s, err := encodeJSON(data)
+	if err != nil {
+		return duroxide.Errorf("enqueue_event", duroxide.ErrInvalidInput, "instance %q, queue %q: encode data: %v", instance, queue, err)
+	}
+	return c.EnqueueEvent(ctx, instance, queue, s)
+}
+
 // CancelInstance asks instance to stop: it fails with a Cancelled error, its
 // outstanding activities are cancelled and its sub-orchestrations are
 // cancelled in turn.
@@ -174,127 +192,15 @@ func (c *Client) KVAllValues(ctx context.Context, instance string) (map[string]s
 	return c.p.GetKVAllValues(ctx, instance)
 }
 
-// Admin returns the provider's management interface, or ErrNoManagement.
-func (c *Client) Admin() (duroxide.ProviderAdmin, error) {
+// Admin returns the provider's management interface: listings, instance
+// and execution records, histories, metrics, queue depths, trees, deletes
+// and pruning. The Client itself keeps only the calls a workflow's users
+// make (start, signal, cancel, wait, read status and KV), so its method set
+// stays small. With a provider that has no management capability every call
+// of the returned value fails with ErrNoManagement.
+func (c *Client) Admin() duroxide.ProviderAdmin {
 	if a := c.p.Admin(); a != nil {
-		return a, nil
+		return a
 	}
-	return nil, ErrNoManagement
-}
-
-// ListInstances lists every instance id.
-func (c *Client) ListInstances(ctx context.Context) ([]string, error) {
-	a, err := c.Admin()
-	if err != nil {
-		return nil, err
-	}
-	return a.ListInstances(ctx)
-}
-
-// ListInstancesByStatus lists instances whose status is status.
-func (c *Client) ListInstancesByStatus(ctx context.Context, status string) ([]string, error) {
-	a, err := c.Admin()
-	if err != nil {
-		return nil, err
-	}
-	return a.ListInstancesByStatus(ctx, status)
-}
-
-// InstanceInfo returns the instance's metadata.
-func (c *Client) InstanceInfo(ctx context.Context, instance string) (duroxide.InstanceInfo, error) {
-	a, err := c.Admin()
-	if err != nil {
-		return duroxide.InstanceInfo{}, err
-	}
-	return a.GetInstanceInfo(ctx, instance)
-}
-
-// ExecutionInfo returns one execution's metadata.
-func (c *Client) ExecutionInfo(ctx context.Context, instance string, executionID uint64) (duroxide.ExecutionInfo, error) {
-	a, err := c.Admin()
-	if err != nil {
-		return duroxide.ExecutionInfo{}, err
-	}
-	return a.GetExecutionInfo(ctx, instance, executionID)
-}
-
-// ListExecutions lists the instance's execution ids.
-func (c *Client) ListExecutions(ctx context.Context, instance string) ([]uint64, error) {
-	a, err := c.Admin()
-	if err != nil {
-		return nil, err
-	}
-	return a.ListExecutions(ctx, instance)
-}
-
-// ReadExecutionHistory returns one execution's events.
-func (c *Client) ReadExecutionHistory(ctx context.Context, instance string, executionID uint64) ([]duroxide.Event, error) {
-	a, err := c.Admin()
-	if err != nil {
-		return nil, err
-	}
-	return a.ReadHistoryWithExecutionID(ctx, instance, executionID)
-}
-
-// SystemMetrics returns instance and event counts.
-func (c *Client) SystemMetrics(ctx context.Context) (duroxide.SystemMetrics, error) {
-	a, err := c.Admin()
-	if err != nil {
-		return duroxide.SystemMetrics{}, err
-	}
-	return a.GetSystemMetrics(ctx)
-}
-
-// QueueDepths returns the queue depths.
-func (c *Client) QueueDepths(ctx context.Context) (duroxide.QueueDepths, error) {
-	a, err := c.Admin()
-	if err != nil {
-		return duroxide.QueueDepths{}, err
-	}
-	return a.GetQueueDepths(ctx)
-}
-
-// InstanceTree returns instance and all its descendants.
-func (c *Client) InstanceTree(ctx context.Context, instance string) (duroxide.InstanceTree, error) {
-	a, err := c.Admin()
-	if err != nil {
-		return duroxide.InstanceTree{}, err
-	}
-	return a.GetInstanceTree(ctx, instance)
-}
-
-// DeleteInstance deletes instance and its descendants (force: even running).
-func (c *Client) DeleteInstance(ctx context.Context, instance string, force bool) (duroxide.DeleteInstanceResult, error) {
-	a, err := c.Admin()
-	if err != nil {
-		return duroxide.DeleteInstanceResult{}, err
-	}
-	return a.DeleteInstance(ctx, instance, force)
-}
-
-// DeleteInstanceBulk deletes the terminal root instances filter selects.
-func (c *Client) DeleteInstanceBulk(ctx context.Context, filter duroxide.InstanceFilter) (duroxide.DeleteInstanceResult, error) {
-	a, err := c.Admin()
-	if err != nil {
-		return duroxide.DeleteInstanceResult{}, err
-	}
-	return a.DeleteInstanceBulk(ctx, filter)
-}
-
-// PruneExecutions deletes old executions of instance.
-func (c *Client) PruneExecutions(ctx context.Context, instance string, opts duroxide.PruneOptions) (duroxide.PruneResult, error) {
-	a, err := c.Admin()
-	if err != nil {
-		return duroxide.PruneResult{}, err
-	}
-	return a.PruneExecutions(ctx, instance, opts)
-}
-
-// PruneExecutionsBulk prunes the instances filter selects.
-func (c *Client) PruneExecutionsBulk(ctx context.Context, filter duroxide.InstanceFilter, opts duroxide.PruneOptions) (duroxide.PruneResult, error) {
-	a, err := c.Admin()
-	if err != nil {
-		return duroxide.PruneResult{}, err
-	}
-	return a.PruneExecutionsBulk(ctx, filter, opts)
+	return noAdmin{}
 }

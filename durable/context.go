@@ -90,11 +90,21 @@ func (c *OrchestrationContext) ScheduleActivity(name, input string, opts ...Acti
 }
 
 // ScheduleActivityWithRetry runs activity name until it succeeds or the
-// policy gives up, waiting durable timers between attempts, and returns the
-// last error. It blocks like Future.Get. The records it leaves are exactly
-// duroxide's: one ActivityScheduled per attempt, a TimerCreated per timeout
-// race and per backoff delay.
-func (c *OrchestrationContext) ScheduleActivityWithRetry(name, input string, policy RetryPolicy, opts ...ActivityOption) (string, error) {
+// policy gives up, waiting durable timers between attempts; the future
+// resolves to the result or the last error. Like duroxide's
+// schedule_activity_with_retry it is a block (see Go): the attempts run
+// while something waits on the future, so it can be raced or joined like
+// any other. The records it leaves are exactly duroxide's: one
+// ActivityScheduled per attempt, a TimerCreated per timeout race and per
+// backoff delay.
+func (c *OrchestrationContext) ScheduleActivityWithRetry(name, input string, policy RetryPolicy, opts ...ActivityOption) Future[string] {
+	return c.Go(func(ctx *OrchestrationContext) (string, error) {
+		return ctx.retry(name, input, policy, opts)
+	})
+}
+
+// retry is ScheduleActivityWithRetry's block.
+func (c *OrchestrationContext) retry(name, input string, policy RetryPolicy, opts []ActivityOption) (string, error) {
 	var lastErr error
 	n := policy.attempts()
 	for attempt := uint32(1); attempt <= n; attempt++ {

@@ -18,9 +18,13 @@
 //     argument order wins; losers are cancelled as duroxide drops them),
 //     ctx.Join waits for all, ctx.Go runs a block of steps as one future
 //     (duroxide's async blocks), so sequences can be raced and joined too.
-//     Typed forms are generic functions:
-//     CallActivity, CallSubOrchestration, WaitForEvent, Dequeue,
-//     CallActivityWithRetry.
+//     Every method that takes or returns a payload has a typed form: a
+//     generic function of the same name taking ctx first (ScheduleActivity,
+//     ScheduleActivityWithRetry, ScheduleSubOrchestration, WaitForEvent,
+//     Dequeue, Go, ContinueAsNew, StartOrchestration, SetValue, Value),
+//     which encodes inputs and decodes results as JSON. The Client's typed
+//     calls are its ...JSON methods (StartOrchestrationJSON, RaiseEventJSON,
+//     EnqueueEventJSON); its management calls are under Client.Admin.
 //   - Runtime: NewRuntime starts orchestration dispatchers and activity
 //     workers on the provider's long poll, renews locks of long turns and
 //     activities, abandons with backoff on transient errors, poisons work
@@ -76,8 +80,8 @@
 //
 //	func processOrder(ctx *durable.OrchestrationContext, o Order) (string, error) {
 //		ctx.SetCustomStatus("charging")
-//		receipt, err := durable.CallActivityWithRetry[string](ctx, "ChargeCard", o,
-//			durable.RetryPolicy{MaxAttempts: 3, Timeout: time.Minute})
+//		receipt, err := durable.ScheduleActivityWithRetry[string](ctx, "ChargeCard", o,
+//			durable.RetryPolicy{MaxAttempts: 3, Timeout: time.Minute}).Get()
 //		if err != nil {
 //			return "", err
 //		}
@@ -126,7 +130,7 @@
 // # Mapping to duroxide
 //
 //	schedule_activity / _on_session / with_tag     ScheduleActivity(name, in, WithSession, WithTag)
-//	schedule_activity_with_retry                   ScheduleActivityWithRetry (blocks; returns the result)
+//	schedule_activity_with_retry                   ScheduleActivityWithRetry (a future, raceable)
 //	schedule_timer                                 Timer
 //	schedule_wait / dequeue_event                  WaitForEvent / Dequeue
 //	schedule_sub_orchestration[_versioned][_with_id] ScheduleSubOrchestration(name, in, WithVersion, WithInstanceID)

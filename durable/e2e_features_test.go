@@ -175,7 +175,7 @@ func testE2EVersions(t *testing.T, backend durabletest.Backend) {
 		t.Fatal(err)
 	}
 	mustComplete(t, env.Wait(t, "pinned"), "v1:1.0.0")
-	info, err := env.Client.InstanceInfo(ctx, "pinned")
+	info, err := env.Client.Admin().GetInstanceInfo(ctx, "pinned")
 	if err != nil || info.OrchestrationVersion != "1.0.0" {
 		t.Fatalf("info %+v %v", info, err)
 	}
@@ -231,7 +231,7 @@ func testE2EQueueCarriesAcrossContinueAsNew(t *testing.T, backend durabletest.Ba
 		}
 		seen = append(seen, msg)
 		if len(seen) < 3 {
-			durable.ContinueAsNewWith(ctx, seen)
+			durable.ContinueAsNew(ctx, seen)
 		}
 		return seen, nil
 	}))
@@ -348,7 +348,7 @@ func testE2EShutdownDeadlineHandsActivityBack(t *testing.T, backend durabletest.
 		t.Fatalf("shutdown returned %v, want the deadline", err)
 	}
 	// The activity was abandoned, not failed: it is queued for the next run.
-	depths, err := env.Client.QueueDepths(t.Context())
+	depths, err := env.Client.Admin().GetQueueDepths(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,7 +429,7 @@ func TestE2ERetryWithTimeoutStopsRetrying(t *testing.T) {
 		return "", ctx.Err()
 	})
 	reg.MustAddOrchestration("Impatient", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		_, err := ctx.ScheduleActivityWithRetry("Hang", "", durable.RetryPolicy{MaxAttempts: 3, Timeout: time.Minute})
+		_, err := ctx.ScheduleActivityWithRetry("Hang", "", durable.RetryPolicy{MaxAttempts: 3, Timeout: time.Minute}).Get()
 		return err.Error(), nil
 	})
 	env := durabletest.Start(t, reg)

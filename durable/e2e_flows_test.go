@@ -41,7 +41,7 @@ func testE2EFanOutFanIn(t *testing.T, backend durabletest.Backend) {
 		var fs []durable.Future[int]
 		var aw []durable.Awaitable
 		for i := 1; i <= n; i++ {
-			f := durable.CallActivity[int](ctx, "Square", i)
+			f := durable.ScheduleActivity[int](ctx, "Square", i)
 			fs, aw = append(fs, f), append(aw, f)
 		}
 		ctx.Join(aw...)
@@ -123,20 +123,20 @@ func testE2EContinueAsNew(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
 	reg.MustAddOrchestration("Counter", durable.Orchestration(func(ctx *durable.OrchestrationContext, n int) (int, error) {
 		if n < 3 {
-			durable.ContinueAsNewWith(ctx, n+1)
+			durable.ContinueAsNew(ctx, n+1)
 		}
 		return n * 10, nil
 	}))
 	env := durabletest.Start(t, reg, durabletest.WithBackend(backend))
 	mustComplete(t, env.StartAndWait(t, "cnt", "Counter", "0"), "30")
-	execs, err := env.Client.ListExecutions(t.Context(), "cnt")
+	execs, err := env.Client.Admin().ListExecutions(t.Context(), "cnt")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(execs) != 4 {
 		t.Fatalf("executions %v, want 4", execs)
 	}
-	first, err := env.Client.ReadExecutionHistory(t.Context(), "cnt", 1)
+	first, err := env.Client.Admin().ReadHistoryWithExecutionID(t.Context(), "cnt", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func testE2ERetry(t *testing.T, backend durabletest.Backend) {
 		return "ok", nil
 	})
 	reg.MustAddOrchestration("Retry", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleActivityWithRetry("Flaky", "", durable.RetryPolicy{MaxAttempts: 5, Backoff: durable.Backoff{Kind: durable.BackoffNone}})
+		return ctx.ScheduleActivityWithRetry("Flaky", "", durable.RetryPolicy{MaxAttempts: 5, Backoff: durable.Backoff{Kind: durable.BackoffNone}}).Get()
 	})
 	env := durabletest.Start(t, reg, durabletest.WithBackend(backend))
 	mustComplete(t, env.StartAndWait(t, "retry", "Retry", ""), "ok")
@@ -235,8 +235,8 @@ func testE2EManyInstancesConcurrently(t *testing.T, backend durabletest.Backend)
 	reg := durable.NewRegistry()
 	reg.MustAddActivity("Greet", durable.Activity(greet))
 	reg.MustAddOrchestration("Hello", durable.Orchestration(func(ctx *durable.OrchestrationContext, name string) (string, error) {
-		a := durable.CallActivity[string](ctx, "Greet", name)
-		b := durable.CallActivity[string](ctx, "Greet", name+"!")
+		a := durable.ScheduleActivity[string](ctx, "Greet", name)
+		b := durable.ScheduleActivity[string](ctx, "Greet", name+"!")
 		ctx.Join(a, b)
 		x, _ := a.Get()
 		y, _ := b.Get()
@@ -272,7 +272,7 @@ func testE2EGoBlockRacesRetriesAgainstDeadline(t *testing.T, backend durabletest
 	})
 	reg.MustAddOrchestration("Pay", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		pay := ctx.Go(func(ctx *durable.OrchestrationContext) (string, error) {
-			return ctx.ScheduleActivityWithRetry("Flaky", "", durable.RetryPolicy{MaxAttempts: 3})
+			return ctx.ScheduleActivityWithRetry("Flaky", "", durable.RetryPolicy{MaxAttempts: 3}).Get()
 		})
 		if ctx.Select(pay, ctx.Timer(time.Hour)) == 1 {
 			return "too slow", nil
@@ -284,4 +284,48 @@ func testE2EGoBlockRacesRetriesAgainstDeadline(t *testing.T, backend durabletest
 	assertKinds(t, read(t, env, "pay"), []string{"OrchestrationStarted", "TimerCreated",
 		"ActivityScheduled", "ActivityFailed", "TimerCreated", "TimerFired", // retry backoff of 100ms
 		"ActivityScheduled", "ActivityCompleted", "OrchestrationCompleted"})
+}
+
+// A retried activity is a future like any other: here it loses a race to an
+// event while it waits out an hour's backoff, and the orchestration goes on.
+func TestE2ERetriedActivityCanBeRaced(t *testing.T) {
+	t.Parallel()
+	reg := durable.NewRegistry()
+	reg.MustAddActivity("Down", func(*durable.ActivityContext, string) (string, error) {
+		return "", errors.New("service down")
+	})
+	reg.MustAddOrchestration("Race", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		retry := ctx.ScheduleActivityWithRetry("Down", "", durable.RetryPolicy{MaxAttempts: 5,
+			Backoff: durable.Backoff{Kind: durable.BackoffFixed, Base: time.Hour}})
+		stop := ctx.WaitForEvent("stop")
+		if ctx.Select(retry, stop) == 1 {
+			return "stopped", nil
+		}
+		return retry.Get()
+	})
+	env := durabletest.Start(t, reg)
+	if err := env.Client.StartOrchestration(t.Context(), "race", "Race", ""); err != nil {
+		t.Fatal(err)
+	}
+	waitForKind(t, env, "race", "TimerCreated")
+	if err := env.Client.RaiseEvent(t.Context(), "race", "stop", ""); err != nil {
+		t.Fatal(err)
+	}
+	mustComplete(t, env.Wait(t, "race"), "stopped")
+}
+
+// waitForKind waits until instance's history holds an event of kind.
+func waitForKind(t *testing.T, env *durabletest.Env, instance, kind string) {
+	t.Helper()
+	deadline := time.Now().Add(durabletest.DefaultWaitTimeout)
+	for time.Now().Before(deadline) {
+		h, _ := env.Provider.Read(t.Context(), instance)
+		for _, e := range h {
+			if e.Kind.EventType() == kind {
+				return
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("%s never recorded %s", instance, kind)
 }

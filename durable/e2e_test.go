@@ -24,7 +24,7 @@ func testE2EHelloWorld(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
 	reg.MustAddActivity("Greet", durable.Activity(greet))
 	reg.MustAddOrchestration("Hello", durable.Orchestration(func(ctx *durable.OrchestrationContext, name string) (string, error) {
-		return durable.CallActivity[string](ctx, "Greet", name).Get()
+		return durable.ScheduleActivity[string](ctx, "Greet", name).Get()
 	}))
 	env := durabletest.Start(t, reg, durabletest.WithBackend(backend))
 	st := env.StartAndWait(t, "hello-1", "Hello", `"World"`)

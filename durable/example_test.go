@@ -21,8 +21,8 @@ func chargeCard(_ *durable.ActivityContext, o Order) (string, error) {
 
 func processOrder(ctx *durable.OrchestrationContext, o Order) (string, error) {
 	ctx.SetCustomStatus("charging")
-	receipt, err := durable.CallActivityWithRetry[string](ctx, "ChargeCard", o,
-		durable.RetryPolicy{MaxAttempts: 3, Timeout: time.Minute})
+	receipt, err := durable.ScheduleActivityWithRetry[string](ctx, "ChargeCard", o,
+		durable.RetryPolicy{MaxAttempts: 3, Timeout: time.Minute}).Get()
 	if err != nil {
 		return "", err
 	}

@@ -326,7 +326,7 @@ func (h *harness) checkGolden(name string) {
 	h.t.Helper()
 	m := &goldenMatcher{bound: map[string]string{}, clockMs: uint64(h.now.UnixMilli())}
 	for _, want := range loadGolden(h.t, name) {
-		got, err := h.client.ReadExecutionHistory(h.ctx, want.instance, want.execution)
+		got, err := h.client.Admin().ReadHistoryWithExecutionID(h.ctx, want.instance, want.execution)
 		if err != nil {
 			h.t.Fatalf("read %s execution %d: %v", want.instance, want.execution, err)
 		}
@@ -643,7 +643,7 @@ func (h *harness) wantFailed(instance, msg string) durable.OrchestrationStatus {
 func (h *harness) awaitEvents(instance string, exec uint64, n int) []duroxide.Event {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		hist, err := h.client.ReadExecutionHistory(h.ctx, instance, exec)
+		hist, err := h.client.Admin().ReadHistoryWithExecutionID(h.ctx, instance, exec)
 		if err == nil && len(hist) >= n {
 			return hist
 		}
@@ -713,7 +713,7 @@ func (h *harness) wantNondeterminism(instance string, parts ...string) string {
 
 func (h *harness) wantExecutions(instance string, want ...uint64) {
 	h.t.Helper()
-	got, err := h.client.ListExecutions(h.ctx, instance)
+	got, err := h.client.Admin().ListExecutions(h.ctx, instance)
 	if err != nil || !reflect.DeepEqual(got, want) {
 		h.t.Fatalf("%s: executions %v (%v), want %v", instance, got, err, want)
 	}
@@ -731,7 +731,7 @@ func (h *harness) history(instance string) []duroxide.Event {
 
 func (h *harness) execHistory(instance string, exec uint64) []duroxide.Event {
 	h.t.Helper()
-	hist, err := h.client.ReadExecutionHistory(h.ctx, instance, exec)
+	hist, err := h.client.Admin().ReadHistoryWithExecutionID(h.ctx, instance, exec)
 	if err != nil || len(hist) == 0 {
 		h.t.Fatalf("read %s execution %d: %d events, %v", instance, exec, len(hist), err)
 	}
@@ -830,7 +830,7 @@ func (h *harness) awaitIdle() {
 	h.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for quiet := 0; ; {
-		d, err := h.client.QueueDepths(h.ctx)
+		d, err := h.client.Admin().GetQueueDepths(h.ctx)
 		if err == nil && d.OrchestratorQueue == 0 && d.WorkerQueue == 0 {
 			if quiet++; quiet == 5 {
 				return

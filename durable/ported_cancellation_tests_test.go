@@ -205,7 +205,7 @@ func TestCancelParentWithMultipleChildren(t *testing.T) {
 	h.cancel("inst-cancel-multi", "multi_test")
 	h.wantCancelled("inst-cancel-multi", "multi_test")
 	children := 0
-	instances, err := h.client.ListInstances(h.ctx)
+	instances, err := h.client.Admin().ListInstances(h.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

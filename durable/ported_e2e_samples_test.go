@@ -366,7 +366,7 @@ func TestSampleTypedActivityAndOrchestration(t *testing.T) {
 			return addRes{Sum: r.A + r.B}, nil
 		})).
 		MustAddOrchestration("Adder", durable.Orchestration(func(ctx *durable.OrchestrationContext, r addReq) (addRes, error) {
-			return durable.CallActivity[addRes](ctx, "Add", r).Get()
+			return durable.ScheduleActivity[addRes](ctx, "Add", r).Get()
 		}))
 	h := newHarness(t, reg)
 	if err := h.client.StartOrchestrationJSON(h.ctx, "inst-typed-add", "Adder", addReq{A: 2, B: 3}); err != nil {
@@ -403,7 +403,7 @@ func TestSampleMixedStringAndTypedStringOrch(t *testing.T) {
 			return addRes{Sum: r.A + r.B}, nil
 		})).
 		MustAddOrchestration("MixedStringOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			typed := durable.CallActivity[addRes](ctx, "Add", addReq{A: 5, B: 7})
+			typed := durable.ScheduleActivity[addRes](ctx, "Add", addReq{A: 5, B: 7})
 			str := ctx.ScheduleActivity("Upper", "race")
 			if ctx.Select(typed, str) == 0 {
 				r, err := typed.Get()
@@ -785,13 +785,13 @@ func TestSampleKVReadModifyWriteCounter(t *testing.T) {
 				if _, err := ctx.WaitForEvent("inc").Get(); err != nil {
 					return "", err
 				}
-				n, _, err := durable.ValueJSON[int](ctx, "count")
+				n, _, err := durable.Value[int](ctx, "count")
 				if err != nil {
 					return "", err
 				}
-				durable.SetValueJSON(ctx, "count", n+1)
+				durable.SetValue(ctx, "count", n+1)
 			}
-			n, _, err := durable.ValueJSON[int](ctx, "count")
+			n, _, err := durable.Value[int](ctx, "count")
 			return fmt.Sprint(n), err
 		})
 	h := newHarness(t, reg)
@@ -816,7 +816,7 @@ func TestSampleSelfPruningEternalOrchestration(t *testing.T) {
 	reg := durable.NewRegistry().
 		MustAddActivity("ProcessBatch", func(_ *durable.ActivityContext, in string) (string, error) { return "Processed batch " + in, nil }).
 		MustAddActivity("PruneSelf", func(ctx *durable.ActivityContext, _ string) (string, error) {
-			res, err := ctx.Client().PruneExecutions(ctx, ctx.InstanceID(), duroxide.PruneOptions{KeepLast: 1})
+			res, err := ctx.Client().Admin().PruneExecutions(ctx, ctx.InstanceID(), duroxide.PruneOptions{KeepLast: 1})
 			if err != nil {
 				return "", err
 			}
@@ -836,7 +836,7 @@ func TestSampleSelfPruningEternalOrchestration(t *testing.T) {
 				return fmt.Sprintf("Completed %d batches", s.TotalBatches), nil
 			}
 			s.BatchNum++
-			durable.ContinueAsNewWith(ctx, s)
+			durable.ContinueAsNew(ctx, s)
 			return "", nil
 		})
 	h := newHarness(t, reg)

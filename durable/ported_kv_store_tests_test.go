@@ -129,8 +129,8 @@ func TestKVPersistsAcrossTurns(t *testing.T) {
 // TestKVTypedRoundTrip mirrors kv_typed_round_trip.
 func TestKVTypedRoundTrip(t *testing.T) {
 	kvOrch(t, "kv-typed", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		durable.SetValueJSON(ctx, "req", addReq{A: 4, B: 5})
-		r, ok, err := durable.ValueJSON[addReq](ctx, "req")
+		durable.SetValue(ctx, "req", addReq{A: 4, B: 5})
+		r, ok, err := durable.Value[addReq](ctx, "req")
 		return fmt.Sprintf("%d%t", r.A+r.B, ok), err
 	}, "9true")
 }
@@ -246,7 +246,7 @@ func TestKVDeleteInstanceRemovesAllKV(t *testing.T) {
 		ctx.SetValue("a", "1")
 		return "done", nil
 	}, "done")
-	if _, err := h.client.DeleteInstance(h.ctx, "kv-del", false); err != nil {
+	if _, err := h.client.Admin().DeleteInstance(h.ctx, "kv-del", false); err != nil {
 		t.Fatal(err)
 	}
 	h.wantKV("kv-del", "a", "", false)
@@ -444,7 +444,7 @@ func TestKVStoreMoreCases(t *testing.T) {
 func TestKVGetValueTypedWrongType(t *testing.T) {
 	kvOrch(t, "kv-wrong-type", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetValue("n", "not a number")
-		_, ok, err := durable.ValueJSON[int](ctx, "n")
+		_, ok, err := durable.Value[int](ctx, "n")
 		return fmt.Sprint(ok, err != nil), nil
 	}, "true true")
 }
@@ -458,7 +458,7 @@ func TestKVNotAccessibleAfterDeletion(t *testing.T) {
 		return "done", nil
 	}, "done")
 	h.wantAllKV("kv-lifetime", map[string]string{"a": "1", "b": "2"})
-	if _, err := h.client.DeleteInstance(h.ctx, "kv-lifetime", false); err != nil {
+	if _, err := h.client.Admin().DeleteInstance(h.ctx, "kv-lifetime", false); err != nil {
 		t.Fatal(err)
 	}
 	h.wantAllKV("kv-lifetime", nil)

@@ -136,7 +136,7 @@ func TestToygresInstanceActorPattern(t *testing.T) {
 	if _, err := fmt.Sscanf(st.Output, "stopped after %d", &round); err != nil || round < 3 {
 		t.Fatalf("output %q (failure %q), want a stop after at least 3 rounds", st.Output, st.FailureMessage())
 	}
-	execs, _ := h.client.ListExecutions(h.ctx, "actor-1")
+	execs, _ := h.client.Admin().ListExecutions(h.ctx, "actor-1")
 	if len(execs) != round+1 {
 		t.Errorf("%d executions for %d rounds", len(execs), round+1)
 	}

@@ -92,7 +92,7 @@ func flaky(n *atomic.Int32, okFrom int32) durable.ActivityFunc {
 // "error: <message>", as the Rust tests accept it either as output or failure.
 func retryOrch(name string, policy durable.RetryPolicy) durable.OrchestrationFunc {
 	return func(ctx *durable.OrchestrationContext, input string) (string, error) {
-		out, err := ctx.ScheduleActivityWithRetry(name, input, policy)
+		out, err := ctx.ScheduleActivityWithRetry(name, input, policy).Get()
 		if err != nil {
 			return "error: " + err.Error(), nil
 		}
@@ -268,7 +268,7 @@ func TestTypedActivityRetrySuccess(t *testing.T) {
 			return addRes{Sum: r.A + r.B}, nil
 		})).
 		MustAddOrchestration("TypedRetry", durable.Orchestration(func(ctx *durable.OrchestrationContext, r addReq) (addRes, error) {
-			return durable.CallActivityWithRetry[addRes](ctx, "TypedAdd", r, durable.RetryPolicy{MaxAttempts: 3, Backoff: durable.Backoff{Kind: durable.BackoffNone}})
+			return durable.ScheduleActivityWithRetry[addRes](ctx, "TypedAdd", r, durable.RetryPolicy{MaxAttempts: 3, Backoff: durable.Backoff{Kind: durable.BackoffNone}}).Get()
 		}))
 	h := newHarness(t, reg)
 	if err := h.client.StartOrchestrationJSON(h.ctx, "typed-retry-1", "TypedRetry", addReq{A: 3, B: 4}); err != nil {
@@ -332,7 +332,7 @@ func TestRetryOnSessionBasicSuccess(t *testing.T) {
 			return flaky(&n, 2)(ctx, in)
 		}).
 		MustAddOrchestration("RetryOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			return ctx.ScheduleActivityWithRetry("SessionFlaky", "", durable.RetryPolicy{MaxAttempts: 3, Backoff: durable.Backoff{Kind: durable.BackoffNone}}, durable.WithSession("sess-1"))
+			return ctx.ScheduleActivityWithRetry("SessionFlaky", "", durable.RetryPolicy{MaxAttempts: 3, Backoff: durable.Backoff{Kind: durable.BackoffNone}}, durable.WithSession("sess-1")).Get()
 		})
 	h := newHarness(t, reg)
 	h.start("retry-session-1", "RetryOrch", "")

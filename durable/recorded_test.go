@@ -254,7 +254,7 @@ func (d *recordedRig) registry() *durable.Registry {
 		MustAddOrchestration("Retry", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 			return ctx.ScheduleActivityWithRetry("Flaky", in, durable.RetryPolicy{
 				MaxAttempts: 3, Backoff: durable.Backoff{Kind: durable.BackoffFixed, Base: 500 * time.Millisecond},
-			})
+			}).Get()
 		}).
 		MustAddOrchestration("SysCalls", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 			guid, err := ctx.NewGUID().Get()
@@ -372,7 +372,7 @@ func runRecordedScenario(t *testing.T, sc recordedScenario) {
 		h.wait(id) // children too: every recorded instance ended
 	}
 	sort.Strings(wantInstances)
-	gotInstances, err := h.client.ListInstances(h.ctx)
+	gotInstances, err := h.client.Admin().ListInstances(h.ctx)
 	sort.Strings(gotInstances)
 	if err != nil || !slices.Equal(gotInstances, wantInstances) {
 		t.Errorf("instances %v (%v), want %v", gotInstances, err, wantInstances)

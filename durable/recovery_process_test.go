@@ -227,7 +227,7 @@ func checkActivitiesUnacked(t *testing.T, c *durable.Client, held []string, runs
 func checkTurnsUncommitted(t *testing.T, c *durable.Client, held []string) {
 	t.Helper()
 	for _, instance := range held {
-		hist, err := c.ReadExecutionHistory(t.Context(), instance, 1)
+		hist, err := c.Admin().ReadHistoryWithExecutionID(t.Context(), instance, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -242,7 +242,7 @@ func checkTurnsUncommitted(t *testing.T, c *durable.Client, held []string) {
 // completedInputs maps the inputs of instance's completed activities.
 func completedInputs(t *testing.T, c *durable.Client, instance string) map[string]bool {
 	t.Helper()
-	hist, err := c.ReadExecutionHistory(t.Context(), instance, 1)
+	hist, err := c.Admin().ReadHistoryWithExecutionID(t.Context(), instance, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

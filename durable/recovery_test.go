@@ -135,12 +135,12 @@ func checkRecovered(t *testing.T, c *durable.Client, ids []string, runs func(inp
 func checkRecoveredHistory(t *testing.T, c *durable.Client, id string) {
 	t.Helper()
 	ctx := context.Background()
-	execs, err := c.ListExecutions(ctx, id)
+	execs, err := c.Admin().ListExecutions(ctx, id)
 	if err != nil || len(execs) != 1 {
 		t.Errorf("%s: executions %v (%v), want one", id, execs, err)
 		return
 	}
-	hist, err := c.ReadExecutionHistory(ctx, id, execs[0])
+	hist, err := c.Admin().ReadHistoryWithExecutionID(ctx, id, execs[0])
 	if err != nil {
 		t.Errorf("%s: history: %v", id, err)
 		return

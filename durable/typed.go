@@ -1,68 +1,83 @@
 package durable
 
-// The generic helpers below are the typed forms of the context methods (Go
-// methods cannot have type parameters): inputs are encoded to JSON, outputs
-// decoded from JSON, as duroxide's *_typed methods do.
+// The generic functions below are the typed forms of the context methods of
+// the same name (Go methods cannot have type parameters): ctx.X takes and
+// returns strings, durable.X(ctx, ...) encodes inputs to JSON and decodes
+// outputs from JSON, as duroxide's *_typed methods do. One rule, no other
+// spellings: the Client's typed calls, which need no type parameter, are its
+// ...JSON methods.
 
-// CallActivity schedules activity name with input encoded as JSON and
+// ScheduleActivity schedules activity name with input encoded as JSON and
 // decodes its JSON result into Out.
-func CallActivity[Out any](ctx *OrchestrationContext, name string, input any, opts ...ActivityOption) Future[Out] {
-	raw := ctx.ScheduleActivity(name, mustEncode(input), opts...)
-	return Future[Out]{f: raw.f, decode: typedDecode[Out]}
+func ScheduleActivity[Out any](ctx *OrchestrationContext, name string, input any, opts ...ActivityOption) Future[Out] {
+	return typed[Out](ctx.ScheduleActivity(name, mustEncode(input), opts...))
 }
 
-// CallActivityWithRetry is ScheduleActivityWithRetry with JSON input and output.
-func CallActivityWithRetry[Out any](ctx *OrchestrationContext, name string, input any, policy RetryPolicy, opts ...ActivityOption) (Out, error) {
-	s, err := ctx.ScheduleActivityWithRetry(name, mustEncode(input), policy, opts...)
-	if err != nil {
-		var zero Out
-		return zero, err
-	}
-	return decodeJSON[Out](s)
+// ScheduleActivityWithRetry is the method of the same name with JSON input
+// and output.
+func ScheduleActivityWithRetry[Out any](ctx *OrchestrationContext, name string, input any, policy RetryPolicy, opts ...ActivityOption) Future[Out] {
+	return typed[Out](ctx.ScheduleActivityWithRetry(name, mustEncode(input), policy, opts...))
 }
 
-// CallSubOrchestration starts a child orchestration with JSON input and
+// ScheduleSubOrchestration starts a child orchestration with JSON input and
 // decodes its JSON output into Out.
-func CallSubOrchestration[Out any](ctx *OrchestrationContext, name string, input any, opts ...OrchestrationOption) Future[Out] {
-	raw := ctx.ScheduleSubOrchestration(name, mustEncode(input), opts...)
-	return Future[Out]{f: raw.f, decode: typedDecode[Out]}
+func ScheduleSubOrchestration[Out any](ctx *OrchestrationContext, name string, input any, opts ...OrchestrationOption) Future[Out] {
+	return typed[Out](ctx.ScheduleSubOrchestration(name, mustEncode(input), opts...))
 }
 
 // WaitForEvent waits for external event name and decodes its JSON data.
 func WaitForEvent[T any](ctx *OrchestrationContext, name string) Future[T] {
-	raw := ctx.WaitForEvent(name)
-	return Future[T]{f: raw.f, decode: typedDecode[T]}
+	return typed[T](ctx.WaitForEvent(name))
 }
 
 // Dequeue takes the next message of a persistent queue and decodes its JSON.
 func Dequeue[T any](ctx *OrchestrationContext, queue string) Future[T] {
-	raw := ctx.Dequeue(queue)
-	return Future[T]{f: raw.f, decode: typedDecode[T]}
+	return typed[T](ctx.Dequeue(queue))
 }
 
-// ContinueAsNewWith is ContinueAsNew with a JSON-encoded input. It never returns.
-func ContinueAsNewWith(ctx *OrchestrationContext, input any, opts ...OrchestrationOption) {
+// Go is the method of the same name for a block with any result type: the
+// block's result is carried as JSON, the way every other value of an
+// orchestration is.
+func Go[T any](ctx *OrchestrationContext, fn func(ctx *OrchestrationContext) (T, error)) Future[T] {
+	return typed[T](ctx.Go(func(block *OrchestrationContext) (string, error) {
+		v, err := fn(block)
+		if err != nil {
+			return "", err
+		}
+		return mustEncode(v), nil
+	}))
+}
+
+// ContinueAsNew is the method of the same name with a JSON-encoded input.
+// It never returns.
+func ContinueAsNew(ctx *OrchestrationContext, input any, opts ...OrchestrationOption) {
 	ctx.ContinueAsNew(mustEncode(input), opts...)
 }
 
-// StartOrchestrationWith is StartOrchestration with a JSON-encoded input.
-func StartOrchestrationWith(ctx *OrchestrationContext, name, instance string, input any, opts ...OrchestrationOption) {
+// StartOrchestration is the method of the same name with a JSON-encoded
+// input.
+func StartOrchestration(ctx *OrchestrationContext, name, instance string, input any, opts ...OrchestrationOption) {
 	ctx.StartOrchestration(name, instance, mustEncode(input), opts...)
 }
 
-// SetValueJSON stores value encoded as JSON under key.
-func SetValueJSON(ctx *OrchestrationContext, key string, value any) {
+// SetValue stores value encoded as JSON under key.
+func SetValue(ctx *OrchestrationContext, key string, value any) {
 	ctx.SetValue(key, mustEncode(value))
 }
 
-// ValueJSON reads key and decodes its JSON; ok is false when key is unset.
-func ValueJSON[T any](ctx *OrchestrationContext, key string) (v T, ok bool, err error) {
+// Value reads key and decodes its JSON; ok is false when key is unset.
+func Value[T any](ctx *OrchestrationContext, key string) (v T, ok bool, err error) {
 	s, ok := ctx.Value(key)
 	if !ok {
 		return v, false, nil
 	}
 	v, err = decodeJSON[T](s)
 	return v, true, err
+}
+
+// typed reads raw's string result as JSON of T.
+func typed[T any](raw Future[string]) Future[T] {
+	return Future[T]{f: raw.f, decode: typedDecode[T]}
 }
 
 // mustEncode encodes orchestration-side values. Orchestration code must be

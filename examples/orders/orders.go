@@ -66,7 +66,7 @@ func ProcessOrder(ctx *durable.OrchestrationContext, o Order) (Receipt, error) {
 	reservations := make([]durable.Future[string], len(o.Items))
 	waits := make([]durable.Awaitable, len(o.Items))
 	for i, item := range o.Items {
-		reservations[i] = durable.CallActivity[string](ctx, actReserveStock, item)
+		reservations[i] = durable.ScheduleActivity[string](ctx, actReserveStock, item)
 		waits[i] = reservations[i]
 	}
 	ctx.Join(waits...)
@@ -81,7 +81,7 @@ func ProcessOrder(ctx *durable.OrchestrationContext, o Order) (Receipt, error) {
 
 	ctx.SetCustomStatus(statusCharging)
 	policy := durable.RetryPolicy{MaxAttempts: 4, Backoff: durable.Backoff{Kind: durable.BackoffFixed, Base: o.RetryDelay}}
-	payment, err := durable.CallActivityWithRetry[string](ctx, actChargePayment, o, policy)
+	payment, err := durable.ScheduleActivityWithRetry[string](ctx, actChargePayment, o, policy).Get()
 	if err != nil {
 		return Receipt{}, fmt.Errorf("charging payment: %w", err)
 	}
@@ -100,7 +100,7 @@ func ProcessOrder(ctx *durable.OrchestrationContext, o Order) (Receipt, error) {
 	ship := Shipment{Order: o.ID, Customer: o.Customer, Items: o.Items, PickupDelay: o.PickupDelay}
 	// an explicit child id, readable in history and for clients
 	shipping := durable.WithInstanceID(o.ID + "-shipping")
-	if r.Tracking, err = durable.CallSubOrchestration[string](ctx, orchShipOrder, ship, shipping).Get(); err != nil {
+	if r.Tracking, err = durable.ScheduleSubOrchestration[string](ctx, orchShipOrder, ship, shipping).Get(); err != nil {
 		return Receipt{}, fmt.Errorf("shipping: %w", err)
 	}
 	return r, nil
@@ -109,7 +109,7 @@ func ProcessOrder(ctx *durable.OrchestrationContext, o Order) (Receipt, error) {
 // ShipOrder creates the shipping label, then waits (a durable timer) for
 // the courier's pickup, and returns the tracking number.
 func ShipOrder(ctx *durable.OrchestrationContext, s Shipment) (string, error) {
-	tracking, err := durable.CallActivity[string](ctx, actCreateLabel, s).Get()
+	tracking, err := durable.ScheduleActivity[string](ctx, actCreateLabel, s).Get()
 	if err != nil {
 		return "", err
 	}

@@ -397,7 +397,7 @@ func fanOutRegistry(n int) *durable.Registry {
 	reg.MustAddOrchestration("Fan", durable.Orchestration(func(ctx *durable.OrchestrationContext, x int) (int, error) {
 		fs := make([]durable.Awaitable, n)
 		for i := range fs {
-			fs[i] = durable.CallActivity[int](ctx, "Inc", i)
+			fs[i] = durable.ScheduleActivity[int](ctx, "Inc", i)
 		}
 		ctx.Join(fs...)
 		return x, nil
