@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/duroxide-go/duroxide-redis/durable/internal/engine"
@@ -107,25 +108,37 @@ func ReplayHistoryJSON(reg *Registry, r io.Reader) error {
 }
 
 // ReplayInstance reads every execution of instance through the provider's
-// read-only admin calls and replays them with ReplayHistory. It writes
-// nothing.
+// read-only admin calls (ReadExecutions) and replays them with
+// ReplayHistory. It writes nothing.
 func ReplayInstance(ctx context.Context, reg *Registry, admin duroxide.ProviderAdmin, instance string) error {
-	ids, err := admin.ListExecutions(ctx, instance)
+	execs, err := ReadExecutions(ctx, admin, instance)
 	if err != nil {
 		return err
 	}
-	var history []duroxide.Event
+	return ReplayHistory(reg, slices.Concat(execs...))
+}
+
+// ReadExecutions reads the history of every execution of instance, oldest
+// first, with read-only admin calls: what ReplayHistory replays, once
+// concatenated, and what `duroxide-redis history --all --json` exports.
+// An instance without executions is duroxide.ErrNotFound.
+func ReadExecutions(ctx context.Context, admin duroxide.ProviderAdmin, instance string) ([][]duroxide.Event, error) {
+	ids, err := admin.ListExecutions(ctx, instance)
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return nil, duroxide.Errorf("read_executions", duroxide.ErrNotFound, "instance %s has no executions", instance)
+	}
+	out := make([][]duroxide.Event, 0, len(ids))
 	for _, id := range ids {
 		events, err := admin.ReadHistoryWithExecutionID(ctx, instance, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		history = append(history, events...)
+		out = append(out, events)
 	}
-	if len(history) == 0 {
-		return duroxide.Errorf("replay", duroxide.ErrNotFound, "instance %s has no history", instance)
-	}
-	return ReplayHistory(reg, history)
+	return out, nil
 }
 
 // splitExecutions cuts an instance's history where each execution starts:
