@@ -252,3 +252,57 @@ func TestReplayHistoryJSON(t *testing.T) {
 		t.Errorf("changed code: %v, want a ReplayError at execution 1 event 2", err)
 	}
 }
+
+// TestReplayInstanceFromProvider replays instances straight from the
+// provider: a continue-as-new chain whose second execution acts on the KV
+// store the first left (so the replayer must hand it on), and an instance
+// still running, whose replay must end where its history does.
+func TestReplayInstanceFromProvider(t *testing.T) {
+	t.Parallel()
+	kvChain := func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		if in == "first" {
+			ctx.SetValue("next", "Echo")
+			ctx.ContinueAsNew("second")
+			return "", nil
+		}
+		name, ok := ctx.Value("next")
+		if !ok {
+			name = "Missing"
+		}
+		return ctx.ScheduleActivity(name, in).Get()
+	}
+	waiter := func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		return ctx.WaitForEvent("Go").Get()
+	}
+	reg := durable.NewRegistry().
+		MustAddActivity("Echo", func(_ *durable.ActivityContext, in string) (string, error) { return "echo:" + in, nil }).
+		MustAddOrchestration("KvChain", kvChain).
+		MustAddOrchestration("Waiter", waiter)
+	h := newHarness(t, reg)
+	admin := h.p.(duroxide.ProviderAdmin)
+
+	h.start("kv-chain", "KvChain", "first")
+	if st := h.wait("kv-chain"); st.Output != "echo:second" {
+		t.Fatalf("KvChain: %+v", st)
+	}
+	h.start("waiting", "Waiter", "")
+	h.awaitEvent("waiting", "ExternalSubscribed")
+	for _, inst := range []string{"kv-chain", "waiting"} {
+		if err := durable.ReplayInstance(h.ctx, reg, admin, inst); err != nil {
+			t.Errorf("%s: %v", inst, err)
+		}
+	}
+
+	changed := durable.NewRegistry().MustAddOrchestration("Waiter", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		ctx.ScheduleActivity("Echo", "first")
+		return ctx.WaitForEvent("Go").Get()
+	})
+	var re *durable.ReplayError
+	if err := durable.ReplayInstance(h.ctx, changed, admin, "waiting"); !errors.As(err, &re) || re.EventID != 2 ||
+		!strings.HasPrefix(re.Expected, "ExternalSubscribed") || !strings.HasPrefix(re.Got, "ActivityScheduled") {
+		t.Errorf("changed Waiter: %v, want a ReplayError at event 2", err)
+	}
+	if err := durable.ReplayInstance(h.ctx, reg, admin, "nope"); !errors.Is(err, duroxide.ErrNotFound) {
+		t.Errorf("unknown instance: %v, want ErrNotFound", err)
+	}
+}
