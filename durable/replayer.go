@@ -34,21 +34,13 @@ type ReplayError struct {
 	// Got is what the code did there instead, in the same form; "" when it
 	// did nothing (it returned, or still waits).
 	Got string
-	// Message is the replay engine's nondeterminism message, or what differs
-	// in the execution's outcome.
+	// Message says what differs: the replay engine's nondeterminism
+	// message, or the recorded outcome against the code's.
 	Message string
 }
 
 func (e *ReplayError) Error() string {
-	return fmt.Sprintf("replay %s execution %d: nondeterministic at event %d: %s (history: %s; code: %s)",
-		e.Instance, e.Execution, e.EventID, e.Message, orNothing(e.Expected, "end of history"), orNothing(e.Got, "nothing"))
-}
-
-func orNothing(s, nothing string) string {
-	if s == "" {
-		return nothing
-	}
-	return s
+	return fmt.Sprintf("replay %s execution %d: nondeterministic at event %d: %s", e.Instance, e.Execution, e.EventID, e.Message)
 }
 
 // replayDeadlock bounds how long replayed code may run without yielding, as
@@ -235,10 +227,10 @@ func compareTail(instance string, execution uint64, delta, tail []duroxide.Event
 		switch {
 		case i >= len(tail):
 			e.EventID, e.Got = delta[i].EventID, engine.Describe(delta[i].Kind)
-			e.Message = "the code goes on where the history ends"
+			e.Message = "history ends here, the code goes on with " + e.Got
 		case i >= len(delta):
 			e.EventID, e.Expected = tail[i].EventID, engine.Describe(tail[i].Kind)
-			e.Message = "the code stops short of the history"
+			e.Message = "history goes on with " + e.Expected + ", the code does nothing more"
 		default:
 			same, err := sameEvent(delta[i], tail[i])
 			if err != nil {
@@ -248,7 +240,7 @@ func compareTail(instance string, execution uint64, delta, tail []duroxide.Event
 				continue
 			}
 			e.EventID, e.Expected, e.Got = tail[i].EventID, engine.Describe(tail[i].Kind), engine.Describe(delta[i].Kind)
-			e.Message = "the outcome differs"
+			e.Message = "history has " + e.Expected + ", the code writes " + e.Got
 		}
 		return e
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/duroxide-go/duroxide-redis/durable"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
@@ -77,8 +78,10 @@ func TestReplayReportsChangedCode(t *testing.T) {
 	cases := []struct {
 		name, scenario, orchestration string
 		code                          durable.OrchestrationFunc
-		eventID                       uint64
-		expected, got, message        string
+		// cut, when set, keeps only that many events: a running instance
+		cut                    int
+		eventID                uint64
+		expected, got, message string
 	}{
 		{
 			name: "other activity", scenario: "01_hello", orchestration: "Hello",
@@ -104,7 +107,7 @@ func TestReplayReportsChangedCode(t *testing.T) {
 				return ctx.ScheduleActivity("Echo", v).Get()
 			},
 			// history completes at event 4 where the code schedules again
-			eventID: 4, expected: "OrchestrationCompleted", got: "ActivityScheduled", message: "outcome differs",
+			eventID: 4, expected: "OrchestrationCompleted", got: "ActivityScheduled", message: "the code writes ActivityScheduled",
 		},
 		{
 			name: "activity removed", scenario: "10_custom_status", orchestration: "Status",
@@ -116,6 +119,39 @@ func TestReplayReportsChangedCode(t *testing.T) {
 			// event 2 is CustomStatusUpdated, 3 the Echo the code no longer
 			// calls: the engine meets the second status update there
 			eventID: 3, expected: "ActivityScheduled", got: "CustomStatusUpdated", message: "schedule mismatch",
+		},
+		{
+			name: "still waits", scenario: "01_hello", orchestration: "Hello",
+			code: func(ctx *durable.OrchestrationContext, in string) (string, error) {
+				if _, err := ctx.ScheduleActivity("Echo", in).Get(); err != nil {
+					return "", err
+				}
+				return ctx.WaitForEvent("Done").Get()
+			},
+			// Completed at 4 in history; the code's subscription would be 4
+			eventID: 4, expected: "OrchestrationCompleted", got: "ExternalSubscribed", message: "the code writes ExternalSubscribed",
+		},
+		{
+			name: "keeps what it dropped", scenario: "14_race_activity_loses", orchestration: "RaceActivity",
+			code: func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+				act := ctx.ScheduleActivity("Slow", "y")
+				if _, err := ctx.Timer(time.Second).Get(); err != nil {
+					return "", err
+				}
+				return act.Get()
+			},
+			// history cancelled the activity the code now waits for: found at
+			// the end of the replay, tied to no one event
+			eventID: 0, message: "cancellation mismatch",
+		},
+		{
+			name: "goes on past a running history", scenario: "01_hello", orchestration: "Hello", cut: 2,
+			code: func(ctx *durable.OrchestrationContext, in string) (string, error) {
+				a, b := ctx.ScheduleActivity("Echo", in), ctx.ScheduleActivity("Echo", in+"2")
+				ctx.Join(a, b)
+				return a.Get()
+			},
+			eventID: 3, got: "ActivityScheduled", message: "history ends here, the code goes on with ActivityScheduled",
 		},
 		{
 			name: "returns early", scenario: "01_hello", orchestration: "Hello",
@@ -131,7 +167,7 @@ func TestReplayReportsChangedCode(t *testing.T) {
 				v, err := ctx.ScheduleActivity("Echo", in).Get()
 				return v + "!", err
 			},
-			eventID: 4, expected: "OrchestrationCompleted", got: "OrchestrationCompleted", message: "outcome differs",
+			eventID: 4, expected: "OrchestrationCompleted", got: "OrchestrationCompleted", message: "the code writes OrchestrationCompleted{Output:echo:world!}",
 		},
 		{
 			name: "timer instead of activity", scenario: "02_fanout", orchestration: "FanOut",
@@ -169,8 +205,12 @@ func TestReplayReportsChangedCode(t *testing.T) {
 			rec := loadRecording(t, c.scenario)
 			inst := "s-" + c.scenario
 			reg := durable.NewRegistry().MustAddActivity("Echo", echo).MustAddOrchestration(c.orchestration, c.code)
-			re := replayErr(t, reg, recordedInstanceHistory(t, rec, inst))
-			if re.Instance != inst || re.EventID != c.eventID || !strings.HasPrefix(re.Expected, c.expected) ||
+			history := recordedInstanceHistory(t, rec, inst)
+			if c.cut > 0 {
+				history = history[:c.cut]
+			}
+			re := replayErr(t, reg, history)
+			if re.Instance != inst || re.EventID != c.eventID || !strings.HasPrefix(re.Expected, c.expected) || (c.expected == "") != (re.Expected == "") ||
 				!strings.HasPrefix(re.Got, c.got) || (c.got == "") != (re.Got == "") || !strings.Contains(re.Message, c.message) {
 				t.Errorf("got %+v\nwant instance %s event %d expected %s… got %q… message …%s…", re, inst, c.eventID, c.expected, c.got, c.message)
 			}
