@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -344,5 +346,57 @@ func TestReplayInstanceFromProvider(t *testing.T) {
 	}
 	if err := durable.ReplayInstance(h.ctx, reg, admin, "nope"); !errors.Is(err, duroxide.ErrNotFound) {
 		t.Errorf("unknown instance: %v, want ErrNotFound", err)
+	}
+}
+
+// TestReplayMain runs the replay command a user builds into their binary
+// over exported files and stdin.
+func TestReplayMain(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	export := func(name, scenario string) string {
+		rec := loadRecording(t, scenario)
+		data, err := json.Marshal(recordedInstanceHistory(t, rec, "s-"+scenario))
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	hello, cans := export("hello.json", "01_hello"), export("cans.json", "07_continue_as_new")
+	broken := filepath.Join(dir, "broken.json")
+	if err := os.WriteFile(broken, []byte("[{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdin, err := os.ReadFile(cans)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(reg *durable.Registry, args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := durable.ReplayMain(reg, args, bytes.NewReader(stdin), &out, &errb)
+		return code, out.String(), errb.String()
+	}
+
+	if code, out, errs := run(recordedRegistry(), hello, cans, "-"); code != durable.ReplayExitOK ||
+		out != "ok "+hello+"\nok "+cans+"\nok -\n" || errs != "" {
+		t.Errorf("clean: %d %q %q", code, out, errs)
+	}
+	changed := durable.NewRegistry().MustAddOrchestration("Hello", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return ctx.ScheduleActivity("Greet", in).Get()
+	})
+	if code, out, _ := run(changed, hello); code != durable.ReplayExitNondeterministic ||
+		!strings.HasPrefix(out, "nondeterministic "+hello+": replay s-01_hello execution 1: nondeterministic at event 2") {
+		t.Errorf("changed: %d %q", code, out)
+	}
+	if code, _, errs := run(changed, hello, broken, filepath.Join(dir, "missing.json")); code != durable.ReplayExitUnusable ||
+		!strings.Contains(errs, "replay "+broken+": ") || !strings.Contains(errs, "missing.json") {
+		t.Errorf("unusable: %d %q", code, errs)
+	}
+	if code, _, errs := run(recordedRegistry()); code != durable.ReplayExitUnusable || !strings.Contains(errs, "usage") {
+		t.Errorf("no files: %d %q", code, errs)
 	}
 }
