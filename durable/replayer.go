@@ -60,7 +60,11 @@ const replayDeadlock = 5 * time.Second
 // fail as nondeterministic in a live turn is reported here, and, beyond
 // what a live turn checks, stored events the code no longer reaches and an
 // outcome (output, error, continue-as-new input, or still running) that
-// differs from the recorded one. It returns nil when every execution
+// differs from the recorded one; an execution the runtime failed on its own
+// (poison, infrastructure) is checked up to that failure. A history that
+// starts at a later execution (older ones pruned, or one execution
+// exported) is replayed with the KV store empty where its predecessors
+// would have left values. It returns nil when every execution
 // replays clean, an error wrapping one *ReplayError per execution that does
 // not, and an error wrapping duroxide.ErrInvalidInput (unusable history) or
 // duroxide.ErrNotFound (orchestration not registered) otherwise.
@@ -198,7 +202,21 @@ func replayExecution(reg *Registry, exec []duroxide.Event, position uint64, kv m
 	if rerr := nondeterminismOf(instance, execution, commit.HistoryDelta, eng.Divergence()); rerr != nil {
 		return rerr
 	}
+	if endedByRuntime(tail) {
+		return nil
+	}
 	return compareTail(instance, execution, commit.HistoryDelta, tail)
+}
+
+// endedByRuntime reports an execution the runtime failed for reasons of its
+// own (a poison message, an ack that could not be applied): its code never
+// reached an outcome to compare with.
+func endedByRuntime(tail []duroxide.Event) bool {
+	if len(tail) == 0 {
+		return false
+	}
+	f, ok := tail[0].Kind.(duroxide.OrchestrationFailedEvent)
+	return ok && (f.Details.Poison != nil || f.Details.Infrastructure != nil)
 }
 
 // nondeterminismOf reports the replay engine's nondeterminism failure, if

@@ -400,3 +400,23 @@ func TestReplayMain(t *testing.T) {
 		t.Errorf("no files: %d %q", code, errs)
 	}
 }
+
+// TestReplayStopsAtRuntimeFailures checks an execution the runtime failed on
+// its own (here an ack that could not be applied) up to that failure: the
+// code had no outcome to compare, but what it did before still must match.
+func TestReplayStopsAtRuntimeFailures(t *testing.T) {
+	t.Parallel()
+	history := recordedInstanceHistory(t, loadRecording(t, "01_hello"), "s-01_hello")[:2]
+	history = append(history, duroxide.NewEvent(3, "", 0, nil, duroxide.OrchestrationFailedEvent{Details: duroxide.ErrorDetails{
+		Infrastructure: &duroxide.InfrastructureError{Operation: "ack_orchestration_item", Message: "lost"},
+	}}))
+	if err := durable.ReplayHistory(recordedRegistry(), history); err != nil {
+		t.Errorf("same code: %v", err)
+	}
+	changed := durable.NewRegistry().MustAddOrchestration("Hello", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return ctx.ScheduleActivity("Greet", in).Get()
+	})
+	if re := replayErr(t, changed, history); re.EventID != 2 {
+		t.Errorf("changed code: %+v, want event 2", re)
+	}
+}
