@@ -39,6 +39,7 @@ type ReplayError struct {
 	Message string
 }
 
+// Error names the instance, execution and event, and says what differs.
 func (e *ReplayError) Error() string {
 	return fmt.Sprintf("replay %s execution %d: nondeterministic at event %d: %s", e.Instance, e.Execution, e.EventID, e.Message)
 }
