@@ -42,6 +42,6 @@ func ExampleReplayHistoryJSON() {
 	// Output:
 	// same code: <nil>
 	// renamed activity: hello-1 execution 1 parts at event 2
-	// history: ActivityScheduled{Name:Echo Input:world SessionID:<nil> Tag:<nil>}
-	// code:    ActivityScheduled{Name:Greet Input:world SessionID:<nil> Tag:<nil>}
+	// history: ActivityScheduled{Name:"Echo" Input:"world"}
+	// code:    ActivityScheduled{Name:"Greet" Input:"world"}
 }

@@ -169,7 +169,7 @@ func TestReplayReportsChangedCode(t *testing.T) {
 				v, err := ctx.ScheduleActivity("Echo", in).Get()
 				return v + "!", err
 			},
-			eventID: 4, expected: "OrchestrationCompleted", got: "OrchestrationCompleted", message: "the code writes OrchestrationCompleted{Output:echo:world!}",
+			eventID: 4, expected: "OrchestrationCompleted", got: "OrchestrationCompleted", message: `the code writes OrchestrationCompleted{Output:"echo:world!"}`,
 		},
 		{
 			name: "timer instead of activity", scenario: "02_fanout", orchestration: "FanOut",

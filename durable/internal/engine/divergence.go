@@ -1,6 +1,13 @@
 package engine
 
-import "github.com/duroxide-go/duroxide-redis/duroxide"
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
 
 // Divergence is where a replay parted from the history it was fed: the
 // stored event the engine was applying when it failed the turn as
@@ -16,7 +23,10 @@ type Divergence struct {
 func newDivergence(ev duroxide.Event, compared *action) *Divergence {
 	d := &Divergence{Event: ev}
 	if compared != nil {
-		d.Action = compared.describe()
+		d.Action = compared.describe() // ContinueAsNew has no event
+		if k := compared.toEvent(); k != nil {
+			d.Action = Describe(k)
+		}
 	}
 	return d
 }
@@ -37,6 +47,46 @@ func (e *Engine) Divergence() *Divergence { return e.diverged }
 // continued as new.
 func IsTerminal(k duroxide.EventKind) bool { return isTerminalKind(k) }
 
-// Describe renders an event kind as the engine's nondeterminism messages
-// do: its type and fields.
-func Describe(k duroxide.EventKind) string { return describeKind(k) }
+// Describe renders an event kind for people: its type and the fields that
+// are set, pointers followed and strings quoted (the engine's recorded
+// nondeterminism messages keep describeKind's form).
+func Describe(k duroxide.EventKind) string {
+	return k.EventType() + describeValue(reflect.ValueOf(k))
+}
+
+func describeValue(v reflect.Value) string {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return "<nil>"
+		}
+		return describeValue(v.Elem())
+	case reflect.Struct:
+		var parts []string
+		for i := range v.NumField() {
+			f, field := v.Field(i), v.Type().Field(i)
+			if !field.IsExported() || isNilable(f) && f.IsNil() {
+				continue
+			}
+			parts = append(parts, field.Name+":"+describeValue(f))
+		}
+		return "{" + strings.Join(parts, " ") + "}"
+	case reflect.Slice, reflect.Array:
+		parts := make([]string, v.Len())
+		for i := range parts {
+			parts[i] = describeValue(v.Index(i))
+		}
+		return "[" + strings.Join(parts, " ") + "]"
+	case reflect.String:
+		return strconv.Quote(v.String())
+	}
+	return fmt.Sprint(v.Interface())
+}
+
+func isNilable(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface, reflect.Slice, reflect.Map:
+		return true
+	}
+	return false
+}
