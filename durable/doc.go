@@ -127,6 +127,17 @@
 //		fmt.Println(st.Status, receipt)
 //	}
 //
+// # Replaying stored histories
+//
+// Before new orchestration code is deployed, ReplayHistory (or
+// ReplayHistoryJSON, ReplayInstance) replays stored histories against it
+// with the runtime's own replay engine, writing nothing: a *ReplayError
+// names the instance, execution and event where code and history part, as
+// Temporal's WorkflowReplayer does. Histories come from a provider
+// (ReadExecutions) or from `duroxide-redis history INSTANCE --all --json`;
+// the CLI cannot know the code, so it only exports, and ReplayMain is the
+// replay command a program of a few lines builds with its own Registry.
+//
 // # Mapping to duroxide
 //
 //	schedule_activity / _on_session / with_tag     ScheduleActivity(name, in, WithSession, WithTag)

@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/duroxide-go/duroxide-redis/durable"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
@@ -19,10 +22,55 @@ var commonEventFields = map[string]bool{
 func runHistory(c *cli, args []string) error {
 	fs := c.flags("history")
 	execution := fs.Uint64("execution", 0, "execution id (default: the current one)")
+	all := fs.Bool("all", false, "every execution, oldest first; with --json one array, the input of durable.ReplayHistoryJSON")
 	// --json prints duroxide's own event JSON (Event.MarshalJSON), so
 	// scripts can feed it to tools that read duroxide histories
-	read := func(s *session, instance string) ([]duroxide.Event, error) { return s.history(instance, *execution) }
-	return inspect(c, fs, args, read, c.printHistory)
+	read := func(s *session, instance string) (executions, error) {
+		if *all {
+			if *execution != 0 {
+				return nil, usageErr("history", "--all and --execution exclude each other")
+			}
+			if _, err := s.instanceInfo("history", instance); err != nil {
+				return nil, err
+			}
+			return durable.ReadExecutions(s.ctx, s.admin, instance)
+		}
+		events, err := s.history(instance, *execution)
+		return executions{events}, err
+	}
+	return inspect(c, fs, args, read, c.printExecutions)
+}
+
+// executions are the histories history prints: one, or with --all every
+// execution's. Their JSON is one array of all their events, oldest first,
+// which durable.ReplayHistoryJSON reads back (it splits executions where
+// event ids restart at 1).
+type executions [][]duroxide.Event
+
+// MarshalJSON writes the events of every execution as one array.
+func (x executions) MarshalJSON() ([]byte, error) {
+	all := slices.Concat(x...)
+	if all == nil {
+		all = []duroxide.Event{} // [], not null
+	}
+	return json.Marshal(all)
+}
+
+// printExecutions tables each execution, under a heading when there are
+// several.
+func (c *cli) printExecutions(x executions) error {
+	for i, events := range x {
+		if len(x) > 1 && len(events) > 0 {
+			if i > 0 {
+				fmt.Fprintln(c.stdout)
+			}
+			fmt.Fprintf(c.stdout, "execution %d\n", events[0].ExecutionID) // a start carries its real id
+		}
+		if err := c.printHistory(events); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // history reads one execution of instance, the current one when execution

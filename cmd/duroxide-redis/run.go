@@ -41,7 +41,7 @@ func commands() map[string]command {
 	return map[string]command{
 		"instances": {"[--status S] [--limit N] [--offset N]", "list instances, newest first", runInstances},
 		"show":      {"INSTANCE", "instance info, executions, custom status, KV, children", runShow},
-		"history":   {"INSTANCE [--execution N]", "the events of an execution (default: current)", runHistory},
+		"history":   {"INSTANCE [--execution N | --all]", "the events of an execution (default: current), or of all", runHistory},
 		"tree":      {"INSTANCE", "the instance and its sub-orchestrations", runTree},
 		"stats":     {"[--watch] [--interval D]", "system counters and queue depths", runStats},
 		"start":     {"NAME INSTANCE [--input JSON] [--version V]", "start an orchestration", runStart},

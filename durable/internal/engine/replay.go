@@ -57,6 +57,12 @@ type Engine struct {
 	// started.
 	live *replayRun
 
+	// checkAll makes replay apply every stored event even after the code
+	// returned (CheckAll); diverged is where the last replay failed as
+	// nondeterministic.
+	checkAll bool
+	diverged *Divergence
+
 	turn turnState
 }
 
@@ -185,6 +191,9 @@ type replayRun struct {
 	// is no replayed segment to check against history.
 	resumed   bool
 	persisted int
+	// compared is the action the event being applied was matched against,
+	// for Divergence.
+	compared *action
 }
 
 // replay feeds events to the code, the first persisted of them as replay.
@@ -204,12 +213,14 @@ func (r *replayRun) replay(events []duroxide.Event, persisted int) (turnResult, 
 			if res, failed := r.poll(); failed {
 				return res, true
 			}
-			if r.finished {
+			if r.finished && !e.checkAll {
 				break
 			}
 			r.mustPoll = false
 		}
+		r.compared = nil
 		if d := r.apply(ev); d != nil {
+			e.diverged = newDivergence(ev, r.compared)
 			return failedTurn(*d), true
 		}
 	}

@@ -80,6 +80,7 @@ func (r *replayRun) popMatching(ev duroxide.Event, none string) (*action, *durox
 	}
 	a := r.queue[0]
 	r.queue = r.queue[1:]
+	r.compared = a
 	if !a.matches(ev.Kind) {
 		d := nondeterminism(fmt.Sprintf("schedule mismatch: action=%s vs event=%s", a.describe(), describeKind(ev.Kind)))
 		return nil, &d
@@ -107,6 +108,7 @@ func (r *replayRun) matchOptional(ev duroxide.Event) *duroxide.ErrorDetails {
 	}
 	a := r.queue[0]
 	r.queue = r.queue[1:]
+	r.compared = a
 	if a.matches(ev.Kind) {
 		return nil
 	}
