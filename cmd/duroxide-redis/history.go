@@ -107,38 +107,52 @@ func (c *cli) printHistory(events []duroxide.Event) error {
 	return t.flush()
 }
 
+// eventField is one kind-specific field of an event: its duroxide JSON key
+// and its value as text.
+type eventField struct{ Key, Value string }
+
 // eventFields splits an event's kind-specific fields, in duroxide's order,
-// into its name (when it has one) and the rest as "key=value" pairs. Reading
-// them from the event's JSON keeps this in step with every event kind the
-// codec knows, without a case per kind.
+// into its name (when it has one) and the rest as "key=value" pairs.
 func eventFields(e duroxide.Event) (name, payload string, err error) {
+	name, fields, err := eventPayload(e)
+	parts := make([]string, len(fields))
+	for i, f := range fields {
+		parts[i] = f.Key + "=" + f.Value
+	}
+	return name, strings.Join(parts, " "), err
+}
+
+// eventPayload splits an event's kind-specific fields, in duroxide's order,
+// into its name (when it has one) and the rest. Reading them from the
+// event's JSON keeps this in step with every event kind the codec knows,
+// without a case per kind.
+func eventPayload(e duroxide.Event) (name string, fields []eventField, err error) {
 	b, err := e.MarshalJSON()
 	if err != nil {
-		return "", "", err
+		return "", nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if _, err := dec.Token(); err != nil { // the opening brace
-		return "", "", err
+		return "", nil, err
 	}
-	var parts []string
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return "", "", err
+			return "", nil, err
 		}
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return "", "", err
+			return "", nil, err
 		}
 		key, _ := tok.(string)
 		switch {
 		case key == "name":
 			name = rawText(v)
 		case !commonEventFields[key] && string(v) != "null": // unset optional fields say nothing
-			parts = append(parts, key+"="+rawText(v))
+			fields = append(fields, eventField{key, rawText(v)})
 		}
 	}
-	return name, strings.Join(parts, " "), nil
+	return name, fields, nil
 }
 
 // rawText shows a JSON string without its quotes (payloads are mostly JSON

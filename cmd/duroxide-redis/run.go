@@ -34,7 +34,7 @@ type command struct {
 }
 
 // commandOrder is the order in which help lists the commands.
-var commandOrder = []string{"instances", "show", "history", "tree", "stats", "start", "raise", "cancel", "delete", "prune"}
+var commandOrder = []string{"instances", "show", "history", "tree", "stats", "ui", "start", "raise", "cancel", "delete", "prune"}
 
 // commands is the subcommand table.
 func commands() map[string]command {
@@ -44,6 +44,7 @@ func commands() map[string]command {
 		"history":   {"INSTANCE [--execution N | --all]", "the events of an execution (default: current), or of all", runHistory},
 		"tree":      {"INSTANCE", "the instance and its sub-orchestrations", runTree},
 		"stats":     {"[--watch] [--interval D]", "system counters and queue depths", runStats},
+		"ui":        {"[--listen ADDR] [--read-only] [--token T]", "serve a web dashboard (overview, instances, timelines, actions)", runUI},
 		"start":     {"NAME INSTANCE [--input JSON] [--version V]", "start an orchestration", runStart},
 		"raise":     {"INSTANCE EVENT [--data JSON]", "raise an external event", runRaise},
 		"cancel":    {"INSTANCE [--reason R]", "cancel a running instance", runCancel},

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// action wraps a POST handler with the checks every action needs: not
+// read-only, not from another site, the server's form token, and an
+// explicit confirmation. do returns where to go next and what happened.
+func (u *uiServer) action(do func(s *session, id string, r *http.Request) (next, done string, err error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if u.opts.readOnly {
+			http.Error(w, "the dashboard is read-only (--read-only)", http.StatusForbidden)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
+		if crossSite(r) || r.ParseForm() != nil || !same(r.PostForm.Get("csrf"), u.csrf) {
+			http.Error(w, "refused: a cross-site request or a stale form (reload the page)", http.StatusForbidden)
+			return
+		}
+		if r.PostForm.Get("confirm") != "yes" {
+			u.fail(w, r, usageErr("ui", "tick the confirmation box to go ahead: nothing was done"))
+			return
+		}
+		s, cancel := u.session(r)
+		defer cancel()
+		next, done, err := do(s, r.PathValue("id"), r)
+		if err != nil {
+			u.fail(w, r, err)
+			return
+		}
+		http.Redirect(w, r, next+"?done="+url.QueryEscape(done), http.StatusSeeOther)
+	}
+}
+
+// cancel, raise and delete check what their CLI commands check, through
+// the same session helpers.
+func (u *uiServer) cancel(s *session, id string, r *http.Request) (string, string, error) {
+	reason := strings.TrimSpace(r.PostForm.Get("reason"))
+	if reason == "" {
+		reason = "cancelled by operator"
+	}
+	if _, err := s.requireRunning("cancel", id); err != nil {
+		return "", "", err
+	}
+	if err := s.client.CancelInstance(s.ctx, id, reason); err != nil {
+		return "", "", err
+	}
+	return instanceURL(id), "cancel requested: " + reason, nil
+}
+
+func (u *uiServer) raise(s *session, id string, r *http.Request) (string, string, error) {
+	event, data := strings.TrimSpace(r.PostForm.Get("event")), r.PostForm.Get("data")
+	if event == "" {
+		return "", "", usageErr("raise", "an event name is required")
+	}
+	if err := checkJSON("raise", "the data", data); err != nil {
+		return "", "", err
+	}
+	if _, err := s.requireRunning("raise", id); err != nil {
+		return "", "", err
+	}
+	if err := s.client.RaiseEvent(s.ctx, id, event, data); err != nil {
+		return "", "", err
+	}
+	return instanceURL(id), "raised event " + event, nil
+}
+
+func (u *uiServer) delete(s *session, id string, r *http.Request) (string, string, error) {
+	res, err := s.deleteOne(id, r.PostForm.Get("force") == "yes")
+	if err != nil {
+		return "", "", err
+	}
+	return "/instances", fmt.Sprintf("deleted %s (%d instances, %d events)", id, res.InstancesDeleted, res.EventsDeleted), nil
+}
