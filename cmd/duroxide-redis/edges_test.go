@@ -1,8 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
 // TestGlobalFlagsBeforeTheCommand: "--redis URL stats" and "--json
@@ -43,4 +48,58 @@ func TestHelpForOneCommand(t *testing.T) {
 		t.Errorf("help stats printed the general help:\n%s", r.stdout)
 	}
 	expectFailure(t, runCLI(nil, "help", "frobnicate"), exitInvalid, `unknown command "frobnicate"`)
+}
+
+// TestStatsWatchJSONIsOneObjectPerLine: the README promises one object per
+// line, which line-oriented consumers (jq -c, log shippers) need.
+func TestStatsWatchJSONIsOneObjectPerLine(t *testing.T) {
+	d := newDeployment(t)
+	d.finish(t, "done-1", "Child", "x")
+	r := d.cli("stats", "--watch", "--json", "--interval", "10ms", "--count", "2")
+	expect(t, r, exitOK)
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want 2 lines, got %d:\n%s", len(lines), r.stdout)
+	}
+	for _, l := range lines {
+		if s := decode[statsJSON](t, result{stdout: l}); s.Instances != 1 {
+			t.Errorf("line %q: %+v", l, s)
+		}
+	}
+}
+
+// flakyAdmin fails its first metrics reads, then answers.
+type flakyAdmin struct {
+	duroxide.ProviderAdmin
+	failures int
+}
+
+func (a *flakyAdmin) GetSystemMetrics(context.Context) (duroxide.SystemMetrics, error) {
+	if a.failures > 0 {
+		a.failures--
+		return duroxide.SystemMetrics{}, duroxide.Retryable("get_system_metrics", "connection refused")
+	}
+	return duroxide.SystemMetrics{TotalInstances: 7}, nil
+}
+
+func (a *flakyAdmin) GetQueueDepths(context.Context) (duroxide.QueueDepths, error) {
+	return duroxide.QueueDepths{}, nil
+}
+
+// TestStatsWatchRetriesAFailedRefresh: a watch is most wanted while Redis is
+// in trouble, so a failed refresh is reported and retried, not the end.
+func TestStatsWatchRetriesAFailedRefresh(t *testing.T) {
+	var out, errb bytes.Buffer
+	c := &cli{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }, now: time.Now,
+		base: context.Background(), timeout: time.Second, json: true}
+	s := &session{admin: &flakyAdmin{failures: 2}}
+	if err := c.watchStats(s, time.Millisecond, 3); err != nil {
+		t.Fatalf("the third refresh succeeded, yet: %v", err)
+	}
+	if n := strings.Count(errb.String(), "stats: get_system_metrics: connection refused"); n != 2 {
+		t.Errorf("want both failures on stderr, got:\n%s", errb.String())
+	}
+	if got := decode[statsJSON](t, result{stdout: out.String()}); got.Instances != 7 {
+		t.Errorf("stdout: %s", out.String())
+	}
 }

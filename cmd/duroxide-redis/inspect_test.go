@@ -114,7 +114,10 @@ func TestStatsFromCounters(t *testing.T) {
 
 	r = d.cli("stats", "--watch", "--interval", "10ms", "--count", "3")
 	expect(t, r, 0, "Ctrl-C to stop")
-	if n := strings.Count(r.stdout, clearScreen); n != 3 {
+	if n := strings.Count(r.stdout, "Ctrl-C to stop"); n != 3 {
 		t.Errorf("want 3 redraws, got %d", n)
+	}
+	if strings.Contains(r.stdout, "\x1b") {
+		t.Errorf("--watch wrote terminal escapes to a non-terminal:\n%q", r.stdout)
 	}
 }
