@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/duroxide-go/duroxide-redis/durable"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
@@ -101,5 +102,35 @@ func TestStatsWatchRetriesAFailedRefresh(t *testing.T) {
 	}
 	if got := decode[statsJSON](t, result{stdout: out.String()}); got.Instances != 7 {
 		t.Errorf("stdout: %s", out.String())
+	}
+}
+
+// TestStartWithoutInputSendsNull: --input is a JSON document, so leaving it
+// out sends JSON null, which a typed orchestration decodes as its zero
+// value; an empty string is no JSON at all and failed the instance.
+func TestStartWithoutInputSendsNull(t *testing.T) {
+	d := newDeployment(t)
+	expect(t, d.cli("start", "Typed", "typed-1"), exitOK, "started: typed-1")
+	if st := d.wait(t, "typed-1"); st.Status != durable.StatusCompleted || st.Output != "0" {
+		t.Fatalf("typed-1 ended %v with %q (failure %v)", st.Status, st.Output, st.Failure)
+	}
+}
+
+// TestConnectMistakes: a word that is no URL is a usage error (2), not an
+// unreachable server (5); rediss:// to a plain-text port fails within the
+// handshake bound, saying so, instead of hanging until --timeout.
+func TestConnectMistakes(t *testing.T) {
+	needRedis(t)
+	expectFailure(t, runCLI(nil, "stats", "--redis", "notaurl"), exitInvalid, `redis URL "notaurl" is neither`)
+
+	tlsURL := "rediss://" + strings.TrimPrefix(redisURL, "redis://")
+	start := time.Now()
+	r := runCLI(nil, "stats", "--redis", tlsURL, "--timeout", "20s")
+	expectFailure(t, r, exitFailure, "TLS handshake with")
+	if !strings.Contains(r.stderr, "hint: use a redis:// URL") {
+		t.Errorf("no hint: %s", r.stderr)
+	}
+	if took := time.Since(start); took > 2*tlsHandshakeTimeout {
+		t.Errorf("took %s, want about one handshake bound (%s)", took, tlsHandshakeTimeout)
 	}
 }

@@ -87,6 +87,9 @@ func testRegistry() *durable.Registry {
 	reg.MustAddOrchestration("Waiter", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		return ctx.WaitForEvent("go").Get()
 	})
+	reg.MustAddOrchestration("Typed", durable.Orchestration(func(_ *durable.OrchestrationContext, in struct{ N int }) (int, error) {
+		return in.N, nil
+	}))
 	reg.MustAddOrchestration("Loop", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		n, _ := strconv.Atoi(in)
 		if n < 3 {

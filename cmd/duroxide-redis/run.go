@@ -154,7 +154,7 @@ func exitCode(err error) int {
 		return exitNotFound
 	case errors.Is(err, duroxide.ErrConflict):
 		return exitConflict
-	case untrustedServer(err):
+	case untrustedServer(err), errors.As(err, new(errNoTLSAnswer)):
 		// checked before retryable: a failed dial is retryable, but waiting
 		// never makes a certificate trusted
 		return exitFailure
@@ -168,6 +168,9 @@ func exitCode(err error) int {
 func hintFor(err error) string {
 	if untrustedServer(err) {
 		return "hint: the server's TLS certificate is not trusted; pass its CA with --tls-ca FILE."
+	}
+	if errors.As(err, new(errNoTLSAnswer)) {
+		return "hint: use a redis:// URL for a server without TLS."
 	}
 	switch exitCode(err) {
 	case exitUnavailable:
