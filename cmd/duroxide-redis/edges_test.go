@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -132,5 +133,20 @@ func TestConnectMistakes(t *testing.T) {
 	}
 	if took := time.Since(start); took > 2*tlsHandshakeTimeout {
 		t.Errorf("took %s, want about one handshake bound (%s)", took, tlsHandshakeTimeout)
+	}
+}
+
+// TestNoGoRedisLogLines: go-redis's own notices ("redis: connection pool:
+// failed to dial") would repeat, in another format, the one error the
+// command reports.
+func TestNoGoRedisLogLines(t *testing.T) {
+	port, err := freePort() // nothing listens there
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(nil, "stats", "--redis", fmt.Sprintf("redis://127.0.0.1:%d", port))
+	expectFailure(t, r, exitUnavailable, "connection refused")
+	if strings.Contains(r.stderr, "connection pool") || strings.Count(r.stderr, "\n") != 2 {
+		t.Errorf("want the error and its hint only:\n%s", r.stderr)
 	}
 }
