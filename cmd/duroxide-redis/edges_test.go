@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -148,5 +149,28 @@ func TestNoGoRedisLogLines(t *testing.T) {
 	expectFailure(t, r, exitUnavailable, "connection refused")
 	if strings.Contains(r.stderr, "connection pool") || strings.Count(r.stderr, "\n") != 2 {
 		t.Errorf("want the error and its hint only:\n%s", r.stderr)
+	}
+}
+
+// TestHistoryAndShowOfAFailure: a timer's fire time is a date, a failure's
+// message is not cut off behind its JSON wrapping, and show calls a
+// failed instance's output what it is.
+func TestHistoryAndShowOfAFailure(t *testing.T) {
+	d := newDeployment(t)
+	if st := d.finish(t, "fail-1", "Fail", ""); st.Status != durable.StatusFailed {
+		t.Fatalf("fail-1 ended %v", st.Status)
+	}
+	r := d.cli("history", "fail-1")
+	expect(t, r, exitOK, "error=card declined")
+	if !regexp.MustCompile(`TimerCreated .* fire_at=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`).MatchString(r.stdout) {
+		t.Errorf("no readable fire time:\n%s", r.stdout)
+	}
+	if strings.Contains(r.stdout, "fire_at_ms") {
+		t.Errorf("raw epoch milliseconds:\n%s", r.stdout)
+	}
+	r = d.cli("show", "fail-1")
+	expect(t, r, exitOK, "Failure:")
+	if strings.Contains(r.stdout, "Output:") {
+		t.Errorf("a failure labelled as output:\n%s", r.stdout)
 	}
 }

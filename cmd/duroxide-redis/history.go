@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/duroxide-go/duroxide-redis/durable"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
@@ -86,11 +88,37 @@ func eventFields(e duroxide.Event) (name, payload string, err error) {
 		switch {
 		case key == "name":
 			name = rawText(v)
+		case key == "details":
+			// a failure's message first: the JSON around it would fill
+			// the abbreviated cell before the message begins
+			parts = append([]string{"error=" + failureText(v)}, parts...)
+		case strings.HasSuffix(key, "_at_ms"): // fire_at_ms, last_updated_at_ms
+			parts = append(parts, strings.TrimSuffix(key, "_ms")+"="+msText(v))
 		case !commonEventFields[key] && string(v) != "null": // unset optional fields say nothing
 			parts = append(parts, key+"="+rawText(v))
 		}
 	}
 	return name, strings.Join(parts, " "), nil
+}
+
+// failureText is duroxide's display message of an ErrorDetails in JSON, or
+// the JSON itself if it is not one.
+func failureText(v json.RawMessage) string {
+	var d duroxide.ErrorDetails
+	if json.Unmarshal(v, &d) != nil {
+		return string(v)
+	}
+	return durable.OrchestrationStatus{Failure: &d}.FailureMessage()
+}
+
+// msText shows milliseconds since the epoch as RFC 3339 in UTC, which
+// people read and tools parse.
+func msText(v json.RawMessage) string {
+	ms, err := strconv.ParseUint(string(v), 10, 64)
+	if err != nil {
+		return string(v)
+	}
+	return msTime(ms).UTC().Format(time.RFC3339)
 }
 
 // rawText shows a JSON string without its quotes (payloads are mostly JSON
