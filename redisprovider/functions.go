@@ -18,6 +18,9 @@ import (
 type functions struct {
 	lib   *dxredis.Library
 	names [scriptCount]string
+	// readOnly marks the scripts registered no-writes, called with
+	// FCALL_RO so that a read-only replica runs them too.
+	readOnly [scriptCount]bool
 }
 
 // loadFunctions loads the library on the server, on every primary of a
@@ -32,9 +35,18 @@ func (p *Provider) loadFunctions(ctx context.Context) (*functions, error) {
 		if f.names[h] = lib.Function(h.String()); f.names[h] == "" {
 			return nil, duroxide.Permanent("new", "no function for script "+h.String())
 		}
+		f.readOnly[h] = dxredis.ReadOnlyScript(h.String())
 	}
 	if err := f.load(ctx, p.rdb); err != nil {
 		if noFunctions(err) {
+			return nil, nil
+		}
+		if readOnlyReplica(err) {
+			// a replica refuses FUNCTION LOAD; it has the library when its
+			// primary loaded it (functions replicate), else EVALSHA serves
+			if f.loaded(ctx, p.rdb) {
+				return f, nil
+			}
 			return nil, nil
 		}
 		return nil, fail("new", fmt.Errorf("loading function library %s: %w", lib.Name, err))
@@ -59,7 +71,12 @@ func (f *functions) load(ctx context.Context, c redis.UniversalClient) error {
 // again for the calls that follow, and this call runs the same script with
 // EVALSHA / EVAL, which another flush between reload and retry cannot fail.
 func (f *functions) call(ctx context.Context, c redis.UniversalClient, s luaScript, script *redis.Script, keys []string, a args) *redis.Cmd {
-	cmd := c.FCall(ctx, f.names[s], keys, a...)
+	var cmd *redis.Cmd
+	if f.readOnly[s] {
+		cmd = c.FCallRO(ctx, f.names[s], keys, a...)
+	} else {
+		cmd = c.FCall(ctx, f.names[s], keys, a...)
+	}
 	if !functionMissing(cmd.Err()) {
 		return cmd
 	}
@@ -76,4 +93,16 @@ func noFunctions(err error) bool {
 // not have.
 func functionMissing(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "Function not found")
+}
+
+// readOnlyReplica reports the reply of a read-only replica to a write.
+func readOnlyReplica(err error) bool {
+	return strings.HasPrefix(err.Error(), "READONLY")
+}
+
+// loaded reports whether the server already has this library, as a replica
+// does once its primary loaded it.
+func (f *functions) loaded(ctx context.Context, c redis.UniversalClient) bool {
+	libs, err := c.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: f.lib.Name}).Result()
+	return err == nil && len(libs) == 1 && libs[0].Name == f.lib.Name
 }

@@ -4,13 +4,18 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/duroxide-go/duroxide-redis/durable"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
+	"github.com/duroxide-go/duroxide-redis/redisprovider"
 )
 
 // TestGlobalFlagsBeforeTheCommand: "--redis URL stats" and "--json
@@ -173,4 +178,69 @@ func TestHistoryAndShowOfAFailure(t *testing.T) {
 	if strings.Contains(r.stdout, "Output:") {
 		t.Errorf("a failure labelled as output:\n%s", r.stdout)
 	}
+}
+
+// TestStatsOnAReadOnlyReplica: stats reads a replica, where every write is
+// refused (FUNCTION LOAD, and the lock release the depth script did). The
+// replica has the function library its primary loaded, and the read-only
+// scripts are called with FCALL_RO, which a replica accepts.
+func TestStatsOnAReadOnlyReplica(t *testing.T) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server is not on PATH")
+	}
+	primary := startRedis(t, bin)
+	replica := startRedis(t, bin, "--replicaof", "127.0.0.1", strconv.Itoa(primary.port))
+	d := runDeployment(t, redisprovider.Options{URL: primary.url, Namespace: "replica-test"})
+	d.finish(t, "done-1", "Child", "x")
+	ctx := context.Background()
+	pc := redis.NewClient(&redis.Options{Addr: primary.addr})
+	defer pc.Close()
+	// WAIT returns once the replica has every write made so far
+	if n, err := pc.Wait(ctx, 1, 20*time.Second).Result(); err != nil || n != 1 {
+		t.Fatalf("replica did not catch up: %d, %v", n, err)
+	}
+	r := runCLI(nil, "stats", "--json", "--redis", replica.url, "--namespace", "replica-test")
+	if s := decode[statsJSON](t, r); s.Instances != 1 || s.Completed != 1 {
+		t.Fatalf("stats on the replica: %+v\n%s", s, r.stderr)
+	}
+}
+
+// server is a redis-server a test started.
+type server struct {
+	port      int
+	addr, url string
+}
+
+// startRedis starts redis-server with extra arguments on a free port, stopped
+// when the test ends, and waits until it answers (a replica: until its link
+// to the primary is up).
+func startRedis(t *testing.T, bin string, extra ...string) server {
+	t.Helper()
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--repl-diskless-sync-delay", "0", "--dir", t.TempDir()}, extra...)
+	cmd := exec.Command(bin, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	s := server{port: port, addr: fmt.Sprintf("127.0.0.1:%d", port)}
+	s.url = "redis://" + s.addr + "/0"
+	if err := waitForRedis(s.url); err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(&redis.Options{Addr: s.addr})
+	defer c.Close()
+	for range 200 {
+		info, err := c.Info(context.Background(), "replication").Result()
+		if err == nil && (!strings.Contains(info, "role:slave") || strings.Contains(info, "master_link_status:up")) {
+			return s
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatalf("redis-server %v never became ready", extra)
+	return s
 }
