@@ -39,7 +39,7 @@ var commandOrder = []string{"instances", "show", "history", "tree", "stats", "st
 // commands is the subcommand table.
 func commands() map[string]command {
 	return map[string]command{
-		"instances": {"[--status S] [--limit N] [--offset N]", "list instances, newest first", runInstances},
+		"instances": {"[--status S] [--name N] [--prefix P] [--limit N] [--cursor C]", "list instances, newest first, a page at a time", runInstances},
 		"show":      {"INSTANCE", "instance info, executions, custom status, KV, children", runShow},
 		"history":   {"INSTANCE [--execution N]", "the events of an execution (default: current)", runHistory},
 		"tree":      {"INSTANCE", "the instance and its sub-orchestrations", runTree},
@@ -243,7 +243,7 @@ Commands:
 `)
 	cmds := commands()
 	for _, name := range commandOrder {
-		fmt.Fprintf(w, "  %-10s %-45s %s\n", name, cmds[name].args, cmds[name].summary)
+		fmt.Fprintf(w, "  %-10s %-62s %s\n", name, cmds[name].args, cmds[name].summary)
 	}
 	fmt.Fprint(w, `
 Flags accepted by every command:
