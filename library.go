@@ -33,6 +33,10 @@ type Library struct {
 // there is no such script.
 func (l *Library) Function(name string) string { return l.functions[name] }
 
+// LibraryPrefix starts the name of every version's library; the rest is a
+// hash of its code.
+const LibraryPrefix = "dxredis_"
+
 // FunctionLibrary returns the library of every script, built once per
 // process.
 var FunctionLibrary = sync.OnceValues(buildLibrary)
@@ -63,7 +67,7 @@ func buildLibrary() (*Library, error) {
 	}
 	sum := sha1.Sum([]byte(body.String() + strings.Join(scripts, "\x00")))
 	tag := hex.EncodeToString(sum[:6])
-	l := &Library{Name: "dxredis_" + tag, functions: make(map[string]string, len(names))}
+	l := &Library{Name: LibraryPrefix + tag, functions: make(map[string]string, len(names))}
 	for i, name := range names {
 		fn := name + "_" + tag
 		l.functions[name] = fn

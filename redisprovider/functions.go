@@ -3,7 +3,9 @@ package redisprovider
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 
@@ -105,4 +107,63 @@ func readOnlyReplica(err error) bool {
 func (f *functions) loaded(ctx context.Context, c redis.UniversalClient) bool {
 	libs, err := c.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: f.lib.Name}).Result()
 	return err == nil && len(libs) == 1 && libs[0].Name == f.lib.Name
+}
+
+// StaleFunctionLibraries returns the function libraries of other
+// duroxide-redis versions on the server (every primary of a Cluster), which
+// upgrades leave behind: each version loads its own library, named after
+// its code, and never replaces another's. With del it deletes them too.
+// Libraries are server-wide, not per namespace: a provider of an older
+// version still running loads its library again on its next call (as after
+// FUNCTION FLUSH), so deleting is safe, though only useful once no older
+// version runs. It returns nil on a server without functions.
+func (p *Provider) StaleFunctionLibraries(ctx context.Context, del bool) ([]string, error) {
+	const op = "stale_function_libraries"
+	if p.funcs == nil {
+		return nil, nil
+	}
+	var mu sync.Mutex
+	var stale []string
+	each := func(ctx context.Context, c redis.UniversalClient) error {
+		libs, err := c.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: dxredis.LibraryPrefix + "*"}).Result()
+		if err != nil {
+			return err
+		}
+		for _, l := range libs {
+			if l.Name == p.funcs.lib.Name {
+				continue
+			}
+			if del {
+				if err := c.FunctionDelete(ctx, l.Name).Err(); err != nil {
+					return err
+				}
+			}
+			mu.Lock()
+			if !slices.Contains(stale, l.Name) {
+				stale = append(stale, l.Name)
+			}
+			mu.Unlock()
+		}
+		return nil
+	}
+	var err error
+	if cc, ok := p.rdb.(*redis.ClusterClient); ok {
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error { return each(ctx, n) })
+	} else {
+		err = each(ctx, p.rdb)
+	}
+	if err != nil {
+		return nil, fail(op, err)
+	}
+	slices.Sort(stale)
+	return stale, nil
+}
+
+// FunctionLibraryName is the name of the function library this provider
+// calls, "" when it uses EVALSHA.
+func (p *Provider) FunctionLibraryName() string {
+	if p.funcs == nil {
+		return ""
+	}
+	return p.funcs.lib.Name
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -243,4 +244,39 @@ func startRedis(t *testing.T, bin string, extra ...string) server {
 	}
 	t.Fatalf("redis-server %v never became ready", extra)
 	return s
+}
+
+// TestFunctionsDeletesStaleLibraries: upgrades leave older versions'
+// function libraries on the server; the functions command lists them and,
+// asked to, deletes them, never the current one.
+func TestFunctionsDeletesStaleLibraries(t *testing.T) {
+	d := newDeployment(t)
+	if !d.prov.UsesFunctions() {
+		t.Skip("the test server has no Redis Functions")
+	}
+	o, err := redis.ParseURL(redisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(o)
+	defer rdb.Close()
+	ctx := context.Background()
+	const old = "dxredis_0000000000aa"
+	if err := rdb.FunctionLoadReplace(ctx, "#!lua name="+old+"\nredis.register_function('x_0000000000aa', function() return 1 end)").Err(); err != nil {
+		t.Fatal(err)
+	}
+	current := d.prov.FunctionLibraryName()
+	expect(t, d.cli("functions"), exitOK, "current library: "+current, old, "--delete-stale")
+	got := decode[functionsJSON](t, d.cli("functions", "--delete-stale", "--json"))
+	if got.Current != current || !slices.Contains(got.Stale, old) || slices.Contains(got.Stale, current) || !got.Deleted {
+		t.Fatalf("functions --delete-stale: %+v", got)
+	}
+	libs, err := rdb.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: "dxredis_*"}).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(libs) != 1 || libs[0].Name != current {
+		t.Fatalf("left on the server: %+v", libs)
+	}
+	expect(t, d.cli("stats"), exitOK, "instances")
 }

@@ -34,7 +34,7 @@ type command struct {
 }
 
 // commandOrder is the order in which help lists the commands.
-var commandOrder = []string{"instances", "show", "history", "tree", "stats", "start", "raise", "cancel", "delete", "prune"}
+var commandOrder = []string{"instances", "show", "history", "tree", "stats", "start", "raise", "cancel", "delete", "prune", "functions"}
 
 // commands is the subcommand table.
 func commands() map[string]command {
@@ -49,6 +49,7 @@ func commands() map[string]command {
 		"cancel":    {"INSTANCE [--reason R]", "cancel a running instance", runCancel},
 		"delete":    {"INSTANCE [--force] | --completed-before T", "delete an instance tree, or old terminal ones", runDelete},
 		"prune":     {"INSTANCE|--all --keep-last N", "delete old executions, keeping the newest N", runPrune},
+		"functions": {"[--delete-stale]", "list (or delete) function libraries of older versions", runFunctions},
 	}
 }
 
