@@ -79,6 +79,14 @@ func (c *cli) urls() []string {
 	return []string{"redis://127.0.0.1:6379/0"}
 }
 
+// redisError classifies a failed Redis call the command makes itself: an
+// error reply is a permanent failure, anything else (connection, timeout) is
+// worth retrying, as the provider classifies its own calls.
+func redisError(op string, err error) error {
+	var reply redis.Error
+	return &duroxide.ProviderError{Operation: op, Message: err.Error(), Retryable: !errors.As(err, &reply), Err: err}
+}
+
 // trustCA makes the TLS connections of opts trust the --tls-ca file.
 func (c *cli) trustCA(opts []*redis.Options) error {
 	if c.tlsCA == "" {
