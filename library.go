@@ -33,6 +33,10 @@ type Library struct {
 // there is no such script.
 func (l *Library) Function(name string) string { return l.functions[name] }
 
+// LibraryPrefix starts the name of every version's library; the rest is a
+// hash of its code.
+const LibraryPrefix = "dxredis_"
+
 // FunctionLibrary returns the library of every script, built once per
 // process.
 var FunctionLibrary = sync.OnceValues(buildLibrary)
@@ -63,11 +67,16 @@ func buildLibrary() (*Library, error) {
 	}
 	sum := sha1.Sum([]byte(body.String() + strings.Join(scripts, "\x00")))
 	tag := hex.EncodeToString(sum[:6])
-	l := &Library{Name: "dxredis_" + tag, functions: make(map[string]string, len(names))}
+	l := &Library{Name: LibraryPrefix + tag, functions: make(map[string]string, len(names))}
 	for i, name := range names {
 		fn := name + "_" + tag
 		l.functions[name] = fn
-		fmt.Fprintf(&body, "redis.register_function('%s', function(keys, args)\nbegin(keys, args)\n%s\nend)\n", fn, scripts[i])
+		flags := ""
+		if readOnly(scripts[i]) {
+			// FCALL_RO and read-only replicas take only functions so flagged
+			flags = ", flags={'no-writes'}"
+		}
+		fmt.Fprintf(&body, "redis.register_function{function_name='%s', callback=function(keys, args)\nbegin(keys, args)\n%s\nend%s}\n", fn, scripts[i], flags)
 	}
 	l.Source = "#!lua name=" + l.Name + "\n" + body.String()
 	return l, nil
@@ -77,4 +86,17 @@ func buildLibrary() (*Library, error) {
 // chunk locals, then the library tables.
 func libraryPrelude() string {
 	return "local P, ARGV\n" + tableDeclaration()
+}
+
+// readOnlyMarker is the header line of a script that never writes.
+const readOnlyMarker = "\n-- Flags    no-writes"
+
+func readOnly(src string) bool { return strings.Contains(src, readOnlyMarker) }
+
+// ReadOnlyScript reports whether script lua/<name>.lua declares in its
+// header that it never writes (registered with the no-writes flag, called
+// with FCALL_RO), so that a read-only replica runs it.
+func ReadOnlyScript(name string) bool {
+	src, err := luaFS.ReadFile("lua/" + name + ".lua")
+	return err == nil && readOnly(string(src))
 }

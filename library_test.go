@@ -30,7 +30,7 @@ func TestFunctionLibraryRegistersEveryScript(t *testing.T) {
 			t.Errorf("script %s is function %q, want %s_%s once", name, fn, name, tag)
 		}
 		seen[fn] = true
-		if !strings.Contains(chunk, "redis.register_function('"+fn+"'") {
+		if !strings.Contains(chunk, "redis.register_function{function_name='"+fn+"'") {
 			t.Errorf("function %s is not registered", fn)
 		}
 	}

@@ -27,8 +27,9 @@
 // and fetch the next item in one call), BatchEnqueuer (enqueue several items at once) and
 // LazyHistoryFetcher (orchestration fetches that leave the history unread and return a
 // HistoryCursor saying where it ends, for a runtime that keeps replayed instances in
-// memory between turns). Each is documented where it is declared; none changes what the
-// plain calls do.
+// memory between turns). A ProviderAdmin may implement InstanceLister (one page of instance
+// records, newest first, for tools). Each is documented where it is declared; none changes
+// what the plain calls do.
 //
 // # Errors
 //

@@ -75,6 +75,16 @@ function I.latest(inst)
   return best
 end
 
+-- info returns the record of inst with the status and output of its
+-- current execution, {name, version, current execution, created, updated,
+-- parent, status, output}, or false for an unknown instance.
+function I.info(inst)
+  local r = redis.call('HMGET', K.inst(inst), 'name', 'ver', 'cur', 'created', 'updated', 'parent')
+  if not r[3] then return false end
+  local e = redis.call('HMGET', K.exec(inst, r[3]), 'st', 'out')
+  return { r[1], r[2], r[3], r[4], r[5], r[6], e[1] or 'Running', e[2] }
+end
+
 -- set_parent records the parent of inst (old: the one recorded, created:
 -- its creation time) and indexes inst as its child; only roots are
 -- candidates for bulk deletion.

@@ -334,6 +334,19 @@ function O.maintain(now)
   U.settle(K.ogate(), { K.olocked(), K.odelay(), K.ofut(), K.owait() })
 end
 
+-- expired_count counts, without releasing them, the messages held by locks
+-- that expired: O.maintain would offer them again. Like maintain it reads at
+-- most MAINTAIN_BATCH locks (the rest are counted once a fetch has released
+-- those), and nothing when the gate says no lock has expired.
+function O.expired_count(now)
+  if U.gate(K.ogate()) > now then return 0 end
+  local n = 0
+  for _, inst in ipairs(redis.call('ZRANGEBYSCORE', K.olocked(), '-inf', now, 'LIMIT', 0, O.MAINTAIN_BATCH)) do
+    n = n + redis.call('ZCARD', K.ot(inst))
+  end
+  return n
+end
+
 -- idle records that a fetcher with filter fid (encoding enc) has nothing
 -- more to take and returns when it must run again.
 function O.idle(fid, enc, now)

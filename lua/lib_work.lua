@@ -202,6 +202,14 @@ function W.maintain(now)
   U.settle(K.wgate(), { K.wlocked(), K.wdelay(), K.slive() })
 end
 
+-- due_count counts, without moving them, the items W.maintain would make
+-- ready now: those whose lock expired and those whose delay ended (two range
+-- counts, O(log n)).
+function W.due_count(now)
+  if U.gate(K.wgate()) > now then return 0 end
+  return redis.call('ZCOUNT', K.wlocked(), '-inf', now) + redis.call('ZCOUNT', K.wdelay(), '-inf', now)
+end
+
 -- nextdue is the earliest time an item not eligible now may become eligible,
 -- or earlier (the gate's bound: an early rerun settles it), false for never.
 function W.nextdue()

@@ -27,6 +27,10 @@ func admDiscoveryCases() []envCase {
 		{"GetQueueDepthsCountsTagsAndSessions", admQueueDepthsTagsSessions},
 		{"GetQueueDepthsDelayedAbandon", admQueueDepthsAbandonDelay},
 		{"GetQueueDepthsExpiredLocksCountAgain", admQueueDepthsExpired},
+		{"ListInstancesPageWalksTheIndex", admPageWalk},
+		{"ListInstancesPageFilters", admPageFilters},
+		{"ListInstancesPageCursorOfADeletedInstance", admPageDeletedCursor},
+		{"ListInstancesPageRejectsBadArguments", admPageInvalid},
 	}
 }
 

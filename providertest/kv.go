@@ -42,17 +42,23 @@ func kvStart(e *env, id string) *kvInst {
 // a root), linked through Metadata.ParentInstanceID.
 func kvStartChild(e *env, id, parent string) *kvInst {
 	e.t.Helper()
+	return kvStartNamed(e, id, parent, "Orch")
+}
+
+// kvStartNamed is kvStartChild for an orchestration of another name.
+func kvStartNamed(e *env, id, parent, name string) *kvInst {
+	e.t.Helper()
 	in := &kvInst{e: e, id: id, exec: duroxide.InitialExecutionID, next: duroxide.InitialEventID,
 		hist: map[uint64][]duroxide.Event{}}
-	start := startItem(id, "Orch")
-	kind := duroxide.OrchestrationStartedEvent{Name: "Orch", Version: "1.0.0", Input: `"in"`}
+	start := startItem(id, name)
+	kind := duroxide.OrchestrationStartedEvent{Name: name, Version: "1.0.0", Input: `"in"`}
 	if parent != "" {
 		start.ParentInstance, start.ParentID = &parent, ptr(uint64(2))
 		kind.ParentInstance, kind.ParentID = &parent, ptr(uint64(2))
 	}
 	e.enqueue(start, 0)
 	in.ack(e.fetchInstance(id), duroxide.OrchestrationCommit{Metadata: duroxide.ExecutionMetadata{
-		OrchestrationName: "Orch", OrchestrationVersion: "1.0.0", ParentInstanceID: parent,
+		OrchestrationName: name, OrchestrationVersion: "1.0.0", ParentInstanceID: parent,
 	}}, kind)
 	return in
 }

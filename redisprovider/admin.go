@@ -142,6 +142,11 @@ func (p *Provider) GetInstanceInfo(ctx context.Context, instance string) (duroxi
 	if res == nil {
 		return duroxide.InstanceInfo{}, notFound(op, "instance "+instance)
 	}
+	return decodeInfo(op, instance, res)
+}
+
+// decodeInfo reads an instance record in get_instance_info's reply form.
+func decodeInfo(op, instance string, res any) (duroxide.InstanceInfo, error) {
 	r := newReply(op, res)
 	info := duroxide.InstanceInfo{InstanceID: instance}
 	info.OrchestrationName, _ = r.str(infoName)

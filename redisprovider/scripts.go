@@ -41,6 +41,7 @@ const (
 	scriptGetQueueDepths
 	scriptGetSystemMetrics
 	scriptLatestExecutionID
+	scriptListInstancesPage
 	scriptPruneExecutions
 	scriptReadHistory
 	scriptRearmWake
@@ -76,6 +77,7 @@ var scriptFiles = [scriptCount]string{
 	scriptGetKVValue:                 "get_kv_value",
 	scriptGetQueueDepths:             "get_queue_depths",
 	scriptGetSystemMetrics:           "get_system_metrics",
+	scriptListInstancesPage:          "list_instances_page",
 	scriptLatestExecutionID:          "latest_execution_id",
 	scriptPruneExecutions:            "prune_executions",
 	scriptReadHistory:                "read_history",

@@ -199,6 +199,10 @@ func scriptCalls(p *Provider) []func() error {
 		func() error { return errOf(p.GetExecutionInfo(ctx, "i", 1)) },
 		func() error { return errOf(p.GetSystemMetrics(ctx)) },
 		func() error { return errOf(p.GetQueueDepths(ctx)) },
+		func() error {
+			_, _, err := p.ListInstancesPage(ctx, duroxide.InstancePageFilter{}, "", 1)
+			return err
+		},
 		func() error { return errOf(p.GetInstanceTree(ctx, "i")) },
 		func() error { return errOf(p.DeleteInstance(ctx, "i", false)) },
 		func() error { return errOf(p.DeleteInstancesAtomic(ctx, []string{"i"}, false)) },

@@ -155,17 +155,27 @@ func runPrune(c *cli, args []string) error {
 // removes an instance, so the pages stay put under it.
 func (s *session) pruneAll(opts duroxide.PruneOptions) (duroxide.PruneResult, error) {
 	var total duroxide.PruneResult
-	for offset := 0; ; offset += bulkBatch {
-		batch, _, err := s.pageIDs("", offset, bulkBatch)
-		if err != nil || len(batch) == 0 {
-			return total, err
-		}
-		res, err := s.admin.PruneExecutionsBulk(s.ctx, duroxide.InstanceFilter{InstanceIDs: batch, Limit: len(batch)}, opts)
-		total.InstancesProcessed += res.InstancesProcessed
-		total.ExecutionsDeleted += res.ExecutionsDeleted
-		total.EventsDeleted += res.EventsDeleted
+	for cursor := ""; ; {
+		infos, next, err := s.page(duroxide.InstancePageFilter{}, cursor, bulkBatch)
 		if err != nil {
 			return total, err
 		}
+		batch := make([]string, len(infos))
+		for i, info := range infos {
+			batch[i] = info.InstanceID
+		}
+		if len(batch) > 0 {
+			res, err := s.admin.PruneExecutionsBulk(s.ctx, duroxide.InstanceFilter{InstanceIDs: batch, Limit: len(batch)}, opts)
+			total.InstancesProcessed += res.InstancesProcessed
+			total.ExecutionsDeleted += res.ExecutionsDeleted
+			total.EventsDeleted += res.EventsDeleted
+			if err != nil {
+				return total, err
+			}
+		}
+		if next == "" {
+			return total, nil
+		}
+		cursor = next
 	}
 }

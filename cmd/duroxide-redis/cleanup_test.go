@@ -48,7 +48,7 @@ func TestDeleteOneTreeOrEveryOldOne(t *testing.T) {
 	// running w-1 is never a candidate
 	expect(t, d.cli("delete", "--completed-before", "1h"), 0, "deleted 0 instances")
 	expect(t, d.cli("delete", "--completed-before", "2999-01-01T00:00:00Z"), 0, "deleted 1 instances")
-	expect(t, d.cli("instances"), 0, "w-1", "1-1 of 1")
+	expect(t, d.cli("instances"), 0, "w-1", "1 shown, the last page")
 
 	expect(t, d.cli("delete", "w-1", "--force"), 0, "deleted 1 instances")
 	expect(t, d.cli("instances"), 0, "no instances")

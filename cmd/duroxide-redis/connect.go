@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -126,14 +128,21 @@ func init() { redis.SetLogger(quietRedis{}) }
 // redisClient builds a single-node client for one URL and a Cluster client
 // for several. Like the provider's own client it never re-sends a command
 // (a lost reply to a start or raise must not enqueue it twice) and honours
-// context deadlines.
+// context deadlines. It dials once: an operator at a prompt (or the next
+// --watch refresh) retries, and go-redis's five attempts only multiply the
+// wait for an answer that will not change.
 func (c *cli) redisClient() (redis.UniversalClient, error) {
 	urls := c.urls()
 	opts := make([]*redis.Options, len(urls))
 	for i, u := range urls {
 		u = strings.TrimSpace(u)
 		if !strings.Contains(u, "://") {
-			u = "redis://" + u // a bare host:port, as Cluster seed lists are often written
+			// a bare host:port, as Cluster seed lists are often written; a
+			// word without a port is a mistyped URL, not a host to look up
+			if _, port, err := net.SplitHostPort(u); err != nil || port == "" {
+				return nil, usageErr("connect", "redis URL %q is neither redis://HOST:PORT, rediss://HOST:PORT nor HOST:PORT", u)
+			}
+			u = "redis://" + u
 		}
 		o, err := redis.ParseURL(u)
 		if err != nil {
@@ -147,6 +156,7 @@ func (c *cli) redisClient() (redis.UniversalClient, error) {
 	if len(opts) == 1 {
 		o := opts[0]
 		o.MaxRetries, o.ContextTimeoutEnabled = -1, true
+		o.Dialer, o.DialerRetries = dialer(o.TLSConfig), 1
 		return redis.NewClient(o), nil
 	}
 	addrs := make([]string, len(opts))
@@ -157,6 +167,41 @@ func (c *cli) redisClient() (redis.UniversalClient, error) {
 	first := opts[0]
 	return redis.NewClusterClient(&redis.ClusterOptions{
 		Addrs: addrs, Username: first.Username, Password: first.Password, TLSConfig: first.TLSConfig,
-		MaxRetries: -1, ContextTimeoutEnabled: true,
+		MaxRetries: -1, ContextTimeoutEnabled: true, Dialer: dialer(first.TLSConfig), DialerRetries: 1,
 	}), nil
+}
+
+// tlsHandshakeTimeout bounds a TLS handshake. A plain-text Redis reads a
+// TLS hello as the start of an inline command and waits for its end, so
+// without a bound a rediss:// URL for a plain port hangs until --timeout and
+// then looks like a server that is down.
+var tlsHandshakeTimeout = 3 * time.Second
+
+// errNoTLSAnswer is a TLS handshake the server never answered.
+type errNoTLSAnswer struct{ addr string }
+
+func (e errNoTLSAnswer) Error() string {
+	return fmt.Sprintf("TLS handshake with %s got no answer within %s: the port seems to serve plain-text Redis", e.addr, tlsHandshakeTimeout)
+}
+
+// dialer connects like go-redis's own dialer, with the TLS handshake bounded
+// by tlsHandshakeTimeout.
+func dialer(cfg *tls.Config) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		raw, err := (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, network, addr)
+		if err != nil || cfg == nil {
+			return raw, err
+		}
+		conn := tls.Client(raw, cfg.Clone())
+		hctx, cancel := context.WithTimeout(ctx, tlsHandshakeTimeout)
+		defer cancel()
+		if err := conn.HandshakeContext(hctx); err != nil {
+			raw.Close()
+			if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+				return nil, errNoTLSAnswer{addr}
+			}
+			return nil, err
+		}
+		return conn, nil
+	}
 }

@@ -20,7 +20,7 @@ type actionJSON struct {
 
 func runStart(c *cli, args []string) error {
 	fs := c.flags("start")
-	input := fs.String("input", "", "orchestration input, a JSON document")
+	input := fs.String("input", "null", "orchestration input, a JSON document")
 	version := fs.String("version", "", "orchestration version to run (default: the newest the workers have)")
 	pos, err := c.parse(fs, args, 2, 2)
 	if err != nil {

@@ -110,6 +110,13 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// writeJSONLine writes v as one compact line, for streams of objects.
+func writeJSONLine(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
 // jsonTime is the --json form of a provider timestamp: RFC 3339 in UTC, or
 // null when unset, so scripts need not know the milliseconds convention.
 func jsonTime(ms uint64) *string {

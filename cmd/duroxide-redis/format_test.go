@@ -52,8 +52,8 @@ func TestEventFieldsSplitNameFromPayload(t *testing.T) {
 	if name, payload, _ := eventFields(e); name != "Greet" || payload != "version=1.0.0 input=in" {
 		t.Fatalf("unset optional fields must not show: got %q %q", name, payload)
 	}
-	e.Kind = duroxide.TimerCreatedEvent{FireAtMs: 42}
-	if name, payload, _ := eventFields(e); name != "" || payload != "fire_at_ms=42" {
+	e.Kind = duroxide.TimerCreatedEvent{FireAtMs: 1795518561691}
+	if name, payload, _ := eventFields(e); name != "" || payload != "fire_at=2026-11-24T11:09:21Z" {
 		t.Fatalf("timer: got %q %q", name, payload)
 	}
 }

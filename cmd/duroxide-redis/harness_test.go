@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -86,6 +87,15 @@ func testRegistry() *durable.Registry {
 	})
 	reg.MustAddOrchestration("Waiter", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		return ctx.WaitForEvent("go").Get()
+	})
+	reg.MustAddOrchestration("Typed", durable.Orchestration(func(_ *durable.OrchestrationContext, in struct{ N int }) (int, error) {
+		return in.N, nil
+	}))
+	reg.MustAddOrchestration("Fail", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		if _, err := ctx.Timer(time.Millisecond).Get(); err != nil {
+			return "", err
+		}
+		return "", errors.New("card declined")
 	})
 	reg.MustAddOrchestration("Loop", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		n, _ := strconv.Atoi(in)

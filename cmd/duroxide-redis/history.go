@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/duroxide-go/duroxide-redis/durable"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
@@ -148,11 +149,37 @@ func eventPayload(e duroxide.Event) (name string, fields []eventField, err error
 		switch {
 		case key == "name":
 			name = rawText(v)
+		case key == "details":
+			// a failure's message first: the JSON around it would fill
+			// the abbreviated cell before the message begins
+			fields = append([]eventField{{"error", failureText(v)}}, fields...)
+		case strings.HasSuffix(key, "_at_ms"): // fire_at_ms, last_updated_at_ms
+			fields = append(fields, eventField{strings.TrimSuffix(key, "_ms"), msText(v)})
 		case !commonEventFields[key] && string(v) != "null": // unset optional fields say nothing
 			fields = append(fields, eventField{key, rawText(v)})
 		}
 	}
 	return name, fields, nil
+}
+
+// failureText is duroxide's display message of an ErrorDetails in JSON, or
+// the JSON itself if it is not one.
+func failureText(v json.RawMessage) string {
+	var d duroxide.ErrorDetails
+	if json.Unmarshal(v, &d) != nil {
+		return string(v)
+	}
+	return durable.OrchestrationStatus{Failure: &d}.FailureMessage()
+}
+
+// msText shows milliseconds since the epoch as RFC 3339 in UTC, which
+// people read and tools parse.
+func msText(v json.RawMessage) string {
+	ms, err := strconv.ParseUint(string(v), 10, 64)
+	if err != nil {
+		return string(v)
+	}
+	return msTime(ms).UTC().Format(time.RFC3339)
 }
 
 // rawText shows a JSON string without its quotes (payloads are mostly JSON

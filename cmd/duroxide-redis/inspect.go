@@ -50,13 +50,15 @@ func canonicalStatus(s string) (string, bool) {
 func runInstances(c *cli, args []string) error {
 	fs := c.flags("instances")
 	status := fs.String("status", "", "only instances with this status: "+strings.Join(instanceStatuses, ", "))
+	name := fs.String("name", "", "only instances of this orchestration")
+	prefix := fs.String("prefix", "", "only instances whose id starts with this")
 	limit := fs.Int("limit", 50, "instances per page")
-	offset := fs.Int("offset", 0, "skip this many instances (the next page starts at offset+limit)")
+	cursor := fs.String("cursor", "", "start after this point (the next-page cursor a listing printed)")
 	if _, err := c.parse(fs, args, 0, 0); err != nil {
 		return err
 	}
-	if *limit < 1 || *offset < 0 {
-		return usageErr("instances", "--limit must be at least 1 and --offset not negative")
+	if *limit < 1 {
+		return usageErr("instances", "--limit must be at least 1")
 	}
 	st, ok := canonicalStatus(*status)
 	if *status != "" && !ok {
@@ -67,27 +69,32 @@ func runInstances(c *cli, args []string) error {
 		return err
 	}
 	defer s.close()
-	page, total, err := s.pageIDs(st, *offset, *limit)
-	if err != nil {
-		return err
-	}
-	infos, err := s.infos(page)
+	infos, next, err := s.page(duroxide.InstancePageFilter{Status: st, Orchestration: *name, IDPrefix: *prefix}, *cursor, *limit)
 	if err != nil {
 		return err
 	}
 	if c.json {
 		out := struct {
-			Total     int            `json:"total"`
-			Offset    int            `json:"offset"`
-			Limit     int            `json:"limit"`
 			Instances []instanceJSON `json:"instances"`
-		}{total, *offset, *limit, []instanceJSON{}}
+			Next      string         `json:"next"`
+		}{[]instanceJSON{}, next}
 		for _, i := range infos {
 			out.Instances = append(out.Instances, toInstanceJSON(i))
 		}
 		return writeJSON(c.stdout, out)
 	}
-	return c.printInstances(infos, *offset, *limit, total)
+	return c.printInstances(infos, next, *cursor == "")
+}
+
+// page reads one page of instance records through the provider's
+// duroxide.InstanceLister: O(log N + limit) in Redis whatever the size of
+// the deployment, where ProviderAdmin's ListInstances returns every id.
+func (s *session) page(filter duroxide.InstancePageFilter, cursor string, limit int) ([]duroxide.InstanceInfo, string, error) {
+	l, ok := s.admin.(duroxide.InstanceLister)
+	if !ok {
+		return nil, "", duroxide.Permanent("instances", "the provider cannot list instances page by page")
+	}
+	return l.ListInstancesPage(s.ctx, filter, cursor, limit)
 }
 
 // inspect is the body of the commands that read one instance: read it, then
@@ -144,9 +151,13 @@ func (s *session) infos(ids []string) ([]duroxide.InstanceInfo, error) {
 	return out, nil
 }
 
-func (c *cli) printInstances(infos []duroxide.InstanceInfo, offset, limit, total int) error {
-	if total == 0 {
-		_, err := fmt.Fprintln(c.stdout, "no instances")
+func (c *cli) printInstances(infos []duroxide.InstanceInfo, next string, first bool) error {
+	if len(infos) == 0 && next == "" {
+		msg := "no instances"
+		if !first {
+			msg = "no more instances"
+		}
+		_, err := fmt.Fprintln(c.stdout, msg)
 		return err
 	}
 	now := c.now()
@@ -158,14 +169,19 @@ func (c *cli) printInstances(infos []duroxide.InstanceInfo, offset, limit, total
 	if err := t.flush(); err != nil {
 		return err
 	}
-	if len(infos) == 0 {
-		_, err := fmt.Fprintf(c.stdout, "no instances at offset %d of %d\n", offset, total)
+	if next == "" {
+		_, err := fmt.Fprintf(c.stdout, "%d shown, the last page\n", len(infos))
 		return err
 	}
-	next := ""
-	if offset+limit < total {
-		next = fmt.Sprintf(" (next page: --offset %d)", offset+limit)
-	}
-	_, err := fmt.Fprintf(c.stdout, "%d-%d of %d%s\n", offset+1, offset+len(infos), total, next)
+	_, err := fmt.Fprintf(c.stdout, "%d shown (next page: --cursor %s)\n", len(infos), shellQuote(next))
 	return err
+}
+
+// shellQuote quotes s for a POSIX shell when it holds more than the
+// characters that need none, so a cursor can be pasted back.
+func shellQuote(s string) string {
+	if strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:/@+=,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

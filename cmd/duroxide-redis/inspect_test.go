@@ -22,27 +22,38 @@ func TestInstancesListsPagesAndFilters(t *testing.T) {
 
 	expect(t, d.cli("instances"), 0, "INSTANCE", "greet-1", "Greet", "Completed", "loop-1", "just now")
 
-	page := decode[struct {
-		Total     int            `json:"total"`
-		Offset    int            `json:"offset"`
-		Limit     int            `json:"limit"`
+	type pageJSON struct {
 		Instances []instanceJSON `json:"instances"`
-	}](t, d.cli("instances", "--json", "--limit", "2", "--offset", "1"))
-	if page.Total != 3 || page.Offset != 1 || page.Limit != 2 || len(page.Instances) != 2 {
-		t.Fatalf("page: %+v", page)
+		Next      string         `json:"next"`
 	}
-	for _, i := range page.Instances {
-		if i.Status != "Completed" || i.CreatedAt == nil || i.Execution == 0 {
-			t.Errorf("instance %+v", i)
+	first := decode[pageJSON](t, d.cli("instances", "--json", "--limit", "2"))
+	if len(first.Instances) != 2 || first.Next == "" {
+		t.Fatalf("first page: %+v", first)
+	}
+	rest := decode[pageJSON](t, d.cli("instances", "--json", "--limit", "2", "--cursor", first.Next))
+	if len(rest.Instances) != 1 || rest.Next != "" {
+		t.Fatalf("second page: %+v", rest)
+	}
+	seen := map[string]bool{}
+	for _, i := range append(first.Instances, rest.Instances...) {
+		if i.Status != "Completed" || i.CreatedAt == nil || i.Execution == 0 || seen[i.Instance] {
+			t.Errorf("instance %+v (seen before: %v)", i, seen[i.Instance])
 		}
+		seen[i.Instance] = true
 	}
 
 	r := d.cli("instances", "--status", "completed", "--limit", "1")
-	expect(t, r, 0, "1-1 of 3", "next page: --offset 1")
+	expect(t, r, 0, "1 shown (next page: --cursor ")
 	if rows := strings.Count(r.stdout, "\n"); rows != 3 {
 		t.Errorf("want header, one row and the footer:\n%s", r.stdout)
 	}
 	expect(t, d.cli("instances", "--status", "Running"), 0, "no instances")
+	r = d.cli("instances", "--name", "Loop", "--prefix", "loop-")
+	expect(t, r, 0, "loop-1", "1 shown, the last page")
+	if strings.Contains(r.stdout, "greet-1") {
+		t.Errorf("--name Loop listed another orchestration:\n%s", r.stdout)
+	}
+	expectFailure(t, d.cli("instances", "--cursor", "bogus"), exitInvalid, `malformed cursor "bogus"`)
 }
 
 func TestShowReportsEverythingAboutAnInstance(t *testing.T) {
@@ -114,7 +125,10 @@ func TestStatsFromCounters(t *testing.T) {
 
 	r = d.cli("stats", "--watch", "--interval", "10ms", "--count", "3")
 	expect(t, r, 0, "Ctrl-C to stop")
-	if n := strings.Count(r.stdout, clearScreen); n != 3 {
+	if n := strings.Count(r.stdout, "Ctrl-C to stop"); n != 3 {
 		t.Errorf("want 3 redraws, got %d", n)
+	}
+	if strings.Contains(r.stdout, "\x1b") {
+		t.Errorf("--watch wrote terminal escapes to a non-terminal:\n%q", r.stdout)
 	}
 }

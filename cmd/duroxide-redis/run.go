@@ -34,22 +34,23 @@ type command struct {
 }
 
 // commandOrder is the order in which help lists the commands.
-var commandOrder = []string{"instances", "show", "history", "tree", "stats", "ui", "start", "raise", "cancel", "delete", "prune"}
+var commandOrder = []string{"instances", "show", "history", "tree", "stats", "ui", "start", "raise", "cancel", "delete", "prune", "functions"}
 
 // commands is the subcommand table.
 func commands() map[string]command {
 	return map[string]command{
-		"instances": {"[--status S] [--limit N] [--offset N]", "list instances, newest first", runInstances},
+		"instances": {"[--status S] [--name N] [--prefix P] [--limit N] [--cursor C]", "list instances, newest first, a page at a time", runInstances},
 		"show":      {"INSTANCE", "instance info, executions, custom status, KV, children", runShow},
 		"history":   {"INSTANCE [--execution N | --all]", "the events of an execution (default: current), or of all", runHistory},
 		"tree":      {"INSTANCE", "the instance and its sub-orchestrations", runTree},
-		"stats":     {"[--watch] [--interval D]", "system counters and queue depths", runStats},
+		"stats":     {"[--watch [--interval D] [--count N]]", "system counters and queue depths", runStats},
 		"ui":        {"[--listen ADDR] [--read-only] [--token T]", "serve a web dashboard (overview, instances, timelines, actions)", runUI},
 		"start":     {"NAME INSTANCE [--input JSON] [--version V]", "start an orchestration", runStart},
 		"raise":     {"INSTANCE EVENT [--data JSON]", "raise an external event", runRaise},
 		"cancel":    {"INSTANCE [--reason R]", "cancel a running instance", runCancel},
 		"delete":    {"INSTANCE [--force] | --completed-before T", "delete an instance tree, or old terminal ones", runDelete},
 		"prune":     {"INSTANCE|--all --keep-last N", "delete old executions, keeping the newest N", runPrune},
+		"functions": {"[--delete-stale]", "list (or delete) function libraries of older versions", runFunctions},
 	}
 }
 
@@ -74,26 +75,74 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	c := &cli{stdout: stdout, stderr: stderr, getenv: getenv, now: time.Now, base: ctx}
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	name, args, err := splitCommand(args)
+	if err != nil {
+		return c.report("", err)
+	}
+	if name == "help" && len(args) > 0 {
+		name, args = args[0], []string{"-help"} // "help stats" is "stats -help"
+	}
+	if name == "" || name == "help" {
 		c.usage(stdout)
 		return exitOK
 	}
-	cmd, ok := commands()[args[0]]
+	cmd, ok := commands()[name]
 	if !ok {
-		fmt.Fprintf(stderr, "duroxide-redis: unknown command %q (run duroxide-redis help)\n", args[0])
+		fmt.Fprintf(stderr, "duroxide-redis: unknown command %q (run duroxide-redis help)\n", name)
 		return exitInvalid
 	}
-	err := cmd.run(c, args[1:])
+	return c.report(name, cmd.run(c, args))
+}
+
+// splitCommand finds the command in a command line whose global flags may
+// come before it ("--redis URL stats", as kubectl and cobra tools accept)
+// and moves those flags after it, where the command's flag set parses them
+// with its own. An empty name asks for the general help.
+func splitCommand(args []string) (name string, rest []string, err error) {
+	fs := (&cli{}).flags("global")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return "", nil, nil
+		}
+		return "", nil, usageErr("duroxide-redis", "%v", err)
+	}
+	after := fs.Args()
+	if len(after) == 0 {
+		return "", nil, nil
+	}
+	leading := args[:len(args)-len(after)]
+	rest = append(append([]string{}, after[1:]...), leading...)
+	return after[0], rest, nil
+}
+
+// report prints err, naming the command, with a hint for the common
+// mistakes, and returns the exit code.
+func (c *cli) report(name string, err error) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "duroxide-redis: %v\n", err)
+		fmt.Fprintf(c.stderr, "duroxide-redis: %s\n", errorText(name, err))
 		if hint := hintFor(err); hint != "" {
-			fmt.Fprintln(stderr, hint)
+			fmt.Fprintln(c.stderr, hint)
 		}
 	}
 	return exitCode(err)
+}
+
+// errorText names the command the operator typed rather than the provider
+// call that failed inside it ("show: instance x not found", not
+// "get_instance_info: ..."). Only a classified error drops the call's name:
+// an unclassified one keeps it, as the clue to what broke.
+func errorText(name string, err error) string {
+	pe, ok := err.(*duroxide.ProviderError)
+	if !ok || name == "" || pe.Operation == name {
+		return err.Error()
+	}
+	if pe.Kind == duroxide.ErrNotFound || pe.Kind == duroxide.ErrConflict || pe.Kind == duroxide.ErrInvalidInput {
+		return name + ": " + pe.Message
+	}
+	return name + ": " + err.Error()
 }
 
 // exitCode classifies err by its kind, never by its text.
@@ -107,7 +156,7 @@ func exitCode(err error) int {
 		return exitNotFound
 	case errors.Is(err, duroxide.ErrConflict):
 		return exitConflict
-	case untrustedServer(err):
+	case untrustedServer(err), errors.As(err, new(errNoTLSAnswer)):
 		// checked before retryable: a failed dial is retryable, but waiting
 		// never makes a certificate trusted
 		return exitFailure
@@ -121,6 +170,9 @@ func exitCode(err error) int {
 func hintFor(err error) string {
 	if untrustedServer(err) {
 		return "hint: the server's TLS certificate is not trusted; pass its CA with --tls-ca FILE."
+	}
+	if errors.As(err, new(errNoTLSAnswer)) {
+		return "hint: use a redis:// URL for a server without TLS."
 	}
 	switch exitCode(err) {
 	case exitUnavailable:
@@ -193,7 +245,7 @@ Commands:
 `)
 	cmds := commands()
 	for _, name := range commandOrder {
-		fmt.Fprintf(w, "  %-10s %-45s %s\n", name, cmds[name].args, cmds[name].summary)
+		fmt.Fprintf(w, "  %-10s %-62s %s\n", name, cmds[name].args, cmds[name].summary)
 	}
 	fmt.Fprint(w, `
 Flags accepted by every command:

@@ -104,7 +104,11 @@ func (c *cli) printDetail(d instanceDetail) error {
 	kv.row("Parent:", orDash(d.Parent))
 	kv.row("Created:", relTime(msTime(d.createdMs), now))
 	kv.row("Updated:", relTime(msTime(d.updatedMs), now))
-	kv.row("Output:", abbreviate(optional(d.Output), outputWidth))
+	outputLabel := "Output:"
+	if d.Status == "Failed" {
+		outputLabel = "Failure:" // a failed instance's output is its error
+	}
+	kv.row(outputLabel, abbreviate(optional(d.Output), outputWidth))
 	kv.row("Custom status:", customStatusText(d.CustomStatus))
 	if err := kv.flush(); err != nil {
 		return err

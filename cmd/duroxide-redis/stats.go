@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"strconv"
 	"time"
 )
@@ -50,7 +52,10 @@ func runStats(c *cli, args []string) error {
 }
 
 // watchStats redraws the stats every interval; each refresh gets its own
-// --timeout, and Ctrl-C ends the loop as a success.
+// --timeout, and Ctrl-C ends the loop as a success. A failed refresh is
+// reported on stderr and retried at the next tick, since a watch is most
+// wanted while Redis is in trouble; with --count the last refresh's error is
+// the exit status.
 func (c *cli) watchStats(s *session, interval time.Duration, count int) error {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
@@ -58,8 +63,11 @@ func (c *cli) watchStats(s *session, interval time.Duration, count int) error {
 		ctx, cancel := context.WithTimeout(c.base, c.timeout)
 		err := c.printStats(ctx, s, true)
 		cancel()
-		if err != nil || n == count {
+		if n == count {
 			return err
+		}
+		if err != nil {
+			fmt.Fprintf(c.stderr, "duroxide-redis: %s (retrying every %s)\n", errorText("stats", err), interval)
 		}
 		select {
 		case <-c.base.Done():
@@ -69,7 +77,7 @@ func (c *cli) watchStats(s *session, interval time.Duration, count int) error {
 	}
 }
 
-func (c *cli) printStats(ctx context.Context, s *session, redraw bool) error {
+func (c *cli) printStats(ctx context.Context, s *session, watch bool) error {
 	m, err := s.admin.GetSystemMetrics(ctx)
 	if err != nil {
 		return err
@@ -80,15 +88,25 @@ func (c *cli) printStats(ctx context.Context, s *session, redraw bool) error {
 	}
 	now := c.now()
 	if c.json {
-		// one object per line under --watch, for line-oriented consumers
-		return writeJSON(c.stdout, statsJSON{
+		v := statsJSON{
 			Time: now.UTC().Format(time.RFC3339), Instances: m.TotalInstances, Running: m.RunningInstances,
 			Completed: m.CompletedInstances, Failed: m.FailedInstances, Executions: m.TotalExecutions,
 			Events: m.TotalEvents, OrchestratorQueue: q.OrchestratorQueue, WorkerQueue: q.WorkerQueue, TimerQueue: q.TimerQueue,
-		})
+		}
+		if watch {
+			// one compact object per line, for line-oriented consumers (jq, log shippers)
+			return writeJSONLine(c.stdout, v)
+		}
+		return writeJSON(c.stdout, v)
 	}
-	if redraw {
-		fmt.Fprintf(c.stdout, "%sduroxide-redis stats (namespace %s) at %s, Ctrl-C to stop\n\n", clearScreen, c.resolvedNamespace(), now.Format(time.TimeOnly))
+	if watch {
+		// clear the screen only on a terminal: piped to a file or a
+		// pager, escape codes are noise, and a blank line separates refreshes
+		clear := "\n"
+		if isTerminal(c.stdout) {
+			clear = clearScreen
+		}
+		fmt.Fprintf(c.stdout, "%sduroxide-redis stats (namespace %s) at %s, Ctrl-C to stop\n\n", clear, c.resolvedNamespace(), now.Format(time.TimeOnly))
 	}
 	t := newTable(c.stdout, "METRIC", "VALUE")
 	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
@@ -102,4 +120,15 @@ func (c *cli) printStats(ctx context.Context, s *session, redraw bool) error {
 	t.row("worker queue", strconv.Itoa(q.WorkerQueue))
 	t.row("timer queue (due later)", strconv.Itoa(q.TimerQueue))
 	return t.flush()
+}
+
+// isTerminal reports whether w is a character device (a terminal), the only
+// place where --watch redraws in place.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

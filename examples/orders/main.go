@@ -89,6 +89,11 @@ func (p *printer) say(format string, args ...any) {
 	fmt.Fprintf(p.w, "[%6.3fs] %s\n", time.Since(p.start).Seconds(), fmt.Sprintf(format, args...))
 }
 
+// namespace keeps the example's instances apart from a deployment's on the
+// same Redis (which use the default namespace); the program prints it, so
+// the CLI can be pointed at them.
+const namespace = "examples-orders"
+
 // run processes cfg.order to its end and prints everything on out. The
 // error is the program's own (Redis, runtime); the order's outcome is the
 // returned status.
@@ -101,12 +106,12 @@ func run(ctx context.Context, cfg config, out io.Writer) (durable.OrchestrationS
 		return durable.OrchestrationStatus{}, err
 	}
 	defer stopRedis()
-	p, err := redisprovider.New(ctx, redisprovider.Options{URL: url, Namespace: "examples-orders"})
+	p, err := redisprovider.New(ctx, redisprovider.Options{URL: url, Namespace: namespace})
 	if err != nil {
 		return durable.OrchestrationStatus{}, err
 	}
 	defer p.Close()
-	pr.say("storage: %s", where)
+	pr.say("storage: %s, namespace %s (duroxide-redis --namespace %s instances)", where, namespace, namespace)
 
 	s := &shop{say: pr.say, failCharges: cfg.failCharges, attempts: map[string]int{}}
 	reg, err := s.registry()

@@ -66,6 +66,7 @@ func TestOrderCompletes(t *testing.T) {
 				"status: awaiting approval", "raising ManagerApproval", "activity CreateShippingLabel",
 				"final status: Completed", "history of ProcessOrder", "history of ShipOrder",
 				"ExternalEvent", "TimerFired", "SubOrchestrationCompleted", "OrchestrationCompleted",
+				"namespace examples-orders (duroxide-redis --namespace examples-orders instances)",
 			} {
 				if !strings.Contains(text, want) {
 					t.Errorf("output lacks %q\n%s", want, text)

@@ -26,12 +26,17 @@ type app struct {
 	close   func()
 }
 
+// namespace keeps the example's instances apart from a deployment's on the
+// same Redis; it is logged at start, so the CLI can be pointed at them.
+const namespace = "dxexample"
+
 // newApp connects to Redis, instruments the provider and starts the runtime.
 func newApp(ctx context.Context, redisURL string, logger *slog.Logger) (*app, error) {
-	p, err := redisprovider.New(ctx, redisprovider.Options{URL: redisURL, Namespace: "dxexample", Logger: logger})
+	p, err := redisprovider.New(ctx, redisprovider.Options{URL: redisURL, Namespace: namespace, Logger: logger})
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", redisURL, err)
 	}
+	logger.Info("storage", "redis", redisURL, "namespace", namespace, "inspect", "duroxide-redis --namespace "+namespace+" instances")
 	promReg := prometheus.NewRegistry()
 	exporter, err := otelprom.New(otelprom.WithRegisterer(promReg))
 	if err != nil {
