@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"strconv"
@@ -113,42 +112,6 @@ func inspect[T any](c *cli, fs *flag.FlagSet, args []string, read func(*session,
 		return writeJSON(c.stdout, v)
 	}
 	return print(v)
-}
-
-// pageIDs reads one page of the instance index (newest first), of the
-// status index when status is set, and the index's size. ProviderAdmin only
-// lists whole indexes, which at a million instances would mean a million ids
-// per page shown; the provider's public key names let a page cost
-// O(log N + limit) instead.
-func (s *session) pageIDs(status string, offset, limit int) ([]string, int, error) {
-	key := s.prov.Keys().Instances()
-	if status != "" {
-		key = s.prov.Keys().InstancesByStatus(status)
-	}
-	pipe := s.rdb.Pipeline()
-	ids := pipe.ZRevRange(s.ctx, key, int64(offset), int64(offset+limit-1))
-	total := pipe.ZCard(s.ctx, key)
-	if _, err := pipe.Exec(s.ctx); err != nil {
-		return nil, 0, redisError("list_instances_page", err)
-	}
-	return ids.Val(), int(total.Val()), nil
-}
-
-// infos reads the records of ids, skipping instances deleted since the
-// index was read.
-func (s *session) infos(ids []string) ([]duroxide.InstanceInfo, error) {
-	out := make([]duroxide.InstanceInfo, 0, len(ids))
-	for _, id := range ids {
-		info, err := s.instanceInfo("instances", id)
-		if errors.Is(err, duroxide.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, info)
-	}
-	return out, nil
 }
 
 func (c *cli) printInstances(infos []duroxide.InstanceInfo, next string, first bool) error {

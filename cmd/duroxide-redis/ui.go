@@ -107,7 +107,7 @@ func newUIServer(c *cli, s *session, o uiOptions) (*uiServer, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, err
 	}
-	u := &uiServer{c: c, s: s, opts: o, csrf: hex.EncodeToString(b[:]), lister: indexLister{s}, sampler: newSampler(s, 120)}
+	u := &uiServer{c: c, s: s, opts: o, csrf: hex.EncodeToString(b[:]), lister: providerLister{s}, sampler: newSampler(s, 120)}
 	if err := u.parsePages("overview", "instances", "instance", "error"); err != nil {
 		return nil, err
 	}
