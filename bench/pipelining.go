@@ -26,7 +26,6 @@ var transports = []transport{
 	{name: "one call per round trip", noAutoPipeline: true},
 	{name: "autopipeline"},
 	{name: "autopipeline 2 batches", ap: &redis.AutoPipelineOptions{Unordered: true, MaxConcurrentBatches: 2}},
-	{name: "autopipeline 4 batches", ap: &redis.AutoPipelineOptions{Unordered: true, MaxConcurrentBatches: 4}},
 	{name: "autopipeline full duplex", ap: &redis.AutoPipelineOptions{FullDuplex: true}},
 }
 
