@@ -42,6 +42,15 @@ func (t transport) client(e *env) (redis.UniversalClient, func()) {
 	return c, func() { c.Close() }
 }
 
+// point names a point of scenario's variant: itself, or while the
+// pipeline scenario runs t, a point of that scenario.
+func (t transport) point(scenario, variant string) (string, string) {
+	if t.name == "" {
+		return scenario, variant
+	}
+	return "pipeline", variant + ", " + t.name
+}
+
 // pipelineRepeats is how many times each concurrency runs every variant.
 const pipelineRepeats = 3
 
@@ -57,7 +66,7 @@ func runPipelining(ctx context.Context, e *env) error {
 		for range pipelineRepeats {
 			for _, t := range transports {
 				e.transport = t
-				if err := e.transportRoundTrip(ctx, c); err != nil {
+				if err := e.roundTrip(ctx, c); err != nil {
 					return fmt.Errorf("%s: %w", t.name, err)
 				}
 				if err := e.workflowPoint(ctx, fan, durableEngine, c); err != nil {
@@ -67,27 +76,4 @@ func runPipelining(ctx context.Context, e *env) error {
 		}
 	}
 	return nil
-}
-
-// transportRoundTrip is the roundtrip scenario's flow (workers ack and
-// fetch in one call) on the current transport.
-func (e *env) transportRoundTrip(ctx context.Context, c int) error {
-	p, done, err := e.provider(ctx, "pipeline")
-	if err != nil {
-		return err
-	}
-	defer done()
-	return e.runFlow(ctx, flow{
-		label:   fmt.Sprintf("pipeline round trip, %s c=%d", e.transport.name, c),
-		conc:    c,
-		enqueue: activityProducer(p, e.opts.Payload, e.opts.FanOut),
-		consume: ackFetchWorkers(p, c),
-		record: func(m *meter, s *sink, k counts) {
-			pt := Point{Scenario: "pipeline", Variant: "round trip, " + e.transport.name, Concurrency: c, Unit: "round trips",
-				LatencyOf: fmt.Sprintf("enqueue start to ack done, %d items in flight", c*e.opts.InFlight),
-			}.measured(m, m, k)
-			pt.Note = callsNote(k, pt.Ops)
-			e.add(pt)
-		},
-	})
 }

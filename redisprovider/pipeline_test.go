@@ -84,6 +84,19 @@ func (h *batchHook) largest() int {
 	return n
 }
 
+// heldProvider is a provider on miniredis whose client carries a new
+// batchHook, and whose first script call is being held by it; first answers
+// that call once the hook's release is closed.
+func heldProvider(t *testing.T) (p *Provider, h *batchHook, first <-chan error) {
+	t.Helper()
+	h = newBatchHook()
+	p = hookedProvider(t, h)
+	answer := make(chan error, 1)
+	go func() { answer <- p.EnqueueForWorker(context.Background(), activity(-1)) }()
+	<-h.held
+	return p, h, answer
+}
+
 // hookedProvider is a provider on miniredis whose client carries h.
 func hookedProvider(t *testing.T, h *batchHook) *Provider {
 	t.Helper()
@@ -113,13 +126,8 @@ func activity(i int) duroxide.WorkItem {
 // caller is running, so the calls queue behind it and leave in batches.
 func TestAutoPipelineSharesBatchesWithPerCallErrors(t *testing.T) {
 	t.Parallel()
-	h := newBatchHook()
-	p := hookedProvider(t, h)
+	p, h, first := heldProvider(t)
 	ctx := context.Background()
-
-	first := make(chan error, 1)
-	go func() { first <- p.EnqueueForWorker(ctx, activity(-1)) }()
-	<-h.held
 
 	const callers, calls = 16, 10
 	var started, done sync.WaitGroup
@@ -171,13 +179,8 @@ func TestAutoPipelineSharesBatchesWithPerCallErrors(t *testing.T) {
 // calls that follow are unaffected.
 func TestAutoPipelineCancelledCallReturnsPromptly(t *testing.T) {
 	t.Parallel()
-	h := newBatchHook()
-	p := hookedProvider(t, h)
+	p, h, first := heldProvider(t)
 	ctx := context.Background()
-
-	first := make(chan error, 1)
-	go func() { first <- p.EnqueueForWorker(ctx, activity(0)) }()
-	<-h.held
 
 	cctx, cancel := context.WithCancel(ctx)
 	got := make(chan error, 1)
