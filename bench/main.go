@@ -188,6 +188,9 @@ type env struct {
 	prog       *progress
 	report     *Report
 	nsN        atomic.Int64
+	// transport is the pipeline scenario's variant while it runs a point
+	// (zero: the provider's default)
+	transport transport
 }
 
 // namespace returns a fresh provider namespace for scenario.
@@ -198,13 +201,16 @@ func (e *env) namespace(scenario string) string {
 // provider opens a provider on a fresh namespace; done closes it and deletes
 // the namespace's keys.
 func (e *env) provider(ctx context.Context, scenario string) (p *redisprovider.Provider, done func(), err error) {
-	p, err = redisprovider.New(ctx, redisprovider.Options{Client: e.main, Namespace: e.namespace(scenario)})
+	client, closeClient := e.transport.client(e)
+	p, err = redisprovider.New(ctx, redisprovider.Options{Client: client, Namespace: e.namespace(scenario), NoAutoPipeline: e.transport.noAutoPipeline})
 	if err != nil {
+		closeClient()
 		return nil, nil, err
 	}
 	return p, func() {
 		p.Close()
 		e.cleanup(p.Keys().Prefix() + "*")
+		closeClient()
 	}, nil
 }
 

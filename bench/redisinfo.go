@@ -124,13 +124,15 @@ type serverSnap struct {
 	cmds  map[string]int64 // calls per command from INFO commandstats; nil when unsupported (miniredis)
 	usec  map[string]int64 // server time per command, same source
 	cpu   float64          // used_cpu_user + used_cpu_sys of the server process, seconds (0: unknown)
+	sys   int64            // the server process's read+write system calls
+	sysOK bool             // sys is known
 }
 
 // readServer takes one reading with a single INFO call (Redis 7 takes several
 // sections at once; miniredis knows only "stats"), which the next reading's
 // delta then subtracts.
 func readServer(ctx context.Context, admin *redis.Client, embedded bool) (serverSnap, error) {
-	section := []any{"info", "stats", "commandstats", "cpu"}
+	section := []any{"info", "server", "stats", "commandstats", "cpu"}
 	if embedded {
 		section = []any{"info", "stats"}
 	}
@@ -141,6 +143,9 @@ func readServer(ctx context.Context, admin *redis.Client, embedded bool) (server
 	s := serverSnap{}
 	if !embedded {
 		s.cmds, s.usec = map[string]int64{}, map[string]int64{}
+	}
+	if v, ok := infoField(txt, "process_id"); ok {
+		s.sys, s.sysOK = ioSyscalls(v)
 	}
 	if v, ok := infoField(txt, "total_commands_processed"); ok {
 		s.total, _ = strconv.ParseInt(v, 10, 64)
@@ -172,16 +177,18 @@ func readServer(ctx context.Context, admin *redis.Client, embedded bool) (server
 // counts is what happened between two readings.
 type counts struct {
 	Seconds      float64          `json:"seconds"`
-	ClientCalls  int64            `json:"client_calls"`             // hooked client(s), plus the provider's BZPOPMIN from the server
-	ByCall       map[string]int64 `json:"by_call,omitempty"`        // the same, per command / script
-	RedisCmds    int64            `json:"redis_cmds"`               // every command Redis ran, script-internal ones included
-	EvalUsecCall float64          `json:"evalsha_usec,omitempty"`   // server time per EVALSHA or FCALL (commandstats)
-	BZPopMin     int64            `json:"bzpopmin,omitempty"`       // server-side count; the blocking client is not hooked
-	BZPopKnown   bool             `json:"bzpopmin_known"`           // false on miniredis: BZPOPMIN calls are then missing from ClientCalls
-	ServerCPU    float64          `json:"server_cpu_sec,omitempty"` // Redis process CPU time (INFO cpu)
-	ClientCPU    float64          `json:"client_cpu_sec,omitempty"` // this process's CPU time (the harness, the provider's client code, asynq)
-	Unsupported  string           `json:"unsupported,omitempty"`    // what this server could not tell
-	ServerByCmd  map[string]int64 `json:"server_by_cmd,omitempty"`  // commandstats delta, for the curious
+	ClientCalls  int64            `json:"client_calls"`              // hooked client(s), plus the provider's BZPOPMIN from the server
+	ByCall       map[string]int64 `json:"by_call,omitempty"`         // the same, per command / script
+	RedisCmds    int64            `json:"redis_cmds"`                // every command Redis ran, script-internal ones included
+	EvalUsecCall float64          `json:"evalsha_usec,omitempty"`    // server time per EVALSHA or FCALL (commandstats)
+	BZPopMin     int64            `json:"bzpopmin,omitempty"`        // server-side count; the blocking client is not hooked
+	BZPopKnown   bool             `json:"bzpopmin_known"`            // false on miniredis: BZPOPMIN calls are then missing from ClientCalls
+	ServerCPU    float64          `json:"server_cpu_sec,omitempty"`  // Redis process CPU time (INFO cpu)
+	ClientCPU    float64          `json:"client_cpu_sec,omitempty"`  // this process's CPU time (the harness, the provider's client code, asynq)
+	ClientSys    int64            `json:"client_syscalls,omitempty"` // this process's read+write system calls (Linux)
+	ServerSys    int64            `json:"server_syscalls,omitempty"` // Redis's read+write system calls (Linux, a Redis of this user)
+	Unsupported  string           `json:"unsupported,omitempty"`     // what this server could not tell
+	ServerByCmd  map[string]int64 `json:"server_by_cmd,omitempty"`   // commandstats delta, for the curious
 }
 
 // probe brackets a measurement: start() reads the counters, stop() reads
@@ -191,12 +198,14 @@ type probe struct {
 	calls map[string]int64
 	srv   serverSnap
 	cpu   float64
+	sys   int64
 	at    time.Time
 	err   error
 }
 
 func (e *env) startProbe(ctx context.Context) *probe {
 	p := &probe{e: e, calls: e.calls.snapshot(), at: time.Now(), cpu: processCPU()}
+	p.sys, _ = ioSyscalls("self")
 	p.srv, p.err = readServer(ctx, e.admin, e.embedded)
 	return p
 }
@@ -204,6 +213,7 @@ func (e *env) startProbe(ctx context.Context) *probe {
 // stop returns the counts since start.
 func (p *probe) stop(ctx context.Context) (counts, error) {
 	calls, cpu := p.e.calls.snapshot(), processCPU()
+	sys, sysOK := ioSyscalls("self")
 	srv, err := readServer(ctx, p.e.admin, p.e.embedded)
 	if p.err != nil {
 		err = p.err
@@ -220,6 +230,12 @@ func (p *probe) stop(ctx context.Context) (counts, error) {
 	}
 	c.RedisCmds = srv.total - p.srv.total - 1 // the first reading's own INFO
 	c.ClientCPU = cpu - p.cpu
+	if sysOK {
+		c.ClientSys = sys - p.sys
+	}
+	if srv.sysOK && p.srv.sysOK {
+		c.ServerSys = srv.sys - p.srv.sys
+	}
 	if srv.cpu > 0 {
 		c.ServerCPU = srv.cpu - p.srv.cpu
 	}
@@ -266,6 +282,12 @@ func (c counts) perOp(metrics map[string]float64, ops int64) {
 	}
 	if c.ClientCPU > 0 {
 		metrics["client_cpu_us_per_op"] = 1e6 * c.ClientCPU / float64(ops)
+	}
+	if c.ClientSys > 0 {
+		metrics["client_syscalls_per_op"] = float64(c.ClientSys) / float64(ops)
+	}
+	if c.ServerSys > 0 {
+		metrics["redis_syscalls_per_op"] = float64(c.ServerSys) / float64(ops)
 	}
 }
 

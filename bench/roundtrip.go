@@ -139,13 +139,14 @@ func (e *env) preludeCost(ctx context.Context, name, prefix string, n int) (floa
 }
 
 func (e *env) roundTrip(ctx context.Context, c int) error {
-	p, done, err := e.provider(ctx, "roundtrip")
+	scenario, variant := e.transport.point("roundtrip", vRoundTrip)
+	p, done, err := e.provider(ctx, scenario)
 	if err != nil {
 		return err
 	}
 	defer done()
 	return e.runFlow(ctx, flow{
-		label:   fmt.Sprintf("roundtrip c=%d", c),
+		label:   fmt.Sprintf("%s %s c=%d", scenario, variant, c),
 		conc:    c,
 		enqueue: activityProducer(p, e.opts.Payload, e.opts.FanOut),
 		// the path the runtime's worker dispatcher takes: a worker that
@@ -153,7 +154,7 @@ func (e *env) roundTrip(ctx context.Context, c int) error {
 		// scenario measures the two-call path next to it)
 		consume: ackFetchWorkers(p, c),
 		record: func(m *meter, s *sink, k counts) {
-			pt := Point{Scenario: "roundtrip", Variant: vRoundTrip, Concurrency: c, Unit: "round trips",
+			pt := Point{Scenario: scenario, Variant: variant, Concurrency: c, Unit: "round trips",
 				LatencyOf: fmt.Sprintf("enqueue start to ack done, %d items in flight", c*e.opts.InFlight),
 			}.measured(m, m, k)
 			pt.Note = callsNote(k, pt.Ops, "fetch_work_item", "ack_fetch_work_item")

@@ -202,7 +202,8 @@ func (e *env) workflowPoint(ctx context.Context, sh shape, en engine, c int) err
 			return stop, k.failed, nil
 		},
 		record: func(m *meter, s *sink, cnt counts) {
-			pt := Point{Scenario: "workflows", Variant: vWorkflow(sh.name, en.name), Concurrency: c, Unit: sh.unit,
+			scenario, variant := e.transport.point("workflows", vWorkflow(sh.name, en.name))
+			pt := Point{Scenario: scenario, Variant: variant, Concurrency: c, Unit: sh.unit,
 				LatencyOf: fmt.Sprintf("root start call to the commit of its final turn, %d orchestrations and %d activities per root, %d roots in flight",
 					sh.orchestrations, sh.activities, c*sh.inflight),
 				Metrics: map[string]float64{

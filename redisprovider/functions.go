@@ -67,21 +67,21 @@ func (f *functions) load(ctx context.Context, c redis.UniversalClient) error {
 	return c.FunctionLoadReplace(ctx, f.lib.Source).Err()
 }
 
-// call runs script s. A server that lost the library (restarted without
-// persistence, FUNCTION FLUSH, a new Cluster primary) answers that the
-// function does not exist, without running anything: the library is loaded
-// again for the calls that follow, and this call runs the same script with
+// cmd is the FCALL of script s with keys and a.
+func (f *functions) cmd(ctx context.Context, s luaScript, keys []string, a args) *redis.Cmd {
+	verb := "fcall"
+	if f.readOnly[s] { // a replica accepts FCALL_RO of a no-writes function
+		verb = "fcall_ro"
+	}
+	return redis.NewCmd(ctx, scriptArgs([]any{verb, f.names[s]}, keys, a)...)
+}
+
+// reload answers an FCALL that found no function: a server that lost the
+// library (restarted without persistence, FUNCTION FLUSH, a new Cluster
+// primary) answers so without running anything. The library is loaded again
+// for the calls that follow, and this call runs the same script with
 // EVALSHA / EVAL, which another flush between reload and retry cannot fail.
-func (f *functions) call(ctx context.Context, c redis.UniversalClient, s luaScript, script *redis.Script, keys []string, a args) *redis.Cmd {
-	var cmd *redis.Cmd
-	if f.readOnly[s] {
-		cmd = c.FCallRO(ctx, f.names[s], keys, a...)
-	} else {
-		cmd = c.FCall(ctx, f.names[s], keys, a...)
-	}
-	if !functionMissing(cmd.Err()) {
-		return cmd
-	}
+func (f *functions) reload(ctx context.Context, c redis.UniversalClient, script *redis.Script, keys []string, a args) *redis.Cmd {
 	_ = f.load(ctx, c) // a failure shows again on the next FCALL, handled the same way
 	return script.Run(ctx, c, keys, a...)
 }

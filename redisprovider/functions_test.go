@@ -82,3 +82,19 @@ func roundTrip(t *testing.T, p *Provider) {
 		t.Fatal("renew after ack succeeded: the ack did not apply")
 	}
 }
+
+// A server that lost its script cache (SCRIPT FLUSH, a restart) answers
+// EVALSHA with NOSCRIPT, also inside a pipeline: the call is sent again with
+// its source, and the next ones find the script cached again.
+func TestEvalshaAfterScriptFlush(t *testing.T) {
+	t.Parallel()
+	m := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { rdb.Close() })
+	p := newOn(t, rdb, true)
+	if err := rdb.ScriptFlush(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	roundTrip(t, p)
+	roundTrip(t, p)
+}

@@ -62,12 +62,21 @@ type Options struct {
 	// library and calls with FCALL. For tests of the EVALSHA path, which
 	// servers without functions (miniredis, Redis 6) use.
 	ForceEvalsha bool
+	// NoAutoPipeline sends every script call on a round trip of its own.
+	// By default concurrent calls share their connection's writes and reads:
+	// go-redis's autopipeliner (shared with other users of Client) sends
+	// whatever calls are queued as one pipeline. A caller still gets its
+	// own reply or error, and is answered as soon as its context ends; a
+	// call already queued then still runs, as a call whose reply was lost
+	// may have.
+	NoAutoPipeline bool
 }
 
 // Provider is a duroxide.Provider and duroxide.ProviderAdmin on Redis. It is
 // safe for concurrent use.
 type Provider struct {
 	rdb         redis.UniversalClient
+	pipe        *redis.AutoPipeliner // nil: one round trip per script call
 	blocking    redis.UniversalClient
 	ownsClient  bool
 	ownsBlocker bool
@@ -146,6 +155,9 @@ func (p *Provider) connect(opts Options) error {
 		size = 128
 	}
 	p.blocking, p.ownsBlocker = blockingClient(p.rdb, size)
+	if !opts.NoAutoPipeline {
+		p.pipe = autoPipeliner(p.rdb)
+	}
 	return nil
 }
 

@@ -72,17 +72,30 @@ func detach(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // run executes script s for operation op with the namespace prefix as its
-// only key, as a function or with EVALSHA (see Provider.funcs). It returns
-// the reply or a *duroxide.ProviderError.
+// only key, as a function or with EVALSHA (see Provider.funcs), through the
+// autopipeliner when there is one (see Provider.process). It returns the
+// reply or a *duroxide.ProviderError.
 func (p *Provider) run(ctx context.Context, op string, s luaScript, a args) (any, error) {
 	keys := []string{p.keys.Prefix()}
 	var cmd *redis.Cmd
 	if p.funcs != nil {
-		cmd = p.funcs.call(ctx, p.rdb, s, p.scripts[s], keys, a)
+		cmd = p.funcs.cmd(ctx, s, keys, a)
 	} else {
-		cmd = p.scripts[s].Run(ctx, p.rdb, keys, a...)
+		cmd = evalsha(ctx, p.scripts[s], keys, a)
 	}
-	res, err := cmd.Result()
+	err := p.process(ctx, cmd)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		// the call may still be in a pipeline: its result is not ours to read
+	case p.funcs != nil && functionMissing(err):
+		cmd = p.funcs.reload(ctx, p.rdb, p.scripts[s], keys, a)
+		err = cmd.Err()
+	case p.funcs == nil && redis.HasErrorPrefix(err, "NOSCRIPT"):
+		// the server lost the script cache: EVAL sends the source, and
+		// caches it again for the calls that follow
+		cmd = p.scripts[s].Eval(ctx, p.rdb, keys, a...)
+		err = cmd.Err()
+	}
 	if errors.Is(err, redis.Nil) {
 		return nil, nil // the script returned nil: "nothing", not a failure
 	}
@@ -92,7 +105,24 @@ func (p *Provider) run(ctx context.Context, op string, s luaScript, a args) (any
 		}
 		return nil, fail(op, err)
 	}
-	return res, nil
+	return cmd.Val(), nil
+}
+
+// evalsha is the EVALSHA call of script with keys and a.
+func evalsha(ctx context.Context, script *redis.Script, keys []string, a args) *redis.Cmd {
+	return redis.NewCmd(ctx, scriptArgs([]any{"evalsha", script.Hash()}, keys, a)...)
+}
+
+// scriptArgs appends numkeys, keys and a to a script command's head, the
+// shape EVALSHA and FCALL share.
+func scriptArgs(head []any, keys []string, a args) []any {
+	out := make([]any, 0, len(head)+1+len(keys)+len(a))
+	out = append(out, head...)
+	out = append(out, len(keys))
+	for _, k := range keys {
+		out = append(out, k)
+	}
+	return append(out, a...)
 }
 
 // reply helps read the nested arrays scripts return. A malformed reply means a
