@@ -2,7 +2,6 @@ package durable
 
 import (
 	"encoding/json"
-	"fmt"
 	"sort"
 	"strings"
 	"sync"
@@ -190,7 +189,7 @@ func jsonAdapter[C, In, Out any](fn func(C, In) (Out, error), what string) func(
 	return func(ctx C, input string) (string, error) {
 		in, err := decodeJSON[In](input)
 		if err != nil {
-			return "", fmt.Errorf("decode %s input: %w", what, err)
+			return "", &DecodeError{Kind: what + " input", Err: err}
 		}
 		out, err := fn(ctx, in)
 		if err != nil {

@@ -7,8 +7,7 @@ package durable
 // CallActivity schedules activity name with input encoded as JSON and
 // decodes its JSON result into Out.
 func CallActivity[Out any](ctx *OrchestrationContext, name string, input any, opts ...ActivityOption) Future[Out] {
-	raw := ctx.ScheduleActivity(name, mustEncode(input), opts...)
-	return Future[Out]{f: raw.f, decode: typedDecode[Out]}
+	return typed[Out](ctx.ScheduleActivity(name, mustEncode(input), opts...))
 }
 
 // CallActivityWithRetry is ScheduleActivityWithRetry with JSON input and output.
@@ -18,26 +17,27 @@ func CallActivityWithRetry[Out any](ctx *OrchestrationContext, name string, inpu
 		var zero Out
 		return zero, err
 	}
-	return decodeJSON[Out](s)
+	out, err := decodeJSON[Out](s)
+	if err != nil {
+		return out, &DecodeError{Kind: "activity", Name: name, Err: err}
+	}
+	return out, nil
 }
 
 // CallSubOrchestration starts a child orchestration with JSON input and
 // decodes its JSON output into Out.
 func CallSubOrchestration[Out any](ctx *OrchestrationContext, name string, input any, opts ...OrchestrationOption) Future[Out] {
-	raw := ctx.ScheduleSubOrchestration(name, mustEncode(input), opts...)
-	return Future[Out]{f: raw.f, decode: typedDecode[Out]}
+	return typed[Out](ctx.ScheduleSubOrchestration(name, mustEncode(input), opts...))
 }
 
 // WaitForEvent waits for external event name and decodes its JSON data.
 func WaitForEvent[T any](ctx *OrchestrationContext, name string) Future[T] {
-	raw := ctx.WaitForEvent(name)
-	return Future[T]{f: raw.f, decode: typedDecode[T]}
+	return typed[T](ctx.WaitForEvent(name))
 }
 
 // Dequeue takes the next message of a persistent queue and decodes its JSON.
 func Dequeue[T any](ctx *OrchestrationContext, queue string) Future[T] {
-	raw := ctx.Dequeue(queue)
-	return Future[T]{f: raw.f, decode: typedDecode[T]}
+	return typed[T](ctx.Dequeue(queue))
 }
 
 // ContinueAsNewWith is ContinueAsNew with a JSON-encoded input. It never returns.
@@ -62,7 +62,10 @@ func ValueJSON[T any](ctx *OrchestrationContext, key string) (v T, ok bool, err 
 		return v, false, nil
 	}
 	v, err = decodeJSON[T](s)
-	return v, true, err
+	if err != nil {
+		return v, true, &DecodeError{Kind: "value", Name: key, Err: err}
+	}
+	return v, true, nil
 }
 
 // mustEncode encodes orchestration-side values. Orchestration code must be

@@ -251,7 +251,7 @@ func (r *Runtime) completeActivity(locked *duroxide.LockedWorkItem, item duroxid
 	var completion duroxide.WorkItem = duroxide.ActivityCompleted{Instance: item.Instance, ExecutionID: item.ExecutionID, ID: item.ID, Result: res.out}
 	if res.err != nil {
 		completion = duroxide.ActivityFailed{Instance: item.Instance, ExecutionID: item.ExecutionID, ID: item.ID,
-			Details: duroxide.ApplicationFailure(res.err.Error())}
+			Details: activityFailure(res.err)}
 	}
 	err := r.ackActivity(locked.LockToken, completion, owner, next)
 	if err == nil || isLockLost(err) {
