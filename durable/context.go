@@ -104,12 +104,12 @@ func (c *OrchestrationContext) ScheduleActivityWithRetry(name, input string, pol
 	for attempt := uint32(1); attempt <= n; attempt++ {
 		giveUp.Attempts = attempt
 		out, err, timedOut := c.retryAttempt(name, input, policy, opts)
-		if err == nil {
-			return out, nil
-		}
 		if timedOut {
 			giveUp.TimedOut = true
 			return "", giveUp
+		}
+		if err == nil {
+			return out, nil
 		}
 		var ae *ActivityError
 		if !errors.As(err, &ae) {

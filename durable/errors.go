@@ -18,8 +18,9 @@ var (
 	ErrActivityFailed = errors.New("durable: activity failed")
 	// ErrChildFailed classifies a *ChildError (a failed sub-orchestration).
 	ErrChildFailed = errors.New("durable: sub-orchestration failed")
-	// ErrPanicked classifies a *PanicError.
-	ErrPanicked = errors.New("durable: go block panicked")
+	// ErrPanicked classifies a *PanicError, and a child or instance whose
+	// code panicked.
+	ErrPanicked = errors.New("durable: orchestration code panicked")
 	// ErrRetryExhausted classifies a *RetryError: the retry policy gave up.
 	ErrRetryExhausted = errors.New("durable: retries exhausted")
 	// ErrNondeterminism classifies a *NondeterminismError.
@@ -63,8 +64,9 @@ func (e *ActivityError) Is(target error) bool { return target == ErrActivityFail
 func (e *ActivityError) As(target any) bool { return asTaskError(e.Message, target) }
 
 // ChildError is how a failed sub-orchestration reaches its parent.
-// errors.Is(err, ErrChildFailed) reports true, and errors.Is(err,
-// ErrCancelled) too when the child was cancelled; errors.As with a
+// errors.Is(err, ErrChildFailed) reports true, and errors.Is with
+// ErrCancelled, ErrPanicked or ErrNondeterminism too when the child was
+// cancelled, panicked or diverged from its history; errors.As with a
 // *TaskError target receives the same message.
 type ChildError struct {
 	// Name is the child's orchestration name; Instance its instance id.
@@ -81,11 +83,26 @@ func (e *ChildError) Error() string { return e.Message }
 // Is reports whether target is ErrChildFailed, or ErrCancelled for a
 // cancelled child.
 func (e *ChildError) Is(target error) bool {
-	if target == ErrCancelled {
-		a := e.Details.Application
-		return a != nil && a.Kind.Variant == duroxide.AppErrorCancelled
+	return target == ErrChildFailed || detailsAre(e.Details, target)
+}
+
+// detailsAre reports whether recorded failure details are of the kind
+// target classifies: ErrCancelled, ErrPanicked or ErrNondeterminism.
+func detailsAre(d duroxide.ErrorDetails, target error) bool {
+	if d.Configuration != nil {
+		return target == ErrNondeterminism
 	}
-	return target == ErrChildFailed
+	a := d.Application
+	if a == nil {
+		return false
+	}
+	switch target {
+	case ErrCancelled:
+		return a.Kind.Variant == duroxide.AppErrorCancelled
+	case ErrPanicked:
+		return a.Kind.Variant == duroxide.AppErrorPanicked
+	}
+	return false
 }
 
 // As lets errors.As(err, **TaskError) see the failure as a TaskError.
@@ -200,8 +217,9 @@ func nondeterminismError(msg string) *NondeterminismError {
 // errors.Is(err, ErrDecode) reports true; Unwrap gives the JSON error.
 type DecodeError struct {
 	// Kind is what carried the payload: "event", "queue", "activity",
-	// "sub-orchestration", "value" (a key-value entry), or "activity input"
-	// / "orchestration input" (a typed registration's input).
+	// "sub-orchestration", "value" (a key-value entry), "output" (a
+	// completed instance's, OrchestrationStatus.DecodeOutput), or "activity
+	// input" / "orchestration input" (a typed registration's input).
 	Kind string
 	// Name names it: the event, queue, activity or orchestration name, or
 	// the key of a value ("" for a typed registration's input).
