@@ -66,31 +66,35 @@ func reportOrch(body func(ctx *durable.OrchestrationContext) error) durable.Orch
 	})
 }
 
-func runReport(t *testing.T, reg *durable.Registry, opts ...durabletest.Option) (errReport, *durabletest.Env) {
+// expectReport runs body as orchestration "O" on reg and checks the report
+// of the error it got against want.
+func expectReport(t *testing.T, reg *durable.Registry, body func(ctx *durable.OrchestrationContext) error, want errReport) *durabletest.Env {
 	t.Helper()
-	env := durabletest.Start(t, reg, opts...)
+	reg.MustAddOrchestration("O", reportOrch(body))
+	env := durabletest.Start(t, reg)
 	st := env.StartAndWait(t, "i", "O", "null")
-	var r errReport
-	if err := st.DecodeOutput(&r); err != nil {
+	var got errReport
+	if err := st.DecodeOutput(&got); err != nil {
 		t.Fatalf("status %v %q: %v", st.Status, st.FailureMessage(), err)
 	}
-	return r, env
+	if got != want {
+		t.Fatalf("got %+v\nwant %+v", got, want)
+	}
+	return env
 }
+
+// noBackoff retries at once.
+var noBackoff = durable.Backoff{Kind: durable.BackoffNone}
 
 func TestErrorsActivityErrorNamesTheActivity(t *testing.T) {
 	t.Parallel()
 	reg := durable.NewRegistry()
 	reg.MustAddActivity("Charge", func(*durable.ActivityContext, string) (string, error) { return "", errors.New("card declined") })
-	reg.MustAddOrchestration("O", reportOrch(func(ctx *durable.OrchestrationContext) error {
+	expectReport(t, reg, func(ctx *durable.OrchestrationContext) error {
 		_, err := ctx.ScheduleActivity("Charge", "").Get()
 		return err
-	}))
-	got, _ := runReport(t, reg)
-	want := errReport{Type: "*durable.ActivityError", Name: "Charge", Message: "card declined", Attempt: 1,
-		Retryable: true, IsActivity: true, AsTaskErr: true}
-	if got != want {
-		t.Fatalf("got %+v\nwant %+v", got, want)
-	}
+	}, errReport{Type: "*durable.ActivityError", Name: "Charge", Message: "card declined", Attempt: 1,
+		Retryable: true, IsActivity: true, AsTaskErr: true})
 }
 
 func TestErrorsRetryExhaustedWrapsTheLastActivityError(t *testing.T) {
@@ -100,16 +104,11 @@ func TestErrorsRetryExhaustedWrapsTheLastActivityError(t *testing.T) {
 	reg.MustAddActivity("Flaky", func(*durable.ActivityContext, string) (string, error) {
 		return "", fmt.Errorf("transient %d", calls.Add(1))
 	})
-	reg.MustAddOrchestration("O", reportOrch(func(ctx *durable.OrchestrationContext) error {
-		_, err := ctx.ScheduleActivityWithRetry("Flaky", "", durable.RetryPolicy{MaxAttempts: 3, Backoff: durable.Backoff{Kind: durable.BackoffNone}})
+	expectReport(t, reg, func(ctx *durable.OrchestrationContext) error {
+		_, err := ctx.ScheduleActivityWithRetry("Flaky", "", durable.RetryPolicy{MaxAttempts: 3, Backoff: noBackoff})
 		return err
-	}))
-	got, _ := runReport(t, reg)
-	want := errReport{Type: "*durable.RetryError", Name: "Flaky", Message: "transient 3", Attempt: 3, Attempts: 3,
-		Retryable: true, IsActivity: true, IsRetry: true, AsTaskErr: true}
-	if got != want {
-		t.Fatalf("got %+v\nwant %+v", got, want)
-	}
+	}, errReport{Type: "*durable.RetryError", Name: "Flaky", Message: "transient 3", Attempt: 3, Attempts: 3,
+		Retryable: true, IsActivity: true, IsRetry: true, AsTaskErr: true})
 }
 
 func TestErrorsNonRetryableStopsTheRetriesAndIsRecorded(t *testing.T) {
@@ -120,16 +119,11 @@ func TestErrorsNonRetryableStopsTheRetriesAndIsRecorded(t *testing.T) {
 		calls.Add(1)
 		return "", durable.NonRetryable(errors.New("card declined"))
 	})
-	reg.MustAddOrchestration("O", reportOrch(func(ctx *durable.OrchestrationContext) error {
-		_, err := ctx.ScheduleActivityWithRetry("Charge", "", durable.RetryPolicy{MaxAttempts: 5, Backoff: durable.Backoff{Kind: durable.BackoffNone}})
+	env := expectReport(t, reg, func(ctx *durable.OrchestrationContext) error {
+		_, err := ctx.ScheduleActivityWithRetry("Charge", "", durable.RetryPolicy{MaxAttempts: 5, Backoff: noBackoff})
 		return err
-	}))
-	got, env := runReport(t, reg)
-	want := errReport{Type: "*durable.RetryError", Name: "Charge", Message: "card declined", Attempt: 1, Attempts: 1,
-		IsActivity: true, IsRetry: true, AsTaskErr: true}
-	if got != want {
-		t.Fatalf("got %+v\nwant %+v", got, want)
-	}
+	}, errReport{Type: "*durable.RetryError", Name: "Charge", Message: "card declined", Attempt: 1, Attempts: 1,
+		IsActivity: true, IsRetry: true, AsTaskErr: true})
 	if n := calls.Load(); n != 1 {
 		t.Fatalf("%d attempts ran, want 1", n)
 	}
@@ -164,31 +158,21 @@ func TestErrorsRetryTimeoutIsATimeout(t *testing.T) {
 		}
 		return "late", nil
 	})
-	reg.MustAddOrchestration("O", reportOrch(func(ctx *durable.OrchestrationContext) error {
+	expectReport(t, reg, func(ctx *durable.OrchestrationContext) error {
 		_, err := ctx.ScheduleActivityWithRetry("Slow", "", durable.RetryPolicy{MaxAttempts: 3, Timeout: time.Millisecond})
 		return err
-	}))
-	got, _ := runReport(t, reg)
-	want := errReport{Type: "*durable.RetryError", Message: "timeout: activity timed out", Attempts: 1, TimedOut: true,
-		IsRetry: true, IsTimeout: true, AsTaskErr: true}
-	if got != want {
-		t.Fatalf("got %+v\nwant %+v", got, want)
-	}
+	}, errReport{Type: "*durable.RetryError", Message: "timeout: activity timed out", Attempts: 1, TimedOut: true,
+		IsRetry: true, IsTimeout: true, AsTaskErr: true})
 }
 
 func TestErrorsChildErrorNamesTheChild(t *testing.T) {
 	t.Parallel()
 	reg := durable.NewRegistry()
 	reg.MustAddOrchestration("Kid", func(*durable.OrchestrationContext, string) (string, error) { return "", errors.New("kid failed") })
-	reg.MustAddOrchestration("O", reportOrch(func(ctx *durable.OrchestrationContext) error {
+	expectReport(t, reg, func(ctx *durable.OrchestrationContext) error {
 		_, err := ctx.ScheduleSubOrchestration("Kid", "", durable.WithInstanceID("kid-1")).Get()
 		return err
-	}))
-	got, _ := runReport(t, reg)
-	want := errReport{Type: "*durable.ChildError", Name: "Kid", Instance: "kid-1", Message: "kid failed", IsChild: true, AsTaskErr: true}
-	if got != want {
-		t.Fatalf("got %+v\nwant %+v", got, want)
-	}
+	}, errReport{Type: "*durable.ChildError", Name: "Kid", Instance: "kid-1", Message: "kid failed", IsChild: true, AsTaskErr: true})
 }
 
 func TestErrorsDecodeErrorNamesTheEvent(t *testing.T) {
@@ -335,7 +319,7 @@ func TestLimitsOrchestrationPayloadsFailTheInstance(t *testing.T) {
 	})
 	reg.MustAddOrchestration("BigOutput", func(*durable.OrchestrationContext, string) (string, error) { return big, nil })
 	reg.MustAddOrchestration("BigResult", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		_, err := ctx.ScheduleActivityWithRetry("Big", "", durable.RetryPolicy{MaxAttempts: 3, Backoff: durable.Backoff{Kind: durable.BackoffNone}})
+		_, err := ctx.ScheduleActivityWithRetry("Big", "", durable.RetryPolicy{MaxAttempts: 3, Backoff: noBackoff})
 		var re *durable.RetryError
 		if !errors.As(err, &re) || re.Last == nil {
 			return "", fmt.Errorf("got %T", err)
