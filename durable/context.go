@@ -87,7 +87,7 @@ func (c *OrchestrationContext) ScheduleActivity(name, input string, opts ...Acti
 	for _, opt := range opts {
 		opt(&a)
 	}
-	return rawFuture(c.c.ScheduleActivity(name, input, a.sessionID, a.tag), origin{"activity", name})
+	return rawFuture(c.c.ScheduleActivity(name, input, a.sessionID, a.tag), origin{kind: "activity", name: name})
 }
 
 // ScheduleActivityWithRetry runs activity name until it succeeds or the
@@ -159,21 +159,21 @@ func (c *OrchestrationContext) Timer(d time.Duration) Future[struct{}] {
 // this subscription (duroxide's schedule_wait): events raised while no
 // subscription of that name is open are recorded but not delivered.
 func (c *OrchestrationContext) WaitForEvent(name string) Future[string] {
-	return rawFuture(c.c.WaitForEvent(name), origin{"event", name})
+	return rawFuture(c.c.WaitForEvent(name), origin{kind: "event", name: name})
 }
 
 // Dequeue takes the next message of the persistent queue called queue
 // (duroxide's dequeue_event): messages enqueued before anyone waits are kept,
 // and carried into the next execution by ContinueAsNew.
 func (c *OrchestrationContext) Dequeue(queue string) Future[string] {
-	return rawFuture(c.c.Dequeue(queue), origin{"queue", queue})
+	return rawFuture(c.c.Dequeue(queue), origin{kind: "queue", name: queue})
 }
 
 // ScheduleSubOrchestration starts orchestration name as a child and returns
 // its output. Options: WithInstanceID, WithVersion.
 func (c *OrchestrationContext) ScheduleSubOrchestration(name, input string, opts ...OrchestrationOption) Future[string] {
 	o := applyOrchOptions(opts)
-	return rawFuture(c.c.ScheduleSubOrchestration(name, input, o.instanceID, o.version), origin{"sub-orchestration", name})
+	return rawFuture(c.c.ScheduleSubOrchestration(name, input, o.instanceID, o.version), origin{kind: "sub-orchestration", name: name})
 }
 
 // StartOrchestration starts an independent orchestration (fire and forget:

@@ -66,7 +66,7 @@ func TestErrorsNonRetryableMarkRoundTrips(t *testing.T) {
 	if !errors.Is(NonRetryable(base), base) {
 		t.Fatal("NonRetryable hides the cause")
 	}
-	err := publicError(&engine.TaskError{Message: engine.DisplayMessage(d), Details: d}, origin{"activity", "Charge"}, nil)
+	err := publicError(&engine.TaskError{Message: engine.DisplayMessage(d), Details: d}, origin{kind: "activity", name: "Charge"}, nil)
 	var ae *ActivityError
 	if !errors.As(err, &ae) || ae.Retryable || ae.Message != "card declined" {
 		t.Fatalf("err %+v", err)
