@@ -270,8 +270,14 @@ func TestLimitsStartOverRedisLimitWritesNothing(t *testing.T) {
 	huge := strings.Repeat("x", 513<<20)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
+	began := time.Now()
 	err := c.StartOrchestration(ctx, "huge", "O", huge)
+	took := time.Since(began)
 	huge = ""
+	t.Logf("rejected in %v", took)
+	if took > 10*time.Second { // generous: the check is a length comparison
+		t.Errorf("the rejection took %v", took)
+	}
 	var ie *durable.InvalidInputError
 	if !errors.As(err, &ie) || !errors.Is(err, durable.ErrInvalidInput) || duroxide.IsRetryable(err) {
 		t.Fatalf("err %v (%T), want a non-retryable *InvalidInputError", err, err)
