@@ -3,13 +3,15 @@ package durable
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// ErrTimeout is returned by the Client's wait calls when the timeout passes
-// first. errors.Is(err, ErrTimeout) classifies it.
+// ErrTimeout classifies the *WaitTimeoutError the Client's wait calls
+// return when the timeout passes first (errors.Is(err, ErrTimeout)), and a
+// *RetryError whose attempt timed out.
 var ErrTimeout = errors.New("durable: timed out")
 
 // ErrNoManagement is returned by management calls when the provider has no
@@ -19,11 +21,12 @@ var ErrNoManagement = errors.New("durable: provider has no management capability
 // Client starts, signals, cancels and inspects orchestrations. It needs only
 // the provider, not a running Runtime: any process can be a client.
 type Client struct {
-	p duroxide.Provider
+	p          duroxide.Provider
+	maxPayload int // MaxPayloadBytes unless a test lowers it
 }
 
 // NewClient returns a client on p.
-func NewClient(p duroxide.Provider) *Client { return &Client{p: p} }
+func NewClient(p duroxide.Provider) *Client { return &Client{p: p, maxPayload: MaxPayloadBytes} }
 
 // Provider returns the provider the client talks to.
 func (c *Client) Provider() duroxide.Provider { return c.p }
@@ -31,15 +34,20 @@ func (c *Client) Provider() duroxide.Provider { return c.p }
 // StartOrchestration enqueues the start of instance running orchestration
 // name with a raw input (option: WithVersion). Starting an instance that
 // already exists is not an error and changes nothing: the start message is
-// dropped by the dispatcher, as duroxide does.
+// dropped by the dispatcher, as duroxide does. Bad arguments, including an
+// input over MaxPayloadBytes, return an *InvalidInputError before anything
+// reaches the provider.
 func (c *Client) StartOrchestration(ctx context.Context, instance, name, input string, opts ...OrchestrationOption) error {
 	const op = "start_orchestration"
 	o := applyOrchOptions(opts)
 	if instance == "" || name == "" {
-		return duroxide.Errorf(op, duroxide.ErrInvalidInput, "instance %q, orchestration %q: both are required", instance, name)
+		return invalidInput(op, "instance %q, orchestration %q: both are required", instance, name)
 	}
 	if o.instanceID != "" {
-		return duroxide.Errorf(op, duroxide.ErrInvalidInput, "instance %q: WithInstanceID does not apply to a client start", instance)
+		return invalidInput(op, "instance %q: WithInstanceID does not apply to a client start", instance)
+	}
+	if err := checkPayload(op, fmt.Sprintf("instance %q: input", instance), input, c.maxPayload); err != nil {
+		return err
 	}
 	item := duroxide.StartOrchestration{
 		Instance: instance, Orchestration: name, Input: input, Version: o.version,
@@ -52,23 +60,33 @@ func (c *Client) StartOrchestration(ctx context.Context, instance, name, input s
 func (c *Client) StartOrchestrationJSON(ctx context.Context, instance, name string, input any, opts ...OrchestrationOption) error {
 	s, err := encodeJSON(input)
 	if err != nil {
-		return duroxide.Errorf("start_orchestration", duroxide.ErrInvalidInput, "instance %q: encode input: %v", instance, err)
+		return invalidInput("start_orchestration", "instance %q: encode input: %v", instance, err)
 	}
 	return c.StartOrchestration(ctx, instance, name, s, opts...)
 }
 
 // RaiseEvent delivers external event name to instance (WaitForEvent).
+// Data over MaxPayloadBytes returns an *InvalidInputError and sends nothing.
 func (c *Client) RaiseEvent(ctx context.Context, instance, name, data string) error {
+	const op = "raise_event"
 	if instance == "" || name == "" {
-		return duroxide.Errorf("raise_event", duroxide.ErrInvalidInput, "instance %q, event %q: both are required", instance, name)
+		return invalidInput(op, "instance %q, event %q: both are required", instance, name)
+	}
+	if err := checkPayload(op, fmt.Sprintf("instance %q, event %q: data", instance, name), data, c.maxPayload); err != nil {
+		return err
 	}
 	return c.p.EnqueueForOrchestrator(ctx, duroxide.ExternalRaised{Instance: instance, Name: name, Data: data}, 0)
 }
 
 // EnqueueEvent appends data to the persistent queue of instance (Dequeue).
+// Data over MaxPayloadBytes returns an *InvalidInputError and sends nothing.
 func (c *Client) EnqueueEvent(ctx context.Context, instance, queue, data string) error {
+	const op = "enqueue_event"
 	if instance == "" || queue == "" {
-		return duroxide.Errorf("enqueue_event", duroxide.ErrInvalidInput, "instance %q, queue %q: both are required", instance, queue)
+		return invalidInput(op, "instance %q, queue %q: both are required", instance, queue)
+	}
+	if err := checkPayload(op, fmt.Sprintf("instance %q, queue %q: data", instance, queue), data, c.maxPayload); err != nil {
+		return err
 	}
 	return c.p.EnqueueForOrchestrator(ctx, duroxide.QueueMessage{Instance: instance, Name: queue, Data: data}, 0)
 }
@@ -96,7 +114,7 @@ func (c *Client) EnqueueEventJSON(ctx context.Context, instance, queue string, d
 // cancelled in turn.
 func (c *Client) CancelInstance(ctx context.Context, instance, reason string) error {
 	if instance == "" {
-		return duroxide.Errorf("cancel_instance", duroxide.ErrInvalidInput, "instance id is required")
+		return invalidInput("cancel_instance", "instance id is required")
 	}
 	return c.p.EnqueueForOrchestrator(ctx, duroxide.CancelInstance{Instance: instance, Reason: reason}, 0)
 }
@@ -135,19 +153,21 @@ const (
 )
 
 // WaitForOrchestration waits until instance is Completed or Failed, reading
-// its status with a growing delay (5ms doubling to 100ms), and returns
-// ErrTimeout when timeout passes first.
+// its status with a growing delay (5ms doubling to 100ms), and returns a
+// *WaitTimeoutError naming the instance and its last status
+// (errors.Is(err, ErrTimeout)) when timeout passes first.
 func (c *Client) WaitForOrchestration(ctx context.Context, instance string, timeout time.Duration) (OrchestrationStatus, error) {
-	return c.waitUntil(ctx, timeout, func() (OrchestrationStatus, bool, error) {
+	return c.waitUntil(ctx, "wait_for_orchestration", instance, timeout, func() (OrchestrationStatus, bool, error) {
 		st, err := c.Status(ctx, instance)
 		return st, err == nil && st.IsTerminal(), err
 	})
 }
 
 // WaitForStatusChange waits until the custom status version passes
-// lastSeenVersion or the instance becomes terminal, and returns its status.
+// lastSeenVersion or the instance becomes terminal, and returns its status;
+// a *WaitTimeoutError when timeout passes first.
 func (c *Client) WaitForStatusChange(ctx context.Context, instance string, lastSeenVersion uint64, timeout time.Duration) (OrchestrationStatus, error) {
-	return c.waitUntil(ctx, timeout, func() (OrchestrationStatus, bool, error) {
+	return c.waitUntil(ctx, "wait_for_status_change", instance, timeout, func() (OrchestrationStatus, bool, error) {
 		cs, err := c.p.GetCustomStatus(ctx, instance, lastSeenVersion)
 		if err != nil {
 			return OrchestrationStatus{}, false, err
@@ -159,7 +179,7 @@ func (c *Client) WaitForStatusChange(ctx context.Context, instance string, lastS
 
 // waitUntil repeats check with backoff until it reports done, fails, the
 // context ends or timeout passes.
-func (c *Client) waitUntil(ctx context.Context, timeout time.Duration, check func() (OrchestrationStatus, bool, error)) (OrchestrationStatus, error) {
+func (c *Client) waitUntil(ctx context.Context, op, instance string, timeout time.Duration, check func() (OrchestrationStatus, bool, error)) (OrchestrationStatus, error) {
 	deadline := time.Now().Add(timeout)
 	delay := waitInitialDelay
 	for {
@@ -169,7 +189,7 @@ func (c *Client) waitUntil(ctx context.Context, timeout time.Duration, check fun
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
-			return st, ErrTimeout
+			return st, &WaitTimeoutError{Op: op, Instance: instance, Last: st}
 		}
 		t := time.NewTimer(min(delay, left))
 		select {

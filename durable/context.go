@@ -2,6 +2,7 @@ package durable
 
 import (
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strconv"
 	"time"
@@ -86,33 +87,53 @@ func (c *OrchestrationContext) ScheduleActivity(name, input string, opts ...Acti
 	for _, opt := range opts {
 		opt(&a)
 	}
-	return rawFuture(c.c.ScheduleActivity(name, input, a.sessionID, a.tag))
+	return rawFuture(c.c.ScheduleActivity(name, input, a.sessionID, a.tag), origin{kind: "activity", name: name})
 }
 
 // ScheduleActivityWithRetry runs activity name until it succeeds or the
 // policy gives up, waiting durable timers between attempts; the future
-// resolves to the result or the last error. Like duroxide's
-// schedule_activity_with_retry it is a block (see Go): the attempts run
-// while something waits on the future, so it can be raced or joined like
-// any other. The records it leaves are exactly duroxide's: one
+// resolves to the result or, when the policy gives up, a *RetryError whose
+// Last is the last attempt's *ActivityError (Attempt set). It gives up after
+// MaxAttempts failures, at once when an attempt fails with NonRetryable,
+// and at once when an attempt times out (errors.Is(err, ErrTimeout)). Like
+// duroxide's schedule_activity_with_retry it is a block (see Go): the
+// attempts run while something waits on the future, so it can be raced or
+// joined like any other. The records it leaves are exactly duroxide's: one
 // ActivityScheduled per attempt, a TimerCreated per timeout race and per
 // backoff delay.
 func (c *OrchestrationContext) ScheduleActivityWithRetry(name, input string, policy RetryPolicy, opts ...ActivityOption) Future[string] {
-	return c.Go(func(ctx *OrchestrationContext) (string, error) {
+	f := c.Go(func(ctx *OrchestrationContext) (string, error) {
 		return ctx.retry(name, input, policy, opts)
 	})
+	f.origin = origin{kind: "activity", name: name, block: true}
+	return f
 }
 
 // retry is ScheduleActivityWithRetry's block.
 func (c *OrchestrationContext) retry(name, input string, policy RetryPolicy, opts []ActivityOption) (string, error) {
-	var lastErr error
+	giveUp := &RetryError{Activity: name}
 	n := policy.attempts()
 	for attempt := uint32(1); attempt <= n; attempt++ {
+		giveUp.Attempts = attempt
 		out, err, timedOut := c.retryAttempt(name, input, policy, opts)
-		if timedOut || err == nil {
-			return out, err
+		if timedOut {
+			giveUp.TimedOut = true
+			return "", giveUp
 		}
-		lastErr = err
+		if err == nil {
+			return out, nil
+		}
+		var ae *ActivityError
+		if !errors.As(err, &ae) {
+			return "", err // a cancelled future: nothing to retry
+		}
+		ae.Attempt = attempt
+		giveUp.Last = ae
+		if !ae.Retryable {
+			c.Logger().Warn("activity attempt failed with a non-retryable error", "activity", name,
+				"attempt", attempt, "error", err.Error())
+			return "", giveUp
+		}
 		if attempt < n {
 			c.Logger().Warn("activity attempt failed, retrying", "activity", name,
 				"attempt", attempt, "max_attempts", n, "error", err.Error())
@@ -121,10 +142,11 @@ func (c *OrchestrationContext) retry(name, input string, policy RetryPolicy, opt
 			}
 		}
 	}
-	return "", lastErr
+	return "", giveUp
 }
 
-// retryAttempt runs one attempt, raced against the policy's timeout.
+// retryAttempt runs one attempt, raced against the policy's timeout; the
+// flag reports a timeout.
 func (c *OrchestrationContext) retryAttempt(name, input string, policy RetryPolicy, opts []ActivityOption) (string, error, bool) {
 	act := c.ScheduleActivity(name, input, opts...)
 	if policy.Timeout <= 0 {
@@ -133,7 +155,7 @@ func (c *OrchestrationContext) retryAttempt(name, input string, policy RetryPoli
 	}
 	timer := c.Timer(policy.Timeout)
 	if c.Select(act, timer) == 1 {
-		return "", &TaskError{Message: "timeout: activity timed out"}, true
+		return "", nil, true
 	}
 	out, err := act.Get()
 	return out, err, false
@@ -142,28 +164,28 @@ func (c *OrchestrationContext) retryAttempt(name, input string, policy RetryPoli
 // Timer schedules a durable timer that fires after d (measured from the
 // runtime clock now; a replay keeps the recorded fire time).
 func (c *OrchestrationContext) Timer(d time.Duration) Future[struct{}] {
-	return Future[struct{}]{f: c.c.Timer(d), decode: unitDecode}
+	return Future[struct{}]{f: c.c.Timer(d), decode: unitDecode, origin: origin{kind: "timer"}}
 }
 
 // WaitForEvent waits for the next external event called name raised after
 // this subscription (duroxide's schedule_wait): events raised while no
 // subscription of that name is open are recorded but not delivered.
 func (c *OrchestrationContext) WaitForEvent(name string) Future[string] {
-	return rawFuture(c.c.WaitForEvent(name))
+	return rawFuture(c.c.WaitForEvent(name), origin{kind: "event", name: name})
 }
 
 // Dequeue takes the next message of the persistent queue called queue
 // (duroxide's dequeue_event): messages enqueued before anyone waits are kept,
 // and carried into the next execution by ContinueAsNew.
 func (c *OrchestrationContext) Dequeue(queue string) Future[string] {
-	return rawFuture(c.c.Dequeue(queue))
+	return rawFuture(c.c.Dequeue(queue), origin{kind: "queue", name: queue})
 }
 
 // ScheduleSubOrchestration starts orchestration name as a child and returns
 // its output. Options: WithInstanceID, WithVersion.
 func (c *OrchestrationContext) ScheduleSubOrchestration(name, input string, opts ...OrchestrationOption) Future[string] {
 	o := applyOrchOptions(opts)
-	return rawFuture(c.c.ScheduleSubOrchestration(name, input, o.instanceID, o.version))
+	return rawFuture(c.c.ScheduleSubOrchestration(name, input, o.instanceID, o.version), origin{kind: "sub-orchestration", name: name})
 }
 
 // StartOrchestration starts an independent orchestration (fire and forget:
@@ -237,7 +259,7 @@ func (c *OrchestrationContext) ValueFromInstance(instance, key string) Future[*s
 		Key        string `json:"key"`
 	}{instance, key})
 	raw := c.ScheduleActivity(sysActivityGetKVValue, string(in))
-	return Future[*string]{f: raw.f, decode: typedDecode[*string]}
+	return typed[*string](raw)
 }
 
 // NewGUID returns a fresh id, recorded in history (duroxide's new_guid
@@ -250,7 +272,7 @@ func (c *OrchestrationContext) NewGUID() Future[string] {
 // utc_now_ms system activity).
 func (c *OrchestrationContext) UtcNow() Future[time.Time] {
 	raw := c.ScheduleActivity(sysActivityUtcNowMs, "")
-	return Future[time.Time]{f: raw.f, decode: func(s string) (time.Time, error) {
+	return Future[time.Time]{f: raw.f, origin: raw.origin, decode: func(s string) (time.Time, error) {
 		ms, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
 			return time.Time{}, err

@@ -67,6 +67,26 @@
 // same history as duroxide's drops. Get on a cancelled future returns
 // ErrCancelled at once and records nothing.
 //
+// # Errors
+//
+// Failures are typed for errors.As and classified by sentinels for
+// errors.Is, while Error() keeps duroxide's message: *ActivityError
+// (ErrActivityFailed), *ChildError (ErrChildFailed), *RetryError
+// (ErrRetryExhausted; ErrTimeout when an attempt timed out), *CancelledError
+// (ErrCancelled), *PanicError (ErrPanicked), *DecodeError (ErrDecode),
+// *WaitTimeoutError (ErrTimeout, context.DeadlineExceeded), *InvalidInputError
+// (ErrInvalidInput) and, from OrchestrationStatus.Err, *NondeterminismError
+// (ErrNondeterminism) or *OrchestrationError. An activity returns
+// NonRetryable(err) to stop ScheduleActivityWithRetry at once.
+//
+// # Limits
+//
+// Payloads (inputs, outputs, activity results, event data) are limited to
+// MaxPayloadBytes, the custom status to MaxCustomStatusBytes, KV values to
+// MaxKVValueBytes and KV keys to MaxKVKeys, checked before anything is
+// written: a client call over a limit returns an *InvalidInputError, code
+// over one fails its instance with a message naming the limit.
+//
 // # Example
 //
 //	type Order struct {

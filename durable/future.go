@@ -11,9 +11,11 @@ type Awaitable interface {
 	core() *engine.Future
 }
 
-// TaskError is how a failed activity or sub-orchestration reaches
-// orchestration code: Message is duroxide's display message of the failure's
-// ErrorDetails (the application error's message for ordinary failures).
+// TaskError is the untyped form of a task failure: Message is duroxide's
+// display message of the failure's ErrorDetails. Get returns the typed
+// *ActivityError, *ChildError or *PanicError instead; each matches
+// errors.As with a *TaskError target, so code written against TaskError
+// keeps working.
 type TaskError struct {
 	Message string
 }
@@ -49,13 +51,16 @@ func (e *CancelledError) Is(target error) bool { return target == ErrCancelled }
 type Future[T any] struct {
 	f      *engine.Future
 	decode func(string) (T, error)
+	origin origin // what the future waits for, named in its errors
 }
 
 func (f Future[T]) core() *engine.Future { return f.f }
 
-// Get waits for the result. A failed activity or sub-orchestration returns a
-// *TaskError; a typed future whose payload does not decode returns the decode
-// error. Get on a future cancelled before it resolved (a Select loser, or
+// Get waits for the result. A failed activity returns an *ActivityError, a
+// failed sub-orchestration a *ChildError, a panicked Go block a *PanicError
+// (each also matches errors.As with a *TaskError target); a typed future
+// whose payload does not decode returns a *DecodeError naming the activity,
+// event, queue or orchestration. Get on a future cancelled before it resolved (a Select loser, or
 // after Cancel) returns a *CancelledError (errors.Is(err, ErrCancelled)) at
 // once and records nothing: awaiting a dropped future cannot happen in
 // duroxide, so its history is the same as if the code had not waited.
@@ -63,9 +68,13 @@ func (f Future[T]) Get() (T, error) {
 	v, err := f.f.Get()
 	var zero T
 	if err != nil {
-		return zero, publicError(err)
+		return zero, publicError(err, f.origin, f.f)
 	}
-	return f.decode(v)
+	out, err := f.decode(v)
+	if err != nil {
+		return zero, &DecodeError{Kind: f.origin.kind, Name: f.origin.name, Err: err}
+	}
+	return out, nil
 }
 
 // IsReady reports whether Get would return without waiting: the future
@@ -81,21 +90,14 @@ func (f Future[T]) IsReady() bool { return f.f.IsReady() }
 // still pending when an orchestration returns.
 func (f Future[T]) Cancel() { f.f.Cancel() }
 
-// publicError hands the engine's task failures and cancellations on as the
-// public *TaskError and *CancelledError.
-func publicError(err error) error {
-	var te *engine.TaskError
-	if errors.As(err, &te) {
-		return &TaskError{Message: te.Message}
-	}
-	var ce *engine.CancelledError
-	if errors.As(err, &ce) {
-		return &CancelledError{What: ce.What}
-	}
-	return err
+func rawFuture(f *engine.Future, o origin) Future[string] {
+	return Future[string]{f: f, decode: rawDecode, origin: o}
 }
 
-func rawFuture(f *engine.Future) Future[string] { return Future[string]{f: f, decode: rawDecode} }
+// typed turns a raw future into one that decodes its JSON payload as T.
+func typed[T any](raw Future[string]) Future[T] {
+	return Future[T]{f: raw.f, decode: typedDecode[T], origin: raw.origin}
+}
 
 func rawDecode(s string) (string, error) { return s, nil }
 

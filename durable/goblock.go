@@ -16,9 +16,10 @@ import "github.com/duroxide-go/duroxide-redis/durable/internal/engine"
 //
 // fn must use the ctx it is given, not the outer one. Cancelling the future
 // (a lost Select, or the orchestration returning first) cancels everything
-// fn still waits for and never resumes it. A panic in fn fails the instance.
+// fn still waits for and never resumes it. A panic in fn fails the instance;
+// Get on the future then returns a *PanicError.
 func (c *OrchestrationContext) Go(fn func(ctx *OrchestrationContext) (string, error)) Future[string] {
 	return rawFuture(c.c.Go(func(block *engine.Context) (string, error) {
 		return fn(&OrchestrationContext{c: block})
-	}))
+	}), origin{kind: "go"})
 }

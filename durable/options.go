@@ -130,6 +130,10 @@ type Options struct {
 	// timestamps and UtcNow; nil means time.Now. Tests set it to the clock of
 	// the storage server (durabletest does) so timers can be run forward.
 	Clock func() time.Time
+
+	// maxPayloadBytes is MaxPayloadBytes unless a test lowers it, so tests
+	// of the limit need not build payloads of that size.
+	maxPayloadBytes int
 }
 
 // withDefaults returns o with every zero field replaced by its default.
@@ -146,6 +150,7 @@ func (o Options) withDefaults() Options {
 	}
 	setInt(&o.OrchestrationConcurrency, 2)
 	setInt(&o.WorkerConcurrency, 2)
+	setInt(&o.maxPayloadBytes, MaxPayloadBytes)
 	setInt(&o.MaxSessionsPerRuntime, 10)
 	setDur(&o.LongPollTimeout, 30*time.Second)
 	setDur(&o.OrchestratorLockTimeout, 5*time.Second)

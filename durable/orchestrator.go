@@ -228,7 +228,7 @@ func (r *Runtime) runTurn(item *duroxide.OrchestrationItem, eng *engine.Engine, 
 // turnEnv is what the engine needs of this runtime during a turn.
 func (r *Runtime) turnEnv() engine.Env {
 	return engine.Env{Clock: r.opts.Clock, Logger: r.opts.Logger, ParentExecution: r.parentExecution,
-		DeadlockTimeout: r.opts.TurnDeadlockTimeout}
+		DeadlockTimeout: r.opts.TurnDeadlockTimeout, MaxPayloadBytes: r.opts.maxPayloadBytes}
 }
 
 // engineFunc runs registered orchestration code on the engine's context.

@@ -2,7 +2,6 @@ package durable
 
 import (
 	"encoding/json"
-	"fmt"
 	"sort"
 	"strings"
 	"sync"
@@ -67,11 +66,11 @@ func (r *Registry) AddOrchestration(name string, fn OrchestrationFunc) error {
 func (r *Registry) AddOrchestrationVersion(name, version string, fn OrchestrationFunc) error {
 	const op = "register_orchestration"
 	if name == "" || fn == nil {
-		return duroxide.Errorf(op, duroxide.ErrInvalidInput, "orchestration %q: empty name or nil function", name)
+		return invalidInput(op, "orchestration %q: empty name or nil function", name)
 	}
 	v, err := semver.StrictNewVersion(version)
 	if err != nil {
-		return duroxide.Errorf(op, duroxide.ErrInvalidInput, "orchestration %q: version %q is not semver: %v", name, version, err)
+		return invalidInput(op, "orchestration %q: version %q is not semver: %v", name, version, err)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -91,10 +90,10 @@ func (r *Registry) AddOrchestrationVersion(name, version string, fn Orchestratio
 func (r *Registry) AddActivity(name string, fn ActivityFunc) error {
 	const op = "register_activity"
 	if name == "" || fn == nil {
-		return duroxide.Errorf(op, duroxide.ErrInvalidInput, "activity %q: empty name or nil function", name)
+		return invalidInput(op, "activity %q: empty name or nil function", name)
 	}
 	if strings.HasPrefix(name, systemActivityPrefix) {
-		return duroxide.Errorf(op, duroxide.ErrInvalidInput, "activity %q: the prefix %q is reserved", name, systemActivityPrefix)
+		return invalidInput(op, "activity %q: the prefix %q is reserved", name, systemActivityPrefix)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -190,7 +189,7 @@ func jsonAdapter[C, In, Out any](fn func(C, In) (Out, error), what string) func(
 	return func(ctx C, input string) (string, error) {
 		in, err := decodeJSON[In](input)
 		if err != nil {
-			return "", fmt.Errorf("decode %s input: %w", what, err)
+			return "", &DecodeError{Kind: what + " input", Err: err}
 		}
 		out, err := fn(ctx, in)
 		if err != nil {

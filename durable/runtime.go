@@ -56,18 +56,18 @@ func NewRuntime(p duroxide.Provider, reg *Registry, opts Options) (*Runtime, err
 func newRuntime(p duroxide.Provider, reg *Registry, opts Options) (*Runtime, error) {
 	const op = "new_runtime"
 	if p == nil || reg == nil {
-		return nil, duroxide.Errorf(op, duroxide.ErrInvalidInput, "provider and registry are required")
+		return nil, invalidInput(op, "provider and registry are required")
 	}
 	opts = opts.withDefaults()
 	if err := opts.WorkerTagFilter.Validate(); err != nil {
-		return nil, duroxide.Errorf(op, duroxide.ErrInvalidInput, "worker tag filter: %v", err)
+		return nil, invalidInput(op, "worker tag filter: %v", err)
 	}
 	support, err := supportedRange(opts.SupportedReplayVersions)
 	if err != nil {
-		return nil, duroxide.Errorf(op, duroxide.ErrInvalidInput, "%v", err)
+		return nil, invalidInput(op, "%v", err)
 	}
 	rt := &Runtime{
-		p: p, reg: reg, opts: opts, id: randomID(), client: NewClient(p),
+		p: p, reg: reg, opts: opts, id: randomID(), client: &Client{p: p, maxPayload: opts.maxPayloadBytes},
 		support: support, filter: duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemverRange{support}},
 		execs: newExecutionIDs(maxRememberedExecutions), sessions: newSessionTracker(),
 		cache: newInstanceCache(opts.InstanceCacheEntries, opts.InstanceCacheBytes, opts.OrchestratorLockTimeout),

@@ -59,10 +59,41 @@ func (s OrchestrationStatus) FailureMessage() string {
 	return engine.DisplayMessage(*s.Failure)
 }
 
+// Err is the failure of a failed instance as a typed error, nil unless
+// Failed: a *NondeterminismError when its code and history parted ways,
+// otherwise an *OrchestrationError (errors.Is(err, ErrCancelled) for a
+// cancelled instance).
+func (s OrchestrationStatus) Err() error {
+	if s.Status != StatusFailed || s.Failure == nil {
+		return nil
+	}
+	if c := s.Failure.Configuration; c != nil && c.Message != nil {
+		return nondeterminismError(*c.Message)
+	}
+	return &OrchestrationError{Message: s.FailureMessage(), Details: *s.Failure}
+}
+
+// OrchestrationError is a failed instance's failure (OrchestrationStatus.Err).
+type OrchestrationError struct {
+	// Message is duroxide's display message of Details.
+	Message string
+	Details duroxide.ErrorDetails
+}
+
+// Error returns the failure message.
+func (e *OrchestrationError) Error() string { return e.Message }
+
+// Is reports whether target is ErrCancelled for a cancelled instance, or
+// ErrPanicked for one whose code panicked.
+func (e *OrchestrationError) Is(target error) bool { return detailsAre(e.Details, target) }
+
 // DecodeOutput decodes the JSON output of a completed instance into v.
 func (s OrchestrationStatus) DecodeOutput(v any) error {
 	if s.Status != StatusCompleted {
-		return duroxide.Errorf("decode_output", duroxide.ErrInvalidInput, "instance is %s, not Completed", s.Status)
+		return invalidInput("decode_output", "instance is %s, not Completed", s.Status)
 	}
-	return json.Unmarshal([]byte(s.Output), v)
+	if err := json.Unmarshal([]byte(s.Output), v); err != nil {
+		return &DecodeError{Kind: "output", Err: err}
+	}
+	return nil
 }

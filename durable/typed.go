@@ -72,12 +72,10 @@ func Value[T any](ctx *OrchestrationContext, key string) (v T, ok bool, err erro
 		return v, false, nil
 	}
 	v, err = decodeJSON[T](s)
-	return v, true, err
-}
-
-// typed reads raw's string result as JSON of T.
-func typed[T any](raw Future[string]) Future[T] {
-	return Future[T]{f: raw.f, decode: typedDecode[T]}
+	if err != nil {
+		return v, true, &DecodeError{Kind: "value", Name: key, Err: err}
+	}
+	return v, true, nil
 }
 
 // mustEncode encodes orchestration-side values. Orchestration code must be

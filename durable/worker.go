@@ -248,10 +248,15 @@ func (r *Runtime) describeInstance(ctx context.Context, instance string) (string
 // is no longer wanted; other failures abandon so the activity runs again.
 func (r *Runtime) completeActivity(locked *duroxide.LockedWorkItem, item duroxide.ActivityExecute, res activityResult,
 	owner string, next *handoff[duroxide.LockedWorkItem]) {
+	if res.err == nil {
+		if err := checkPayload("activity", "result of activity \""+item.Name+"\"", res.out, r.opts.maxPayloadBytes); err != nil {
+			res.err = NonRetryable(err)
+		}
+	}
 	var completion duroxide.WorkItem = duroxide.ActivityCompleted{Instance: item.Instance, ExecutionID: item.ExecutionID, ID: item.ID, Result: res.out}
 	if res.err != nil {
 		completion = duroxide.ActivityFailed{Instance: item.Instance, ExecutionID: item.ExecutionID, ID: item.ID,
-			Details: duroxide.ApplicationFailure(res.err.Error())}
+			Details: activityFailure(res.err)}
 	}
 	err := r.ackActivity(locked.LockToken, completion, owner, next)
 	if err == nil || isLockLost(err) {

@@ -18,6 +18,9 @@ type Env struct {
 	// DeadlockTimeout is how long code may run without yielding before the
 	// turn is given up with a *Deadlock panic (0: no bound).
 	DeadlockTimeout time.Duration
+	// MaxPayloadBytes bounds each input the code emits and its output; one
+	// over it fails the instance (0: DefaultMaxPayloadBytes).
+	MaxPayloadBytes int
 }
 
 // turnRunner runs turns for a runtime.

@@ -1,11 +1,20 @@
 package engine
 
-// TaskError is how a failed activity or sub-orchestration reaches
-// orchestration code: Message is duroxide's display message of the failure's
-// ErrorDetails (the application error's message for ordinary failures). The
-// public API hands it on as durable.TaskError.
+import "github.com/duroxide-go/duroxide-redis/duroxide"
+
+// TaskError is how a failed activity, sub-orchestration or panicking Go
+// block reaches orchestration code: Message is duroxide's display message of
+// the failure's ErrorDetails (the application error's message for ordinary
+// failures), Details the failure itself. The public API hands it on as one
+// of its typed errors (durable.ActivityError, ChildError, PanicError).
 type TaskError struct {
 	Message string
+	Details duroxide.ErrorDetails
+}
+
+// failure is the TaskError of a recorded failure.
+func failure(d duroxide.ErrorDetails) *TaskError {
+	return &TaskError{Message: DisplayMessage(d), Details: d}
 }
 
 // Error returns the failure message.
@@ -115,6 +124,10 @@ func (k scheduleKind) String() string {
 	}
 	return "unknown"
 }
+
+// Instance is a sub-orchestration future's child instance id as recorded
+// ("" before its SubOrchestrationScheduled is, and for other futures).
+func (f *Future) Instance() string { return f.ctx.st.subOrchInstances[f.token] }
 
 // Cancel gives the future up, as dropping an unfinished future does in
 // duroxide (see cancel).

@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/duroxide-go/duroxide-redis/duroxide"
+
 // Go starts fn as a block of this orchestration that runs concurrently with
 // the code that started it, the way an async block runs inside duroxide's
 // select or join: fn runs only while something waits on the returned future,
@@ -25,7 +27,7 @@ func (c *Context) Go(fn func(ctx *Context) (string, error)) *Future {
 			if c.st.panicMsg == nil {
 				c.st.panicMsg = co.panicMsg
 			}
-			return "", &TaskError{Message: "orchestration panicked: " + *co.panicMsg}, true
+			return "", failure(appFailure(duroxide.AppErrorPanicked, "", *co.panicMsg)), true
 		}
 		return co.output, co.err, true
 	}

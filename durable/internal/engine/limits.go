@@ -8,19 +8,54 @@ import (
 
 // duroxide's per-turn limits; a turn that breaks one fails the instance.
 const (
-	maxCustomStatusBytes = 256 * 1024
+	MaxCustomStatusBytes = 256 * 1024 // duroxide's MAX_CUSTOM_STATUS_BYTES
 	maxTagNameBytes      = 256
-	maxKVKeys            = 100
-	maxKVValueBytes      = 16 * 1024
+	MaxKVKeys            = 100       // duroxide's MAX_KV_KEYS
+	MaxKVValueBytes      = 16 * 1024 // duroxide's MAX_KV_VALUE_BYTES
 )
+
+// DefaultMaxPayloadBytes bounds one payload (an orchestration or activity
+// input or output, an event's data) before it reaches storage. duroxide has
+// no such limit; Redis has one: a value (bulk string) holds at most 512 MB,
+// and a payload is stored JSON-escaped inside an event or work item, where
+// a control character takes six bytes. 64 MiB keeps even that worst case
+// (384 MiB plus the envelope) under Redis's limit.
+const DefaultMaxPayloadBytes = 64 << 20
+
+// payloadViolation is the failure message for an action whose input is
+// over max bytes ("" when it fits or carries no input).
+func payloadViolation(a *action, max int) string {
+	n := len(a.input)
+	if n <= max {
+		return ""
+	}
+	switch a.kind {
+	case actCallActivity:
+		return fmt.Sprintf("Activity '%s' input size (%d bytes) exceeds limit (%d bytes)", a.name, n, max)
+	case actStartSubOrchestration, actStartDetached:
+		return fmt.Sprintf("Orchestration '%s' input size (%d bytes) exceeds limit (%d bytes)", a.name, n, max)
+	case actContinueAsNew:
+		return fmt.Sprintf("ContinueAsNew input size (%d bytes) exceeds limit (%d bytes)", n, max)
+	}
+	return ""
+}
+
+// outputViolation is the failure message for an orchestration output over
+// max bytes ("" when it fits).
+func outputViolation(output string, max int) string {
+	if n := len(output); n > max {
+		return fmt.Sprintf("Orchestration output size (%d bytes) exceeds limit (%d bytes)", n, max)
+	}
+	return ""
+}
 
 // limitViolation checks the turn's new events against duroxide's limits and
 // returns the failure message of the first one broken ("" when none is).
 func limitViolation(delta []duroxide.Event, snapshot map[string]duroxide.KVEntry) string {
 	for i := len(delta) - 1; i >= 0; i-- {
 		if c, ok := delta[i].Kind.(duroxide.CustomStatusUpdatedEvent); ok && c.Status != nil {
-			if n := len(*c.Status); n > maxCustomStatusBytes {
-				return fmt.Sprintf("Custom status size (%d bytes) exceeds limit (%d bytes)", n, maxCustomStatusBytes)
+			if n := len(*c.Status); n > MaxCustomStatusBytes {
+				return fmt.Sprintf("Custom status size (%d bytes) exceeds limit (%d bytes)", n, MaxCustomStatusBytes)
 			}
 			break
 		}
@@ -31,12 +66,12 @@ func limitViolation(delta []duroxide.Event, snapshot map[string]duroxide.KVEntry
 		}
 	}
 	for _, ev := range delta {
-		if kv, ok := ev.Kind.(duroxide.KeyValueSetEvent); ok && len(kv.Value) > maxKVValueBytes {
-			return fmt.Sprintf("KV value for key '%s' (%d bytes) exceeds limit (%d bytes)", kv.Key, len(kv.Value), maxKVValueBytes)
+		if kv, ok := ev.Kind.(duroxide.KeyValueSetEvent); ok && len(kv.Value) > MaxKVValueBytes {
+			return fmt.Sprintf("KV value for key '%s' (%d bytes) exceeds limit (%d bytes)", kv.Key, len(kv.Value), MaxKVValueBytes)
 		}
 	}
-	if n := kvKeyCount(delta, snapshot); n > maxKVKeys {
-		return fmt.Sprintf("KV key count (%d) exceeds limit (%d)", n, maxKVKeys)
+	if n := kvKeyCount(delta, snapshot); n > MaxKVKeys {
+		return fmt.Sprintf("KV key count (%d) exceeds limit (%d)", n, MaxKVKeys)
 	}
 	return ""
 }

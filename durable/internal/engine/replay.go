@@ -52,6 +52,9 @@ type Engine struct {
 	// deadlock is how long the engine waits for the code to yield before
 	// it gives the turn up (Env.DeadlockTimeout; 0: for ever).
 	deadlock time.Duration
+	// maxPayload bounds inputs the code emits and its output
+	// (Env.MaxPayloadBytes).
+	maxPayload int
 
 	// live is the replay state kept between turns: nil until the code has
 	// started.
@@ -81,7 +84,7 @@ type turnState struct {
 func New(instance string, executionID uint64, history []duroxide.Event) *Engine {
 	return &Engine{
 		instance: instance, executionID: executionID, idx: indexHistory(history), history: history,
-		clock: time.Now, logger: slog.New(slog.DiscardHandler),
+		clock: time.Now, logger: slog.New(slog.DiscardHandler), maxPayload: DefaultMaxPayloadBytes,
 	}
 }
 
@@ -165,6 +168,7 @@ func (e *Engine) replayFromStart(fn Func, input, name, version string) turnResul
 func (e *Engine) newContext(name, version string) *Context {
 	st := newCtxState()
 	st.replaying = true
+	st.maxPayload = e.maxPayload
 	for k, v := range e.kvSnapshot {
 		st.kv[k] = v.Value
 		st.kvUpdated[k] = v.LastUpdatedAtMs
@@ -255,6 +259,9 @@ func (r *replayRun) poll() (turnResult, bool) {
 	if msg := firstPanic(co.panicMsg, r.ctx.st.panicMsg); msg != nil {
 		return failedTurn(appFailure(duroxide.AppErrorPanicked, "", *msg)), true
 	}
+	if msg := r.ctx.st.limitMsg; msg != nil {
+		return failedTurn(appFailure(duroxide.AppErrorOrchestrationFailed, "", *msg)), true
+	}
 	return turnResult{}, false
 }
 
@@ -315,6 +322,9 @@ func (r *replayRun) finish() turnResult {
 	}
 	if ctx.co.err != nil {
 		return failedTurn(appFailure(duroxide.AppErrorOrchestrationFailed, "", ctx.co.err.Error()))
+	}
+	if msg := outputViolation(ctx.co.output, e.maxPayload); msg != "" {
+		return failedTurn(appFailure(duroxide.AppErrorOrchestrationFailed, "", msg))
 	}
 	return turnResult{kind: turnCompleted, output: ctx.co.output}
 }

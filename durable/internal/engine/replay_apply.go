@@ -55,13 +55,13 @@ func (r *replayRun) apply(ev duroxide.Event) *duroxide.ErrorDetails {
 	case duroxide.ActivityCompletedEvent:
 		return r.complete(ev, kindActivity, completion{kind: kindActivity, value: k.Result}, true)
 	case duroxide.ActivityFailedEvent:
-		return r.complete(ev, kindActivity, completion{kind: kindActivity, err: &TaskError{Message: DisplayMessage(k.Details)}}, false)
+		return r.complete(ev, kindActivity, completion{kind: kindActivity, err: failure(k.Details)}, false)
 	case duroxide.TimerFiredEvent:
 		return r.complete(ev, kindTimer, completion{kind: kindTimer}, false)
 	case duroxide.SubOrchestrationCompletedEvent:
 		return r.complete(ev, kindSubOrchestration, completion{kind: kindSubOrchestration, value: k.Result}, false)
 	case duroxide.SubOrchestrationFailedEvent:
-		return r.complete(ev, kindSubOrchestration, completion{kind: kindSubOrchestration, err: &TaskError{Message: DisplayMessage(k.Details)}}, false)
+		return r.complete(ev, kindSubOrchestration, completion{kind: kindSubOrchestration, err: failure(k.Details)}, false)
 	case duroxide.ExternalSubscribedCancelledEvent, duroxide.QueueSubscriptionCancelledEvent:
 		st.observe(ev)
 	case duroxide.ExternalEventEvent, duroxide.QueueEventDeliveredEvent:

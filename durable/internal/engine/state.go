@@ -20,6 +20,10 @@ type ctxState struct {
 	// panic of a Go block, which fails the turn like a panic of the code.
 	coroutines []*coroutine
 	panicMsg   *string
+	// maxPayload bounds an emitted action's input; limitMsg is the first
+	// action over it, which was not emitted and fails the turn.
+	maxPayload int
+	limitMsg   *string
 
 	nextToken uint64
 	emitted   []*action
@@ -57,6 +61,14 @@ func newCtxState() *ctxState {
 func (s *ctxState) emit(a *action) uint64 {
 	s.nextToken++
 	a.token = s.nextToken
+	if msg := payloadViolation(a, s.maxPayload); msg != "" {
+		// Never emitted, so never recorded: its future stays pending and
+		// the next poll fails the turn.
+		if s.limitMsg == nil {
+			s.limitMsg = &msg
+		}
+		return a.token
+	}
 	s.emitted = append(s.emitted, a)
 	return a.token
 }

@@ -50,6 +50,9 @@ func (r turnRunner) runExecution(t *turnOutput, eng *Engine, b Batch, ver *semve
 	}
 	hi := eng.idx.info()
 	eng.clock, eng.logger, eng.deadlock = r.env.Clock, r.env.Logger, r.env.DeadlockTimeout
+	if r.env.MaxPayloadBytes > 0 {
+		eng.maxPayload = r.env.MaxPayloadBytes
+	}
 	eng.prepCompletions(b.Completions)
 	res := eng.execute(fn, hi.Input, b.Name, ver.String())
 

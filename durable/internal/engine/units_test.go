@@ -8,13 +8,13 @@ import (
 )
 
 func TestLimitsFailTheTurn(t *testing.T) {
-	big := strings.Repeat("x", maxKVValueBytes+1)
+	big := strings.Repeat("x", MaxKVValueBytes+1)
 	delta := []duroxide.Event{duroxide.NewEvent(2, "i", 1, nil, duroxide.KeyValueSetEvent{Key: "k", Value: big})}
 	if msg := limitViolation(delta, nil); !strings.Contains(msg, "KV value for key 'k'") {
 		t.Fatalf("message %q", msg)
 	}
 	snap := map[string]duroxide.KVEntry{}
-	for i := range maxKVKeys {
+	for i := range MaxKVKeys {
 		snap[string(rune('a'+i%26))+strings.Repeat("k", i)] = duroxide.KVEntry{}
 	}
 	delta = []duroxide.Event{duroxide.NewEvent(2, "i", 1, nil, duroxide.KeyValueSetEvent{Key: "new"})}
