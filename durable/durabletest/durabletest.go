@@ -1,18 +1,28 @@
 // Package durabletest runs a durable.Runtime for tests, the way httptest
 // runs an HTTP server: one call gives a running runtime and client, cleaned
 // up when the test ends. By default it runs on an embedded miniredis whose
-// clock the test can move forward, so durable timers fire without real
-// sleeps; WithBackend and Each run the same test on a real Redis or Redis
-// Cluster named by the environment (see Backends).
+// clock moves without real sleeps: while the test waits for an instance
+// (Wait, StartAndWait) and nothing can run but a timer is pending, the
+// clock skips to that timer, as in Temporal's test environment
+// (WithTimeSkipping), and Advance moves it by hand. WithBackend and Each run
+// the same test on a real Redis or Redis Cluster named by the environment
+// (see Backends).
 //
 //	env := durabletest.Start(t, reg)
-//	st := env.StartAndWait(t, "order-1", "ProcessOrder", `{"id":1}`)
-//	if st.Status != durable.StatusCompleted { ... }
+//	charge := env.MockActivity("ChargeCard", durable.Activity(fakeCharge))
+//	st := env.StartAndWait(t, "order-1", "ProcessOrder", `{"id":1}`) // its day-long timer fires at once
+//	if st.Status != durable.StatusCompleted || charge.Calls() != 1 { ... }
+//
+// An external event raised before the orchestration subscribes to it is
+// kept in history but never delivered (duroxide's rule), so a test raises
+// it after WaitForEventSubscription; WaitForTimer returns once a timer is
+// created, for tests that Advance past it.
 package durabletest
 
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,8 +58,11 @@ type Env struct {
 	mu     sync.Mutex
 	offset time.Duration
 	skipMu sync.Mutex // one time skip at a time
-	stop   chan struct{}
-	done   chan struct{}
+	// skipChecks counts the idle checks of time skipping, for tests that
+	// must know skipping had its chance.
+	skipChecks atomic.Int64
+	stop       chan struct{}
+	done       chan struct{}
 }
 
 // Option adjusts the environment.

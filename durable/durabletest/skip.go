@@ -44,6 +44,7 @@ func (e *Env) skipWhile(stop <-chan struct{}) {
 		case <-tick.C:
 		}
 		st, ok := e.idle(context.Background())
+		e.skipChecks.Add(1)
 		// Two snapshots alike, with no message enqueued between them, before
 		// moving: a snapshot is atomic, but a second one costs nothing and
 		// keeps a jump away from anything just about to start.
