@@ -24,7 +24,10 @@ import (
 // itself runs between waits, so a test can still wait for a subscription
 // (WaitForEventSubscription) and raise the event before a deadline timer
 // would fire. Time is skipped for every instance of the Env, not only the
-// one waited for.
+// one waited for. While an activity session (durable.WithSession) is held,
+// time does not skip: its owner renews the session's lease in real time,
+// and a jump past the lease would move the session to another worker; it is
+// released after Options.SessionIdleTimeout without activities.
 func WithTimeSkipping(on bool) Option { return func(c *config) { c.noSkip = !on } }
 
 // skipPoll is how often a waiting test looks for a chance to skip time: a
@@ -92,6 +95,7 @@ func (e *Env) idle(ctx context.Context) (idleState, bool) {
 		stats              *redis.SliceCmd
 		later, olck, wlck  *redis.IntCmd
 		nextOrch, nextWork *redis.ZSliceCmd
+		sessions           *redis.StringSliceCmd
 		queuesNow          *redis.StringSliceCmd
 		ready              []*redis.IntCmd
 	)
@@ -103,6 +107,7 @@ func (e *Env) idle(ctx context.Context) (idleState, bool) {
 		olck = p.ZCard(ctx, k.OrchLocked())
 		wlck = p.ZCard(ctx, k.WorkLocked())
 		nextWork = p.ZRangeWithScores(ctx, k.WorkDelayed(), 0, 0)
+		sessions = p.ZRangeByScore(ctx, k.SessionsLive(), &redis.ZRangeBy{Min: now, Max: "+inf", Count: 1})
 		queuesNow = p.SMembers(ctx, k.WorkQueues())
 		for _, q := range queues {
 			ready = append(ready, p.ZCard(ctx, k.WorkQueue(q)))
@@ -113,7 +118,9 @@ func (e *Env) idle(ctx context.Context) (idleState, bool) {
 		return idleState{}, false
 	}
 	unlocked, sessionReady := count(stats.Val(), 0), count(stats.Val(), 1)
-	if unlocked-later.Val() > 0 || sessionReady > 0 || olck.Val() > 0 || wlck.Val() > 0 {
+	// A live session lease also holds time: its owner renews it in real
+	// time, and a jump past it would move the session to another worker.
+	if unlocked-later.Val() > 0 || sessionReady > 0 || olck.Val() > 0 || wlck.Val() > 0 || len(sessions.Val()) > 0 {
 		return idleState{}, false
 	}
 	if !sameSet(queues, queuesNow.Val()) {
