@@ -3,6 +3,7 @@ package durabletest_test
 import (
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -56,8 +57,11 @@ func TestDurabletestSkipChainsTimersAndActivities(t *testing.T) {
 			if _, err := ctx.Timer(time.Hour).Get(); err != nil {
 				return "", err
 			}
-			var err error
-			if n, err = durable.CallActivity[int](ctx, "Add", n).Get(); err != nil {
+			out, err := ctx.ScheduleActivity("Add", strconv.Itoa(n)).Get()
+			if err != nil {
+				return "", err
+			}
+			if n, err = strconv.Atoi(out); err != nil {
 				return "", err
 			}
 		}
@@ -162,11 +166,11 @@ func chargeRegistry(real *atomic.Int64) *durable.Registry {
 		return "real", nil
 	}))
 	reg.MustAddOrchestration("Pay", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		a, err := durable.CallActivity[string](ctx, "Charge", 5).Get()
+		a, err := ctx.ScheduleActivity("Charge", "5").Get()
 		if err != nil {
 			return "", err
 		}
-		b, err := durable.CallActivity[string](ctx, "Charge", 7).Get()
+		b, err := ctx.ScheduleActivity("Charge", "7").Get()
 		return a + "," + b, err
 	})
 	return reg
@@ -196,7 +200,7 @@ func TestDurabletestMockActivity(t *testing.T) {
 	t.Run("real", func(t *testing.T) {
 		t.Parallel()
 		env := durabletest.Start(t, reg)
-		if st := env.StartAndWait(t, "pay", "Pay", ""); st.Status != durable.StatusCompleted || st.Output != "real,real" {
+		if st := env.StartAndWait(t, "pay", "Pay", ""); st.Status != durable.StatusCompleted || st.Output != `"real","real"` {
 			t.Fatalf("status %v output %q %s: want the registered activity", st.Status, st.Output, st.FailureMessage())
 		}
 	})

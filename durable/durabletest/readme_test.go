@@ -19,26 +19,26 @@ type Order struct {
 	ID string `json:"id"`
 }
 
-// newRegistry registers the README's ProcessOrder; ChargeCard stands for a
-// payment service a test must not call.
+// newRegistry registers the README's ProcessOrder (in raw form, without
+// the retry policy); ChargeCard stands for a payment service a test must
+// not call.
 func newRegistry() *durable.Registry {
 	reg := durable.NewRegistry()
 	reg.MustAddActivity("ChargeCard", durable.Activity(func(ctx *durable.ActivityContext, o Order) (string, error) {
 		return "", errors.New("no payment service in tests")
 	}))
-	reg.MustAddOrchestration("ProcessOrder", durable.Orchestration(func(ctx *durable.OrchestrationContext, o Order) (string, error) {
-		receipt, err := durable.CallActivityWithRetry[string](ctx, "ChargeCard", o,
-			durable.RetryPolicy{MaxAttempts: 3, Timeout: time.Minute})
+	reg.MustAddOrchestration("ProcessOrder", func(ctx *durable.OrchestrationContext, order string) (string, error) {
+		receipt, err := ctx.ScheduleActivity("ChargeCard", order).Get()
 		if err != nil {
 			return "", err
 		}
 		approved := ctx.WaitForEvent("Approved") // an external event...
 		timeout := ctx.Timer(24 * time.Hour)     // ...raced against a durable timer
 		if ctx.Select(approved, timeout) == 1 {
-			return "", fmt.Errorf("order %s: no approval in time", o.ID)
+			return "", fmt.Errorf("order %s: no approval in time", order)
 		}
 		return receipt, nil
-	}))
+	})
 	return reg
 }
 
