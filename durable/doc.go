@@ -36,10 +36,12 @@
 //   - Client: start (idempotent), raise events, enqueue queue messages,
 //     cancel (cascading to children), status, waits, KV reads and the
 //     provider's management calls.
-//   - durabletest: a runtime on an embedded miniredis with a clock tests can
-//     move forward (Env.Advance) and an optional provider wrapper for fault
-//     injection; durabletest.Each runs a test on real Redis and Redis
-//     Cluster too when the environment names them.
+//   - durabletest: a runtime on an embedded miniredis whose clock skips
+//     ahead to the next timer while a test waits and nothing else can run
+//     (or moves when told, Env.Advance), waits for an instance to subscribe
+//     to an event or create a timer, activity mocks and an optional provider
+//     wrapper for fault injection; durabletest.Each runs a test on real
+//     Redis and Redis Cluster too when the environment names them.
 //   - RunTurn: one dispatcher turn without a provider, returning the commit
 //     it would make, for golden-history tests against duroxide.
 //
@@ -89,6 +91,9 @@
 //
 // # Example
 //
+// (Example in example_test.go runs this program on an embedded Redis and
+// checks its output.)
+//
 //	type Order struct {
 //		ID    string  `json:"id"`
 //		Total float64 `json:"total"`
@@ -105,6 +110,7 @@
 //		if err != nil {
 //			return "", err
 //		}
+//		ctx.SetCustomStatus("awaiting shipment")
 //		// Wait up to a day for shipping, whichever comes first.
 //		shipped := ctx.WaitForEvent("Shipped")
 //		deadline := ctx.Timer(24 * time.Hour)
@@ -137,7 +143,23 @@
 //		if err := c.StartOrchestrationJSON(ctx, "order-42", "ProcessOrder", Order{ID: "42", Total: 9.5}); err != nil {
 //			log.Fatal(err)
 //		}
-//		_ = c.RaiseEvent(ctx, "order-42", "Shipped", "1Z999")
+//		// Raise "Shipped" once the order waits for it (its custom status says
+//		// so): an event that arrives before the orchestration subscribes is kept
+//		// in history but never delivered, as in duroxide.
+//		var seen uint64
+//		for {
+//			st, err := c.WaitForStatusChange(ctx, "order-42", seen, time.Minute)
+//			if err != nil {
+//				log.Fatal(err)
+//			}
+//			if st.IsTerminal() || st.CustomStatus != nil && *st.CustomStatus == "awaiting shipment" {
+//				break
+//			}
+//			seen = st.CustomStatusVersion
+//		}
+//		if err := c.RaiseEvent(ctx, "order-42", "Shipped", "1Z999"); err != nil {
+//			log.Fatal(err)
+//		}
 //		st, err := c.WaitForOrchestration(ctx, "order-42", time.Minute)
 //		if err != nil {
 //			log.Fatal(err)

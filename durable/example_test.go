@@ -6,6 +6,8 @@ import (
 	"log"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
+
 	"github.com/duroxide-go/duroxide-redis/durable"
 	"github.com/duroxide-go/duroxide-redis/redisprovider"
 )
@@ -26,6 +28,7 @@ func processOrder(ctx *durable.OrchestrationContext, o Order) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	ctx.SetCustomStatus("awaiting shipment")
 	// Wait up to a day for shipping, whichever comes first.
 	shipped := ctx.WaitForEvent("Shipped")
 	deadline := ctx.Timer(24 * time.Hour)
@@ -37,14 +40,20 @@ func processOrder(ctx *durable.OrchestrationContext, o Order) (string, error) {
 	return receipt, nil
 }
 
-// The package documentation's example, compiled (it needs a Redis to run).
+// The package documentation's example, run on an embedded Redis (the
+// documentation connects to a server at 127.0.0.1:6379 instead).
 func Example() {
 	ctx := context.Background()
 	reg := durable.NewRegistry()
 	reg.MustAddActivity("ChargeCard", durable.Activity(chargeCard))
 	reg.MustAddOrchestration("ProcessOrder", durable.Orchestration(processOrder))
 
-	p, err := redisprovider.New(ctx, redisprovider.Options{URL: "redis://127.0.0.1:6379/0"})
+	srv, err := miniredis.Run()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	p, err := redisprovider.New(ctx, redisprovider.Options{URL: "redis://" + srv.Addr() + "/0"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -59,7 +68,23 @@ func Example() {
 	if err := c.StartOrchestrationJSON(ctx, "order-42", "ProcessOrder", Order{ID: "42", Total: 9.5}); err != nil {
 		log.Fatal(err)
 	}
-	_ = c.RaiseEvent(ctx, "order-42", "Shipped", "1Z999")
+	// Raise "Shipped" once the order waits for it (its custom status says
+	// so): an event that arrives before the orchestration subscribes is kept
+	// in history but never delivered, as in duroxide.
+	var seen uint64
+	for {
+		st, err := c.WaitForStatusChange(ctx, "order-42", seen, time.Minute)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if st.IsTerminal() || st.CustomStatus != nil && *st.CustomStatus == "awaiting shipment" {
+			break
+		}
+		seen = st.CustomStatusVersion
+	}
+	if err := c.RaiseEvent(ctx, "order-42", "Shipped", "1Z999"); err != nil {
+		log.Fatal(err)
+	}
 	st, err := c.WaitForOrchestration(ctx, "order-42", time.Minute)
 	if err != nil {
 		log.Fatal(err)
@@ -67,4 +92,5 @@ func Example() {
 	var receipt string
 	_ = st.DecodeOutput(&receipt)
 	fmt.Println(st.Status, receipt)
+	// Output: Completed receipt-42
 }

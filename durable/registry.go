@@ -104,6 +104,42 @@ func (r *Registry) AddActivity(name string, fn ActivityFunc) error {
 	return nil
 }
 
+// ReplaceActivity swaps the function of the activity registered under
+// name, for a test that stubs one activity (durabletest.Env.MockActivity).
+// Executions that start afterwards run fn, also on a runtime already
+// running on r; an activity that is not registered is an ErrNotFound error,
+// so a misspelt name fails instead of adding an activity nobody calls.
+func (r *Registry) ReplaceActivity(name string, fn ActivityFunc) error {
+	const op = "replace_activity"
+	if fn == nil {
+		return duroxide.Errorf(op, duroxide.ErrInvalidInput, "activity %q: nil function", name)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.activities[name]; !ok {
+		return duroxide.Errorf(op, duroxide.ErrNotFound, "activity %q is not registered", name)
+	}
+	r.activities[name] = fn
+	return nil
+}
+
+// Clone returns a registry holding the same orchestrations and activities,
+// whose later changes (ReplaceActivity, new registrations) do not reach r
+// and the reverse: a test harness replaces activities in its clone while
+// other tests keep sharing r.
+func (r *Registry) Clone() *Registry {
+	c := NewRegistry()
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for name, list := range r.orchestrations {
+		c.orchestrations[name] = append([]versionedOrchestration(nil), list...)
+	}
+	for name, fn := range r.activities {
+		c.activities[name] = fn
+	}
+	return c
+}
+
 // MustAddOrchestration is AddOrchestration that panics on error, for
 // registration code at program start.
 func (r *Registry) MustAddOrchestration(name string, fn OrchestrationFunc) *Registry {

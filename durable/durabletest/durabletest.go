@@ -1,18 +1,28 @@
 // Package durabletest runs a durable.Runtime for tests, the way httptest
 // runs an HTTP server: one call gives a running runtime and client, cleaned
 // up when the test ends. By default it runs on an embedded miniredis whose
-// clock the test can move forward, so durable timers fire without real
-// sleeps; WithBackend and Each run the same test on a real Redis or Redis
-// Cluster named by the environment (see Backends).
+// clock moves without real sleeps: while the test waits for an instance
+// (Wait, StartAndWait) and nothing can run but a timer is pending, the
+// clock skips to that timer, as in Temporal's test environment
+// (WithTimeSkipping), and Advance moves it by hand. WithBackend and Each run
+// the same test on a real Redis or Redis Cluster named by the environment
+// (see Backends).
 //
 //	env := durabletest.Start(t, reg)
-//	st := env.StartAndWait(t, "order-1", "ProcessOrder", `{"id":1}`)
-//	if st.Status != durable.StatusCompleted { ... }
+//	charge := env.MockActivity("ChargeCard", durable.Activity(fakeCharge))
+//	st := env.StartAndWait(t, "order-1", "ProcessOrder", `{"id":1}`) // its day-long timer fires at once
+//	if st.Status != durable.StatusCompleted || charge.Calls() != 1 { ... }
+//
+// An external event raised before the orchestration subscribes to it is
+// kept in history but never delivered (duroxide's rule), so a test raises
+// it after WaitForEventSubscription; WaitForTimer returns once a timer is
+// created, for tests that Advance past it.
 package durabletest
 
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,12 +51,18 @@ type Env struct {
 	Redis *miniredis.Miniredis
 
 	t      testing.TB
-	plain  bool // runtimes get the provider without ack-and-fetch
+	plain  bool              // runtimes get the provider without ack-and-fetch
+	noSkip bool              // Wait does not skip time (WithTimeSkipping(false))
+	reg    *durable.Registry // the Env's runtime's copy of the test's registry
 	rdb    redis.UniversalClient
 	mu     sync.Mutex
 	offset time.Duration
-	stop   chan struct{}
-	done   chan struct{}
+	skipMu sync.Mutex // one time skip at a time
+	// skipChecks counts the idle checks of time skipping, for tests that
+	// must know skipping had its chance.
+	skipChecks atomic.Int64
+	stop       chan struct{}
+	done       chan struct{}
 }
 
 // Option adjusts the environment.
@@ -56,6 +72,7 @@ type config struct {
 	opts    durable.Options
 	wrap    func(duroxide.Provider) duroxide.Provider
 	plain   bool // hide the provider's ack-and-fetch calls
+	noSkip  bool // no time skipping in Wait
 	backend Backend
 }
 
@@ -74,13 +91,17 @@ func WithProviderWrapper(wrap func(duroxide.Provider) duroxide.Provider) Option 
 // and a runtime for reg, and registers their shutdown (and the namespace's
 // deletion) with t.Cleanup. Unless WithOptions says otherwise, fetches poll
 // for 100ms so shutdown is quick.
+//
+// The runtime runs on a copy of reg (durable.Registry.Clone), so that
+// MockActivity changes this Env only and reg can be shared by parallel
+// tests; register everything on reg before Start.
 func Start(t testing.TB, reg *durable.Registry, options ...Option) *Env {
 	t.Helper()
 	cfg := config{opts: durable.Options{LongPollTimeout: 100 * time.Millisecond}, backend: Miniredis(), plain: ackFetchOff()}
 	for _, o := range options {
 		o(&cfg)
 	}
-	e := &Env{t: t, Backend: cfg.backend, stop: make(chan struct{}), done: make(chan struct{})}
+	e := &Env{t: t, Backend: cfg.backend, noSkip: cfg.noSkip, reg: reg.Clone(), stop: make(chan struct{}), done: make(chan struct{})}
 	e.rdb, e.Redis = cfg.backend.connect(t)
 	if e.Redis != nil {
 		e.syncClock()
@@ -95,7 +116,7 @@ func Start(t testing.TB, reg *durable.Registry, options ...Option) *Env {
 		t.Fatalf("durabletest: provider on %s: %v", cfg.backend.Name, err)
 	}
 	e.Provider, e.plain = p, cfg.plain
-	e.Runtime = e.newRuntime(cfg.runtimeProvider(p), reg, cfg.opts)
+	e.Runtime = e.newRuntime(cfg.runtimeProvider(p), e.reg, cfg.opts)
 	e.Client = e.Runtime.Client()
 	t.Cleanup(func() { e.close(t) })
 	return e
@@ -158,7 +179,8 @@ func (e *Env) closeClock() {
 }
 
 // StartAndWait starts instance with a raw input and waits until it is
-// terminal; it fails the test on any error or timeout.
+// terminal, skipping time as Wait does; it fails the test on any error or
+// timeout.
 func (e *Env) StartAndWait(t testing.TB, instance, name, input string, opts ...durable.OrchestrationOption) durable.OrchestrationStatus {
 	t.Helper()
 	if err := e.Client.StartOrchestration(context.Background(), instance, name, input, opts...); err != nil {
@@ -168,9 +190,17 @@ func (e *Env) StartAndWait(t testing.TB, instance, name, input string, opts ...d
 }
 
 // Wait waits until instance is terminal and fails the test on timeout.
+// While it waits, time skips ahead whenever nothing can run but a timer is
+// pending (see WithTimeSkipping), so durable timers fire without Advance.
 func (e *Env) Wait(t testing.TB, instance string) durable.OrchestrationStatus {
 	t.Helper()
-	st, err := e.Client.WaitForOrchestration(context.Background(), instance, DefaultWaitTimeout)
+	var (
+		st  durable.OrchestrationStatus
+		err error
+	)
+	e.waitSkipping(func() {
+		st, err = e.Client.WaitForOrchestration(context.Background(), instance, DefaultWaitTimeout)
+	})
 	if err != nil {
 		t.Fatalf("durabletest: wait for %s: %v", instance, err)
 	}

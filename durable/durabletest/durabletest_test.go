@@ -1,0 +1,224 @@
+package durabletest_test
+
+import (
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/duroxide-go/duroxide-redis/durable"
+	"github.com/duroxide-go/duroxide-redis/durable/durabletest"
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// sleepFor is an orchestration that waits on one durable timer of d.
+func sleepFor(d time.Duration) durable.OrchestrationFunc {
+	return func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		if _, err := ctx.Timer(d).Get(); err != nil {
+			return "", err
+		}
+		return "woke", nil
+	}
+}
+
+// approvalOrDeadline waits for "Approved" raced against a day-long timer.
+func approvalOrDeadline(ctx *durable.OrchestrationContext, _ string) (string, error) {
+	approved := ctx.WaitForEvent("Approved")
+	if ctx.Select(approved, ctx.Timer(24*time.Hour)) == 1 {
+		return "deadline", nil
+	}
+	return approved.Get()
+}
+
+func TestDurabletestSkipFiresDayLongTimerWithoutAdvance(t *testing.T) {
+	t.Parallel()
+	reg := durable.NewRegistry().MustAddOrchestration("Sleepy", sleepFor(24*time.Hour))
+	env := durabletest.Start(t, reg)
+	before := env.Now()
+	st := env.StartAndWait(t, "sleepy", "Sleepy", "")
+	if st.Status != durable.StatusCompleted || st.Output != "woke" {
+		t.Fatalf("status %v output %q %s", st.Status, st.Output, st.FailureMessage())
+	}
+	if moved := env.Now().Sub(before); moved < 24*time.Hour {
+		t.Fatalf("the clock moved %v, less than the timer's 24h", moved)
+	}
+}
+
+func TestDurabletestSkipChainsTimersAndActivities(t *testing.T) {
+	t.Parallel()
+	reg := durable.NewRegistry()
+	reg.MustAddActivity("Add", durable.Activity(func(_ *durable.ActivityContext, n int) (int, error) { return n + 1, nil }))
+	reg.MustAddOrchestration("Steps", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		n := 0
+		for range 3 {
+			if _, err := ctx.Timer(time.Hour).Get(); err != nil {
+				return "", err
+			}
+			out, err := ctx.ScheduleActivity("Add", strconv.Itoa(n)).Get()
+			if err != nil {
+				return "", err
+			}
+			if n, err = strconv.Atoi(out); err != nil {
+				return "", err
+			}
+		}
+		return strings.Repeat("x", n), nil
+	})
+	env := durabletest.Start(t, reg)
+	if st := env.StartAndWait(t, "steps", "Steps", ""); st.Status != durable.StatusCompleted || st.Output != "xxx" {
+		t.Fatalf("status %v output %q %s", st.Status, st.Output, st.FailureMessage())
+	}
+}
+
+func TestDurabletestWaitForEventSubscriptionThenRaise(t *testing.T) {
+	t.Parallel()
+	reg := durable.NewRegistry()
+	var released atomic.Bool
+	started, release := make(chan struct{}), make(chan struct{})
+	reg.MustAddActivity("Prepare", func(*durable.ActivityContext, string) (string, error) {
+		close(started)
+		<-release
+		return "", nil
+	})
+	reg.MustAddOrchestration("Approval", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		if _, err := ctx.ScheduleActivity("Prepare", "").Get(); err != nil {
+			return "", err
+		}
+		return approvalOrDeadline(ctx, in)
+	})
+	env := durabletest.Start(t, reg)
+	if err := env.Client.StartOrchestration(t.Context(), "a-1", "Approval", ""); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		<-started
+		released.Store(true)
+		close(release)
+	}()
+	// The subscription comes only after the activity, which runs only once
+	// released: returning before that would be returning too early.
+	env.WaitForEventSubscription(t, "a-1", "Approved")
+	if !released.Load() {
+		t.Fatal("WaitForEventSubscription returned before the orchestration could subscribe")
+	}
+	h, err := env.Provider.Read(t.Context(), "a-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(h, func(ev duroxide.Event) bool {
+		k, ok := ev.Kind.(duroxide.ExternalSubscribedEvent)
+		return ok && k.Name == "Approved"
+	}) {
+		t.Fatalf("no committed subscription in history: %d events", len(h))
+	}
+	if err := env.Client.RaiseEvent(t.Context(), "a-1", "Approved", "yes"); err != nil {
+		t.Fatal(err)
+	}
+	// Time skipping is on: the event, queued before the wait, wins over
+	// the deadline only because it was delivered.
+	if st := env.Wait(t, "a-1"); st.Status != durable.StatusCompleted || st.Output != "yes" {
+		t.Fatalf("status %v output %q %s", st.Status, st.Output, st.FailureMessage())
+	}
+}
+
+func TestDurabletestSkipNoEventMeansDeadline(t *testing.T) {
+	t.Parallel()
+	reg := durable.NewRegistry().MustAddOrchestration("Approval", approvalOrDeadline)
+	env := durabletest.Start(t, reg)
+	if st := env.StartAndWait(t, "a-2", "Approval", ""); st.Status != durable.StatusCompleted || st.Output != "deadline" {
+		t.Fatalf("status %v output %q %s", st.Status, st.Output, st.FailureMessage())
+	}
+}
+
+func TestDurabletestWaitForTimerThenAdvance(t *testing.T) {
+	t.Parallel()
+	reg := durable.NewRegistry().MustAddOrchestration("Sleepy", sleepFor(24*time.Hour))
+	env := durabletest.Start(t, reg, durabletest.WithTimeSkipping(false))
+	before := env.Now()
+	if err := env.Client.StartOrchestration(t.Context(), "s-1", "Sleepy", ""); err != nil {
+		t.Fatal(err)
+	}
+	at := env.WaitForTimer(t, "s-1")
+	if d := at.Sub(before); d < 24*time.Hour || d > 24*time.Hour+time.Minute {
+		t.Fatalf("timer fires %v after the start, want about 24h", d)
+	}
+	if moved := env.Now().Sub(before); moved >= time.Hour {
+		t.Fatalf("the clock moved %v without a skipping wait or Advance", moved)
+	}
+	if st, err := env.Client.Status(t.Context(), "s-1"); err != nil || st.Status != durable.StatusRunning {
+		t.Fatalf("status %v, %v: want Running before the timer fires", st.Status, err)
+	}
+	env.Advance(at.Sub(env.Now()) + time.Millisecond)
+	if st := env.Wait(t, "s-1"); st.Status != durable.StatusCompleted || st.Output != "woke" {
+		t.Fatalf("status %v output %q %s", st.Status, st.Output, st.FailureMessage())
+	}
+}
+
+// chargeRegistry is shared by the parallel Envs of the mock test: the
+// mock of one must not reach the other.
+func chargeRegistry(real *atomic.Int64) *durable.Registry {
+	reg := durable.NewRegistry()
+	reg.MustAddActivity("Charge", durable.Activity(func(_ *durable.ActivityContext, amount int) (string, error) {
+		real.Add(1)
+		return "real", nil
+	}))
+	reg.MustAddOrchestration("Pay", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		a, err := ctx.ScheduleActivity("Charge", "5").Get()
+		if err != nil {
+			return "", err
+		}
+		b, err := ctx.ScheduleActivity("Charge", "7").Get()
+		return a + "," + b, err
+	})
+	return reg
+}
+
+func TestDurabletestMockActivity(t *testing.T) {
+	t.Parallel()
+	var real atomic.Int64
+	reg := chargeRegistry(&real)
+	t.Run("mocked", func(t *testing.T) {
+		t.Parallel()
+		env := durabletest.Start(t, reg)
+		charge := env.MockActivity("Charge", durable.Activity(func(_ *durable.ActivityContext, amount int) (string, error) {
+			if amount > 6 {
+				return "", errors.New("declined")
+			}
+			return "mock", nil
+		}))
+		st := env.StartAndWait(t, "pay", "Pay", "")
+		if st.Status != durable.StatusFailed || !strings.Contains(st.FailureMessage(), "declined") {
+			t.Fatalf("status %v output %q %s: want the mock's decline", st.Status, st.Output, st.FailureMessage())
+		}
+		if charge.Calls() != 2 || !slices.Equal(charge.Inputs(), []string{"5", "7"}) {
+			t.Fatalf("mock saw %d calls with %q, want 2 with [5 7]", charge.Calls(), charge.Inputs())
+		}
+	})
+	t.Run("real", func(t *testing.T) {
+		t.Parallel()
+		env := durabletest.Start(t, reg)
+		if st := env.StartAndWait(t, "pay", "Pay", ""); st.Status != durable.StatusCompleted || st.Output != `"real","real"` {
+			t.Fatalf("status %v output %q %s: want the registered activity", st.Status, st.Output, st.FailureMessage())
+		}
+	})
+	t.Cleanup(func() {
+		if n := real.Load(); n != 2 {
+			t.Errorf("the registered activity ran %d times, want 2 (the unmocked Env only)", n)
+		}
+	})
+}
+
+func TestDurabletestMockRegistryReplace(t *testing.T) {
+	t.Parallel()
+	reg := durable.NewRegistry().MustAddActivity("A", func(*durable.ActivityContext, string) (string, error) { return "a", nil })
+	err := reg.Clone().ReplaceActivity("B", func(*durable.ActivityContext, string) (string, error) { return "", nil })
+	if !errors.Is(err, duroxide.ErrNotFound) {
+		t.Fatalf("replacing an unregistered activity: %v, want ErrNotFound", err)
+	}
+	if err := reg.ReplaceActivity("A", nil); !errors.Is(err, duroxide.ErrInvalidInput) {
+		t.Fatalf("replacing with nil: %v, want ErrInvalidInput", err)
+	}
+}

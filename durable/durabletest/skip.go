@@ -1,0 +1,177 @@
+package durabletest
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// WithTimeSkipping(false) turns time skipping off: Wait and StartAndWait
+// then wait in real time, and only Advance moves the clock. It is on by
+// default on miniredis (real servers have no clock to move).
+//
+// With time skipping, while a test waits through the Env for an outcome
+// (Wait, StartAndWait) and nothing can run (no orchestration message
+// visible, no turn or activity in flight, no activity queued) but something
+// is due later (a durable timer, a delayed message), the clock jumps to the
+// earliest such time, as Temporal's test environment does: a workflow
+// waiting a day on a timer completes at once. An activity's own run time is
+// never skipped (it is in flight), and time never moves while the test
+// itself runs between waits, so a test can still wait for a subscription
+// (WaitForEventSubscription) and raise the event before a deadline timer
+// would fire. Time is skipped for every instance of the Env, not only the
+// one waited for. While an activity session (durable.WithSession) is held,
+// time does not skip: its owner renews the session's lease in real time,
+// and a jump past the lease would move the session to another worker; it is
+// released after Options.SessionIdleTimeout without activities.
+func WithTimeSkipping(on bool) Option { return func(c *config) { c.noSkip = !on } }
+
+// skipPoll is how often a waiting test looks for a chance to skip time: a
+// few Redis reads, and the delay before a timer fires once everything else
+// has settled.
+const skipPoll = 5 * time.Millisecond
+
+// skipWhile skips time until stop is closed (the wait it serves returned).
+func (e *Env) skipWhile(stop <-chan struct{}) {
+	tick := time.NewTicker(skipPoll)
+	defer tick.Stop()
+	var last idleState
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		st, ok := e.idle(context.Background())
+		e.skipChecks.Add(1)
+		// Two snapshots alike, with no message enqueued between them, before
+		// moving: a snapshot is atomic, but a second one costs nothing and
+		// keeps a jump away from anything just about to start.
+		if ok && st == last {
+			e.skipTo(st.due)
+		}
+		last = st
+		if !ok {
+			last = idleState{}
+		}
+	}
+}
+
+// skipTo moves the clock to due unless another waiter already did: one
+// jump at a time, so concurrent waits never add their jumps up.
+func (e *Env) skipTo(due time.Time) {
+	e.skipMu.Lock()
+	defer e.skipMu.Unlock()
+	if d := due.Sub(e.Now()); d > 0 {
+		e.Advance(d)
+	}
+}
+
+// idleState is a snapshot of an idle namespace: the enqueue sequence (it
+// moves with every message) and when the earliest delayed message is due.
+type idleState struct {
+	seq string
+	due time.Time
+}
+
+// idle reports whether nothing in the Env's namespace can run now while
+// something is due later, and when. It reads the provider's queue indexes
+// (keys.go documents them; get_queue_depths.lua counts the same way) in one
+// MULTI, which miniredis runs atomically: a message moving from a queue to
+// a lock and on cannot hide between two reads.
+func (e *Env) idle(ctx context.Context) (idleState, bool) {
+	k := e.Provider.Keys()
+	queues, err := e.rdb.SMembers(ctx, k.WorkQueues()).Result()
+	if err != nil {
+		return idleState{}, false
+	}
+	now := "(" + strconv.FormatInt(e.Now().UnixMilli(), 10)
+	var (
+		seq                *redis.StringCmd
+		stats              *redis.SliceCmd
+		later, olck, wlck  *redis.IntCmd
+		nextOrch, nextWork *redis.ZSliceCmd
+		sessions           *redis.StringSliceCmd
+		queuesNow          *redis.StringSliceCmd
+		ready              []*redis.IntCmd
+	)
+	_, err = e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		seq = p.Get(ctx, k.Seq())
+		stats = p.HMGet(ctx, k.Stats(), "o_unl", "w_sready")
+		later = p.ZCount(ctx, k.OrchFuture(), now, "+inf")
+		nextOrch = p.ZRangeByScoreWithScores(ctx, k.OrchFuture(), &redis.ZRangeBy{Min: now, Max: "+inf", Count: 1})
+		olck = p.ZCard(ctx, k.OrchLocked())
+		wlck = p.ZCard(ctx, k.WorkLocked())
+		nextWork = p.ZRangeWithScores(ctx, k.WorkDelayed(), 0, 0)
+		sessions = p.ZRangeByScore(ctx, k.SessionsLive(), &redis.ZRangeBy{Min: now, Max: "+inf", Count: 1})
+		queuesNow = p.SMembers(ctx, k.WorkQueues())
+		for _, q := range queues {
+			ready = append(ready, p.ZCard(ctx, k.WorkQueue(q)))
+		}
+		return nil
+	})
+	if err != nil && err != redis.Nil {
+		return idleState{}, false
+	}
+	unlocked, sessionReady := count(stats.Val(), 0), count(stats.Val(), 1)
+	// A live session lease also holds time: its owner renews it in real
+	// time, and a jump past it would move the session to another worker.
+	if unlocked-later.Val() > 0 || sessionReady > 0 || olck.Val() > 0 || wlck.Val() > 0 || len(sessions.Val()) > 0 {
+		return idleState{}, false
+	}
+	if !sameSet(queues, queuesNow.Val()) {
+		return idleState{}, false
+	}
+	for _, r := range ready {
+		if r.Val() > 0 {
+			return idleState{}, false
+		}
+	}
+	due := int64(-1)
+	for _, z := range [][]redis.Z{nextOrch.Val(), nextWork.Val()} {
+		if len(z) > 0 && (due < 0 || int64(z[0].Score) < due) {
+			due = int64(z[0].Score)
+		}
+	}
+	if due < 0 {
+		return idleState{}, false
+	}
+	return idleState{seq: seq.Val(), due: time.UnixMilli(due)}, true
+}
+
+// count reads the i-th value of an HMGET reply as a number (0 if absent).
+func count(vals []any, i int) int64 {
+	s, _ := vals[i].(string)
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
+// waitSkipping runs wait with time skipping around it (when the Env skips
+// time).
+func (e *Env) waitSkipping(wait func()) {
+	if e.noSkip || e.Redis == nil {
+		wait()
+		return
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		e.skipWhile(stop)
+	}()
+	defer wg.Wait()
+	defer close(stop)
+	wait()
+}

@@ -1,0 +1,97 @@
+package durabletest
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/duroxide-go/duroxide-redis/durable/internal/engine"
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// Poll backoff of the history reads of WaitForEventSubscription and
+// WaitForTimer.
+const (
+	historyPollStart = time.Millisecond
+	historyPollMax   = 20 * time.Millisecond
+)
+
+// WaitForEventSubscription waits until instance's orchestration waits for
+// the external event name: its current execution's stored history holds a
+// subscription to name that no event has answered yet (a committed turn
+// ended with the code blocked on it). An event raised before that is kept
+// in history for audit only and never delivered, as in duroxide, so a test
+// raises an event after this returns:
+//
+//	env.WaitForEventSubscription(t, "order-1", "Approved")
+//	_ = env.Client.RaiseEvent(ctx, "order-1", "Approved", `true`)
+//
+// It fails the test if the instance does not subscribe within
+// DefaultWaitTimeout. Time does not skip while it waits.
+func (e *Env) WaitForEventSubscription(t testing.TB, instance, name string) {
+	t.Helper()
+	e.waitHistory(t, instance, "a subscription to event "+name, func(h []duroxide.Event) bool {
+		return slices.Contains(engine.WaitingExternalEvents(h), name)
+	})
+}
+
+// WaitForTimer waits until instance's current execution has a durable timer
+// that has not fired (its TimerCreated is in the stored history: the turn
+// that created it committed) and returns the earliest such timer's fire
+// time, so a test can Advance past it. It fails the test if no timer is
+// created within DefaultWaitTimeout. Time does not skip while it waits.
+func (e *Env) WaitForTimer(t testing.TB, instance string) time.Time {
+	t.Helper()
+	var fireAt time.Time
+	e.waitHistory(t, instance, "a pending timer", func(h []duroxide.Event) bool {
+		at, ok := pendingTimer(h)
+		fireAt = at
+		return ok
+	})
+	return fireAt
+}
+
+// pendingTimer returns the earliest fire time of a timer created and not
+// fired in h.
+func pendingTimer(h []duroxide.Event) (time.Time, bool) {
+	created := map[uint64]uint64{} // TimerCreated id -> fire time (ms)
+	for _, ev := range h {
+		switch k := ev.Kind.(type) {
+		case duroxide.TimerCreatedEvent:
+			created[ev.EventID] = k.FireAtMs
+		case duroxide.TimerFiredEvent:
+			if ev.SourceEventID != nil {
+				delete(created, *ev.SourceEventID)
+			}
+		}
+	}
+	var earliest uint64
+	for _, at := range created {
+		if earliest == 0 || at < earliest {
+			earliest = at
+		}
+	}
+	return time.UnixMilli(int64(earliest)), len(created) > 0
+}
+
+// waitHistory reads instance's stored history, with backoff, until done
+// accepts it; it fails the test after DefaultWaitTimeout, naming what.
+func (e *Env) waitHistory(t testing.TB, instance, what string, done func([]duroxide.Event) bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), DefaultWaitTimeout)
+	defer cancel()
+	delay := historyPollStart
+	for {
+		h, err := e.Provider.Read(ctx, instance)
+		if err == nil && done(h) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("durabletest: %s never had %s within %v (last read: %d events, error %v)", instance, what, DefaultWaitTimeout, len(h), err)
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, historyPollMax)
+	}
+}

@@ -1,0 +1,19 @@
+package engine
+
+import "github.com/duroxide-go/duroxide-redis/duroxide"
+
+// WaitingExternalEvents lists, in subscription order, the names of the
+// external-event subscriptions of an execution's history that are still
+// waiting for an event, by the same positional rule a turn applies: a name
+// subscribed to twice and answered once is listed once. Test harnesses
+// (durabletest) use it to tell when raising an event will be delivered
+// rather than kept for audit only.
+func WaitingExternalEvents(h []duroxide.Event) []string {
+	w := waitsOf(h)
+	ids := w.externals.waiting()
+	names := make([]string, len(ids))
+	for i, id := range ids {
+		names[i] = w.externals.name[id]
+	}
+	return names
+}

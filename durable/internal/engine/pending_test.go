@@ -1,0 +1,32 @@
+package engine
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+func TestWaitingExternalEventsFollowsThePositionalRule(t *testing.T) {
+	t.Parallel()
+	src := func(id uint64) *uint64 { return &id }
+	h := []duroxide.Event{
+		duroxide.NewEvent(1, "i", 1, nil, duroxide.OrchestrationStartedEvent{Name: "O", Version: "1.0.0"}),
+		// Raised before any subscription: kept for audit, answers nobody.
+		duroxide.NewEvent(2, "i", 1, nil, duroxide.ExternalEventEvent{Name: "A", Data: "early"}),
+		duroxide.NewEvent(3, "i", 1, nil, duroxide.ExternalSubscribedEvent{Name: "A"}),
+		duroxide.NewEvent(4, "i", 1, nil, duroxide.ExternalSubscribedEvent{Name: "A"}),
+		duroxide.NewEvent(5, "i", 1, nil, duroxide.ExternalSubscribedEvent{Name: "B"}),
+		duroxide.NewEvent(6, "i", 1, nil, duroxide.ExternalSubscribedEvent{Name: "C"}),
+		duroxide.NewEvent(7, "i", 1, nil, duroxide.ExternalEventEvent{Name: "A", Data: "1"}),
+		duroxide.NewEvent(8, "i", 1, src(6), duroxide.ExternalSubscribedCancelledEvent{Reason: "dropped"}),
+	}
+	// A is subscribed twice and answered once (the early event does not
+	// count), B never answered, C cancelled.
+	if got, want := WaitingExternalEvents(h), []string{"A", "B"}; !slices.Equal(got, want) {
+		t.Fatalf("waiting %q, want %q", got, want)
+	}
+	if got := WaitingExternalEvents(h[:3]); !slices.Equal(got, []string{"A"}) {
+		t.Fatalf("after the first subscription: waiting %q, want [A]", got)
+	}
+}
