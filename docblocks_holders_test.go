@@ -39,8 +39,8 @@ func readmeWritingWorkflows(ctx context.Context) (durable.OrchestrationStatus, e
 		return payments.Charge(ctx, o) // ctx is a context.Context, cancelled when the result is no longer wanted
 	}))
 	reg.MustAddOrchestration("ProcessOrder", durable.Orchestration(func(ctx *durable.OrchestrationContext, o Order) (string, error) {
-		receipt, err := durable.CallActivityWithRetry[string](ctx, "ChargeCard", o,
-			durable.RetryPolicy{MaxAttempts: 3, Timeout: time.Minute})
+		receipt, err := durable.ScheduleActivityWithRetry[string](ctx, "ChargeCard", o,
+			durable.RetryPolicy{MaxAttempts: 3, Timeout: time.Minute}).Get()
 		if err != nil {
 			return "", err
 		}

@@ -33,7 +33,7 @@ func TestDocGoBlock(t *testing.T) {
 	reg.MustAddOrchestration("Pay", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		policy := durable.RetryPolicy{MaxAttempts: 2}
 		charge := ctx.Go(func(ctx *durable.OrchestrationContext) (string, error) {
-			return ctx.ScheduleActivityWithRetry("Charge", in, policy)
+			return ctx.ScheduleActivityWithRetry("Charge", in, policy).Get()
 		})
 		if ctx.Select(charge, ctx.Timer(time.Minute)) == 1 {
 			return "", errors.New("charge: no result within a minute")
