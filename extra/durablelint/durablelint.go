@@ -14,7 +14,11 @@
 //
 // — and reports, in their bodies and in the same-package functions they call
 // (transitively), each use of such a source together with the deterministic
-// replacement the durable package offers.
+// replacement the durable package offers. A comment
+//
+//	//durablelint:ignore why
+//
+// on the reported line or the line above silences a report.
 package durablelint
 
 import (
@@ -38,6 +42,12 @@ const DurablePath = "github.com/duroxide-go/duroxide-redis/durable"
 // Directive marks a function as an orchestration when it is registered in a
 // way the analyzer cannot see (another package, a table, a variable).
 const Directive = "//durable:orchestration"
+
+// IgnoreDirective, in a comment on the reported line or the line above it,
+// silences the report there: for code that breaks determinism on purpose
+// (a test provoking a nondeterminism error) or provably harmlessly (a sum
+// over a map).
+const IgnoreDirective = "//durablelint:ignore"
 
 // Analyzer reports non-deterministic code in durable orchestrations.
 var Analyzer = &analysis.Analyzer{
@@ -126,7 +136,7 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 	})
 
-	c := &checker{pass: pass, decls: decls, visited: map[ast.Node]bool{}, reported: map[token.Pos]bool{}}
+	c := &checker{pass: pass, decls: decls, visited: map[ast.Node]bool{}, reported: map[token.Pos]bool{}, ignored: ignoredLines(pass)}
 	for _, r := range roots {
 		c.check(r.node, r.name, "")
 	}
@@ -221,6 +231,30 @@ type checker struct {
 	decls    map[*types.Func]*ast.FuncDecl
 	visited  map[ast.Node]bool
 	reported map[token.Pos]bool
+	ignored  map[lineKey]bool
+}
+
+type lineKey struct {
+	file string
+	line int
+}
+
+// ignoredLines returns the lines IgnoreDirective silences: its own and the
+// next.
+func ignoredLines(pass *analysis.Pass) map[lineKey]bool {
+	out := map[lineKey]bool{}
+	for _, f := range pass.Files {
+		for _, cg := range f.Comments {
+			for _, c := range cg.List {
+				if strings.HasPrefix(c.Text, IgnoreDirective) {
+					p := pass.Fset.Position(c.Slash)
+					out[lineKey{p.Filename, p.Line}] = true
+					out[lineKey{p.Filename, p.Line + 1}] = true
+				}
+			}
+		}
+	}
+	return out
 }
 
 // check reports the non-deterministic code in fn, the body of orchestration
@@ -247,6 +281,9 @@ func (c *checker) check(fn ast.Node, name, via string) {
 			return
 		}
 		c.reported[pos] = true
+		if p := c.pass.Fset.Position(pos); c.ignored[lineKey{p.Filename, p.Line}] {
+			return
+		}
 		c.pass.Reportf(pos, "%s in %s is not deterministic on replay: %s", what, where, advice)
 	}
 	info := c.pass.TypesInfo
@@ -255,7 +292,7 @@ func (c *checker) check(fn ast.Node, name, via string) {
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.GoStmt:
-			r(n.Go, "go statement", "use ctx.Go(func(ctx *durable.OrchestrationContext) (string, error) { ... }) and wait on its future")
+			r(n.Go, "go statement", "use ctx.Go(func(ctx *durable.OrchestrationContext) (string, error) { ... }) (or durable.Go[T]) and wait on its future")
 		case *ast.SelectStmt:
 			r(n.Select, "select statement", "use ctx.Select(futures...) over durable futures (timers, activities, events)")
 			// The select's own sends and receives are reported with it.
