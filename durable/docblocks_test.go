@@ -5,6 +5,7 @@ package durable_test
 
 import (
 	"errors"
+	"os"
 	"testing"
 	"time"
 
@@ -74,3 +75,15 @@ func TestDocDurabletestEach(t *testing.T) {
 		}
 	})
 }
+
+// myapp stands for the user's package in ReplayMain's block.
+var myapp = struct{ Registry func() *durable.Registry }{Registry: docRegistry}
+
+// main holds ReplayMain's block (also in cmd/duroxide-redis/README.md). In
+// this package it is an ordinary function, only compiled: as a program's main
+// it reads os.Args and os.Stdin; TestReplayMain runs ReplayMain itself.
+func main() {
+	os.Exit(durable.ReplayMain(myapp.Registry(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+var _ = main
