@@ -43,22 +43,25 @@ type docHolder struct {
 	compileOnly string
 }
 
+// replayMainHolder holds ReplayMain's block, which its doc and the CLI's
+// README share.
+var replayMainHolder = docHolder{file: "durable/docblocks_test.go", fn: "main",
+	compileOnly: "a program's main: it reads os.Args and os.Stdin (TestReplayMain runs ReplayMain)"}
+
 // docHolders maps every block to its holder.
 var docHolders = map[string]docHolder{
 	"README.md#Writing workflows": {file: "docblocks_holders_test.go", fn: "readmeWritingWorkflows",
 		compileOnly: "it dials the Redis at redis://127.0.0.1:6379/0"},
 	"README.md#Using the provider directly": {file: "docblocks_holders_test.go", fn: "readmeUsingTheProviderDirectly",
 		compileOnly: "it dials the Redis at redis://127.0.0.1:6379/0"},
-	"README.md#The validation suite (`providertest`)":                       {file: "docblocks_holders_test.go", fn: "TestProvider"},
-	"duroxide/errors.go:ErrLockLost":                                        {file: "docblocks_holders_test.go", fn: "TestDocErrorKinds"},
-	"extra/dxotel/README.md#extra/dxotel: OpenTelemetry for duroxide-redis": {file: "extra/dxotel/docblocks_test.go", fn: "TestDocReadme"},
-	"durable/replaymain.go:ReplayMain": {file: "durable/docblocks_test.go", fn: "main",
-		compileOnly: "a program's main: it reads os.Args and os.Stdin (TestReplayMain runs ReplayMain)"},
-	"cmd/duroxide-redis/README.md#Operating a deployment: `cmd/duroxide-redis`": {file: "durable/docblocks_test.go", fn: "main",
-		compileOnly: "a program's main: it reads os.Args and os.Stdin (TestReplayMain runs ReplayMain)"},
-	"durable/goblock.go:OrchestrationContext.Go": {file: "durable/docblocks_test.go", fn: "TestDocGoBlock"},
-	"durable/durabletest/durabletest.go:package": {file: "durable/docblocks_test.go", fn: "TestDocDurabletestStart"},
-	"durable/durabletest/backend.go:Each":        {file: "durable/docblocks_test.go", fn: "TestDocDurabletestEach"},
+	"README.md#The validation suite (`providertest`)":                           {file: "docblocks_holders_test.go", fn: "TestProvider"},
+	"duroxide/errors.go:ErrLockLost":                                            {file: "docblocks_holders_test.go", fn: "TestDocErrorKinds"},
+	"extra/dxotel/README.md#extra/dxotel: OpenTelemetry for duroxide-redis":     {file: "extra/dxotel/docblocks_test.go", fn: "TestDocReadme"},
+	"durable/replaymain.go:ReplayMain":                                          replayMainHolder,
+	"cmd/duroxide-redis/README.md#Operating a deployment: `cmd/duroxide-redis`": replayMainHolder,
+	"durable/goblock.go:OrchestrationContext.Go":                                {file: "durable/docblocks_test.go", fn: "TestDocGoBlock"},
+	"durable/durabletest/durabletest.go:package":                                {file: "durable/docblocks_test.go", fn: "TestDocDurabletestStart"},
+	"durable/durabletest/backend.go:Each":                                       {file: "durable/docblocks_test.go", fn: "TestDocDurabletestEach"},
 }
 
 // docNotGo lists the code blocks that are not Go, and what they are.
