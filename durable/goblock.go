@@ -10,7 +10,7 @@ import "github.com/duroxide-go/duroxide-redis/durable/internal/engine"
 // of steps, e.g. a retried activity against a deadline:
 //
 //	charge := ctx.Go(func(ctx *durable.OrchestrationContext) (string, error) {
-//		return ctx.ScheduleActivityWithRetry("Charge", in, policy)
+//		return ctx.ScheduleActivityWithRetry("Charge", in, policy).Get()
 //	})
 //	if ctx.Select(charge, ctx.Timer(time.Minute)) == 1 { ... }
 //
