@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 	"github.com/duroxide-go/duroxide-redis/providertest"
 	"github.com/duroxide-go/duroxide-redis/redisprovider"
+	"github.com/redis/go-redis/v9"
 )
 
 // Order is the README's order.
@@ -107,4 +109,10 @@ func TestDocErrorKinds(t *testing.T) {
 	if !errors.Is(err, duroxide.ErrLockLost) {
 		t.Fatalf("errors.Is(%v, ErrLockLost) = false", err)
 	}
+}
+
+// docRedisLogger holds RedisLogger's block. It is only compiled: it sets
+// go-redis's process-wide logger.
+func docRedisLogger(logger *slog.Logger) {
+	redis.SetLogger(redisprovider.RedisLogger(logger))
 }

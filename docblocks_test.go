@@ -45,7 +45,7 @@ type docHolder struct {
 
 // replayMainHolder holds ReplayMain's block, which its doc and the CLI's
 // README share.
-var replayMainHolder = docHolder{file: "durable/docblocks_test.go", fn: "main",
+var replayMainHolder = docHolder{file: "durable/durabletest/replaymain_doc_test.go", fn: "main",
 	compileOnly: "a program's main: it reads os.Args and os.Stdin (TestReplayMain runs ReplayMain)"}
 
 // docHolders maps every block to its holder.
@@ -61,7 +61,14 @@ var docHolders = map[string]docHolder{
 	"cmd/duroxide-redis/README.md#Operating a deployment: `cmd/duroxide-redis`": replayMainHolder,
 	"durable/goblock.go:OrchestrationContext.Go":                                {file: "durable/docblocks_test.go", fn: "TestDocGoBlock"},
 	"durable/durabletest/durabletest.go:package":                                {file: "durable/docblocks_test.go", fn: "TestDocDurabletestStart"},
-	"durable/durabletest/backend.go:Each":                                       {file: "durable/docblocks_test.go", fn: "TestDocDurabletestEach"},
+	"durable/durabletest/mock.go:Env.MockActivity":                              {file: "durable/docblocks_test.go", fn: "TestDocMockActivity"},
+	"durable/durabletest/waits.go:Env.WaitForEventSubscription":                 {file: "durable/docblocks_test.go", fn: "TestDocWaitForEventSubscription"},
+	"durable/doc.go:package": {file: "durable/example_test.go",
+		compileOnly: "the block is a whole program; Example runs its main on an embedded Redis and checks the output"},
+	"README.md#Testing your workflows": {file: "durable/durabletest/readme_test.go", fn: "TestProcessOrder"},
+	"redisprovider/redislog.go:RedisLogger": {file: "docblocks_holders_test.go", fn: "docRedisLogger",
+		compileOnly: "it sets go-redis's process-wide logger, which a test cannot restore"},
+	"durable/durabletest/backend.go:Each": {file: "durable/docblocks_test.go", fn: "TestDocDurabletestEach"},
 }
 
 // docNotGo lists the code blocks that are not Go, and what they are.
@@ -74,14 +81,7 @@ var docNotGo = map[string]string{
 // yet held verbatim, with the holder they are checked against (file empty:
 // none yet). Their failures are logged, not reported; a pending block that
 // passes is logged too, so the entry can go. Empty this list.
-var docKnownPending = map[string]docHolder{
-	// The README's testing snippet uses an undeclared ctx and elides the
-	// assertions; it is being rewritten against a real test.
-	"README.md#Testing your workflows": {},
-	// The package example differs from durable.Example (chargeCard's
-	// unused ctx, main instead of Example).
-	"durable/doc.go:package": {file: "durable/example_test.go", compileOnly: "Example has no Output: it dials the Redis at redis://127.0.0.1:6379/0"},
-}
+var docKnownPending = map[string]docHolder{}
 
 type docBlock struct {
 	key, text string

@@ -99,7 +99,7 @@
 //		Total float64 `json:"total"`
 //	}
 //
-//	func chargeCard(ctx *durable.ActivityContext, o Order) (string, error) {
+//	func chargeCard(_ *durable.ActivityContext, o Order) (string, error) {
 //		return "receipt-" + o.ID, nil // call the payment service here
 //	}
 //
@@ -122,13 +122,15 @@
 //		return receipt, nil
 //	}
 //
+//	var redisURL = "redis://127.0.0.1:6379/0"
+//
 //	func main() {
 //		ctx := context.Background()
 //		reg := durable.NewRegistry()
 //		reg.MustAddActivity("ChargeCard", durable.Activity(chargeCard))
 //		reg.MustAddOrchestration("ProcessOrder", durable.Orchestration(processOrder))
 //
-//		p, err := redisprovider.New(ctx, redisprovider.Options{URL: "redis://127.0.0.1:6379/0"})
+//		p, err := redisprovider.New(ctx, redisprovider.Options{URL: redisURL})
 //		if err != nil {
 //			log.Fatal(err)
 //		}

@@ -5,7 +5,7 @@ package durable_test
 
 import (
 	"errors"
-	"os"
+	"fmt"
 	"testing"
 	"time"
 
@@ -48,17 +48,81 @@ func TestDocGoBlock(t *testing.T) {
 	}
 }
 
-// TestDocDurabletestStart runs durabletest's package block.
+// docOrder is the order of durabletest's doc blocks.
+type docOrder struct {
+	ID int `json:"id"`
+}
+
+// docOrderRegistry registers the orchestration durabletest's package block
+// runs: charge the card, then wait a day before completing.
+func docOrderRegistry() *durable.Registry {
+	reg := durable.NewRegistry()
+	reg.MustAddActivity("ChargeCard", durable.Activity(func(*durable.ActivityContext, docOrder) (string, error) {
+		return "", errors.New("no payment service in tests")
+	}))
+	reg.MustAddOrchestration("ProcessOrder", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		receipt, err := ctx.ScheduleActivity("ChargeCard", in).Get()
+		if err != nil {
+			return "", err
+		}
+		if _, err := ctx.Timer(24 * time.Hour).Get(); err != nil {
+			return "", err
+		}
+		return receipt, nil
+	})
+	return reg
+}
+
+// fakeCharge stands for the payment service in durabletest's package block.
+func fakeCharge(_ *durable.ActivityContext, o docOrder) (string, error) {
+	return fmt.Sprint("receipt-", o.ID), nil
+}
+
+// TestDocDurabletestStart runs durabletest's package block: the mock
+// answers for the payment service and the day-long timer fires at once.
 func TestDocDurabletestStart(t *testing.T) {
 	t.Parallel()
-	reg := docRegistry()
+	reg := docOrderRegistry()
 	env := durabletest.Start(t, reg)
-	st := env.StartAndWait(t, "order-1", "ProcessOrder", `{"id":1}`)
-	if st.Status != durable.StatusCompleted {
-		t.Fatalf("status %v (%v), want Completed", st.Status, st.Failure)
+	charge := env.MockActivity("ChargeCard", durable.Activity(fakeCharge))
+	st := env.StartAndWait(t, "order-1", "ProcessOrder", `{"id":1}`) // its day-long timer fires at once
+	if st.Status != durable.StatusCompleted || charge.Calls() != 1 {
+		t.Fatalf("status %v (%v), %d charges; want Completed after one", st.Status, st.Failure, charge.Calls())
 	}
-	if st.Output != `{"id":1}` {
-		t.Fatalf("output %q, want the input back", st.Output)
+}
+
+// TestDocMockActivity runs MockActivity's block.
+func TestDocMockActivity(t *testing.T) {
+	t.Parallel()
+	env := durabletest.Start(t, docOrderRegistry())
+	charge := env.MockActivity("ChargeCard", durable.Activity(func(_ *durable.ActivityContext, o Order) (string, error) {
+		return "test-receipt", nil
+	}))
+	st := env.StartAndWait(t, "order-1", "ProcessOrder", `{"id":"1"}`) // example_test.go's Order
+	if st.Status != durable.StatusCompleted || st.Output != `"test-receipt"` {
+		t.Fatalf("status %v output %q", st.Status, st.Output)
+	}
+	if charge.Calls() != 1 {
+		t.Fatalf("%d calls, want 1", charge.Calls())
+	}
+}
+
+// TestDocWaitForEventSubscription runs WaitForEventSubscription's block.
+func TestDocWaitForEventSubscription(t *testing.T) {
+	t.Parallel()
+	reg := durable.NewRegistry()
+	reg.MustAddOrchestration("Approve", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		return ctx.WaitForEvent("Approved").Get()
+	})
+	env := durabletest.Start(t, reg)
+	ctx := t.Context()
+	if err := env.Client.StartOrchestration(ctx, "order-1", "Approve", ""); err != nil {
+		t.Fatal(err)
+	}
+	env.WaitForEventSubscription(t, "order-1", "Approved")
+	_ = env.Client.RaiseEvent(ctx, "order-1", "Approved", `true`)
+	if st := env.Wait(t, "order-1"); st.Status != durable.StatusCompleted || st.Output != "true" {
+		t.Fatalf("status %v output %q", st.Status, st.Output)
 	}
 }
 
@@ -75,15 +139,3 @@ func TestDocDurabletestEach(t *testing.T) {
 		}
 	})
 }
-
-// myapp stands for the user's package in ReplayMain's block.
-var myapp = struct{ Registry func() *durable.Registry }{Registry: docRegistry}
-
-// main holds ReplayMain's block (also in cmd/duroxide-redis/README.md). In
-// this package it is an ordinary function, only compiled: as a program's main
-// it reads os.Args and os.Stdin; TestReplayMain runs ReplayMain itself.
-func main() {
-	os.Exit(durable.ReplayMain(myapp.Registry(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-}
-
-var _ = main

@@ -40,20 +40,15 @@ func processOrder(ctx *durable.OrchestrationContext, o Order) (string, error) {
 	return receipt, nil
 }
 
-// The package documentation's example, run on an embedded Redis (the
-// documentation connects to a server at 127.0.0.1:6379 instead).
-func Example() {
+var redisURL = "redis://127.0.0.1:6379/0"
+
+func main() {
 	ctx := context.Background()
 	reg := durable.NewRegistry()
 	reg.MustAddActivity("ChargeCard", durable.Activity(chargeCard))
 	reg.MustAddOrchestration("ProcessOrder", durable.Orchestration(processOrder))
 
-	srv, err := miniredis.Run()
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer srv.Close()
-	p, err := redisprovider.New(ctx, redisprovider.Options{URL: "redis://" + srv.Addr() + "/0"})
+	p, err := redisprovider.New(ctx, redisprovider.Options{URL: redisURL})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -92,5 +87,17 @@ func Example() {
 	var receipt string
 	_ = st.DecodeOutput(&receipt)
 	fmt.Println(st.Status, receipt)
+}
+
+// The package documentation's program (everything above, which doc.go
+// shows verbatim), run on an embedded Redis: Example points redisURL at it.
+func Example() {
+	srv, err := miniredis.Run()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	redisURL = "redis://" + srv.Addr() + "/0"
+	main()
 	// Output: Completed receipt-42
 }

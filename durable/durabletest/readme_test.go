@@ -3,8 +3,6 @@ package durabletest_test
 import (
 	"errors"
 	"fmt"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -12,8 +10,9 @@ import (
 	"github.com/duroxide-go/duroxide-redis/durable/durabletest"
 )
 
-// The README's "Testing your workflows" test, verbatim, on the workflow of
-// its "Writing workflows" section (newRegistry); keep the two in step.
+// The README's "Testing your workflows" test, verbatim (the repository
+// root's docblocks_test.go checks it), on the workflow of its "Writing
+// workflows" section (newRegistry); keep the two in step.
 
 type Order struct {
 	ID string `json:"id"`
@@ -75,28 +74,5 @@ func TestProcessOrder(t *testing.T) {
 	}
 	if charge.Calls() != 2 {
 		t.Fatalf("ChargeCard ran %d times, want once per order", charge.Calls())
-	}
-}
-
-// The README shows TestProcessOrder as it is in this file, so the snippet
-// compiles and passes as written.
-func TestDurabletestReadmeSnippetIsTested(t *testing.T) {
-	t.Parallel()
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	self, err := os.ReadFile("readme_test.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const start = "func TestProcessOrder("
-	i := strings.Index(string(self), start)
-	j := strings.Index(string(self[i:]), "\n}\n")
-	if i < 0 || j < 0 {
-		t.Fatal("TestProcessOrder not found in readme_test.go")
-	}
-	if want := "```go\n" + string(self[i:i+j+3]) + "```\n"; !strings.Contains(string(readme), want) {
-		t.Fatalf("README.md's \"Testing your workflows\" block differs from TestProcessOrder in readme_test.go; copy it:\n%s", want)
 	}
 }
