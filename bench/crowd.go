@@ -71,7 +71,7 @@ func (r *crowdRun) registry() *durable.Registry {
 			if _, err := ctx.Timer(crowdTimer).Get(); err != nil {
 				return "", err
 			}
-			out, err := durable.CallActivity[string](ctx, crowdAct, in).Get()
+			out, err := durable.ScheduleActivity[string](ctx, crowdAct, in).Get()
 			if err == nil && !ctx.IsReplaying() {
 				r.done.record(0, time.Now())
 			}
