@@ -60,6 +60,7 @@ var families = []family{
 	{"seq", "seq", nil, "STRING: sequence of orchestrator messages and worker items (enqueue order), and of instance incarnations"},
 	{"stats", "stats", nil, "HASH: counters (unlocked queue items, executions, events) read by metrics"},
 	{"wakedue", "wakedue", nil, "ZSET: wake key -> earliest time a blocked waiter on it is known to wake"},
+	{"dueclaim", "dueclaim", nil, "HASH: per queue ('o', 'w') the due time one fetcher claimed to run at, and ('o:s', 'w:s') the wake key of its standby (see U.claim)"},
 	{"ogate", "ogate", nil, "STRING: lower bound of the earliest score in olocked, odelay and ofut ('n': none), see U.gate"},
 	{"wgate", "wgate", nil, "STRING: lower bound of the earliest score in wlocked, wdelay and slive ('n': none), see U.gate"},
 
@@ -107,6 +108,7 @@ var families = []family{
 	{"sorphan", "sorph", nil, "SET: expired sessions without items, removed by CleanupOrphanedSessions"},
 	{"cwake", "wc", []partKind{str}, "ZSET: wake-up marker for session-aware fetchers: claimable sessions of one tag queue"},
 	{"owned", "wo", []partKind{str, str}, "ZSET: wake-up marker for one owner's sessions of one tag queue"},
+	{"wctl", "wx", []partKind{str}, "ZSET: wake-up marker one process's waiter blocks on besides its wake keys, set to make it block again on a changed key set"},
 
 	// key-value store
 	{"kv", "kv", []partKind{str}, "HASH: KV store of an instance (key -> '<updated ms>:<value>')"},
@@ -176,6 +178,21 @@ func (k Keys) Stats() string { return k.build("stats") }
 
 // WakeDue names the index of wake keys to the time a waiter on them wakes.
 func (k Keys) WakeDue() string { return k.build("wakedue") }
+
+// DueClaim names the hash of due-time claims: which due time of each queue
+// one fetcher will run at, and the standby woken when it gives it back.
+func (k Keys) DueClaim() string { return k.build("dueclaim") }
+
+// Family returns the family token of a key of this namespace (the part
+// after the prefix, up to its first ':'), "" for a key outside it.
+func (k Keys) Family(key string) string {
+	rest, ok := strings.CutPrefix(key, k.prefix)
+	if !ok {
+		return ""
+	}
+	token, _, _ := strings.Cut(rest, ":")
+	return token
+}
 
 // OrchGate names the orchestrator queue's maintenance gate: a lower bound of
 // the earliest lock expiry or due time, so a fetch reads those sets only
@@ -309,6 +326,11 @@ func (k Keys) ClaimableWake(queue string) string { return k.build("wc", queue) }
 // OwnedWake names the wake-up key of one owner's fetchers for its sessions of
 // one tag queue.
 func (k Keys) OwnedWake(queue, owner string) string { return k.build("wo", queue, owner) }
+
+// WaiterControl names the control marker of one process's waiter (id: its
+// random name): set, it ends the waiter's blocking call so that it blocks
+// again on the wake keys of fetchers that joined meanwhile.
+func (k Keys) WaiterControl(id string) string { return k.build("wx", id) }
 
 // KV names the KV store of an instance.
 func (k Keys) KV(instance string) string { return k.build("kv", instance) }

@@ -23,6 +23,7 @@ func TestKeysGoAndLuaAgree(t *testing.T) {
 		{"seq", nil, k.Seq()},
 		{"stats", nil, k.Stats()},
 		{"wakedue", nil, k.WakeDue()},
+		{"dueclaim", nil, k.DueClaim()},
 		{"ogate", nil, k.OrchGate()},
 		{"wgate", nil, k.WorkGate()},
 		{"inst", []string{"a:b"}, k.Instance("a:b")},
@@ -62,6 +63,7 @@ func TestKeysGoAndLuaAgree(t *testing.T) {
 		{"sorphan", nil, k.SessionsOrphaned()},
 		{"cwake", []string{"d"}, k.ClaimableWake("d")},
 		{"owned", []string{"t:x", "o"}, k.OwnedWake("t:x", "o")},
+		{"wctl", []string{"a1"}, k.WaiterControl("a1")},
 		{"kv", []string{"i"}, k.KV("i")},
 		{"kvdelta", []string{"i"}, k.KVDelta("i")},
 		{"ilist", nil, k.Instances()},
@@ -115,6 +117,25 @@ func TestKeysAreUnambiguous(t *testing.T) {
 	for _, f := range KeyFamilies() {
 		if strings.Contains(f.Token, ":") {
 			t.Errorf("family token %q contains the separator", f.Token)
+		}
+	}
+}
+
+// Family reads back the token of every family's keys, and nothing of a key
+// outside the namespace.
+func TestKeysFamily(t *testing.T) {
+	k := NewKeys("ns")
+	for key, want := range map[string]string{
+		k.OrchWake("f"):         "ow",
+		k.OwnedWake("d", "o:1"): "wo",
+		k.WorkWake("*"):         "ww",
+		k.DueClaim():            "dueclaim",
+		k.WaiterControl("x"):    "wx",
+		"{other}:ow:f":          "",
+		"ow:f":                  "",
+	} {
+		if got := k.Family(key); got != want {
+			t.Errorf("Family(%q) = %q, want %q", key, got, want)
 		}
 	}
 }

@@ -34,6 +34,7 @@ func TestSmokeRunsEveryScenario(t *testing.T) {
 		IdleWindow:  200 * time.Millisecond,
 		ScaleDepths: []int{10, 200},
 		Memory:      5,
+		Crowd:       5,
 	}
 	var out bytes.Buffer
 	rep, err := Run(ctx, o, &out, io.Discard)
@@ -62,6 +63,7 @@ func TestSmokeRunsEveryScenario(t *testing.T) {
 		{"workflows", vWorkflow("fan-out 5", "durable")}, {"workflows", vWorkflow("tree 2x3", "durable")},
 		{"workflows", vWorkflow("fan-out 5", "synthetic")},
 		{"scale", vScale("orchestrator", 200)}, {"scale", vScale("worker", 10)}, {"scale", vScale("worker with sessions", 200)},
+		{"crowd", vCrowd(0)}, {"crowd", vCrowd(5)},
 	} {
 		if rep.find(v.scenario, v.variant, 0) == nil {
 			t.Errorf("no point for %s / %s", v.scenario, v.variant)

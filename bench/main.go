@@ -53,6 +53,8 @@ type Options struct {
 	Histories   []int         // history lengths of the turn-cost sweep
 	Memory      int           // orchestrations completed by the memory scenario
 	AsynqPoll   time.Duration // asynq's tuned TaskCheckInterval (its default is 1s)
+	Crowd       int           // idle runtimes of the crowd scenario
+	CrowdRate   float64       // orchestrations/s the crowd scenario's load starts
 	PoolSize    int           // go-redis pool size (0: go-redis default, 10 x GOMAXPROCS)
 	Scenarios   []string      // subset to run (nil: all)
 	Out         string        // JSON report path ("": a temp dir)
@@ -147,6 +149,18 @@ func defaults(o Options) Options {
 	if o.AsynqPoll == 0 {
 		o.AsynqPoll = 10 * time.Millisecond
 	}
+	if o.Crowd == 0 {
+		o.Crowd = 1000
+		if smoke {
+			o.Crowd = 20
+		}
+	}
+	if o.CrowdRate == 0 {
+		o.CrowdRate = 100
+		if smoke {
+			o.CrowdRate = 20
+		}
+	}
 	return o
 }
 
@@ -169,6 +183,7 @@ var scenarios = []scenario{
 	{"scale", "fetch+ack latency with few vs many queued instances and activities", runScale},
 	{"memory", "Redis bytes per completed orchestration vs its JSON history", runMemory},
 	{"scrape", "Redis work of one metrics scrape (queue depths + system metrics) at few vs many instances", runScrape},
+	{"crowd", "a steady load with and without many idle runtimes parked in the same namespace: script calls and pickup latency", runCrowd},
 }
 
 // env is what every scenario works with.
@@ -374,6 +389,8 @@ func main() {
 	flag.Var(&hist, "history", "history lengths of the turn-cost sweep (default 10,100,1000)")
 	flag.IntVar(&o.Memory, "memory", 0, "orchestrations completed by the memory scenario (default 1000; smoke 10)")
 	flag.DurationVar(&o.AsynqPoll, "asynq-poll", 0, "asynq's tuned TaskCheckInterval (default 10ms; asynq's own default 1s is measured too)")
+	flag.IntVar(&o.Crowd, "crowd", 0, "idle runtimes of the crowd scenario (default 1000; smoke 20)")
+	flag.Float64Var(&o.CrowdRate, "crowd-rate", 0, "orchestrations/s the crowd scenario starts (default 100; smoke 20)")
 	flag.IntVar(&o.PoolSize, "pool", 0, "go-redis pool size (default: go-redis's, 10 x GOMAXPROCS)")
 	flag.StringVar(&scen, "scenarios", "", "comma-separated subset of: "+scenarioNames())
 	flag.StringVar(&o.Out, "out", "", "JSON report path (default: a new temp dir)")

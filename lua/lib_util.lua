@@ -96,33 +96,97 @@ function U.ready(key)
   return mark(key, 'w')
 end
 
+-- Due-time claims. Whatever becomes eligible later (a timer, a delayed
+-- item, an expiring lock) is applied by the maintenance that every fetch
+-- of its queue runs first, and that maintenance sets the ready markers of
+-- the fetchers that can take it. So one fetch per due time is enough, from
+-- any process: the first empty fetch that learns of the next due time claims
+-- it (K.dueclaim, per queue) and is told to run again then; every other one
+-- sleeps until its refresh. Without claims every blocked waiter of every
+-- process would run its fetch at every due time, all but one for nothing.
+-- The claimant's process runs a fetch of the queue at that time, or gives
+-- the claim back (lua/release_due.lua), which wakes the standby: the wake
+-- key of the last fetcher told to sleep until its refresh. A claimant that
+-- dies leaves its claim to pass: the next fetch of anyone after it claims
+-- again, at the latest U.REFRESH later.
+
+-- queue_of names the queue of a wake key: 'o' for the orchestrator's
+-- filter keys, 'w' for every worker class.
+function U.queue_of(key)
+  local ow = K.owake('')
+  if string.sub(key, 1, #ow) == ow then return 'o' end
+  return 'w'
+end
+
+-- claimed returns the due time claimed for queue q while it is ahead, else
+-- false (none, or its time has come: its claimant is running now or gone).
+function U.claimed(q, now)
+  local c = tonumber(redis.call('HGET', K.dueclaim(), q))
+  if c and c > now then return c end
+  return false
+end
+
+-- claim decides when a fetcher of queue q that found nothing, blocked on
+-- key, runs again: at nextdue (ms, or false for nothing pending) when it
+-- claims it, else after U.REFRESH, as the standby of q. A due time before
+-- the claimed one is claimed anew: its fetcher runs earlier, then claims
+-- what follows.
+function U.claim(q, key, nextdue, now)
+  local refresh = now + U.REFRESH
+  if nextdue and nextdue < refresh then
+    local c = U.claimed(q, now)
+    if not c or nextdue < c then
+      redis.call('HSET', K.dueclaim(), q, U.id(nextdue))
+      return nextdue
+    end
+  end
+  redis.call('HSET', K.dueclaim(), q .. ':s', key)
+  return refresh
+end
+
+-- nudge wakes one fetcher blocked on key to run its script now: the due
+-- marker ('d') of U.due, set without a due time.
+function U.nudge(key)
+  return mark(key, 'd')
+end
+
 -- due tells the fetchers blocked on key that something they could take
--- becomes eligible at time t. wakedue holds, per key, the latest time a
--- fetcher blocked on it will wake by itself: when that is no later than t
--- (or past, or nobody waits) the fetchers see the new item in time anyway.
--- No blocked fetcher sleeps past now + U.REFRESH (U.idle), so a later t
--- needs no read: a lock taken for longer than that, the usual case, arms
--- nothing.
+-- becomes eligible at time t. A claimed due time no later than t covers
+-- it: the claimant's fetch then claims the next one, at t or before.
+-- Otherwise wakedue holds, per key, the latest time a fetcher blocked on it
+-- will wake by itself: when that is no later than t (or past, or nobody
+-- waits) the fetchers see the new item in time anyway, and when it is later
+-- one of them is woken and claims t. No blocked fetcher sleeps past now +
+-- U.REFRESH, so a later t needs no read: a lock taken for longer than that,
+-- the usual case, arms nothing.
 function U.due(key, t, now)
   if t >= now + U.REFRESH then return end
+  local c = U.claimed(U.queue_of(key), now)
+  if c and c <= t then return end
   local wake = redis.call('ZSCORE', K.wakedue(), key)
   if wake and tonumber(wake) > now and tonumber(wake) > t then mark(key, 'd') end
 end
 
--- idle records that a fetcher blocked on key found nothing to take; it will
--- run its script again at the returned time: when the next work is due
--- (nextdue, or false for none), after U.REFRESH at the latest. The markers
--- are removed: no work of its class is eligible now, and its wake time
--- counts every due time.
-function U.idle(key, nextdue, now)
+-- sleep records that a fetcher blocked on key found nothing to take and
+-- runs its script again at wake (U.claim). The markers are removed: no
+-- work of its class is eligible now, and its wake time covers every due
+-- time (its own claim, or another's claimant).
+function U.sleep(key, wake, now)
   redis.call('ZREM', key, 'w', 'd')
-  local wake = now + U.REFRESH
-  if nextdue and nextdue < wake then wake = nextdue end
   local latest = redis.call('ZSCORE', K.wakedue(), key)
   if not latest or tonumber(latest) <= now or tonumber(latest) < wake then
     redis.call('ZADD', K.wakedue(), U.id(wake), key)
   end
   redis.call('ZREMRANGEBYSCORE', K.wakedue(), '-inf', now - U.WAKE_TTL)
+end
+
+-- idle records that a fetcher blocked on key found nothing to take; it will
+-- run its script again at the returned time: when the next work is due
+-- (nextdue, or false for none) if it claims that, after U.REFRESH at the
+-- latest.
+function U.idle(key, nextdue, now)
+  local wake = U.claim(U.queue_of(key), key, nextdue, now)
+  U.sleep(key, wake, now)
   return wake
 end
 

@@ -308,16 +308,19 @@ function W.fetch_args()
 end
 
 -- idle records that the fetcher of classes has nothing more to take and
--- returns when it must run again. An any fetcher also clears the ready
--- markers of the queues it read, all empty now, so that the next item
--- readied in any of them tells it (W.ready).
+-- returns when it must run again: one due-time claim for all its classes
+-- (U.claim; the standby key is its first class's, one every fetcher of its
+-- tag queue blocks on), then each wake key's registration. An any fetcher
+-- also clears the ready markers of the queues it read, all empty now, so
+-- that the next item readied in any of them tells it (W.ready).
 function W.idle(classes, now)
-  local nextdue, wake, seen = W.nextdue(), nil, {}
+  local wake = U.claim('w', classes[1][2], W.nextdue(), now)
+  local seen = {}
   for _, c in ipairs(classes) do
     if c[4] then redis.call('ZREM', c[4], 'w') end
     if not seen[c[2]] then
       seen[c[2]] = true
-      wake = U.idle(c[2], nextdue, now)
+      U.sleep(c[2], wake, now)
     end
   end
   return wake

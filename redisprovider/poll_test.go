@@ -1,12 +1,26 @@
 package redisprovider
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	dxredis "github.com/duroxide-go/duroxide-redis"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
+	"github.com/duroxide-go/duroxide-redis/internal/redistest"
 )
 
 // A marker the waiter popped after its last fetcher left is put back with
@@ -15,8 +29,7 @@ import (
 func TestRearmedMarkerExpires(t *testing.T) {
 	m, p := newMiniProvider(t)
 	key := p.Keys().WorkWake("d")
-	w := &waiter{p: p, keys: []string{key}}
-	w.rearm(key)
+	p.rearm(key)
 	if !m.Exists(key) {
 		t.Fatalf("marker %s not put back", key)
 	}
@@ -24,7 +37,7 @@ func TestRearmedMarkerExpires(t *testing.T) {
 		t.Fatalf("marker %s put back with TTL %v, want (0, 1m]", key, ttl)
 	}
 	// a key outside the namespace is refused, not written
-	w.rearm("elsewhere")
+	p.rearm("elsewhere")
 	if m.Exists("elsewhere") {
 		t.Fatal("rearm wrote a key outside the namespace")
 	}
@@ -110,7 +123,7 @@ func wakeBoth(t *testing.T, p *Provider, classes [2]fetchClass) int {
 // after it must reach them through wake-up markers.
 func waitSleeping(t *testing.T, p *Provider, n int) {
 	t.Helper()
-	for start := time.Now(); time.Since(start) < 5*time.Second; time.Sleep(time.Millisecond) {
+	for start := time.Now(); time.Since(start) < 30*time.Second; time.Sleep(time.Millisecond) {
 		if sleepingFetchers(p) == n {
 			return
 		}
@@ -129,4 +142,361 @@ func sleepingFetchers(p *Provider) int {
 		w.mu.Unlock()
 	}
 	return n
+}
+
+// scriptCounter is a go-redis hook that counts the scripts its clients run
+// (EVALSHA, EVAL or FCALL, whichever the provider uses).
+type scriptCounter struct{ n atomic.Int64 }
+
+func (c *scriptCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *scriptCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		switch cmd.Name() {
+		case "evalsha", "eval", "fcall":
+			c.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (c *scriptCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// testServers is miniredis, plus the Redis at DUROXIDE_REDIS_URL when set:
+// client options for each, by name.
+func testServers(t *testing.T) map[string]*redis.Options {
+	t.Helper()
+	servers := map[string]*redis.Options{"miniredis": {Addr: miniredis.RunT(t).Addr()}}
+	if url := os.Getenv("DUROXIDE_REDIS_URL"); url != "" {
+		o, err := redis.ParseURL(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers["redis"] = o
+	}
+	for _, o := range servers {
+		o.MaxRetries, o.ContextTimeoutEnabled = -1, true
+	}
+	return servers
+}
+
+// A crowd of idle processes must not multiply the fetches that due times
+// cause. 50 providers, each with its own clients (a process of its own),
+// park an orchestration fetcher and a session-aware worker fetcher each.
+// Then instances become visible one after another (delayed enqueues), a due
+// time each. One fetch per due time is all it takes (it makes the instance
+// ready, and whoever is woken takes it); without due-time claims every
+// parked orchestration fetcher runs its script at every due time: 50
+// scripts per instance here, against at most 5 allowed. The crowd is woken
+// once after the enqueues, as its periodic refresh would, so that every
+// fetcher knows the due times.
+//
+// Not parallel, and 50 processes rather than hundreds: 400 fetchers and
+// their connections on one miniredis, under the race detector on a loaded
+// 2-core machine, made its calls time out.
+func TestIdleCrowdDoesNotMultiplyDueTimeFetches(t *testing.T) {
+	for name, opts := range testServers(t) {
+		t.Run(name, func(t *testing.T) { testIdleCrowd(t, opts) })
+	}
+}
+
+func testIdleCrowd(t *testing.T, opts *redis.Options) {
+	const (
+		crowd    = 50
+		items    = 20
+		first    = 10 * time.Second      // delay of the first instance: the crowd settles first (slow on a loaded 2-core machine)
+		spacing  = 25 * time.Millisecond // between due times
+		perItem  = 5                     // scripts per instance allowed, everything included
+		lateness = time.Second           // due time to fetch, allowed
+	)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ns := "crowd-" + uuid.NewString()
+	var scripts scriptCounter
+	fetched := make(chan string, items)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	providers := make([]*Provider, crowd)
+	for i := range providers {
+		o := *opts
+		rdb := redis.NewClient(&o)
+		rdb.AddHook(&scripts)
+		p, err := newUnloaded(Options{Client: rdb, Namespace: ns})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			err = p.loadScripts(ctx, false)
+		} else { // loaded already: what every process does once at start costs the test no time
+			p.scripts, p.funcs = providers[0].scripts, providers[0].funcs
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		providers[i] = p
+		t.Cleanup(func() { p.Close(); rdb.Close() })
+		owner := sessionOwner(fmt.Sprint("crowd-", i))
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				it, err := p.FetchOrchestrationItem(ctx, time.Hour, 30*time.Second, nil)
+				if it != nil {
+					fetched <- it.Instance // held, never acked: each instance is fetched once
+				} else if err != nil && ctx.Err() == nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				if it, err := p.FetchWorkItem(ctx, time.Hour, 30*time.Second, owner, duroxide.DefaultOnly()); it != nil || (err != nil && ctx.Err() == nil) {
+					t.Errorf("idle worker fetched %v, %v", it, err)
+					return
+				}
+			}
+		}()
+	}
+	t.Cleanup(func() {
+		_ = redistest.DropPrefix(context.Background(), providers[0].rdb, providers[0].Keys().Prefix())
+	})
+	for _, p := range providers {
+		waitSleeping(t, p, 2)
+	}
+	due := make(map[string]time.Time, items)
+	start := time.Now()
+	for i := range items {
+		id := fmt.Sprint("due-", i)
+		delay := first + time.Duration(i)*spacing
+		due[id] = start.Add(delay)
+		if err := providers[0].EnqueueForOrchestrator(ctx, startItem(id), delay); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// every fetcher runs its script once, as at its refresh, and learns the
+	// due times
+	for _, p := range providers {
+		refreshAll(p)
+	}
+	for _, p := range providers {
+		waitSettled(t, p)
+	}
+	before := scripts.n.Load()
+	if len(fetched) > 0 || time.Now().After(start.Add(first)) {
+		t.Fatalf("the crowd took more than %v to settle: the count would miss due times", first)
+	}
+	var worst time.Duration
+	for range items {
+		select {
+		case id := <-fetched:
+			worst = max(worst, time.Since(due[id]))
+		case <-time.After(first + items*spacing + 10*time.Second):
+			t.Fatal("the instances were not all fetched")
+		}
+	}
+	ran := scripts.n.Load() - before
+	t.Logf("%d scripts for %d due instances among %d idle processes (%.1f each), fetched at most %v after due",
+		ran, items, crowd, float64(ran)/items, worst)
+	if ran > perItem*items {
+		t.Errorf("%d scripts for %d instances, want at most %d each", ran, items, perItem)
+	}
+	if worst > lateness {
+		t.Errorf("an instance was fetched %v after its due time, want under %v", worst, lateness)
+	}
+}
+
+// startItem starts instance id.
+func startItem(id string) duroxide.StartOrchestration {
+	return duroxide.StartOrchestration{Instance: id, Orchestration: "O", Input: `""`, ExecutionID: duroxide.InitialExecutionID}
+}
+
+// refreshAll wakes one fetcher of every waiter of p, as its refresh does.
+func refreshAll(p *Provider) {
+	p.waits.mu.Lock()
+	defer p.waits.mu.Unlock()
+	for _, w := range p.waits.m {
+		w.onDue()
+	}
+}
+
+// waitSettled returns once every fetcher of p sleeps and every waiter has
+// recorded an empty fetch since its last wake-up.
+func waitSettled(t *testing.T, p *Provider) {
+	t.Helper()
+	settled := func() bool {
+		p.waits.mu.Lock()
+		defer p.waits.mu.Unlock()
+		for _, w := range p.waits.m {
+			w.mu.Lock()
+			ok := w.fetchers == len(w.sleepers) && !w.due.IsZero()
+			w.mu.Unlock()
+			if !ok {
+				return false
+			}
+		}
+		return true
+	}
+	for start := time.Now(); time.Since(start) < 30*time.Second; time.Sleep(time.Millisecond) {
+		if settled() {
+			return
+		}
+	}
+	t.Fatal("the fetchers never settled")
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// A waiter that gets no connection from the blocking pool says so: its
+// fetchers would otherwise wait for unannounced work in silence. Two kinds
+// of fetcher (orchestrations, activities) need two parked connections; the
+// pool here has one.
+func TestWaiterWithoutConnectionWarns(t *testing.T) {
+	t.Parallel()
+	m := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true, PoolTimeout: 50 * time.Millisecond})
+	defer rdb.Close()
+	var log syncBuffer
+	p, err := New(context.Background(), Options{Client: rdb, BlockingPoolSize: 1, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		_, _ = p.FetchOrchestrationItem(ctx, time.Minute, time.Minute, nil)
+	}()
+	go func() {
+		defer wg.Done()
+		_, _ = p.FetchWorkItem(ctx, time.Minute, time.Minute, nil, duroxide.DefaultOnly())
+	}()
+	for start := time.Now(); time.Since(start) < 5*time.Second; time.Sleep(5 * time.Millisecond) {
+		if strings.Contains(log.String(), "BlockingPoolSize") {
+			return
+		}
+	}
+	t.Fatalf("no warning about the blocking pool; log: %q", log.String())
+}
+
+// The waiter reads an empty fetch's rerun time below refresh as a claimed
+// due time: refresh must be the scripts' U.REFRESH.
+func TestRefreshMatchesTheScripts(t *testing.T) {
+	src, err := dxredis.Script("fetch_work_item")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("U.REFRESH = %d\n", refresh.Milliseconds())
+	if !strings.Contains(src, want) {
+		t.Fatalf("lua/lib_util.lua does not set %q", want)
+	}
+}
+
+// A claim given back wakes the queue's standby, so that its fetch runs at
+// the due time instead; a claim still ahead is left to its claimant when the
+// caller's own time has come (another fetcher claimed since), and dropped
+// when the caller closes (it is the caller's own).
+func TestReleaseDueWakesTheStandby(t *testing.T) {
+	t.Parallel()
+	m, p := newMiniProvider(t)
+	ctx := context.Background()
+	claims, standby := p.Keys().DueClaim(), p.Keys().WorkWake("d")
+	ahead := strconv.FormatInt(time.Now().Add(time.Minute).UnixMilli(), 10)
+	m.HSet(claims, "w", ahead, "w:s", standby)
+	release := func(come bool) int64 {
+		t.Helper()
+		var a args
+		res, err := p.run(ctx, "release_due", scriptReleaseDue, *a.str("w").flag(come))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.(int64)
+	}
+	if got := release(true); got != 0 || m.HGet(claims, "w") != ahead || m.Exists(standby) {
+		t.Fatalf("release at its time of a claim still ahead: %d, claim %q, standby marked %v; want it left alone",
+			got, m.HGet(claims, "w"), m.Exists(standby))
+	}
+	if got := release(false); got != 1 || m.HGet(claims, "w") != "" || !m.Exists(standby) {
+		t.Fatalf("release on close: %d, claim %q, standby marked %v; want the claim dropped and the standby woken",
+			got, m.HGet(claims, "w"), m.Exists(standby))
+	}
+	if ttl := m.TTL(standby); ttl <= 0 || ttl > time.Minute {
+		t.Fatalf("standby marker TTL %v, want (0, 1m]", ttl)
+	}
+	var a args
+	if _, err := p.run(ctx, "release_due", scriptReleaseDue, *a.str("x").flag(true)); !errors.Is(err, duroxide.ErrInvalidInput) {
+		t.Fatalf("release of queue x: %v, want an invalid-input error", err)
+	}
+}
+
+// Of the empty fetches that learn of the same due time, the first claims it
+// (runs again then) and the others run again only at their refresh: one
+// fetch per due time, not one per waiter. A due time before the claimed
+// one is claimed anew.
+func TestOneFetchClaimsADueTime(t *testing.T) {
+	t.Parallel()
+	_, p := newMiniProvider(t)
+	ctx := context.Background()
+	a, _, err := p.workFetchArgs("fetch_work_item", time.Minute, time.Second, nil, duroxide.DefaultOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := func() time.Duration {
+		t.Helper()
+		it, due, err := p.fetchWorkOnce(ctx, "fetch_work_item", a)
+		if it != nil || err != nil {
+			t.Fatalf("fetch: %v, %v; want nothing", it, err)
+		}
+		return due
+	}
+	enqueueIn := func(id uint64, d time.Duration) {
+		t.Helper()
+		act := duroxide.ActivityExecute{Instance: "i", ExecutionID: 1, ID: id, Name: "a", Input: "x"}
+		if err := p.EnqueueForWorker(ctx, act); err != nil {
+			t.Fatal(err)
+		}
+		it, err := p.FetchWorkItem(ctx, time.Minute, 0, nil, duroxide.DefaultOnly())
+		if err != nil || it == nil {
+			t.Fatalf("fetch: %v, %v", it, err)
+		}
+		if err := p.AbandonWorkItem(ctx, it.LockToken, d, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enqueueIn(1, 5*time.Second)
+	if due := empty(); due <= 0 || due > 5*time.Second {
+		t.Fatalf("first empty fetch runs again in %v, want the claimed due time, within 5s", due)
+	}
+	if due := empty(); due != refresh {
+		t.Fatalf("second empty fetch runs again in %v, want its refresh %v", due, refresh)
+	}
+	enqueueIn(2, 2*time.Second)
+	if due := empty(); due <= 0 || due > 2*time.Second {
+		t.Fatalf("empty fetch after an earlier due time runs again in %v, want that one claimed, within 2s", due)
+	}
 }

@@ -36,7 +36,7 @@ type Options struct {
 	// block on a separate client built from Client's options (PoolSize
 	// BlockingPoolSize, ReadTimeout fitted to the blocking calls); any other
 	// UniversalClient is used for blocking too, and then its pool must leave
-	// room for one parked connection per distinct kind of waiter (see
+	// room for one parked connection per distinct kind of fetcher (see
 	// README).
 	Client redis.UniversalClient
 	// URL is parsed with redis.ParseURL when Client is nil, e.g.
@@ -49,9 +49,9 @@ type Options struct {
 	// LockTimeout is the lock duration for callers that pass 0. Default 30s.
 	LockTimeout time.Duration
 	// BlockingPoolSize caps the connections parked in BZPOPMIN. One is used
-	// per distinct kind of waiter in this process (one orchestrator
-	// capability filter; one worker tag filter and session owner). Default
-	// 128.
+	// per distinct kind of fetcher in this process: one per orchestrator
+	// capability filter and one per worker tag filter, shared by all its
+	// session owners. A waiter that gets none logs a warning. Default 128.
 	BlockingPoolSize int
 	// Logger receives the few events worth reporting that are not errors of
 	// a call (dropped orphan messages, skipped corrupt queue messages).
@@ -86,6 +86,8 @@ type Provider struct {
 	scripts     [scriptCount]*redis.Script
 	funcs       *functions // nil: EVALSHA
 	waits       *waitRegistry
+	// blockingPoolSize is the blocking client's pool size, for warnings
+	blockingPoolSize int
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -98,6 +100,19 @@ var (
 
 // New connects to Redis, checks that it answers and loads every script.
 func New(ctx context.Context, opts Options) (*Provider, error) {
+	p, err := newUnloaded(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.loadScripts(ctx, opts.ForceEvalsha); err != nil {
+		p.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// newUnloaded is New without the scripts: checked options and clients.
+func newUnloaded(opts Options) (*Provider, error) {
 	const op = "new"
 	if opts.Namespace == "" {
 		opts.Namespace = DefaultNamespace
@@ -121,10 +136,6 @@ func New(ctx context.Context, opts Options) (*Provider, error) {
 		p.log = slog.New(slog.DiscardHandler)
 	}
 	if err := p.connect(opts); err != nil {
-		return nil, err
-	}
-	if err := p.loadScripts(ctx, opts.ForceEvalsha); err != nil {
-		p.Close()
 		return nil, err
 	}
 	p.waits = newWaitRegistry(p)
@@ -155,6 +166,7 @@ func (p *Provider) connect(opts Options) error {
 		size = 128
 	}
 	p.blocking, p.ownsBlocker = blockingClient(p.rdb, size)
+	p.blockingPoolSize = size
 	if !opts.NoAutoPipeline {
 		p.pipe = autoPipeliner(p.rdb)
 	}
@@ -249,11 +261,16 @@ func (p *Provider) loadScripts(ctx context.Context, forceEvalsha bool) error {
 // functions (FCALL) rather than with EVALSHA.
 func (p *Provider) UsesFunctions() bool { return p.funcs != nil }
 
-// Close stops the provider's waiters and closes the clients New created. A
-// Client passed in Options stays open.
+// Close gives back the due times this process claimed for its fetchers to
+// run at (so that a fetcher elsewhere runs at them), stops the provider's
+// waiters and closes the clients New created. A Client passed in Options
+// stays open.
 func (p *Provider) Close() error {
 	var err error
 	p.closeOnce.Do(func() {
+		if p.waits != nil {
+			p.waits.close() // while the clients are open
+		}
 		close(p.closed)
 		if p.ownsBlocker {
 			err = p.blocking.Close()

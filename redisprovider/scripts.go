@@ -8,7 +8,7 @@ package redisprovider
 // method name, the Operation of its errors). Where one script serves several
 // methods it carries one of their names: read_history also serves read,
 // read_with_execution and read_history_with_execution_id; prune_executions
-// also serves prune_executions_bulk. rearm_wake serves the waiter, no method.
+// also serves prune_executions_bulk. rearm_wake and release_due serve the waiters, no method.
 // enqueue_for_orchestrator and enqueue_for_worker also serve the batch
 // methods, enqueue_for_orchestrator_batch and enqueue_for_worker_batch.
 // ack_fetch_work_item and ack_fetch_orchestration_item serve the optional
@@ -45,6 +45,7 @@ const (
 	scriptPruneExecutions
 	scriptReadHistory
 	scriptRearmWake
+	scriptReleaseDue
 	scriptRenewOrchestrationItemLock
 	scriptRenewSessionLock
 	scriptRenewWorkItemLock
@@ -82,6 +83,7 @@ var scriptFiles = [scriptCount]string{
 	scriptPruneExecutions:            "prune_executions",
 	scriptReadHistory:                "read_history",
 	scriptRearmWake:                  "rearm_wake",
+	scriptReleaseDue:                 "release_due",
 	scriptRenewOrchestrationItemLock: "renew_orchestration_item_lock",
 	scriptRenewSessionLock:           "renew_session_lock",
 	scriptRenewWorkItemLock:          "renew_work_item_lock",

@@ -55,7 +55,7 @@ func (x indexSizes) String() string {
 // deleted, at most window): proportional to the work in flight, never to the
 // work done. Lock tokens and wake-up bookkeeping must stay as small as the number
 // of dispatchers. Once everything is deleted only the documented fixed keys
-// remain (seq, stats, the gates, wakedue, ofilt, ofseen and expiring wake markers), the
+// remain (seq, stats, the gates, wakedue, dueclaim, ofilt, ofseen and expiring wake markers), the
 // metrics read zero and used_memory is back near its starting point.
 func TestSoakKeysStayBounded(t *testing.T) {
 	srv := startRedis(t)
@@ -217,9 +217,9 @@ func assertOnlyFixedKeys(t *testing.T, ctx context.Context, admin *redis.Client,
 }) {
 	t.Helper()
 	k := p.Keys()
-	fixed := map[string]bool{k.Seq(): true, k.Stats(): true, k.WakeDue(): true, k.OrchFilters(): true, k.OrchFiltersSeen(): true,
+	fixed := map[string]bool{k.Seq(): true, k.Stats(): true, k.WakeDue(): true, k.DueClaim(): true, k.OrchFilters(): true, k.OrchFiltersSeen(): true,
 		k.OrchGate(): true, k.WorkGate(): true, k.WorkQueues(): true}
-	wake := []string{k.OrchWake(""), k.WorkWake(""), k.ClaimableWake(""), k.Prefix() + "wo:"}
+	wake := []string{k.OrchWake(""), k.WorkWake(""), k.ClaimableWake(""), k.Prefix() + "wo:", k.WaiterControl("")}
 	all, err := admin.Keys(ctx, k.Prefix()+"*").Result()
 	if err != nil {
 		t.Fatal(err)
