@@ -27,9 +27,10 @@ import (
 // nothing.
 //
 // The waiters park connections in BZPOPMIN through blockers: one per set of
-// wake keys that no session owner has to itself. The fetchers of different
-// owners (a runtime without WorkerNodeID makes every worker slot its own
-// owner) differ only in their owner's key, so their waiters share one
+// wake keys that no owner has to itself (a session owner's, a sticky
+// route's owner's). The fetchers of different owners (a runtime without
+// WorkerNodeID makes every worker slot its own session owner) differ only
+// in their owner's key, so their waiters share one
 // blocker, which blocks on the shared keys and every owner's key at once and
 // hands a popped marker to a waiter that listens on its key. A process parks
 // one connection per kind of fetcher, whatever its number of slots. A
@@ -269,7 +270,8 @@ func (r *waitRegistry) entry(keys []string) *waiter {
 	r.m[id] = w
 	var shared []string
 	for _, k := range keys {
-		if r.p.keys.Family(k) != "wo" { // an owner's sessions: its fetchers only
+		// an owner's sessions, a sticky owner's instances: its fetchers only
+		if f := r.p.keys.Family(k); f != "wo" && f != "osw" {
 			shared = append(shared, k)
 		}
 	}
