@@ -104,6 +104,7 @@ func testRegistry() *durable.Registry {
 		}
 		return "looped " + in, nil
 	})
+	addProcessOrder(reg)
 	return reg
 }
 
