@@ -904,13 +904,18 @@ func (b *blocker) wake(key string) (woken bool, gave []byte) {
 		w.mu.Unlock()
 	}
 	if busy != nil {
+		// Not deferred: the busy waiter may have lost its last fetcher since
+		// it was seen, and drop below locks every waiter, this one too (a
+		// deferred unlock deadlocked the blocker and every fetcher joining
+		// the registry after it, seen once in a Cluster run).
 		busy.mu.Lock()
-		defer busy.mu.Unlock()
 		if busy.fetchers > 0 {
 			busy.wakeOne()
 			busy.owe(key)
+			busy.mu.Unlock()
 			return true, nil
 		}
+		busy.mu.Unlock()
 	}
 	return false, b.drop(func(w *waiter) bool { return w.keySet[key] })
 }
