@@ -217,7 +217,7 @@ func (e *env) namespace(scenario string) string {
 // the namespace's keys.
 func (e *env) provider(ctx context.Context, scenario string) (p *redisprovider.Provider, done func(), err error) {
 	client, closeClient := e.transport.client(e)
-	p, err = redisprovider.New(ctx, redisprovider.Options{Client: client, Namespace: e.namespace(scenario), NoAutoPipeline: e.transport.noAutoPipeline})
+	p, err = redisprovider.New(ctx, redisprovider.Options{Client: client, Namespace: e.namespace(scenario), AutoPipeline: e.transport.autoPipeline})
 	if err != nil {
 		closeClient()
 		return nil, nil, err

@@ -1,5 +1,5 @@
-// Scenario pipeline: the provider's script calls one round trip each
-// (Options.NoAutoPipeline) against the default, where concurrent calls share
+// Scenario pipeline: the provider's script calls one round trip each (the
+// default) against Options.AutoPipeline, where concurrent calls share
 // go-redis autopipeliner batches, on the activity round trip and on the
 // durable runtime's fan-out, variant after variant at each concurrency and
 // repeated, so the variants meet the machine in the same state.
@@ -15,18 +15,18 @@ import (
 
 // transport is one way the provider sends its script calls.
 type transport struct {
-	name           string
-	noAutoPipeline bool // Options.NoAutoPipeline
+	name         string
+	autoPipeline bool // Options.AutoPipeline
 	// ap, when set, configures the autopipeliner of a client of the
 	// transport's own (the provider takes the client's)
 	ap *redis.AutoPipelineOptions
 }
 
 var transports = []transport{
-	{name: "one call per round trip", noAutoPipeline: true},
-	{name: "autopipeline"},
-	{name: "autopipeline 2 batches", ap: &redis.AutoPipelineOptions{Unordered: true, MaxConcurrentBatches: 2}},
-	{name: "autopipeline full duplex", ap: &redis.AutoPipelineOptions{FullDuplex: true}},
+	{name: "one call per round trip"},
+	{name: "autopipeline", autoPipeline: true},
+	{name: "autopipeline 2 batches", autoPipeline: true, ap: &redis.AutoPipelineOptions{Unordered: true, MaxConcurrentBatches: 2}},
+	{name: "autopipeline full duplex", autoPipeline: true, ap: &redis.AutoPipelineOptions{FullDuplex: true}},
 }
 
 // client is the client the provider gets: the run's hooked client, or one

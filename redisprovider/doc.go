@@ -2,8 +2,8 @@
 // history, queues, locks, sessions and KV state in Redis.
 //
 // Every state change is one Lua script (see the module's lua/ directory), so
-// each provider call is atomic and costs one round trip, which concurrent
-// calls share: they leave in one pipeline (see Options.NoAutoPipeline). On Redis 7 the
+// each provider call is atomic and costs one round trip (which concurrent
+// calls can share: Options.AutoPipeline). On Redis 7 the
 // scripts are loaded as one function library and called with FCALL, so the
 // Lua they share is compiled once per server; elsewhere (and with
 // Options.ForceEvalsha) they run with EVALSHA. Workers and orchestration

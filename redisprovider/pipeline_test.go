@@ -104,7 +104,7 @@ func hookedProvider(t *testing.T, h *batchHook) *Provider {
 	c := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
 	c.AddHook(h)
 	t.Cleanup(func() { c.Close() })
-	p, err := New(context.Background(), Options{Client: c})
+	p, err := New(context.Background(), Options{Client: c, AutoPipeline: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,8 @@ func TestAutoPipelineCancelledCallReturnsPromptly(t *testing.T) {
 	}
 }
 
-// NoAutoPipeline sends every call on its own: no pipeline at all.
+// Without Options.AutoPipeline (the default) every call goes on its own: no
+// pipeline at all.
 func TestNoAutoPipeline(t *testing.T) {
 	t.Parallel()
 	m := miniredis.RunT(t)
@@ -219,7 +220,7 @@ func TestNoAutoPipeline(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
 	c.AddHook(h)
 	defer c.Close()
-	p, err := New(context.Background(), Options{Client: c, NoAutoPipeline: true})
+	p, err := New(context.Background(), Options{Client: c})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,6 +237,6 @@ func TestNoAutoPipeline(t *testing.T) {
 	}
 	wg.Wait()
 	if n := h.largest(); n != 1 {
-		t.Fatalf("a send of %d calls with NoAutoPipeline, want 1 each", n)
+		t.Fatalf("a send of %d calls without AutoPipeline, want 1 each", n)
 	}
 }

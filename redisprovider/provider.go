@@ -62,14 +62,17 @@ type Options struct {
 	// library and calls with FCALL. For tests of the EVALSHA path, which
 	// servers without functions (miniredis, Redis 6) use.
 	ForceEvalsha bool
-	// NoAutoPipeline sends every script call on a round trip of its own.
-	// By default concurrent calls share their connection's writes and reads:
-	// go-redis's autopipeliner (shared with other users of Client) sends
-	// whatever calls are queued as one pipeline. A caller still gets its
-	// own reply or error, and is answered as soon as its context ends; a
-	// call already queued then still runs, as a call whose reply was lost
-	// may have.
-	NoAutoPipeline bool
+	// AutoPipeline makes concurrent script calls share their connection's
+	// writes and reads: go-redis's autopipeliner (shared with other users of
+	// Client) sends whatever calls are queued as one pipeline. A caller still
+	// gets its own reply or error, and is answered as soon as its context
+	// ends; a call already queued then still runs, as a call whose reply was
+	// lost may have. Off by default: it cuts syscalls per call tenfold, but
+	// on a quiet loopback Redis it lost throughput at 8 and 32 callers (one
+	// batch in flight leaves Redis idle while the client reads; the bench's
+	// pipeline scenario), and it only won on a CPU-starved machine. Turn it
+	// on when the network round trip, not Redis, bounds a deployment.
+	AutoPipeline bool
 }
 
 // Provider is a duroxide.Provider and duroxide.ProviderAdmin on Redis. It is
@@ -167,7 +170,7 @@ func (p *Provider) connect(opts Options) error {
 	}
 	p.blocking, p.ownsBlocker = blockingClient(p.rdb, size)
 	p.blockingPoolSize = size
-	if !opts.NoAutoPipeline {
+	if opts.AutoPipeline {
 		p.pipe = autoPipeliner(p.rdb)
 	}
 	return nil
