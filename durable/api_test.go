@@ -36,7 +36,7 @@ func TestTypedFormsRoundTripStructs(t *testing.T) {
 	if err := env.Client.StartOrchestration(t.Context(), "typed", "Typed", `""`); err != nil {
 		t.Fatal(err)
 	}
-	waitForKind(t, env, "typed", "ExternalSubscribed")
+	env.WaitForEventSubscription(t, "typed", "p")
 	if err := env.Client.RaiseEventJSON(t.Context(), "typed", "p", point{1, 2}); err != nil {
 		t.Fatal(err)
 	}

@@ -307,25 +307,9 @@ func TestE2ERetriedActivityCanBeRaced(t *testing.T) {
 	if err := env.Client.StartOrchestration(t.Context(), "race", "Race", ""); err != nil {
 		t.Fatal(err)
 	}
-	waitForKind(t, env, "race", "TimerCreated")
+	env.WaitForTimer(t, "race") // the backoff: the activity failed once
 	if err := env.Client.RaiseEvent(t.Context(), "race", "stop", ""); err != nil {
 		t.Fatal(err)
 	}
 	mustComplete(t, env.Wait(t, "race"), "stopped")
-}
-
-// waitForKind waits until instance's history holds an event of kind.
-func waitForKind(t *testing.T, env *durabletest.Env, instance, kind string) {
-	t.Helper()
-	deadline := time.Now().Add(durabletest.DefaultWaitTimeout)
-	for time.Now().Before(deadline) {
-		h, _ := env.Provider.Read(t.Context(), instance)
-		for _, e := range h {
-			if e.Kind.EventType() == kind {
-				return
-			}
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("%s never recorded %s", instance, kind)
 }
