@@ -56,6 +56,6 @@ func TestUIOnCluster(t *testing.T) {
 	}
 	ts, _ := serveUI(t, map[string]string{"DUROXIDE_REDIS_URL": url, "DUROXIDE_REDIS_NAMESPACE": ns}, uiOptions{})
 	get(t, ts, "/", 200, `id="total">2<`)
-	get(t, ts, "/instances?status=Completed", 200, ">greet-1<", "2 shown of 2")
+	get(t, ts, "/instances?status=Completed", 200, ">greet-1<", "2 shown")
 	get(t, ts, "/instances/greet-1", 200, "hello ada / child saw hello ada", "SubOrchestrationCompleted", `class="child"`)
 }
