@@ -63,6 +63,11 @@ var families = []family{
 	{"dueclaim", "dueclaim", nil, "HASH: per queue ('o', 'w') the due time one fetcher claimed to run at, and ('o:s', 'w:s') the wake key of its standby (see U.claim)"},
 	{"ogate", "ogate", nil, "STRING: lower bound of the earliest score in olocked, odelay and ofut ('n': none), see U.gate"},
 	{"wgate", "wgate", nil, "STRING: lower bound of the earliest score in wlocked, wdelay and slive ('n': none), see U.gate"},
+	{"meta", "meta", nil, "HASH: the namespace's layout, fixed at creation (partitions, tags); kept in the namespace's own tag, which is partition 0's only with one partition"},
+
+	// messages between partitions (partitions.go)
+	{"obox", "obox", nil, "ZSET: messages a turn sent to instances of other partitions, until relayed (id -> '<id> <partition> <visible at> <#instance> <instance><json>')"},
+	{"rmark", "rmark", nil, "HASH: per source partition, the highest outbox id relayed into this partition (applying an id at or below it again is skipped)"},
 
 	// instances and executions
 	{"inst", "i", []partKind{str}, "HASH: instance record (name, version, current execution, parent, custom status, incarnation, ...)"},
@@ -182,6 +187,17 @@ func (k Keys) WakeDue() string { return k.build("wakedue") }
 // DueClaim names the hash of due-time claims: which due time of each queue
 // one fetcher will run at, and the standby woken when it gives it back.
 func (k Keys) DueClaim() string { return k.build("dueclaim") }
+
+// Meta names the namespace's layout record (see NamespaceLayout).
+func (k Keys) Meta() string { return k.build("meta") }
+
+// Outbox names the messages turns of this partition sent to other
+// partitions, until the relay moved them.
+func (k Keys) Outbox() string { return k.build("obox") }
+
+// RelayMarks names the highest outbox id of each source partition already
+// applied in this partition.
+func (k Keys) RelayMarks() string { return k.build("rmark") }
 
 // Family returns the family token of a key of this namespace (the part
 // after the prefix, up to its first ':'), "" for a key outside it.

@@ -60,6 +60,17 @@ func realRedis(t *testing.T) *redis.Options {
 	return opts
 }
 
+// TestMiniredisPartitioned runs the validation suite on namespaces of 4
+// partitions (redisprovider.NewPartitioned) on embedded miniredis servers.
+func TestMiniredisPartitioned(t *testing.T) {
+	providertest.Run(t, harness(func(t *testing.T) backend {
+		c := newMRClock(t)
+		client := redis.NewClient(&redis.Options{Addr: c.m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
+		t.Cleanup(func() { client.Close() })
+		return backend{client: client, clock: c, partitions: 4}
+	}, true))
+}
+
 // TestCluster runs the validation suite on the Redis Cluster whose nodes
 // DUROXIDE_REDIS_CLUSTER lists (comma-separated host:port; .ci/run starts a
 // 3-master cluster). Every script touches keys of one hash slot only: a key
@@ -77,7 +88,7 @@ func TestCluster(t *testing.T) {
 // (counters, maintenance gates, registries, due-time claims) or expire on their own (wake-up
 // markers, at most one per fetcher class, waiter or sticky owner, gone 60 s after their last use).
 // Everything else must go when the last instance is deleted.
-var fixedFamilies = []string{"seq", "stats", "wakedue", "dueclaim", "ogate", "wgate", "wqs", "ofilt", "ofseen", "ow:", "osw:", "ww:", "wc:", "wo:", "wx:"}
+var fixedFamilies = []string{"meta", "rmark", "seq", "stats", "wakedue", "dueclaim", "ogate", "wgate", "wqs", "ofilt", "ofseen", "ow:", "osw:", "ww:", "wc:", "wo:", "wx:"}
 
 // backend is the server one test's provider uses.
 type backend struct {
@@ -85,6 +96,53 @@ type backend struct {
 	clock  *mrClock // nil when the server's clock cannot be set
 	// evalsha makes providers use EVALSHA where the server has functions
 	evalsha bool
+	// partitions > 0 opens namespaces of that many partitions with
+	// redisprovider.NewPartitioned; 0 uses redisprovider.New
+	partitions int
+}
+
+// openBackend opens namespace on b as b says.
+func openBackend(t *testing.T, b backend, namespace string) duroxide.Provider {
+	opts := redisprovider.Options{Client: b.client, Namespace: namespace, ForceEvalsha: b.evalsha, Partitions: b.partitions}
+	if b.partitions == 0 {
+		p, err := redisprovider.New(context.Background(), opts)
+		if err != nil {
+			t.Fatalf("redisprovider.New: %v", err)
+		}
+		return p
+	}
+	p, err := redisprovider.NewPartitioned(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("redisprovider.NewPartitioned: %v", err)
+	}
+	return p
+}
+
+// prefixesOf returns the key prefixes of a provider's namespace: its
+// partitions' and, for a partitioned one, the namespace's own (its layout
+// record).
+func prefixesOf(p duroxide.Provider) []string {
+	switch p := p.(type) {
+	case *redisprovider.Provider:
+		return []string{p.Keys().Prefix()}
+	case *redisprovider.Partitioned:
+		out := []string{p.Namespace().Prefix()}
+		for i := range p.Partitions() {
+			if pre := p.Partition(i).Keys().Prefix(); pre != out[0] {
+				out = append(out, pre)
+			}
+		}
+		return out
+	}
+	panic("unknown provider type")
+}
+
+// partitionOf returns the partition provider that holds instance.
+func partitionOf(p duroxide.Provider, instance string) *redisprovider.Provider {
+	if pp, ok := p.(*redisprovider.Partitioned); ok {
+		return pp.Partition(pp.PartitionOf(instance))
+	}
+	return p.(*redisprovider.Provider)
 }
 
 // harness builds providers on the backend backendFor returns for a test, one
@@ -99,33 +157,29 @@ func harness(backendFor func(t *testing.T) backend, clocked bool) providertest.H
 	h := providertest.Harness{
 		New: func(t *testing.T) duroxide.Provider {
 			b := backendFor(t)
-			p, err := redisprovider.New(context.Background(), redisprovider.Options{
-				Client:       b.client,
-				Namespace:    "t-" + uuid.NewString(),
-				ForceEvalsha: b.evalsha,
-			})
-			if err != nil {
-				t.Fatalf("redisprovider.New: %v", err)
-			}
+			p := openBackend(t, b, "t-"+uuid.NewString())
 			backends.Store(p, b)
 			t.Cleanup(func() {
-				dropNamespace(b.client, p)
-				p.Close()
+				for _, prefix := range prefixesOf(p) {
+					_ = redistest.DropPrefix(context.Background(), b.client, prefix)
+				}
+				p.(interface{ Close() error }).Close()
 			})
 			return p
 		},
 		CorruptHistory: func(t *testing.T, p duroxide.Provider, instance string, executionID uint64) {
-			key := p.(*redisprovider.Provider).Keys().History(instance, executionID)
+			key := partitionOf(p, instance).Keys().History(instance, executionID)
 			if err := backendOf(p).client.RPush(context.Background(), key, `{"event_id":`).Err(); err != nil {
 				t.Fatal(err)
 			}
 		},
 		StoredKeys: func(t *testing.T, p duroxide.Provider) []string {
-			prefix := p.(*redisprovider.Provider).Keys().Prefix()
 			var out []string
-			for _, k := range scanNamespace(t, backendOf(p).client, prefix) {
-				if !isFixed(strings.TrimPrefix(k, prefix)) {
-					out = append(out, k)
+			for _, prefix := range prefixesOf(p) {
+				for _, k := range scanNamespace(t, backendOf(p).client, prefix) {
+					if !isFixed(strings.TrimPrefix(k, prefix)) {
+						out = append(out, k)
+					}
 				}
 			}
 			return out
@@ -154,11 +208,6 @@ func scanNamespace(t *testing.T, client redis.UniversalClient, prefix string) []
 		t.Fatal(err)
 	}
 	return keys
-}
-
-// dropNamespace deletes a test's keys so a shared server does not fill up.
-func dropNamespace(client redis.UniversalClient, p *redisprovider.Provider) {
-	_ = redistest.DropPrefix(context.Background(), client, p.Keys().Prefix())
 }
 
 // mrClockTick is how often a moved clock is re-set: miniredis's SetTime

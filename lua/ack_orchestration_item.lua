@@ -15,6 +15,8 @@
 --            '0' for now),
 --          n cancelled, then n x (instance, execution id, activity id),
 --          n kv ops, then n x (op 's'|'c'|'a', key, value, updated ms),
+--          n outbox messages, then n x (partition, instance, json, visible
+--            at ms or '0' for when relayed): for other partitions (O.send),
 --          sticky owner ('' none), its wait ms, its ttl ms (lib_stky.lua)
 -- Reply    1, or an error 'DXPERM LOCK_LOST ...' or 'DXPERM DUPLICATE ...'
 local token, c = U.arg(), O.commit_args()

@@ -561,6 +561,10 @@ function O.commit_args()
   for i = 1, U.num() do
     c.kvops[i] = { U.arg(), U.arg(), U.arg(), U.arg() }
   end
+  c.outbox = {}
+  for i = 1, U.num() do
+    c.outbox[i] = { U.arg(), U.arg(), U.arg(), U.num() }
+  end
   c.owner, c.wait, c.ttl = U.arg(), U.arg(), U.num()
   return c
 end
@@ -591,6 +595,7 @@ function O.commit(token, c, now)
     if vis == 0 then vis = now end
     O.enqueue(o[1], o[2], vis, now)
   end
+  O.send(c.outbox)
   if rec then
     I.set_custom_status(inst, c.cs_mode, c.cs_value)
     for _, op in ipairs(c.kvops) do
@@ -603,6 +608,38 @@ function O.commit(token, c, now)
   T.record(inst, c, now, gone)
   O.release(inst, tok, now, gone)
   return nil
+end
+
+-- send puts messages for instances of other partitions in this partition's
+-- outbox, each (partition, instance, json, visible at ms or 0 for when
+-- relayed): the relay moves them in id order (lua/relay_messages.lua).
+function O.send(entries)
+  for _, e in ipairs(entries) do
+    local id = U.id(redis.call('INCR', K.seq()))
+    local inst = e[2]
+    redis.call('ZADD', K.obox(), id, table.concat({ id, e[1], U.id(e[4]), #inst, inst .. e[3] }, ' '))
+  end
+end
+
+-- receive applies, in order, the messages relayed from partition src's
+-- outbox, each (id, instance, json, visible at ms or 0 for now), skipping
+-- those at or below the highest id already applied from src: a relay that
+-- delivers a batch twice (it died before trimming the outbox, or two relays
+-- raced) applies each message once. Returns how many it applied.
+function O.receive(src, entries, now)
+  local mark = tonumber(redis.call('HGET', K.rmark(), src) or '0')
+  local top, n = mark, 0
+  for _, e in ipairs(entries) do
+    local id = tonumber(e[1])
+    if id > top then
+      local vis = e[4]
+      if vis == 0 then vis = now end
+      O.enqueue(e[2], e[3], vis, now)
+      top, n = id, n + 1
+    end
+  end
+  if top > mark then redis.call('HSET', K.rmark(), src, U.id(top)) end
+  return n
 end
 
 -- fetch_args reads the ARGV of fetch_orchestration_item: token, lock ms,

@@ -62,6 +62,9 @@ func ackArgs(ctx context.Context, op, token string, c duroxide.OrchestrationComm
 	if err := appendKVOps(op, &a, c.HistoryDelta); err != nil {
 		return nil, err
 	}
+	if err := appendOutbox(op, &a, outboxOf(ctx)); err != nil {
+		return nil, err
+	}
 	route.ackArgs(&a)
 	return a, nil
 }
@@ -100,16 +103,25 @@ func appendWorkerItems(op string, a *args, items []duroxide.WorkItem) error {
 func appendOrchestratorItems(op string, a *args, items []duroxide.WorkItem) error {
 	a.int(len(items))
 	for _, item := range items {
-		inst, body, err := orchestratorItem(op, item)
-		if err != nil {
+		if err := a.orchestratorMessage(op, item); err != nil {
 			return err
 		}
-		var at uint64
-		if t, ok := as[duroxide.TimerFired](item); ok {
-			at = t.FireAtMs
-		}
-		a.str(inst).str(string(body)).at(at)
 	}
+	return nil
+}
+
+// orchestratorMessage encodes one message a turn sends: instance, JSON and
+// when it becomes visible (a TimerFired's FireAtMs, else '0': now).
+func (a *args) orchestratorMessage(op string, item duroxide.WorkItem) error {
+	inst, body, err := orchestratorItem(op, item)
+	if err != nil {
+		return err
+	}
+	var at uint64
+	if t, ok := as[duroxide.TimerFired](item); ok {
+		at = t.FireAtMs
+	}
+	a.str(inst).str(string(body)).at(at)
 	return nil
 }
 

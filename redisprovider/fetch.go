@@ -40,9 +40,13 @@ func pollItem[T any](ctx context.Context, p *Provider, keys []string, pollTimeou
 	var item *T
 	round := func(f func(ctx context.Context) (*T, time.Duration, error)) tryFunc {
 		return func(ctx context.Context) (bool, time.Duration, error) {
+			leave, err := enterRace(ctx)
+			if err != nil {
+				return false, 0, err
+			}
 			var due time.Duration
-			var err error
 			item, due, err = f(ctx)
+			leave(item != nil)
 			return item != nil, due, err
 		}
 	}

@@ -73,6 +73,12 @@ type Options struct {
 	// pipeline scenario), and it only won on a CPU-starved machine. Turn it
 	// on when the network round trip, not Redis, bounds a deployment.
 	AutoPipeline bool
+	// Partitions is the number of partitions NewPartitioned creates a new
+	// namespace with (default 1); 0 opens an existing namespace with the
+	// count it has. Each partition has its own hash tag, so a namespace of
+	// several spreads over a Cluster's shards. Fixed at creation. New opens
+	// only namespaces of one partition.
+	Partitions int
 }
 
 // Provider is a duroxide.Provider and duroxide.ProviderAdmin on Redis. It is
@@ -83,6 +89,7 @@ type Provider struct {
 	blocking    redis.UniversalClient
 	ownsClient  bool
 	ownsBlocker bool
+	namespace   string
 	keys        dxredis.Keys
 	lockTimeout time.Duration
 	log         *slog.Logger
@@ -102,7 +109,30 @@ var (
 )
 
 // New connects to Redis, checks that it answers and loads every script.
+// A namespace created with several partitions is opened with NewPartitioned;
+// New refuses it with an ErrInvalidInput error.
 func New(ctx context.Context, opts Options) (*Provider, error) {
+	if opts.Partitions > 1 {
+		return nil, invalid("new", "Options.Partitions %d: a namespace of several partitions is opened with NewPartitioned", opts.Partitions)
+	}
+	p, err := open(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	n, err := p.storedPartitions(ctx)
+	if err == nil && n > 1 {
+		err = invalid("new", "namespace %q has %d partitions: open it with NewPartitioned", p.namespace, n)
+	}
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// open is New without the partition check: a provider of the namespace's
+// own tag, its scripts loaded.
+func open(ctx context.Context, opts Options) (*Provider, error) {
 	p, err := newUnloaded(opts)
 	if err != nil {
 		return nil, err
@@ -127,6 +157,7 @@ func newUnloaded(opts Options) (*Provider, error) {
 		return nil, invalid(op, "LockTimeout and BlockingPoolSize must not be negative")
 	}
 	p := &Provider{
+		namespace:   opts.Namespace,
 		keys:        dxredis.NewKeys(opts.Namespace),
 		lockTimeout: opts.LockTimeout,
 		log:         opts.Logger,

@@ -8,7 +8,8 @@ package redisprovider
 // method name, the Operation of its errors). Where one script serves several
 // methods it carries one of their names: read_history also serves read,
 // read_with_execution and read_history_with_execution_id; prune_executions
-// also serves prune_executions_bulk. rearm_wake and release_due serve the waiters, no method.
+// also serves prune_executions_bulk. rearm_wake and release_due serve the waiters, no method;
+// open_namespace and relay_messages serve Partitioned.
 // enqueue_for_orchestrator and enqueue_for_worker also serve the batch
 // methods, enqueue_for_orchestrator_batch and enqueue_for_worker_batch.
 // ack_fetch_work_item and ack_fetch_orchestration_item serve the optional
@@ -42,9 +43,11 @@ const (
 	scriptGetSystemMetrics
 	scriptLatestExecutionID
 	scriptListInstancesPage
+	scriptOpenNamespace
 	scriptPruneExecutions
 	scriptReadHistory
 	scriptRearmWake
+	scriptRelayMessages
 	scriptReleaseDue
 	scriptRenewOrchestrationItemLock
 	scriptRenewSessionLock
@@ -79,10 +82,12 @@ var scriptFiles = [scriptCount]string{
 	scriptGetQueueDepths:             "get_queue_depths",
 	scriptGetSystemMetrics:           "get_system_metrics",
 	scriptListInstancesPage:          "list_instances_page",
+	scriptOpenNamespace:              "open_namespace",
 	scriptLatestExecutionID:          "latest_execution_id",
 	scriptPruneExecutions:            "prune_executions",
 	scriptReadHistory:                "read_history",
 	scriptRearmWake:                  "rearm_wake",
+	scriptRelayMessages:              "relay_messages",
 	scriptReleaseDue:                 "release_due",
 	scriptRenewOrchestrationItemLock: "renew_orchestration_item_lock",
 	scriptRenewSessionLock:           "renew_session_lock",

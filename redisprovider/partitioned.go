@@ -1,0 +1,322 @@
+package redisprovider
+
+import (
+	"context"
+	"reflect"
+	"time"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/redis/go-redis/v9"
+
+	dxredis "github.com/duroxide-go/duroxide-redis"
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// Partitioned is a duroxide.Provider over a namespace of P partitions, each
+// a complete single-slot layout under its own hash tag, so a namespace uses
+// every shard of a Redis Cluster (see dxredis.PartitionTags).
+//
+// An instance lives in the partition of its root instance's id
+// (dxredis.PartitionOf), so a turn, its activities and its automatically
+// named sub-orchestrations stay in one slot and every turn is still one
+// script. Messages a turn sends to another partition's instances go through
+// its partition's outbox and a relay (relay.go); the client's calls write to
+// the target partition directly. Fetches long-poll every partition at once
+// and take work from one; an ack-and-fetch fetches from the acked item's
+// partition a few times in a row, then rotates, so no partition waits on
+// another's stream of work. Management calls read and write every partition
+// (per partition atomic; a deletion that spans partitions is not).
+//
+// Lock tokens name their partition ("<partition>/<streak>/<token>"). With
+// one partition, Partitioned stores exactly what Provider stores.
+type Partitioned struct {
+	base  *Provider   // the namespace's own tag: its layout record, the clients
+	parts []*Provider // one per partition, sharing base's clients
+	rr    atomic.Uint64
+	relay *relay
+
+	closeOnce sync.Once
+}
+
+var (
+	_ duroxide.Provider                = (*Partitioned)(nil)
+	_ duroxide.ProviderAdmin           = (*Partitioned)(nil)
+	_ duroxide.OrchestrationAckFetcher = (*Partitioned)(nil)
+	_ duroxide.WorkAckFetcher          = (*Partitioned)(nil)
+	_ duroxide.LazyHistoryFetcher      = (*Partitioned)(nil)
+	_ duroxide.BatchEnqueuer           = (*Partitioned)(nil)
+	_ duroxide.StickyRouter            = (*Partitioned)(nil)
+	_ duroxide.InstanceLister          = (*Partitioned)(nil)
+)
+
+// maxStreak is how many ack-and-fetches in a row take their next item from
+// the acked item's partition before one fetches across all partitions.
+const maxStreak = 8
+
+// NewPartitioned opens the namespace of opts with every partition it has,
+// creating it with opts.Partitions partitions (default 1) when it is new.
+// Asking for another count than an existing namespace has is an
+// ErrInvalidInput error: the count is fixed at creation.
+func NewPartitioned(ctx context.Context, opts Options) (*Partitioned, error) {
+	const op = "new"
+	if opts.Partitions < 0 || opts.Partitions > dxredis.MaxPartitions {
+		return nil, invalid(op, "Partitions %d is outside 0..%d", opts.Partitions, dxredis.MaxPartitions)
+	}
+	base, err := open(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	n, err := base.openNamespace(ctx, opts.Partitions)
+	if err != nil {
+		base.Close()
+		return nil, err
+	}
+	if opts.Partitions != 0 && n != opts.Partitions {
+		base.Close()
+		return nil, invalid(op, "namespace %q has %d partitions, Options.Partitions asks for %d: the count is fixed when a namespace is created", base.namespace, n, opts.Partitions)
+	}
+	pp := &Partitioned{base: base}
+	if n == 1 {
+		pp.parts = []*Provider{base}
+	} else {
+		for _, tag := range dxredis.PartitionTags(base.namespace, n) {
+			pp.parts = append(pp.parts, base.sibling(dxredis.NewKeys(tag)))
+		}
+	}
+	pp.relay = newRelay(pp)
+	return pp, nil
+}
+
+// openNamespace runs lua/open_namespace.lua: the namespace's partition
+// count, recorded as want (at least 1) when the namespace is new.
+func (p *Provider) openNamespace(ctx context.Context, want int) (int, error) {
+	var a args
+	a.int(max(want, 1))
+	res, err := p.run(ctx, "new", scriptOpenNamespace, a)
+	if err != nil {
+		return 0, err
+	}
+	n, ok := res.(int64)
+	if !ok || n < 1 {
+		return 0, duroxide.Permanent("new", "namespace layout record holds no partition count")
+	}
+	return int(n), nil
+}
+
+// storedPartitions reads the namespace's partition count without recording
+// one: 0 for a namespace with no record.
+func (p *Provider) storedPartitions(ctx context.Context) (int, error) {
+	s, err := p.rdb.HGet(ctx, p.keys.Meta(), "partitions").Result()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fail("new", err)
+	}
+	return strconv.Atoi(s)
+}
+
+// sibling returns a provider of another tag of p's namespace: same clients
+// and scripts, its own keys and waiters. Closing it closes only its waiters.
+func (p *Provider) sibling(keys dxredis.Keys) *Provider {
+	s := &Provider{
+		rdb: p.rdb, pipe: p.pipe, blocking: p.blocking,
+		namespace: p.namespace, keys: keys, lockTimeout: p.lockTimeout, log: p.log,
+		scripts: p.scripts, funcs: p.funcs, blockingPoolSize: p.blockingPoolSize,
+		closed: make(chan struct{}),
+	}
+	s.waits = newWaitRegistry(s)
+	return s
+}
+
+// Namespace returns the key schema of the namespace's own tag, which holds
+// its layout record (and, with one partition, everything).
+func (pp *Partitioned) Namespace() dxredis.Keys { return pp.base.keys }
+
+// Partitions returns the namespace's partition count.
+func (pp *Partitioned) Partitions() int { return len(pp.parts) }
+
+// Partition returns partition i's provider (0 <= i < Partitions()), for
+// tools that show or manage one partition.
+func (pp *Partitioned) Partition(i int) *Provider { return pp.parts[i] }
+
+// PartitionOf returns the partition that holds instance.
+func (pp *Partitioned) PartitionOf(instance string) int {
+	return dxredis.PartitionOf(instance, len(pp.parts))
+}
+
+// of returns the provider of instance's partition.
+func (pp *Partitioned) of(instance string) *Provider { return pp.parts[pp.PartitionOf(instance)] }
+
+// Name identifies the provider in logs.
+func (pp *Partitioned) Name() string { return "redis" }
+
+// Version is the provider's version.
+func (pp *Partitioned) Version() string { return ProviderVersion }
+
+// Admin returns the provider itself: it implements every management method.
+func (pp *Partitioned) Admin() duroxide.ProviderAdmin { return pp }
+
+// SupportsStickyRouting reports that sticky routes are honoured (within
+// each partition).
+func (pp *Partitioned) SupportsStickyRouting() bool { return true }
+
+// FunctionLibraryName is the function library's name (see Provider).
+func (pp *Partitioned) FunctionLibraryName() string { return pp.base.FunctionLibraryName() }
+
+// UsesFunctions reports whether scripts run as Redis functions.
+func (pp *Partitioned) UsesFunctions() bool { return pp.base.UsesFunctions() }
+
+// Close stops the relay, gives back every partition's claims, stops their
+// waiters and closes the clients NewPartitioned created.
+func (pp *Partitioned) Close() error {
+	var err error
+	pp.closeOnce.Do(func() {
+		pp.relay.stop()
+		for _, p := range pp.parts {
+			if p != pp.base {
+				err = errors.Join(err, p.Close())
+			}
+		}
+		err = errors.Join(err, pp.base.Close())
+	})
+	return err
+}
+
+// Lock tokens.
+
+// wrapToken names the partition (and the ack-and-fetch streak) of a token.
+func wrapToken(part, streak int, token string) string {
+	return strconv.Itoa(part) + "/" + strconv.Itoa(streak) + "/" + token
+}
+
+// unwrapToken splits a token made by wrapToken. A token that is not one is
+// given, unchanged, to partition 0, which reports it unknown as any unknown
+// token is reported.
+func (pp *Partitioned) unwrapToken(token string) (p *Provider, part, streak int, inner string) {
+	ps, rest, ok1 := strings.Cut(token, "/")
+	ss, inner, ok2 := strings.Cut(rest, "/")
+	part, err1 := strconv.Atoi(ps)
+	streak, err2 := strconv.Atoi(ss)
+	if !ok1 || !ok2 || err1 != nil || err2 != nil || part < 0 || part >= len(pp.parts) {
+		return pp.parts[0], 0, 0, token
+	}
+	return pp.parts[part], part, streak, inner
+}
+
+// withOrchToken gives a fetched item its partition's token.
+func withOrchToken(item *duroxide.OrchestrationItem, part, streak int) *duroxide.OrchestrationItem {
+	if item != nil {
+		item.LockToken = wrapToken(part, streak, item.LockToken)
+	}
+	return item
+}
+
+// withWorkToken gives a fetched item its partition's token.
+func withWorkToken(item *duroxide.LockedWorkItem, part, streak int) *duroxide.LockedWorkItem {
+	if item != nil {
+		item.LockToken = wrapToken(part, streak, item.LockToken)
+	}
+	return item
+}
+
+// Instance-scoped calls go to the instance's partition.
+
+// Read returns the current execution's history.
+func (pp *Partitioned) Read(ctx context.Context, instance string) ([]duroxide.Event, error) {
+	return pp.of(instance).Read(ctx, instance)
+}
+
+// ReadWithExecution returns one execution's history.
+func (pp *Partitioned) ReadWithExecution(ctx context.Context, instance string, executionID uint64) ([]duroxide.Event, error) {
+	return pp.of(instance).ReadWithExecution(ctx, instance, executionID)
+}
+
+// AppendWithExecution appends events to an execution outside a turn.
+func (pp *Partitioned) AppendWithExecution(ctx context.Context, instance string, executionID uint64, events []duroxide.Event) error {
+	return pp.of(instance).AppendWithExecution(ctx, instance, executionID, events)
+}
+
+// GetCustomStatus returns the custom status if newer than lastSeenVersion.
+func (pp *Partitioned) GetCustomStatus(ctx context.Context, instance string, lastSeenVersion uint64) (*duroxide.CustomStatus, error) {
+	return pp.of(instance).GetCustomStatus(ctx, instance, lastSeenVersion)
+}
+
+// GetKVValue reads one key of an instance's KV store.
+func (pp *Partitioned) GetKVValue(ctx context.Context, instance, key string) (string, bool, error) {
+	return pp.of(instance).GetKVValue(ctx, instance, key)
+}
+
+// GetKVAllValues reads an instance's KV store.
+func (pp *Partitioned) GetKVAllValues(ctx context.Context, instance string) (map[string]string, error) {
+	return pp.of(instance).GetKVAllValues(ctx, instance)
+}
+
+// GetInstanceStats returns an instance's counters.
+func (pp *Partitioned) GetInstanceStats(ctx context.Context, instance string) (*duroxide.InstanceStats, error) {
+	return pp.of(instance).GetInstanceStats(ctx, instance)
+}
+
+// EnqueueForOrchestrator adds a message to its instance's partition.
+func (pp *Partitioned) EnqueueForOrchestrator(ctx context.Context, item duroxide.WorkItem, delay time.Duration) error {
+	return pp.of(itemInstance(item)).EnqueueForOrchestrator(ctx, item, delay)
+}
+
+// EnqueueForWorker adds an activity to its instance's partition.
+func (pp *Partitioned) EnqueueForWorker(ctx context.Context, item duroxide.WorkItem) error {
+	return pp.of(itemInstance(item)).EnqueueForWorker(ctx, item)
+}
+
+// itemInstance is item's instance; "" for a nil item, which the partition
+// rejects as any provider does.
+func itemInstance(item duroxide.WorkItem) string {
+	if item == nil {
+		return ""
+	}
+	if v := reflect.ValueOf(item); v.Kind() == reflect.Pointer && v.IsNil() {
+		return ""
+	}
+	return item.InstanceID()
+}
+
+// EnqueueForOrchestratorBatch enqueues items, one call per partition they
+// address, in order within each partition.
+func (pp *Partitioned) EnqueueForOrchestratorBatch(ctx context.Context, items []duroxide.WorkItem, delay time.Duration) error {
+	return pp.batches(items, func(p *Provider, part []duroxide.WorkItem) error {
+		return p.EnqueueForOrchestratorBatch(ctx, part, delay)
+	})
+}
+
+// EnqueueForWorkerBatch enqueues activities, one call per partition.
+func (pp *Partitioned) EnqueueForWorkerBatch(ctx context.Context, items []duroxide.WorkItem) error {
+	return pp.batches(items, func(p *Provider, part []duroxide.WorkItem) error {
+		return p.EnqueueForWorkerBatch(ctx, part)
+	})
+}
+
+// batches splits items by partition, keeping their order, and calls do for
+// each partition; a batch within one partition is atomic, across them not.
+func (pp *Partitioned) batches(items []duroxide.WorkItem, do func(p *Provider, part []duroxide.WorkItem) error) error {
+	if len(pp.parts) == 1 {
+		return do(pp.parts[0], items)
+	}
+	by := make(map[int][]duroxide.WorkItem)
+	var order []int
+	for _, item := range items {
+		k := pp.PartitionOf(itemInstance(item))
+		if _, ok := by[k]; !ok {
+			order = append(order, k)
+		}
+		by[k] = append(by[k], item)
+	}
+	for _, k := range order {
+		if err := do(pp.parts[k], by[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}

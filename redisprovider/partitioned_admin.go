@@ -1,0 +1,325 @@
+package redisprovider
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// Partitioned's management calls: the instance-scoped ones go to the
+// instance's partition, the namespace-wide ones read or write every
+// partition.
+
+// ListInstances returns every instance, partition by partition.
+func (pp *Partitioned) ListInstances(ctx context.Context) ([]string, error) {
+	return concat(pp, func(p *Provider) ([]string, error) { return p.ListInstances(ctx) })
+}
+
+// ListInstancesByStatus returns the instances whose current execution has
+// status, partition by partition.
+func (pp *Partitioned) ListInstancesByStatus(ctx context.Context, status string) ([]string, error) {
+	return concat(pp, func(p *Provider) ([]string, error) { return p.ListInstancesByStatus(ctx, status) })
+}
+
+// ListChildren returns an instance's children, which a child with an
+// explicit id may have put in another partition.
+func (pp *Partitioned) ListChildren(ctx context.Context, instance string) ([]string, error) {
+	return concat(pp, func(p *Provider) ([]string, error) { return p.ListChildren(ctx, instance) })
+}
+
+// concat joins a list over every partition.
+func concat(pp *Partitioned, f func(p *Provider) ([]string, error)) ([]string, error) {
+	var out []string
+	for _, p := range pp.parts {
+		ids, err := f(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ids...)
+	}
+	return out, nil
+}
+
+// ListExecutions returns an instance's execution ids.
+func (pp *Partitioned) ListExecutions(ctx context.Context, instance string) ([]uint64, error) {
+	return pp.of(instance).ListExecutions(ctx, instance)
+}
+
+// ReadHistoryWithExecutionID returns one execution's history.
+func (pp *Partitioned) ReadHistoryWithExecutionID(ctx context.Context, instance string, executionID uint64) ([]duroxide.Event, error) {
+	return pp.of(instance).ReadHistoryWithExecutionID(ctx, instance, executionID)
+}
+
+// ReadHistory returns the current execution's history.
+func (pp *Partitioned) ReadHistory(ctx context.Context, instance string) ([]duroxide.Event, error) {
+	return pp.of(instance).ReadHistory(ctx, instance)
+}
+
+// LatestExecutionID returns an instance's current execution id.
+func (pp *Partitioned) LatestExecutionID(ctx context.Context, instance string) (uint64, error) {
+	return pp.of(instance).LatestExecutionID(ctx, instance)
+}
+
+// GetInstanceInfo returns an instance's record.
+func (pp *Partitioned) GetInstanceInfo(ctx context.Context, instance string) (duroxide.InstanceInfo, error) {
+	return pp.of(instance).GetInstanceInfo(ctx, instance)
+}
+
+// GetExecutionInfo returns one execution's record.
+func (pp *Partitioned) GetExecutionInfo(ctx context.Context, instance string, executionID uint64) (duroxide.ExecutionInfo, error) {
+	return pp.of(instance).GetExecutionInfo(ctx, instance, executionID)
+}
+
+// GetParentID returns an instance's parent.
+func (pp *Partitioned) GetParentID(ctx context.Context, instance string) (string, error) {
+	return pp.of(instance).GetParentID(ctx, instance)
+}
+
+// PruneExecutions prunes an instance's old executions.
+func (pp *Partitioned) PruneExecutions(ctx context.Context, instance string, opts duroxide.PruneOptions) (duroxide.PruneResult, error) {
+	return pp.of(instance).PruneExecutions(ctx, instance, opts)
+}
+
+// PruneExecutionsBulk prunes in every partition (Limit applies to each).
+func (pp *Partitioned) PruneExecutionsBulk(ctx context.Context, f duroxide.InstanceFilter, opts duroxide.PruneOptions) (duroxide.PruneResult, error) {
+	var total duroxide.PruneResult
+	for _, p := range pp.parts {
+		r, err := p.PruneExecutionsBulk(ctx, f, opts)
+		total.InstancesProcessed += r.InstancesProcessed
+		total.ExecutionsDeleted += r.ExecutionsDeleted
+		total.EventsDeleted += r.EventsDeleted
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// GetSystemMetrics adds up every partition's counters.
+func (pp *Partitioned) GetSystemMetrics(ctx context.Context) (duroxide.SystemMetrics, error) {
+	var total duroxide.SystemMetrics
+	for _, p := range pp.parts {
+		m, err := p.GetSystemMetrics(ctx)
+		if err != nil {
+			return duroxide.SystemMetrics{}, err
+		}
+		total.TotalInstances += m.TotalInstances
+		total.TotalExecutions += m.TotalExecutions
+		total.RunningInstances += m.RunningInstances
+		total.CompletedInstances += m.CompletedInstances
+		total.FailedInstances += m.FailedInstances
+		total.TotalEvents += m.TotalEvents
+	}
+	return total, nil
+}
+
+// GetQueueDepths adds up every partition's queue depths.
+func (pp *Partitioned) GetQueueDepths(ctx context.Context) (duroxide.QueueDepths, error) {
+	var total duroxide.QueueDepths
+	for _, p := range pp.parts {
+		d, err := p.GetQueueDepths(ctx)
+		if err != nil {
+			return duroxide.QueueDepths{}, err
+		}
+		total.OrchestratorQueue += d.OrchestratorQueue
+		total.WorkerQueue += d.WorkerQueue
+		total.TimerQueue += d.TimerQueue
+	}
+	return total, nil
+}
+
+// GetInstanceTree returns an instance and its descendants, breadth first,
+// the root first, whatever partitions they live in.
+func (pp *Partitioned) GetInstanceTree(ctx context.Context, instance string) (duroxide.InstanceTree, error) {
+	tree, err := pp.of(instance).GetInstanceTree(ctx, instance)
+	if err != nil || len(pp.parts) == 1 {
+		return tree, err
+	}
+	all := []string{instance}
+	seen := map[string]bool{instance: true}
+	for i := 0; i < len(all); i++ {
+		kids, err := pp.ListChildren(ctx, all[i])
+		if err != nil {
+			return duroxide.InstanceTree{}, err
+		}
+		for _, k := range kids {
+			if !seen[k] {
+				seen[k] = true
+				all = append(all, k)
+			}
+		}
+	}
+	return duroxide.InstanceTree{RootID: instance, AllIDs: all}, nil
+}
+
+// DeleteInstance deletes a root instance with its descendants. A tree in
+// one partition goes in one script; a tree whose explicitly named children
+// live in other partitions is deleted partition by partition, the root's
+// last, each partition's part atomically (without force, none is deleted
+// when one of them is running).
+func (pp *Partitioned) DeleteInstance(ctx context.Context, instance string, force bool) (duroxide.DeleteInstanceResult, error) {
+	home := pp.PartitionOf(instance)
+	if len(pp.parts) == 1 || instance == "" {
+		return pp.parts[home].DeleteInstance(ctx, instance, force)
+	}
+	tree, err := pp.GetInstanceTree(ctx, instance)
+	if err != nil {
+		return duroxide.DeleteInstanceResult{}, err
+	}
+	groups := pp.group(tree.AllIDs)
+	if len(groups) == 1 {
+		return pp.parts[home].DeleteInstance(ctx, instance, force)
+	}
+	if parent, err := pp.GetParentID(ctx, instance); err == nil && parent != "" {
+		return pp.parts[home].DeleteInstance(ctx, instance, force) // refused: not a root
+	}
+	if err := pp.checkDeletion(ctx, "delete_instance", tree.AllIDs, force); err != nil {
+		return duroxide.DeleteInstanceResult{}, err
+	}
+	return pp.deleteGroups(ctx, groups, home, force)
+}
+
+// checkDeletion refuses, before a deletion that spans partitions deletes
+// anything, what each partition's script would refuse for its part: without
+// force a Running instance, and always a child of a listed instance that is
+// not listed (the scripts see only the children in their own partition).
+func (pp *Partitioned) checkDeletion(ctx context.Context, op string, ids []string, force bool) error {
+	listed := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		listed[id] = true
+	}
+	for _, id := range ids {
+		info, err := pp.GetInstanceInfo(ctx, id)
+		if err == nil && !force && info.Status == "Running" {
+			return duroxide.Errorf(op, duroxide.ErrConflict, "instance %s is Running; delete it with force or wait until it ends; nothing was deleted", id)
+		}
+		kids, err := pp.ListChildren(ctx, id)
+		if err != nil {
+			return err
+		}
+		for _, k := range kids {
+			if !listed[k] {
+				return duroxide.Errorf(op, duroxide.ErrConflict, "child %s of instance %s is not in the list; nothing was deleted", k, id)
+			}
+		}
+	}
+	return nil
+}
+
+// DeleteInstancesAtomic deletes the given instances, atomically within each
+// partition, the partitions in id order.
+func (pp *Partitioned) DeleteInstancesAtomic(ctx context.Context, ids []string, force bool) (duroxide.DeleteInstanceResult, error) {
+	if len(pp.parts) == 1 || slices.Contains(ids, "") {
+		return pp.parts[0].DeleteInstancesAtomic(ctx, ids, force)
+	}
+	groups := pp.group(ids)
+	if len(groups) > 1 {
+		if err := pp.checkDeletion(ctx, "delete_instances_atomic", ids, force); err != nil {
+			return duroxide.DeleteInstanceResult{}, err
+		}
+	}
+	return pp.deleteGroups(ctx, groups, -1, force)
+}
+
+// group splits ids by partition.
+func (pp *Partitioned) group(ids []string) map[int][]string {
+	g := make(map[int][]string)
+	for _, id := range ids {
+		k := pp.PartitionOf(id)
+		g[k] = append(g[k], id)
+	}
+	return g
+}
+
+// deleteGroups deletes each partition's group atomically, the partition
+// last (-1: none) last, so an interrupted deletion leaves the root to be
+// deleted again.
+func (pp *Partitioned) deleteGroups(ctx context.Context, groups map[int][]string, last int, force bool) (duroxide.DeleteInstanceResult, error) {
+	var total duroxide.DeleteInstanceResult
+	order := make([]int, 0, len(groups))
+	for k := range groups {
+		if k != last {
+			order = append(order, k)
+		}
+	}
+	slices.Sort(order)
+	if _, ok := groups[last]; ok {
+		order = append(order, last)
+	}
+	for _, k := range order {
+		r, err := pp.parts[k].DeleteInstancesAtomic(ctx, groups[k], force)
+		addDeletion(&total, r)
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+func addDeletion(total *duroxide.DeleteInstanceResult, r duroxide.DeleteInstanceResult) {
+	total.InstancesDeleted += r.InstancesDeleted
+	total.ExecutionsDeleted += r.ExecutionsDeleted
+	total.EventsDeleted += r.EventsDeleted
+	total.QueueMessagesDeleted += r.QueueMessagesDeleted
+}
+
+// DeleteInstanceBulk deletes terminal root instances in every partition, at
+// most f.Limit roots in all (each partition's deletions count against what
+// is left). Children with explicit ids in another partition than their root
+// are left to DeleteInstance.
+func (pp *Partitioned) DeleteInstanceBulk(ctx context.Context, f duroxide.InstanceFilter) (duroxide.DeleteInstanceResult, error) {
+	if len(pp.parts) == 1 {
+		return pp.parts[0].DeleteInstanceBulk(ctx, f)
+	}
+	left, err := bulkLimit("delete_instance_bulk", f)
+	if err != nil {
+		return duroxide.DeleteInstanceResult{}, err
+	}
+	var total duroxide.DeleteInstanceResult
+	for _, p := range pp.parts {
+		if left <= 0 {
+			break
+		}
+		pf := f
+		pf.Limit = left
+		r, err := p.DeleteInstanceBulk(ctx, pf)
+		addDeletion(&total, r)
+		if err != nil {
+			return total, err
+		}
+		left -= int(r.InstancesDeleted)
+	}
+	return total, nil
+}
+
+// ListInstancesPage lists one page of instances, partition after partition
+// (newest first within each). Its cursor is "<partition>:<partition's
+// cursor>".
+func (pp *Partitioned) ListInstancesPage(ctx context.Context, filter duroxide.InstancePageFilter, cursor string, limit int) ([]duroxide.InstanceInfo, string, error) {
+	if len(pp.parts) == 1 {
+		return pp.parts[0].ListInstancesPage(ctx, filter, cursor, limit)
+	}
+	k, inner := 0, ""
+	if cursor != "" {
+		ks, rest, ok := strings.Cut(cursor, ":")
+		n, err := strconv.Atoi(ks)
+		if !ok || err != nil || n < 0 || n >= len(pp.parts) {
+			return nil, "", invalid("list_instances_page", "malformed cursor %q", cursor)
+		}
+		k, inner = n, rest
+	}
+	page, next, err := pp.parts[k].ListInstancesPage(ctx, filter, inner, limit)
+	if err != nil {
+		return nil, "", err
+	}
+	switch {
+	case next != "":
+		return page, strconv.Itoa(k) + ":" + next, nil
+	case k+1 < len(pp.parts):
+		return page, strconv.Itoa(k+1) + ":", nil
+	}
+	return page, "", nil
+}
