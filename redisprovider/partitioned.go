@@ -2,13 +2,13 @@ package redisprovider
 
 import (
 	"context"
-	"reflect"
-	"time"
 	"errors"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
