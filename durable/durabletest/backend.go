@@ -2,6 +2,7 @@ package durabletest
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -19,18 +20,25 @@ const (
 	EnvRedisCluster = "DUROXIDE_REDIS_CLUSTER"
 )
 
+// ClusterPartitions is the partition count of the "cluster-p12" backend's
+// namespaces: four per master of a 3-master Cluster.
+const ClusterPartitions = 12
+
 // Backend is a Redis server an Env can run on. Every Env gets its own
 // namespace on it (a fresh one per Start, deleted when the test ends), so
 // tests can share a real server.
 type Backend struct {
-	// Name is "miniredis", "redis" or "cluster"; Each uses it as the
-	// subtest name.
+	// Name is "miniredis", "redis", "cluster" or "cluster-p12"; Each uses
+	// it as the subtest name.
 	Name string
 	// Clocked says Env.Advance works: only miniredis's clock can be moved.
 	// On a real server time is real, so a test that advances the clock
 	// declares so by running on Miniredis only: Start without WithBackend
 	// (Advance on a real backend fails the test).
 	Clocked bool
+	// Partitions is the number of partitions of the Env's namespace
+	// (redisprovider.Options.Partitions); 0 or 1: one.
+	Partitions int
 
 	// connect opens the client of one Env; mr is nil on real servers.
 	connect func(t testing.TB) (rdb redis.UniversalClient, mr *miniredis.Miniredis)
@@ -57,7 +65,9 @@ func (b Backend) Client(t testing.TB) redis.UniversalClient {
 }
 
 // Backends is Miniredis, plus the Redis at $DUROXIDE_REDIS_URL and the
-// Cluster at $DUROXIDE_REDIS_CLUSTER when they are set. A malformed URL
+// Cluster at $DUROXIDE_REDIS_CLUSTER when they are set, the Cluster twice:
+// with namespaces of one partition ("cluster") and of ClusterPartitions
+// ("cluster-p12"). A malformed URL
 // fails the test rather than silently testing less.
 func Backends(t testing.TB) []Backend {
 	t.Helper()
@@ -75,9 +85,11 @@ func Backends(t testing.TB) []Backend {
 	}
 	if addrs := os.Getenv(EnvRedisCluster); addrs != "" {
 		nodes := strings.Split(addrs, ",")
-		out = append(out, Backend{Name: "cluster", connect: func(testing.TB) (redis.UniversalClient, *miniredis.Miniredis) {
+		connect := func(testing.TB) (redis.UniversalClient, *miniredis.Miniredis) {
 			return redis.NewClusterClient(&redis.ClusterOptions{Addrs: nodes, MaxRetries: -1, ContextTimeoutEnabled: true}), nil
-		}})
+		}
+		out = append(out, Backend{Name: "cluster", connect: connect},
+			Backend{Name: "cluster-p" + strconv.Itoa(ClusterPartitions), Partitions: ClusterPartitions, connect: connect})
 	}
 	return out
 }

@@ -16,11 +16,14 @@ func TestBackendsFollowTheEnvironment(t *testing.T) {
 	t.Setenv(EnvRedisURL, "redis://127.0.0.1:1/0")
 	t.Setenv(EnvRedisCluster, "127.0.0.1:2,127.0.0.1:3")
 	bs := Backends(t)
-	if got := names(bs); got != "miniredis,redis,cluster" {
+	if got := names(bs); got != "miniredis,redis,cluster,cluster-p12" {
 		t.Fatalf("both servers named: backends %s", got)
 	}
-	if !bs[0].Clocked || bs[1].Clocked || bs[2].Clocked {
+	if !bs[0].Clocked || bs[1].Clocked || bs[2].Clocked || bs[3].Clocked {
 		t.Fatalf("only miniredis has a movable clock: %+v", bs)
+	}
+	if bs[2].Partitions > 1 || bs[3].Partitions != ClusterPartitions {
+		t.Fatalf("the Cluster runs with one partition and with %d: %+v", ClusterPartitions, bs)
 	}
 }
 

@@ -61,11 +61,13 @@ func (e *Env) tickClock() {
 // wakes every fetcher; one such call would replace this.
 func (e *Env) wakeFetchers() {
 	ctx := context.Background()
-	keys, err := e.rdb.ZRange(ctx, e.Provider.Keys().WakeDue(), 0, -1).Result()
-	if err != nil {
-		return
-	}
-	for _, k := range keys {
-		e.rdb.ZAdd(ctx, k, redis.Z{Score: 0, Member: "w"})
+	for i := range e.Provider.Partitions() {
+		keys, err := e.rdb.ZRange(ctx, e.Provider.Partition(i).Keys().WakeDue(), 0, -1).Result()
+		if err != nil {
+			return
+		}
+		for _, k := range keys {
+			e.rdb.ZAdd(ctx, k, redis.Z{Score: 0, Member: "w"})
+		}
 	}
 }

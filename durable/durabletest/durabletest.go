@@ -21,6 +21,7 @@ package durabletest
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -41,9 +42,11 @@ const DefaultWaitTimeout = 30 * time.Second
 
 // Env is a running runtime on a Redis backend.
 type Env struct {
-	Runtime  *durable.Runtime
-	Client   *durable.Client
-	Provider *redisprovider.Provider
+	Runtime *durable.Runtime
+	Client  *durable.Client
+	// Provider is the namespace's provider: one partition unless the
+	// Backend says more.
+	Provider *redisprovider.Partitioned
 	// Backend is the server the Env runs on.
 	Backend Backend
 	// Redis is the embedded server on the Miniredis backend, nil on real
@@ -109,7 +112,8 @@ func Start(t testing.TB, reg *durable.Registry, options ...Option) *Env {
 	} else {
 		close(e.done)
 	}
-	p, err := redisprovider.New(context.Background(), redisprovider.Options{Client: e.rdb, Namespace: "durabletest-" + uuid.NewString()})
+	p, err := redisprovider.NewPartitioned(context.Background(), redisprovider.Options{
+		Client: e.rdb, Namespace: "durabletest-" + uuid.NewString(), Partitions: max(cfg.backend.Partitions, 1)})
 	if err != nil {
 		e.closeClock()
 		_ = e.rdb.Close()
@@ -164,8 +168,14 @@ func shutdown(t testing.TB, rt *durable.Runtime) {
 func (e *Env) close(t testing.TB) {
 	shutdown(t, e.Runtime)
 	if e.Redis == nil { // a shared server keeps only what other tests wrote
-		if err := redistest.DropPrefix(context.Background(), e.rdb, e.Provider.Keys().Prefix()); err != nil {
-			t.Logf("durabletest: deleting namespace %s: %v", e.Provider.Keys().Prefix(), err)
+		prefixes := []string{e.Provider.Namespace().Prefix()}
+		for i := range e.Provider.Partitions() {
+			prefixes = append(prefixes, e.Provider.Partition(i).Keys().Prefix())
+		}
+		for _, prefix := range slices.Compact(prefixes) {
+			if err := redistest.DropPrefix(context.Background(), e.rdb, prefix); err != nil {
+				t.Logf("durabletest: deleting namespace %s: %v", prefix, err)
+			}
 		}
 	}
 	_ = e.Provider.Close()

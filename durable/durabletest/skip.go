@@ -2,6 +2,7 @@ package durabletest
 
 import (
 	"context"
+	dxredis "github.com/duroxide-go/duroxide-redis"
 	"slices"
 	"strconv"
 	"sync"
@@ -79,68 +80,108 @@ type idleState struct {
 }
 
 // idle reports whether nothing in the Env's namespace can run now while
-// something is due later, and when. It reads the provider's queue indexes
-// (keys.go documents them; get_queue_depths.lua counts the same way) in one
-// MULTI, which miniredis runs atomically: a message moving from a queue to
-// a lock and on cannot hide between two reads.
+// something is due later, and when. It reads every partition's queue
+// indexes (keys.go documents them; get_queue_depths.lua counts the same
+// way) and outbox in one MULTI, which miniredis runs atomically: a message
+// moving from a queue to a lock, or from an outbox to its partition, cannot
+// hide between two reads.
 func (e *Env) idle(ctx context.Context) (idleState, bool) {
-	k := e.Provider.Keys()
-	queues, err := e.rdb.SMembers(ctx, k.WorkQueues()).Result()
-	if err != nil {
-		return idleState{}, false
+	parts := make([]*partIdle, e.Provider.Partitions())
+	for i := range parts {
+		k := e.Provider.Partition(i).Keys()
+		queues, err := e.rdb.SMembers(ctx, k.WorkQueues()).Result()
+		if err != nil {
+			return idleState{}, false
+		}
+		parts[i] = &partIdle{k: k, queues: queues}
 	}
 	now := "(" + strconv.FormatInt(e.Now().UnixMilli(), 10)
-	var (
-		seq                *redis.StringCmd
-		stats              *redis.SliceCmd
-		later, olck, wlck  *redis.IntCmd
-		nextOrch, nextWork *redis.ZSliceCmd
-		sessions           *redis.StringSliceCmd
-		queuesNow          *redis.StringSliceCmd
-		ready              []*redis.IntCmd
-	)
-	_, err = e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		seq = p.Get(ctx, k.Seq())
-		stats = p.HMGet(ctx, k.Stats(), "o_unl", "w_sready")
-		later = p.ZCount(ctx, k.OrchFuture(), now, "+inf")
-		nextOrch = p.ZRangeByScoreWithScores(ctx, k.OrchFuture(), &redis.ZRangeBy{Min: now, Max: "+inf", Count: 1})
-		olck = p.ZCard(ctx, k.OrchLocked())
-		wlck = p.ZCard(ctx, k.WorkLocked())
-		nextWork = p.ZRangeWithScores(ctx, k.WorkDelayed(), 0, 0)
-		sessions = p.ZRangeByScore(ctx, k.SessionsLive(), &redis.ZRangeBy{Min: now, Max: "+inf", Count: 1})
-		queuesNow = p.SMembers(ctx, k.WorkQueues())
-		for _, q := range queues {
-			ready = append(ready, p.ZCard(ctx, k.WorkQueue(q)))
+	_, err := e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for _, part := range parts {
+			part.read(ctx, p, now)
 		}
 		return nil
 	})
 	if err != nil && err != redis.Nil {
 		return idleState{}, false
 	}
-	unlocked, sessionReady := count(stats.Val(), 0), count(stats.Val(), 1)
-	// A live session lease also holds time: its owner renews it in real
-	// time, and a jump past it would move the session to another worker.
-	if unlocked-later.Val() > 0 || sessionReady > 0 || olck.Val() > 0 || wlck.Val() > 0 || len(sessions.Val()) > 0 {
-		return idleState{}, false
-	}
-	if !sameSet(queues, queuesNow.Val()) {
-		return idleState{}, false
-	}
-	for _, r := range ready {
-		if r.Val() > 0 {
+	var st idleState
+	due := int64(-1)
+	for _, part := range parts {
+		d, ok := part.idle()
+		if !ok {
 			return idleState{}, false
 		}
-	}
-	due := int64(-1)
-	for _, z := range [][]redis.Z{nextOrch.Val(), nextWork.Val()} {
-		if len(z) > 0 && (due < 0 || int64(z[0].Score) < due) {
-			due = int64(z[0].Score)
+		if d >= 0 && (due < 0 || d < due) {
+			due = d
 		}
+		st.seq += part.seq.Val() + ":"
 	}
 	if due < 0 {
 		return idleState{}, false
 	}
-	return idleState{seq: seq.Val(), due: time.UnixMilli(due)}, true
+	st.due = time.UnixMilli(due)
+	return st, true
+}
+
+// partIdle is the idle check's reads of one partition.
+type partIdle struct {
+	k                  dxredis.Keys
+	queues             []string
+	seq                *redis.StringCmd
+	stats              *redis.SliceCmd
+	later, olck, wlck  *redis.IntCmd
+	outbox             *redis.IntCmd
+	nextOrch, nextWork *redis.ZSliceCmd
+	sessions           *redis.StringSliceCmd
+	queuesNow          *redis.StringSliceCmd
+	ready              []*redis.IntCmd
+}
+
+// read queues the partition's reads on p.
+func (x *partIdle) read(ctx context.Context, p redis.Pipeliner, now string) {
+	k := x.k
+	x.seq = p.Get(ctx, k.Seq())
+	x.stats = p.HMGet(ctx, k.Stats(), "o_unl", "w_sready")
+	x.later = p.ZCount(ctx, k.OrchFuture(), now, "+inf")
+	x.nextOrch = p.ZRangeByScoreWithScores(ctx, k.OrchFuture(), &redis.ZRangeBy{Min: now, Max: "+inf", Count: 1})
+	x.olck = p.ZCard(ctx, k.OrchLocked())
+	x.wlck = p.ZCard(ctx, k.WorkLocked())
+	x.outbox = p.ZCard(ctx, k.Outbox())
+	x.nextWork = p.ZRangeWithScores(ctx, k.WorkDelayed(), 0, 0)
+	x.sessions = p.ZRangeByScore(ctx, k.SessionsLive(), &redis.ZRangeBy{Min: now, Max: "+inf", Count: 1})
+	x.queuesNow = p.SMembers(ctx, k.WorkQueues())
+	for _, q := range x.queues {
+		x.ready = append(x.ready, p.ZCard(ctx, k.WorkQueue(q)))
+	}
+}
+
+// idle says whether nothing in the partition can run now, and its earliest
+// due time (-1: none).
+func (x *partIdle) idle() (int64, bool) {
+	unlocked, sessionReady := count(x.stats.Val(), 0), count(x.stats.Val(), 1)
+	// A live session lease also holds time: its owner renews it in real
+	// time, and a jump past it would move the session to another worker.
+	// A message in an outbox is on its way to another partition.
+	if unlocked-x.later.Val() > 0 || sessionReady > 0 || x.olck.Val() > 0 || x.wlck.Val() > 0 ||
+		len(x.sessions.Val()) > 0 || x.outbox.Val() > 0 {
+		return 0, false
+	}
+	if !sameSet(x.queues, x.queuesNow.Val()) {
+		return 0, false
+	}
+	for _, r := range x.ready {
+		if r.Val() > 0 {
+			return 0, false
+		}
+	}
+	due := int64(-1)
+	for _, z := range [][]redis.Z{x.nextOrch.Val(), x.nextWork.Val()} {
+		if len(z) > 0 && (due < 0 || int64(z[0].Score) < due) {
+			due = int64(z[0].Score)
+		}
+	}
+	return due, true
 }
 
 // count reads the i-th value of an HMGET reply as a number (0 if absent).
