@@ -54,6 +54,7 @@ var docHolders = map[string]docHolder{
 		compileOnly: "it dials the Redis at redis://127.0.0.1:6379/0"},
 	"README.md#Using the provider directly": {file: "docblocks_holders_test.go", fn: "readmeUsingTheProviderDirectly",
 		compileOnly: "it dials the Redis at redis://127.0.0.1:6379/0"},
+	"README.md#Scale-out: partitions":                                           {file: "docblocks_holders_test.go", fn: "TestReadmeScaleOut"},
 	"README.md#The validation suite (`providertest`)":                           {file: "docblocks_holders_test.go", fn: "TestProvider"},
 	"duroxide/errors.go:ErrLockLost":                                            {file: "docblocks_holders_test.go", fn: "TestDocErrorKinds"},
 	"extra/dxotel/README.md#extra/dxotel: OpenTelemetry for duroxide-redis":     {file: "extra/dxotel/docblocks_test.go", fn: "TestDocReadme"},
