@@ -1,0 +1,182 @@
+package redisprovider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// startIn enqueues n starts of new instances in every partition of pp.
+func startIn(t *testing.T, b *relayBundle, n int) {
+	t.Helper()
+	for k := range b.pp.Partitions() {
+		for i := range n {
+			id := b.instanceIn(k, fmt.Sprint("w", i, "-"))
+			start := duroxide.StartOrchestration{Instance: id, Orchestration: "O", Input: `""`, ExecutionID: 1}
+			if err := b.pp.EnqueueForOrchestrator(b.ctx, start, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// TestPartitionedFetchesServeEveryPartition: with work waiting in every
+// partition, successive fetches (plain, and racing long polls) take from
+// all of them, none waiting behind another's backlog.
+func TestPartitionedFetchesServeEveryPartition(t *testing.T) {
+	t.Parallel()
+	for _, poll := range []time.Duration{0, time.Second} {
+		t.Run(fmt.Sprint("poll=", poll), func(t *testing.T) {
+			t.Parallel()
+			b := newRelayBundle(t, 4)
+			startIn(t, b, 8)
+			served := map[int]int{}
+			for range 16 {
+				item, err := b.pp.FetchOrchestrationItem(b.ctx, time.Minute, poll, nil)
+				if err != nil || item == nil {
+					t.Fatalf("fetch: %v, %v", item, err)
+				}
+				served[b.pp.PartitionOf(item.Instance)]++
+			}
+			for k := range 4 {
+				if served[k] < 2 {
+					t.Fatalf("16 fetches over 4 busy partitions served %v: partition %d starved", served, k)
+				}
+			}
+		})
+	}
+}
+
+// TestPartitionedAckAndFetchRotates: a dispatcher that keeps acking and
+// fetching stays in its partition for at most maxStreak turns, then fetches
+// across partitions, so a busy partition cannot hold it forever.
+func TestPartitionedAckAndFetchRotates(t *testing.T) {
+	t.Parallel()
+	b := newRelayBundle(t, 2)
+	startIn(t, b, 3*maxStreak)
+	item, err := b.pp.FetchOrchestrationItem(b.ctx, time.Minute, 0, nil)
+	if err != nil || item == nil {
+		t.Fatalf("fetch: %v, %v", item, err)
+	}
+	run, longest, parts := 1, 1, map[int]bool{}
+	last := b.pp.PartitionOf(item.Instance)
+	for range 3 * maxStreak {
+		commit := firstTurn(item.Instance)
+		item, err = b.pp.AckOrchestrationItemAndFetch(b.ctx, item.LockToken, commit, time.Minute, 0, nil)
+		if err != nil || item == nil {
+			t.Fatalf("ack-and-fetch: %v, %v", item, err)
+		}
+		k := b.pp.PartitionOf(item.Instance)
+		parts[k] = true
+		if k == last {
+			run++
+		} else {
+			run = 1
+		}
+		longest, last = max(longest, run), k
+	}
+	if len(parts) != 2 || longest > maxStreak+1 {
+		t.Fatalf("ack-and-fetches served partitions %v, the longest run in one was %d (at most %d allowed)", parts, longest, maxStreak+1)
+	}
+}
+
+// firstTurn is a minimal first turn of instance.
+func firstTurn(instance string) duroxide.OrchestrationCommit {
+	return duroxide.OrchestrationCommit{
+		ExecutionID: 1,
+		HistoryDelta: []duroxide.Event{duroxide.NewEvent(1, instance, 1, nil,
+			duroxide.OrchestrationStartedEvent{Name: "O", Version: "1.0.0", Input: `""`})},
+		Metadata: duroxide.ExecutionMetadata{Status: "Running", OrchestrationName: "O", OrchestrationVersion: "1.0.0"},
+	}
+}
+
+// TestPartitionedIdleFetcherCostsNoScripts: an idle fetcher long-polling 4
+// partitions runs each partition's script once, then none while nothing
+// changes, however many polls it makes; and work enqueued in any partition
+// reaches it promptly.
+func TestPartitionedIdleFetcherCostsNoScripts(t *testing.T) {
+	t.Parallel()
+	m := miniredis.RunT(t)
+	var scripts scriptCounter
+	client := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
+	client.AddHook(&scripts)
+	t.Cleanup(func() { client.Close() })
+	b := openRelayBundle(t, client, "idle", 4)
+	for range 2 { // the first poll learns every partition is empty
+		if item, err := b.pp.FetchOrchestrationItem(b.ctx, time.Minute, 50*time.Millisecond, nil); item != nil || err != nil {
+			t.Fatalf("fetch on an empty namespace: %v, %v", item, err)
+		}
+	}
+	before := scripts.n.Load()
+	for range 5 {
+		if item, err := b.pp.FetchOrchestrationItem(b.ctx, time.Minute, 50*time.Millisecond, nil); item != nil || err != nil {
+			t.Fatalf("fetch on an empty namespace: %v, %v", item, err)
+		}
+	}
+	if n := scripts.n.Load() - before; n != 0 {
+		t.Fatalf("5 idle polls over 4 partitions ran %d scripts, want 0", n)
+	}
+	target := b.instanceIn(3, "late")
+	got := make(chan string, 1)
+	go func() {
+		item, err := b.pp.FetchOrchestrationItem(b.ctx, time.Minute, 10*time.Second, nil)
+		if err != nil || item == nil {
+			got <- fmt.Sprint(item, err)
+			return
+		}
+		got <- item.Instance
+	}()
+	start := duroxide.StartOrchestration{Instance: target, Orchestration: "O", Input: `""`, ExecutionID: 1}
+	if err := b.pp.EnqueueForOrchestrator(context.Background(), start, 0); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-got:
+		if s != target {
+			t.Fatalf("the parked fetch returned %s, want %s", s, target)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("work in partition 3 did not wake the fetcher parked over 4 partitions")
+	}
+}
+
+// TestNewRefusesAPartitionedNamespace: New opens one partition only, and a
+// namespace keeps the count it was created with.
+func TestNewRefusesAPartitionedNamespace(t *testing.T) {
+	t.Parallel()
+	b := newRelayBundle(t, 3)
+	_, err := New(b.ctx, Options{Client: b.client, Namespace: "relay"})
+	if !errors.Is(err, duroxide.ErrInvalidInput) {
+		t.Fatalf("New on a 3-partition namespace: %v, want ErrInvalidInput", err)
+	}
+	_, err = NewPartitioned(b.ctx, Options{Client: b.client, Namespace: "relay", Partitions: 5})
+	if !errors.Is(err, duroxide.ErrInvalidInput) {
+		t.Fatalf("NewPartitioned asking 5 of a 3-partition namespace: %v, want ErrInvalidInput", err)
+	}
+	old, err := New(b.ctx, Options{Client: b.client, Namespace: "legacy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	if err := old.EnqueueForOrchestrator(b.ctx, duroxide.StartOrchestration{Instance: "x", Orchestration: "O", ExecutionID: 1}, 0); err != nil {
+		t.Fatal(err)
+	}
+	pp, err := NewPartitioned(b.ctx, Options{Client: b.client, Namespace: "legacy", Partitions: 4})
+	if !errors.Is(err, duroxide.ErrInvalidInput) {
+		t.Fatalf("NewPartitioned asking 4 of a namespace holding data from before partitions: %v, want ErrInvalidInput", err)
+	}
+	if pp, err = NewPartitioned(b.ctx, Options{Client: b.client, Namespace: "legacy"}); err != nil || pp.Partitions() != 1 {
+		t.Fatalf("NewPartitioned on an old namespace: %v partitions, %v", pp, err)
+	}
+	defer pp.Close()
+	if item, err := pp.FetchOrchestrationItem(b.ctx, time.Minute, 0, nil); err != nil || item == nil || item.Instance != "x" {
+		t.Fatalf("the old namespace's message through NewPartitioned: %v, %v", item, err)
+	}
+}
