@@ -96,13 +96,13 @@ func NewPartitioned(ctx context.Context, opts Options) (*Partitioned, error) {
 func (p *Provider) openNamespace(ctx context.Context, want int) (int, error) {
 	var a args
 	a.int(max(want, 1))
-	res, err := p.run(ctx, "new", scriptOpenNamespace, a)
+	res, err := p.run(ctx, "open_namespace", scriptOpenNamespace, a)
 	if err != nil {
 		return 0, err
 	}
 	n, ok := res.(int64)
 	if !ok || n < 1 {
-		return 0, duroxide.Permanent("new", "namespace layout record holds no partition count")
+		return 0, duroxide.Permanent("open_namespace", "namespace layout record holds no partition count")
 	}
 	return int(n), nil
 }

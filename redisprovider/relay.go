@@ -140,9 +140,7 @@ func (r *relay) drain(ctx context.Context, k int) error {
 			if err := r.step("deliver"); err != nil {
 				return err
 			}
-			a := args{strconv.Itoa(k), strconv.Itoa(len(byTarget[t]) / 4)}
-			a = append(a, byTarget[t]...)
-			if _, err := r.pp.parts[t].run(ctx, "relay", scriptRelayMessages, a); err != nil {
+			if err := r.pp.parts[t].relayMessages(ctx, k, byTarget[t]); err != nil {
 				return err
 			}
 		}
@@ -156,6 +154,14 @@ func (r *relay) drain(ctx context.Context, k int) error {
 			return nil
 		}
 	}
+}
+
+// relayMessages applies in p's partition the outbox entries of partition
+// src (id, instance, json, visible at each) with lua/relay_messages.lua.
+func (p *Provider) relayMessages(ctx context.Context, src int, entries args) error {
+	a := args{strconv.Itoa(src), strconv.Itoa(len(entries) / 4)}
+	_, err := p.run(ctx, "relay_messages", scriptRelayMessages, append(a, entries...))
+	return err
 }
 
 func (r *relay) step(name string) error {

@@ -210,5 +210,7 @@ func scriptCalls(p *Provider) []func() error {
 		func() error { return errOf(p.DeleteInstanceBulk(ctx, ids)) },
 		func() error { return errOf(p.PruneExecutions(ctx, "i", duroxide.PruneOptions{})) },
 		func() error { return errOf(p.PruneExecutionsBulk(ctx, ids, duroxide.PruneOptions{})) },
+		func() error { return errOf(p.openNamespace(ctx, 1)) },
+		func() error { return p.relayMessages(ctx, 1, args{"1", "i", `{"x":1}`, "0"}) },
 	}
 }
