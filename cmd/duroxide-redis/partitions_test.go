@@ -191,3 +191,20 @@ func TestPartitionsFlagCreatesANamespace(t *testing.T) {
 	}
 	expectFailure(t, runCLI(env, "stats", "--partitions", "-1"), exitInvalid, "Partitions -1")
 }
+
+// TestUIOfAPartitionedNamespace: the overview shows the namespace's figures
+// and a table of the partitions; the instances page lists every partition.
+func TestUIOfAPartitionedNamespace(t *testing.T) {
+	t.Parallel()
+	d := newPartitionedDeployment(t)
+	ts, _ := d.ui(t, uiOptions{})
+	total := strconv.Itoa(len(d.done) + 1)
+	want := []string{`id="total">` + total + `<`, `id="running">1<`, `id="partitions"`, `id="outbox">`}
+	for i := range 4 {
+		want = append(want, fmt.Sprintf("<tr><td>%d</td><td>%d</td>", i, d.per[i]))
+	}
+	get(t, ts, "/", 200, want...)
+	get(t, ts, "/?partial=1", 200, `id="partitions"`)
+	get(t, ts, "/instances", 200, append([]string{">" + d.waiter + "<", total + " shown"}, d.done...)...)
+	get(t, ts, "/instances/"+d.waiter, 200, "Waiter", `id="cancel-form"`)
+}
