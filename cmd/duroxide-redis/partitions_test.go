@@ -208,3 +208,32 @@ func TestUIOfAPartitionedNamespace(t *testing.T) {
 	get(t, ts, "/instances", 200, append([]string{">" + d.waiter + "<", total + " shown"}, d.done...)...)
 	get(t, ts, "/instances/"+d.waiter, 200, "Waiter", `id="cancel-form"`)
 }
+
+// TestBulkCommandsAcrossPartitions: prune --all and delete
+// --completed-before reach every partition.
+func TestBulkCommandsAcrossPartitions(t *testing.T) {
+	t.Parallel()
+	d := newPartitionedDeployment(t)
+	parts := map[int]bool{}
+	var loopCount uint64
+	for ; len(parts) < 2; loopCount++ {
+		if loopCount == 64 {
+			t.Fatal("64 loops in one partition")
+		}
+		id := "loop-" + strconv.FormatUint(loopCount, 10)
+		d.finish(t, id, "Loop", "1") // three executions
+		parts[d.prov.PartitionOf(id)] = true
+		d.done = append(d.done, id)
+	}
+	p := decode[pruneJSON](t, d.cli("prune", "--all", "--keep-last", "1", "--json"))
+	if p.Executions != 2*loopCount || p.Instances != uint64(len(d.done)+1) {
+		t.Errorf("prune --all: %+v, want %d executions of %d instances", p, 2*loopCount, len(d.done)+1)
+	}
+	r := decode[deleteJSON](t, d.cli("delete", "--completed-before", "0s", "--json"))
+	if r.Instances != uint64(len(d.done)) {
+		t.Errorf("delete --completed-before: %+v, want %d instances", r, len(d.done))
+	}
+	if s := decode[statsJSON](t, d.cli("stats", "--json")); s.Instances != 1 || s.Running != 1 {
+		t.Errorf("after the bulk delete: %+v, want only the waiter", s.figuresJSON)
+	}
+}
