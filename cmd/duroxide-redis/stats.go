@@ -19,7 +19,8 @@ const clearScreen = "\x1b[H\x1b[2J"
 // provider's counters and index sizes, never from reading instances, so a
 // --watch loop costs Redis the same whatever the data volume. Its figures
 // are the namespace's; with several partitions, PerPartition has each
-// partition's too (their sums are the namespace's).
+// partition's too (which add up to the namespace's, but for instances
+// that moved while they were read).
 type statsJSON struct {
 	Time string `json:"time"`
 	figuresJSON
@@ -69,22 +70,25 @@ type reading struct {
 }
 
 // namespaceReading is the namespace's reading and, with several
-// partitions, each partition's, of which Total is the sum.
+// partitions, each partition's.
 type namespaceReading struct {
 	Total reading
 	Parts []reading // nil with one partition
 }
 
-// readStats reads the counter scripts of every partition (and the size of
-// each one's outbox): 2 script calls and a ZCARD per partition, whatever
-// the data volume. The totals are the sums of these very readings, so the
-// lines of one refresh always add up.
+// readStats reads the namespace's counters and queue depths (the
+// provider's counter scripts) and, with several partitions, each
+// partition's and the size of each one's outbox: 2 script calls per
+// partition for the totals, as many again for the partitions, and a ZCARD
+// per partition, whatever the data volume. Each figure is read at its own
+// moment, so while instances move the partitions' lines may not add up to
+// the totals exactly.
 func (s *session) readStats(ctx context.Context) (namespaceReading, error) {
-	if s.prov == nil || s.prov.Partitions() == 1 {
-		r, err := readCounters(ctx, s.admin)
-		return namespaceReading{Total: r}, err
+	total, err := readCounters(ctx, s.admin)
+	if err != nil || s.prov == nil || s.prov.Partitions() == 1 {
+		return namespaceReading{Total: total}, err
 	}
-	var nr namespaceReading
+	nr := namespaceReading{Total: total}
 	for i := range s.prov.Partitions() {
 		p := s.prov.Partition(i)
 		r, err := readCounters(ctx, p)
@@ -96,8 +100,8 @@ func (s *session) readStats(ctx context.Context) (namespaceReading, error) {
 			return namespaceReading{}, redisError("stats", err)
 		}
 		r.Outbox = int(n)
+		nr.Total.Outbox += r.Outbox
 		nr.Parts = append(nr.Parts, r)
-		nr.Total.add(r)
 	}
 	return nr, nil
 }
@@ -110,21 +114,6 @@ func readCounters(ctx context.Context, a duroxide.ProviderAdmin) (reading, error
 	}
 	q, err := a.GetQueueDepths(ctx)
 	return reading{Metrics: m, Queues: q}, err
-}
-
-// add adds o's figures to r's.
-func (r *reading) add(o reading) {
-	m, om := &r.Metrics, o.Metrics
-	m.TotalInstances += om.TotalInstances
-	m.RunningInstances += om.RunningInstances
-	m.CompletedInstances += om.CompletedInstances
-	m.FailedInstances += om.FailedInstances
-	m.TotalExecutions += om.TotalExecutions
-	m.TotalEvents += om.TotalEvents
-	r.Queues.OrchestratorQueue += o.Queues.OrchestratorQueue
-	r.Queues.WorkerQueue += o.Queues.WorkerQueue
-	r.Queues.TimerQueue += o.Queues.TimerQueue
-	r.Outbox += o.Outbox
 }
 
 func runStats(c *cli, args []string) error {

@@ -19,8 +19,9 @@ type sample struct {
 
 // sampler keeps the last readings in memory, so the overview can show
 // throughput without storing anything in Redis. Each reading costs what
-// `stats` costs (two counter scripts per partition, and a ZCARD of each
-// outbox with several), whatever the data volume.
+// `stats` costs (two counter scripts per partition; with several, as many
+// again and a ZCARD of each outbox for the partition table), whatever the
+// data volume.
 type sampler struct {
 	s    *session
 	keep int
