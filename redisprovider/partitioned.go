@@ -70,7 +70,7 @@ func NewPartitioned(ctx context.Context, opts Options) (*Partitioned, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, err := base.openNamespace(ctx, opts.Partitions)
+	n, err := base.namespacePartitions(ctx, opts.Partitions)
 	if err != nil {
 		base.Close()
 		return nil, err
@@ -89,6 +89,23 @@ func NewPartitioned(ctx context.Context, opts Options) (*Partitioned, error) {
 	}
 	pp.relay = newRelay(pp)
 	return pp, nil
+}
+
+// namespacePartitions is the namespace's partition count. A namespace with
+// a layout record is read without a write, so tools open it on a read-only
+// replica too; one without is recorded by openNamespace, and a replica,
+// which refuses that write, reads it as the one partition a namespace from
+// before layout records has.
+func (p *Provider) namespacePartitions(ctx context.Context, want int) (int, error) {
+	if n, err := p.storedPartitions(ctx); err != nil || n > 0 {
+		return n, err
+	}
+	n, err := p.openNamespace(ctx, want)
+	var reply redis.Error
+	if errors.As(err, &reply) && readOnlyReplica(reply) {
+		return 1, nil
+	}
+	return n, err
 }
 
 // openNamespace runs lua/open_namespace.lua: the namespace's partition

@@ -24,7 +24,7 @@ type session struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	rdb    redis.UniversalClient
-	prov   *redisprovider.Provider
+	prov   *redisprovider.Partitioned
 	admin  duroxide.ProviderAdmin
 	client *durable.Client
 }
@@ -36,10 +36,13 @@ func (c *cli) open() (*session, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(c.base, c.timeout)
-	prov, err := redisprovider.New(ctx, redisprovider.Options{
-		Client:    rdb,
-		Namespace: c.resolvedNamespace(),
-		Logger:    slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	// NewPartitioned opens a namespace of any partition count (one is the
+	// layout New opens); --partitions only matters for a new namespace
+	prov, err := redisprovider.NewPartitioned(ctx, redisprovider.Options{
+		Client:     rdb,
+		Namespace:  c.resolvedNamespace(),
+		Partitions: c.partitions,
+		Logger:     slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
 		cancel()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	dxredis "github.com/duroxide-go/duroxide-redis"
 	"github.com/duroxide-go/duroxide-redis/durable"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 	"github.com/duroxide-go/duroxide-redis/redisprovider"
@@ -184,7 +185,10 @@ func TestHistoryAndShowOfAFailure(t *testing.T) {
 // TestStatsOnAReadOnlyReplica: stats reads a replica, where every write is
 // refused (FUNCTION LOAD, and the lock release the depth script did). The
 // replica has the function library its primary loaded, and the read-only
-// scripts are called with FCALL_RO, which a replica accepts.
+// scripts are called with FCALL_RO, which a replica accepts. One namespace
+// has no layout record (as one an older version wrote), which the replica
+// cannot record: it is read as one partition; the other has four
+// partitions, which the replica reads from its record.
 func TestStatsOnAReadOnlyReplica(t *testing.T) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -194,16 +198,26 @@ func TestStatsOnAReadOnlyReplica(t *testing.T) {
 	replica := startRedis(t, bin, "--replicaof", "127.0.0.1", strconv.Itoa(primary.port))
 	d := runDeployment(t, redisprovider.Options{URL: primary.url, Namespace: "replica-test"})
 	d.finish(t, "done-1", "Child", "x")
+	parted := runDeployment(t, redisprovider.Options{URL: primary.url, Namespace: "replica-parts", Partitions: 4})
+	parted.finish(t, "done-1", "Child", "x")
+	parted.finish(t, "done-2", "Child", "x")
 	ctx := context.Background()
 	pc := redis.NewClient(&redis.Options{Addr: primary.addr})
 	defer pc.Close()
+	if err := pc.Del(ctx, dxredis.NewKeys("replica-test").Meta()).Err(); err != nil {
+		t.Fatal(err)
+	}
 	// WAIT returns once the replica has every write made so far
 	if n, err := pc.Wait(ctx, 1, 20*time.Second).Result(); err != nil || n != 1 {
 		t.Fatalf("replica did not catch up: %d, %v", n, err)
 	}
 	r := runCLI(nil, "stats", "--json", "--redis", replica.url, "--namespace", "replica-test")
-	if s := decode[statsJSON](t, r); s.Instances != 1 || s.Completed != 1 {
+	if s := decode[statsJSON](t, r); s.Instances != 1 || s.Completed != 1 || s.Partitions != 1 {
 		t.Fatalf("stats on the replica: %+v\n%s", s, r.stderr)
+	}
+	r = runCLI(nil, "stats", "--json", "--redis", replica.url, "--namespace", "replica-parts")
+	if s := decode[statsJSON](t, r); s.Instances != 2 || s.Partitions != 4 || len(s.PerPartition) != 4 {
+		t.Fatalf("stats of 4 partitions on the replica: %+v\n%s", s, r.stderr)
 	}
 }
 

@@ -26,7 +26,9 @@ func runFunctions(c *cli, args []string) error {
 	}
 	defer s.close()
 	current := s.prov.FunctionLibraryName()
-	stale, err := s.prov.StaleFunctionLibraries(s.ctx, *del)
+	// libraries are server-wide, not per partition: any partition's
+	// provider lists them on every primary
+	stale, err := s.prov.Partition(0).StaleFunctionLibraries(s.ctx, *del)
 	if err != nil {
 		return err
 	}

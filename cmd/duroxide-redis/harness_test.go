@@ -24,7 +24,7 @@ var namespaceSeq atomic.Int64
 // the state the CLI inspects and operates.
 type deployment struct {
 	namespace string
-	prov      *redisprovider.Provider
+	prov      *redisprovider.Partitioned
 	client    *durable.Client
 }
 
@@ -43,11 +43,11 @@ func newDeployment(t *testing.T) *deployment {
 	return runDeployment(t, redisprovider.Options{URL: redisURL, Namespace: ns})
 }
 
-// runDeployment starts a provider and a runtime with the test
-// orchestrations, both stopped when the test ends.
+// runDeployment starts a provider (of opts.Partitions partitions) and a
+// runtime with the test orchestrations, both stopped when the test ends.
 func runDeployment(t *testing.T, opts redisprovider.Options) *deployment {
 	t.Helper()
-	p, err := redisprovider.New(context.Background(), opts)
+	p, err := redisprovider.NewPartitioned(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("provider: %v", err)
 	}

@@ -88,12 +88,31 @@ func runInstances(c *cli, args []string) error {
 // page reads one page of instance records through the provider's
 // duroxide.InstanceLister: O(log N + limit) in Redis whatever the size of
 // the deployment, where ProviderAdmin's ListInstances returns every id.
+// A partitioned namespace pages partition after partition, so a partition's
+// last page is short: the page goes on in the next partitions until it is
+// full, in at most as many calls as there are partitions, so a name or
+// prefix filter still examines a bounded number of entries.
 func (s *session) page(filter duroxide.InstancePageFilter, cursor string, limit int) ([]duroxide.InstanceInfo, string, error) {
 	l, ok := s.admin.(duroxide.InstanceLister)
 	if !ok {
 		return nil, "", duroxide.Permanent("instances", "the provider cannot list instances page by page")
 	}
-	return l.ListInstancesPage(s.ctx, filter, cursor, limit)
+	calls := 1
+	if s.prov != nil {
+		calls = s.prov.Partitions()
+	}
+	var infos []duroxide.InstanceInfo
+	for ; calls > 0; calls-- {
+		page, next, err := l.ListInstancesPage(s.ctx, filter, cursor, limit-len(infos))
+		if err != nil {
+			return nil, "", err
+		}
+		infos, cursor = append(infos, page...), next
+		if len(infos) >= limit || cursor == "" {
+			break
+		}
+	}
+	return infos, cursor, nil
 }
 
 // inspect is the body of the commands that read one instance: read it, then

@@ -63,11 +63,12 @@ type cli struct {
 	// --watch) derive their own deadlines from it.
 	base context.Context
 
-	redis     stringList
-	namespace string
-	tlsCA     string
-	json      bool
-	timeout   time.Duration
+	redis      stringList
+	namespace  string
+	partitions int
+	tlsCA      string
+	json       bool
+	timeout    time.Duration
 }
 
 // run executes one command line and returns the process exit code.
@@ -195,6 +196,7 @@ func (c *cli) flags(name string) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.Var(&c.redis, "redis", "Redis URL (redis:// or rediss:// for TLS); repeat for a Cluster's seed nodes (default $DUROXIDE_REDIS_URL, comma-separated)")
 	fs.StringVar(&c.namespace, "namespace", "", "key namespace of the deployment (default $DUROXIDE_REDIS_NAMESPACE or \"duroxide\")")
+	fs.IntVar(&c.partitions, "partitions", 0, "partitions to create a new namespace with (0: one); a namespace that exists keeps its count, and another count than it has is refused")
 	fs.StringVar(&c.tlsCA, "tls-ca", "", "PEM file of the CA that signed the server's certificate, for rediss:// URLs (default: the system's roots)")
 	fs.BoolVar(&c.json, "json", false, "print JSON for scripts instead of tables")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "give up on Redis after this long")

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
 // clearScreen moves the cursor home and clears the terminal, so --watch
@@ -15,9 +17,20 @@ const clearScreen = "\x1b[H\x1b[2J"
 
 // statsJSON is the --json form of stats; the figures come from the
 // provider's counters and index sizes, never from reading instances, so a
-// --watch loop costs Redis the same whatever the data volume.
+// --watch loop costs Redis the same whatever the data volume. Its figures
+// are the namespace's; with several partitions, PerPartition has each
+// partition's too (which add up to the namespace's, but for instances
+// that moved while they were read).
 type statsJSON struct {
-	Time              string `json:"time"`
+	Time string `json:"time"`
+	figuresJSON
+	Partitions   int             `json:"partitions"`
+	PerPartition []partitionJSON `json:"per_partition,omitempty"`
+}
+
+// figuresJSON are the counters and queue depths of a namespace or of one
+// partition.
+type figuresJSON struct {
 	Instances         uint64 `json:"instances"`
 	Running           uint64 `json:"running"`
 	Completed         uint64 `json:"completed"`
@@ -27,6 +40,80 @@ type statsJSON struct {
 	OrchestratorQueue int    `json:"orchestrator_queue"`
 	WorkerQueue       int    `json:"worker_queue"`
 	TimerQueue        int    `json:"timer_queue"`
+	// Outbox counts the messages turns sent to instances of other
+	// partitions that the relay has not moved yet (always 0 with one
+	// partition).
+	Outbox int `json:"outbox"`
+}
+
+// partitionJSON is one partition's figures.
+type partitionJSON struct {
+	Partition int `json:"partition"`
+	figuresJSON
+}
+
+func (r reading) json() figuresJSON {
+	m, q := r.Metrics, r.Queues
+	return figuresJSON{
+		Instances: m.TotalInstances, Running: m.RunningInstances, Completed: m.CompletedInstances,
+		Failed: m.FailedInstances, Executions: m.TotalExecutions, Events: m.TotalEvents,
+		OrchestratorQueue: q.OrchestratorQueue, WorkerQueue: q.WorkerQueue, TimerQueue: q.TimerQueue, Outbox: r.Outbox,
+	}
+}
+
+// reading is one reading of the counters and queue depths of a namespace or
+// of one partition.
+type reading struct {
+	Metrics duroxide.SystemMetrics
+	Queues  duroxide.QueueDepths
+	Outbox  int // messages to other partitions not relayed yet
+}
+
+// namespaceReading is the namespace's reading and, with several
+// partitions, each partition's.
+type namespaceReading struct {
+	Total reading
+	Parts []reading // nil with one partition
+}
+
+// readStats reads the namespace's counters and queue depths (the
+// provider's counter scripts) and, with several partitions, each
+// partition's and the size of each one's outbox: 2 script calls per
+// partition for the totals, as many again for the partitions, and a ZCARD
+// per partition, whatever the data volume. Each figure is read at its own
+// moment, so while instances move the partitions' lines may not add up to
+// the totals exactly.
+func (s *session) readStats(ctx context.Context) (namespaceReading, error) {
+	total, err := readCounters(ctx, s.admin)
+	if err != nil || s.prov == nil || s.prov.Partitions() == 1 {
+		return namespaceReading{Total: total}, err
+	}
+	nr := namespaceReading{Total: total}
+	for i := range s.prov.Partitions() {
+		p := s.prov.Partition(i)
+		r, err := readCounters(ctx, p)
+		if err != nil {
+			return namespaceReading{}, err
+		}
+		n, err := s.rdb.ZCard(ctx, p.Keys().Outbox()).Result()
+		if err != nil {
+			return namespaceReading{}, redisError("stats", err)
+		}
+		r.Outbox = int(n)
+		nr.Total.Outbox += r.Outbox
+		nr.Parts = append(nr.Parts, r)
+	}
+	return nr, nil
+}
+
+// readCounters reads one provider's counters and queue depths.
+func readCounters(ctx context.Context, a duroxide.ProviderAdmin) (reading, error) {
+	m, err := a.GetSystemMetrics(ctx)
+	if err != nil {
+		return reading{}, err
+	}
+	q, err := a.GetQueueDepths(ctx)
+	return reading{Metrics: m, Queues: q}, err
 }
 
 func runStats(c *cli, args []string) error {
@@ -78,20 +165,15 @@ func (c *cli) watchStats(s *session, interval time.Duration, count int) error {
 }
 
 func (c *cli) printStats(ctx context.Context, s *session, watch bool) error {
-	m, err := s.admin.GetSystemMetrics(ctx)
-	if err != nil {
-		return err
-	}
-	q, err := s.admin.GetQueueDepths(ctx)
+	nr, err := s.readStats(ctx)
 	if err != nil {
 		return err
 	}
 	now := c.now()
 	if c.json {
-		v := statsJSON{
-			Time: now.UTC().Format(time.RFC3339), Instances: m.TotalInstances, Running: m.RunningInstances,
-			Completed: m.CompletedInstances, Failed: m.FailedInstances, Executions: m.TotalExecutions,
-			Events: m.TotalEvents, OrchestratorQueue: q.OrchestratorQueue, WorkerQueue: q.WorkerQueue, TimerQueue: q.TimerQueue,
+		v := statsJSON{Time: now.UTC().Format(time.RFC3339), figuresJSON: nr.Total.json(), Partitions: max(len(nr.Parts), 1)}
+		for i, r := range nr.Parts {
+			v.PerPartition = append(v.PerPartition, partitionJSON{Partition: i, figuresJSON: r.json()})
 		}
 		if watch {
 			// one compact object per line, for line-oriented consumers (jq, log shippers)
@@ -108,6 +190,7 @@ func (c *cli) printStats(ctx context.Context, s *session, watch bool) error {
 		}
 		fmt.Fprintf(c.stdout, "%sduroxide-redis stats (namespace %s) at %s, Ctrl-C to stop\n\n", clear, c.resolvedNamespace(), now.Format(time.TimeOnly))
 	}
+	m, q := nr.Total.Metrics, nr.Total.Queues
 	t := newTable(c.stdout, "METRIC", "VALUE")
 	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
 	t.row("instances", u(m.TotalInstances))
@@ -119,6 +202,20 @@ func (c *cli) printStats(ctx context.Context, s *session, watch bool) error {
 	t.row("orchestrator queue", strconv.Itoa(q.OrchestratorQueue))
 	t.row("worker queue", strconv.Itoa(q.WorkerQueue))
 	t.row("timer queue (due later)", strconv.Itoa(q.TimerQueue))
+	if len(nr.Parts) == 0 {
+		return t.flush()
+	}
+	t.row("outbox (to relay)", strconv.Itoa(nr.Total.Outbox))
+	if err := t.flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "\n%d partitions:\n", len(nr.Parts))
+	t = newTable(c.stdout, "PARTITION", "INSTANCES", "RUNNING", "COMPLETED", "FAILED", "EXECUTIONS", "EVENTS", "ORCH-Q", "WORKER-Q", "TIMER-Q", "OUTBOX")
+	for i, r := range nr.Parts {
+		f := r.json()
+		t.row(strconv.Itoa(i), u(f.Instances), u(f.Running), u(f.Completed), u(f.Failed), u(f.Executions), u(f.Events),
+			strconv.Itoa(f.OrchestratorQueue), strconv.Itoa(f.WorkerQueue), strconv.Itoa(f.TimerQueue), strconv.Itoa(f.Outbox))
+	}
 	return t.flush()
 }
 

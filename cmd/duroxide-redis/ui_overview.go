@@ -7,20 +7,21 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// sample is one reading of the provider's counters and queue depths.
+// sample is one reading of the provider's counters and queue depths: the
+// namespace's and, with several partitions, each partition's.
 type sample struct {
-	At      time.Time
-	Metrics duroxide.SystemMetrics
-	Queues  duroxide.QueueDepths
+	At time.Time
+	reading
+	Parts []reading
 }
 
 // sampler keeps the last readings in memory, so the overview can show
-// throughput without storing anything in Redis. Each reading costs the two
-// counter scripts `stats` runs, whatever the data volume.
+// throughput without storing anything in Redis. Each reading costs what
+// `stats` costs (two counter scripts per partition; with several, as many
+// again and a ZCARD of each outbox for the partition table), whatever the
+// data volume.
 type sampler struct {
 	s    *session
 	keep int
@@ -48,18 +49,14 @@ func (sm *sampler) run(ctx context.Context, interval time.Duration) {
 func (sm *sampler) sample(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	m, err := sm.s.admin.GetSystemMetrics(ctx)
-	var q duroxide.QueueDepths
-	if err == nil {
-		q, err = sm.s.admin.GetQueueDepths(ctx)
-	}
+	nr, err := sm.s.readStats(ctx)
 	sm.mu.Lock()
 	defer sm.mu.Unlock()
 	sm.err = err
 	if err != nil {
 		return
 	}
-	sm.samples = append(sm.samples, sample{At: time.Now(), Metrics: m, Queues: q})
+	sm.samples = append(sm.samples, sample{At: time.Now(), reading: nr.Total, Parts: nr.Parts})
 	if len(sm.samples) > sm.keep {
 		sm.samples = sm.samples[len(sm.samples)-sm.keep:]
 	}

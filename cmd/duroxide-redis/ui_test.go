@@ -95,7 +95,9 @@ func TestUIPages(t *testing.T) {
 	d.waitRunning(t, "w-1")
 	ts, _ := d.ui(t, uiOptions{})
 
-	get(t, ts, "/", 200, `id="total">4<`, `id="running">1<`, `id="completed">3<`, "Throughput")
+	if over := get(t, ts, "/", 200, `id="total">4<`, `id="running">1<`, `id="completed">3<`, "Throughput"); strings.Contains(over, `id="partitions"`) {
+		t.Errorf("a namespace of one partition shows a partitions table")
+	}
 	get(t, ts, "/?partial=1", 200, `id="running">1<`)
 	all := get(t, ts, "/instances", 200, "g-1", "loop-1", "w-1", "4 shown")
 	if strings.Index(all, ">w-1<") > strings.Index(all, ">g-1<") {

@@ -15,6 +15,44 @@ type admin struct {
 
 var _ duroxide.ProviderAdmin = (*admin)(nil)
 
+// listingAdmin is the instrumented admin of an inner admin that lists
+// instances page by page: a tool finds duroxide.InstanceLister by type
+// assertion on the admin, so the wrapper has it exactly when the inner
+// admin does (a separate type, as for the provider's optional interfaces).
+type listingAdmin struct {
+	*admin
+	lister duroxide.InstanceLister
+}
+
+var _ duroxide.InstanceLister = (*listingAdmin)(nil)
+
+// instrumentAdmin wraps the inner provider's admin a, keeping its
+// duroxide.InstanceLister.
+func instrumentAdmin(w *provider, a duroxide.ProviderAdmin) duroxide.ProviderAdmin {
+	ad := &admin{p: w, inner: a}
+	if l, ok := a.(duroxide.InstanceLister); ok {
+		return &listingAdmin{admin: ad, lister: l}
+	}
+	return ad
+}
+
+func (a *listingAdmin) ListInstancesPage(ctx context.Context, filter duroxide.InstancePageFilter, cursor string, limit int) ([]duroxide.InstanceInfo, string, error) {
+	var attrs []attribute.KeyValue
+	if filter.Status != "" {
+		attrs = append(attrs, KeyStatus.String(filter.Status))
+	}
+	if filter.Orchestration != "" {
+		attrs = append(attrs, KeyOrchestration.String(filter.Orchestration))
+	}
+	var next string
+	page, err := adminCall(a.admin, ctx, "list_instances_page", func(ctx context.Context) ([]duroxide.InstanceInfo, error) {
+		page, n, err := a.lister.ListInstancesPage(ctx, filter, cursor, limit)
+		next = n
+		return page, err
+	}, attrs...)
+	return page, next, err
+}
+
 // adminCall runs one admin operation in a span; the admin surface is not the
 // hot path, so it shares the provider's call histogram for simplicity.
 func adminCall[T any](a *admin, ctx context.Context, op string, fn func(context.Context) (T, error), attrs ...attribute.KeyValue) (T, error) {

@@ -163,6 +163,19 @@ func newRedisProvider(t *testing.T) *redisprovider.Provider {
 	return p
 }
 
+// newPartitionedProvider is the Redis provider of a namespace of
+// partitions partitions on a fresh miniredis.
+func newPartitionedProvider(t *testing.T, partitions int) *redisprovider.Partitioned {
+	t.Helper()
+	m := miniredis.RunT(t)
+	p, err := redisprovider.NewPartitioned(context.Background(), redisprovider.Options{URL: "redis://" + m.Addr(), Namespace: "dxotel", Partitions: partitions})
+	if err != nil {
+		t.Fatalf("provider: %v", err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
 // wrap instruments p for tel, failing the test on error.
 func wrap(t *testing.T, p duroxide.Provider, tel *telemetry) dxotel.Provider {
 	t.Helper()

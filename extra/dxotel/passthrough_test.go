@@ -21,17 +21,35 @@ import (
 // which interfaces the wrapper has is checked generically in
 // optional_test.go; these tests check what their calls record.
 
+// TestWrapperKeepsTheRedisProvidersOptionalInterfaces: the wrapper of
+// either Redis provider (one partition, or a namespace of several) has every
+// optional interface it has, its admin's duroxide.InstanceLister included.
 func TestWrapperKeepsTheRedisProvidersOptionalInterfaces(t *testing.T) {
 	t.Parallel()
-	w := wrap(t, newRedisProvider(t), newTelemetry(t))
-	if _, ok := w.(duroxide.OrchestrationAckFetcher); !ok {
-		t.Error("the wrapper hides duroxide.OrchestrationAckFetcher")
-	}
-	if _, ok := w.(duroxide.WorkAckFetcher); !ok {
-		t.Error("the wrapper hides duroxide.WorkAckFetcher")
-	}
-	if _, ok := w.(duroxide.BatchEnqueuer); !ok {
-		t.Error("the wrapper hides duroxide.BatchEnqueuer")
+	for name, p := range map[string]duroxide.Provider{
+		"Provider":                    newRedisProvider(t),
+		"Partitioned of 1 partition":  newPartitionedProvider(t, 1),
+		"Partitioned of 4 partitions": newPartitionedProvider(t, 4),
+	} {
+		w := wrap(t, p, newTelemetry(t))
+		if _, ok := w.(duroxide.OrchestrationAckFetcher); !ok {
+			t.Errorf("%s: the wrapper hides duroxide.OrchestrationAckFetcher", name)
+		}
+		if _, ok := w.(duroxide.WorkAckFetcher); !ok {
+			t.Errorf("%s: the wrapper hides duroxide.WorkAckFetcher", name)
+		}
+		if _, ok := w.(duroxide.BatchEnqueuer); !ok {
+			t.Errorf("%s: the wrapper hides duroxide.BatchEnqueuer", name)
+		}
+		if _, ok := w.(duroxide.LazyHistoryFetcher); !ok {
+			t.Errorf("%s: the wrapper hides duroxide.LazyHistoryFetcher", name)
+		}
+		if sr, ok := w.(duroxide.StickyRouter); !ok || !sr.SupportsStickyRouting() {
+			t.Errorf("%s: the wrapper hides sticky routing", name)
+		}
+		if _, ok := w.Admin().(duroxide.InstanceLister); !ok {
+			t.Errorf("%s: the wrapper's admin hides duroxide.InstanceLister", name)
+		}
 	}
 	plain := wrap(t, durabletest.PlainProvider{Provider: newRedisProvider(t)}, newTelemetry(t))
 	if _, ok := plain.(duroxide.WorkAckFetcher); ok {
@@ -522,5 +540,32 @@ func TestWrapperAnswersStickyRoutingForTheInner(t *testing.T) {
 	sr, ok := w.(duroxide.StickyRouter)
 	if !ok || !inner.SupportsStickyRouting() || !sr.SupportsStickyRouting() {
 		t.Fatalf("wrapped sticky routing: implemented %v; inner answers %v", ok, inner.SupportsStickyRouting())
+	}
+}
+
+// TestAdminListsInstancesPageByPage: the instrumented admin's page of
+// instances is the inner admin's, cursor included, in a span that names
+// the filter.
+func TestAdminListsInstancesPageByPage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tel := newTelemetry(t)
+	p := newPartitionedProvider(t, 4)
+	w := wrap(t, p, tel)
+	filter := duroxide.InstancePageFilter{Status: "Running", Orchestration: "O"}
+	page, next, err := w.Admin().(duroxide.InstanceLister).ListInstancesPage(ctx, filter, "", 10)
+	wantPage, wantNext, wantErr := p.ListInstancesPage(ctx, filter, "", 10)
+	if err != nil || wantErr != nil || len(page) != len(wantPage) || next != wantNext || next == "" {
+		t.Fatalf("wrapped page %v %q %v, inner %v %q %v", page, next, err, wantPage, wantNext, wantErr)
+	}
+	spans := tel.spansNamed("list_instances_page")
+	if len(spans) != 1 {
+		t.Fatalf("%d list_instances_page spans, want 1", len(spans))
+	}
+	if attr(spans[0], dxotel.KeyStatus) != "Running" || attr(spans[0], dxotel.KeyOrchestration) != "O" {
+		t.Errorf("the span does not name the filter: %v", spans[0].Attributes())
+	}
+	if _, _, err := w.Admin().(duroxide.InstanceLister).ListInstancesPage(ctx, filter, "x", 10); !errors.Is(err, duroxide.ErrInvalidInput) {
+		t.Errorf("a malformed cursor: %v, want ErrInvalidInput", err)
 	}
 }

@@ -67,7 +67,7 @@ func WrapProvider(p duroxide.Provider, opts Options) (Provider, error) {
 	}
 	w := &provider{inner: p, tracer: opts.tracer(), in: in}
 	if a := p.Admin(); a != nil {
-		w.admin = &admin{p: w, inner: a}
+		w.admin = instrumentAdmin(w, a)
 		if !opts.DisableGauges {
 			if w.gauges, err = registerGauges(m, a); err != nil {
 				return nil, err

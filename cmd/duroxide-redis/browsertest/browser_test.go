@@ -89,13 +89,19 @@ type deployment struct {
 
 func newDeployment(t *testing.T) *deployment {
 	t.Helper()
+	return newDeploymentOf(t, 1)
+}
+
+// newDeploymentOf is newDeployment of a namespace of partitions partitions.
+func newDeploymentOf(t *testing.T, partitions int) *deployment {
+	t.Helper()
 	if binary == "" {
 		t.Skip(skipReason)
 	}
 	mr := miniredis.RunT(t)
 	ns := fmt.Sprintf("browser-%d", namespaceSeq.Add(1))
 	url := "redis://" + mr.Addr() + "/0"
-	p, err := redisprovider.New(context.Background(), redisprovider.Options{URL: url, Namespace: ns})
+	p, err := redisprovider.NewPartitioned(context.Background(), redisprovider.Options{URL: url, Namespace: ns, Partitions: partitions})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,5 +368,27 @@ func TestOverviewRefreshesLive(t *testing.T) {
 	d.finish("Ship", "ship-2", "")
 	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](`document.querySelector("#total").textContent === "2"`)); err != nil {
 		t.Fatalf("the overview never showed the second instance: %v (shows %s)", err, text(t, ctx, "#total"))
+	}
+}
+
+// TestOverviewShowsPartitions: a namespace of four partitions gets a table
+// of them, whose instances add up to the namespace's and follow new ones.
+func TestOverviewShowsPartitions(t *testing.T) {
+	t.Parallel()
+	d := newDeploymentOf(t, 4)
+	for i := range 4 {
+		d.finish("Ship", fmt.Sprintf("ship-%d", i), "")
+	}
+	base := d.serve("--sample", "200ms")
+	ctx := tab(t)
+	do(t, ctx, chromedp.Navigate(base+"/"), chromedp.WaitVisible(css("#partitions")))
+	const sum = `[...document.querySelectorAll("#partitions tbody tr")].reduce((n, tr) => n + Number(tr.cells[1].textContent), 0)`
+	const rows = `document.querySelectorAll("#partitions tbody tr").length`
+	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](rows+` === 4 && `+sum+` === 4 && document.querySelector("#total").textContent === "4"`)); err != nil {
+		t.Fatalf("the partitions table does not add up to 4 instances in 4 rows: %v (total %s)", err, text(t, ctx, "#total"))
+	}
+	d.finish("Ship", "ship-4", "")
+	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](sum+` === 5`)); err != nil {
+		t.Fatalf("the partitions table never counted the fifth instance: %v", err)
 	}
 }
