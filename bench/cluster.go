@@ -48,8 +48,9 @@ var crossShares = []int{0, 10, 100}
 
 // crossRounds is how many times the cross-partition points run, shares
 // alternating: a 10% difference is within the drift of a shared machine
-// between two points, so the figures are the rounds' means.
-const crossRounds = 2
+// between two points, so each ratio is taken within a round (its points
+// ran back to back) and the figure is the rounds' median.
+const crossRounds = 3
 
 // parentInput is the input of the parent orchestration: ChildID "" starts
 // an auto-named child, in the parent's partition.
@@ -285,51 +286,47 @@ func (e *env) clusterFigures(cl *cluster, c, parts int) {
 			r.ratio(Ratio{Name: fmt.Sprintf("%s: one-core-per-master rate P=%d / P=1", cl.name, parts), Concurrency: c,
 				Value:   wide.Metrics["one_core_per_shard_per_sec"] / one.Metrics["one_core_per_shard_per_sec"],
 				Meaning: fmt.Sprintf("how much further the namespace scales out over %d masters than in one slot (ideal %d)", len(cl.shards), len(cl.shards))})
+			if one.Metrics["redis_cpu_us_per_op"] > 0 {
+				r.ratio(Ratio{Name: fmt.Sprintf("%s: Redis CPU per orchestration, all masters, P=%d / P=1", cl.name, parts), Concurrency: c,
+					Value: wide.Metrics["redis_cpu_us_per_op"] / one.Metrics["redis_cpu_us_per_op"], Meaning: "what partitioning adds to the work of an orchestration (1.0 = nothing)"})
+			}
 		}
-	}
-	base := crossMean(r, cl, parts, 0, c)
-	if base.rate == 0 || base.cpu == 0 || base.cmds == 0 {
-		return
 	}
 	for _, pct := range crossShares[1:] {
-		p := crossMean(r, cl, parts, pct, c)
-		if p.rate == 0 {
+		var cpus, rates, cmds []float64
+		for round := 1; round <= crossRounds; round++ {
+			base, p := r.find("cluster", vCluster(cl, parts, vCrossRound(0, round)), c), r.find("cluster", vCluster(cl, parts, vCrossRound(pct, round)), c)
+			if base == nil || p == nil || base.PerSec == 0 || p.PerSec == 0 || base.Metrics["redis_cpu_us_per_op"] == 0 || base.Metrics["redis_cmds_per_op"] == 0 {
+				continue
+			}
+			cpus = append(cpus, p.Metrics["redis_cpu_us_per_op"]/base.Metrics["redis_cpu_us_per_op"])
+			rates = append(rates, p.PerSec/base.PerSec)
+			cmds = append(cmds, p.Metrics["redis_cmds_per_op"]/base.Metrics["redis_cmds_per_op"])
+		}
+		if len(cpus) == 0 {
 			continue
 		}
-		cpu, rate, cmds := p.cpu/base.cpu, p.rate/base.rate, p.cmds/base.cmds
+		cpu, rate, cmd := median(cpus), median(rates), median(cmds)
 		name := func(what string) string {
 			return fmt.Sprintf("%s, P=%d: %s, %d%% / 0%% cross-partition children", cl.name, parts, what, pct)
 		}
 		r.ratio(Ratio{Name: name("Redis CPU per parent"), Concurrency: c, Value: cpu, Meaning: "1.0 = a cross-partition child costs Redis what a local one does"})
-		r.ratio(Ratio{Name: name("Redis commands per parent"), Concurrency: c, Value: cmds, Meaning: "the same in commands, which the machine's load moves less"})
+		r.ratio(Ratio{Name: name("Redis commands per parent"), Concurrency: c, Value: cmd, Meaning: "the same in commands, which the machine's load moves less"})
 		r.ratio(Ratio{Name: name("parents/s"), Concurrency: c, Value: rate, Meaning: "higher is better"})
 		if pct == 10 {
 			r.target(fmt.Sprintf("%s, P=%d: the outbox adds <= 10%% to a workload with 10%% cross-partition starts", cl.name, parts),
-				fmt.Sprintf("Redis CPU per parent %+.1f%%, Redis commands %+.1f%%, parents/s %.2fx (means of %d rounds)", 100*(cpu-1), 100*(cmds-1), rate, crossRounds),
+				fmt.Sprintf("Redis CPU per parent %+.1f%%, Redis commands %+.1f%%, parents/s %.2fx (medians of %d rounds' ratios)", 100*(cpu-1), 100*(cmd-1), rate, len(cpus)),
 				cpu <= 1.10)
 		}
 	}
 }
 
-// crossFigures are the means over the rounds of the pct% cross-partition
-// points: parents/s, Redis CPU (us) and commands per parent.
-type crossFigures struct{ rate, cpu, cmds float64 }
-
-func crossMean(r *Report, cl *cluster, parts, pct, c int) crossFigures {
-	var f crossFigures
-	n := 0
-	for round := 1; round <= crossRounds; round++ {
-		p := r.find("cluster", vCluster(cl, parts, vCrossRound(pct, round)), c)
-		if p == nil || p.PerSec == 0 {
-			continue
-		}
-		f.rate += p.PerSec
-		f.cpu += p.Metrics["redis_cpu_us_per_op"]
-		f.cmds += p.Metrics["redis_cmds_per_op"]
-		n++
+// median is the middle value of v (the mean of the middle two when even).
+func median(v []float64) float64 {
+	s := slices.Sorted(slices.Values(v))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
 	}
-	if n == 0 {
-		return crossFigures{}
-	}
-	return crossFigures{f.rate / float64(n), f.cpu / float64(n), f.cmds / float64(n)}
+	return (s[n/2-1] + s[n/2]) / 2
 }
