@@ -22,6 +22,21 @@ import (
 	"time"
 )
 
+// mustRun runs the bench with o, failing t with the output if it fails;
+// the output is logged under -v.
+func mustRun(t *testing.T, ctx context.Context, o Options) (*Report, *bytes.Buffer) {
+	t.Helper()
+	var out bytes.Buffer
+	rep, err := Run(ctx, o, &out, io.Discard)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, out.String())
+	}
+	if testing.Verbose() {
+		t.Log(out.String())
+	}
+	return rep, &out
+}
+
 func TestSmokeRunsEveryScenario(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -43,14 +58,7 @@ func TestSmokeRunsEveryScenario(t *testing.T) {
 			o.Scenarios = append(o.Scenarios, s.name)
 		}
 	}
-	var out bytes.Buffer
-	rep, err := Run(ctx, o, &out, io.Discard)
-	if err != nil {
-		t.Fatalf("Run: %v\n%s", err, out.String())
-	}
-	if t.Failed() || testing.Verbose() {
-		t.Log(out.String())
-	}
+	rep, out := mustRun(t, ctx, o)
 
 	ops := map[string]int64{}
 	for _, p := range rep.Points {

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"math"
 	"os/exec"
 	"path/filepath"
@@ -35,14 +33,7 @@ func TestClusterScenario(t *testing.T) {
 		Scenarios:      []string{"cluster"},
 		ClusterMasters: []int{3},
 	}
-	var out bytes.Buffer
-	rep, err := Run(ctx, o, &out, io.Discard)
-	if err != nil {
-		t.Fatalf("Run: %v\n%s", err, out.String())
-	}
-	if t.Failed() || testing.Verbose() {
-		t.Log(out.String())
-	}
+	rep, _ := mustRun(t, ctx, o)
 	if rep.Mode != "redis" || !strings.HasPrefix(rep.Machine.Server, "redis ") {
 		t.Errorf("a run of only the cluster scenario is a real run on redis-server: mode %q, server %q", rep.Mode, rep.Machine.Server)
 	}
