@@ -18,8 +18,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -60,6 +62,12 @@ type Options struct {
 	Out         string        // JSON report path ("": a temp dir)
 	SVG         string        // chart path ("": next to Out)
 	Progress    bool          // live progress on stderr
+
+	// ClusterMasters are the masters of each cluster the cluster scenario
+	// starts; ClusterAddrs, when set, name an existing cluster instead
+	ClusterMasters    []int
+	ClusterAddrs      []string
+	ClusterPartitions []int // partition counts of the cluster scenario's namespaces
 }
 
 // defaults fills the zero fields of o for its mode. The smoke sizes keep the
@@ -161,6 +169,15 @@ func defaults(o Options) Options {
 			o.CrowdRate = 20
 		}
 	}
+	if len(o.ClusterMasters) == 0 {
+		o.ClusterMasters = []int{3, 6}
+		if smoke {
+			o.ClusterMasters = []int{3}
+		}
+	}
+	if len(o.ClusterPartitions) == 0 {
+		o.ClusterPartitions = []int{1, 12}
+	}
 	return o
 }
 
@@ -206,6 +223,9 @@ type env struct {
 	// transport is the pipeline scenario's variant while it runs a point
 	// (zero: the provider's default)
 	transport transport
+	// shards are the masters' admin clients while the cluster scenario
+	// measures on them: the probe then reads them instead of admin
+	shards []*redis.Client
 }
 
 // namespace returns a fresh provider namespace for scenario.
@@ -242,6 +262,14 @@ func (e *env) cleanup(pattern string) {
 // lists the scenarios that failed (a provider bug shows up here, precisely,
 // rather than being worked around).
 func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*Report, error) {
+	if o.RedisURL == "" && selfHosted(o.Scenarios) {
+		// the scenarios bring their own servers: a real run, whose machine
+		// facts come from a server of the same binary
+		if srv, err := standalone(ctx); err == nil {
+			defer srv.stop()
+			o.RedisURL = "redis://" + srv.addr + "/0"
+		}
+	}
 	o = defaults(o)
 	e := &env{opts: o, out: stdout, calls: newCallCounter(), runID: strconv.FormatInt(time.Now().UnixNano()%1e9, 36)}
 	e.prog = newProgress(stderr, o.Progress)
@@ -331,6 +359,31 @@ func (e *env) bound(scenario string) time.Duration {
 	return b
 }
 
+// selfHosted reports whether every scenario of names starts its own Redis
+// servers (the cluster scenario), so a run of them needs no -redis to be a
+// real run.
+func selfHosted(names []string) bool {
+	return len(names) > 0 && !slices.ContainsFunc(names, func(n string) bool { return n != "cluster" })
+}
+
+// standalone starts a plain redis-server for a run of self-hosted scenarios.
+func standalone(ctx context.Context) (*server, error) {
+	if _, err := exec.LookPath(redisServerBinary); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "duroxide-bench-redis-")
+	if err != nil {
+		return nil, err
+	}
+	s, err := startServer(ctx, dir, false)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	s.dir = dir
+	return s, nil
+}
+
 func selected(names []string, name string) bool {
 	if len(names) == 0 {
 		return true
@@ -368,8 +421,8 @@ func (l *intList) Set(v string) error {
 
 func main() {
 	var o Options
-	var conc, depths, hist, seqN, wideN intList
-	var scen string
+	var conc, depths, hist, seqN, wideN, masters, parts intList
+	var scen, clusterAddrs string
 	flag.StringVar(&o.RedisURL, "redis", "", "Redis URL, e.g. redis://127.0.0.1:6379/0 (default: embedded miniredis smoke run)")
 	flag.DurationVar(&o.Duration, "duration", 0, "measured time per point (default 5s; smoke 200ms)")
 	flag.DurationVar(&o.Warmup, "warmup", 0, "unmeasured lead-in per point (default min(duration/5, 1s))")
@@ -392,12 +445,19 @@ func main() {
 	flag.IntVar(&o.Crowd, "crowd", 0, "idle runtimes of the crowd scenario (default 1000; smoke 20)")
 	flag.Float64Var(&o.CrowdRate, "crowd-rate", 0, "orchestrations/s the crowd scenario starts (default 100; smoke 20)")
 	flag.IntVar(&o.PoolSize, "pool", 0, "go-redis pool size (default: go-redis's, 10 x GOMAXPROCS)")
+	flag.Var(&masters, "cluster-masters", "masters of each Redis Cluster the cluster scenario starts from redis-server, no replicas (default 3,6; smoke 3)")
+	flag.StringVar(&clusterAddrs, "cluster", "", "comma-separated host:port of an existing Redis Cluster for the cluster scenario, instead of starting its own")
+	flag.Var(&parts, "cluster-partitions", "partition counts of the cluster scenario's namespaces; the cross-partition points use the largest (default 1,12)")
 	flag.StringVar(&scen, "scenarios", "", "comma-separated subset of: "+scenarioNames())
 	flag.StringVar(&o.Out, "out", "", "JSON report path (default: a new temp dir)")
 	flag.StringVar(&o.SVG, "svg", "", "SVG chart path (default: the -out path with .svg)")
 	flag.BoolVar(&o.Progress, "progress", true, "show live progress on stderr")
 	flag.Parse()
 	o.Concurrency, o.ScaleDepths, o.Histories, o.SequenceN, o.WideN = conc, depths, hist, seqN, wideN
+	o.ClusterMasters, o.ClusterPartitions = masters, parts
+	if clusterAddrs != "" {
+		o.ClusterAddrs = strings.Split(clusterAddrs, ",")
+	}
 	if scen != "" {
 		for _, s := range strings.Split(scen, ",") {
 			s = strings.TrimSpace(s)

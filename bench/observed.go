@@ -40,8 +40,20 @@ type ackFetcher interface {
 	duroxide.LazyHistoryFetcher
 }
 
+// observable is a provider the wrapper can observe: a namespace's
+// *redisprovider.Provider, or its *redisprovider.Partitioned.
+type observable interface {
+	duroxide.Provider
+	ackFetcher
+}
+
+var (
+	_ observable = (*redisprovider.Provider)(nil)
+	_ observable = (*redisprovider.Partitioned)(nil)
+)
+
 // newObserved wraps p, reporting to ev.
-func newObserved(p *redisprovider.Provider, ev engineEvents) *observedProvider {
+func newObserved(p observable, ev engineEvents) *observedProvider {
 	return &observedProvider{Provider: p, af: p, ev: ev}
 }
 

@@ -189,32 +189,71 @@ type counts struct {
 	ServerSys    int64            `json:"server_syscalls,omitempty"` // Redis's read+write system calls (Linux, a Redis of this user)
 	Unsupported  string           `json:"unsupported,omitempty"`     // what this server could not tell
 	ServerByCmd  map[string]int64 `json:"server_by_cmd,omitempty"`   // commandstats delta, for the curious
+	// shards is each cluster master's part of RedisCmds and ServerCPU, in
+	// env.shards order, while the cluster scenario measures (nil otherwise)
+	shards []shardCounts
+}
+
+// shardCounts is what one cluster master ran between two readings.
+type shardCounts struct {
+	redisCmds int64
+	serverCPU float64
 }
 
 // probe brackets a measurement: start() reads the counters, stop() reads
 // them again and returns the difference.
 type probe struct {
-	e     *env
-	calls map[string]int64
-	srv   serverSnap
-	cpu   float64
-	sys   int64
-	at    time.Time
-	err   error
+	e      *env
+	calls  map[string]int64
+	srv    serverSnap   // the server's reading, or the sum of the shards'
+	shards []serverSnap // each shard's, when env.shards is set
+	cpu    float64
+	sys    int64
+	at     time.Time
+	err    error
 }
 
 func (e *env) startProbe(ctx context.Context) *probe {
 	p := &probe{e: e, calls: e.calls.snapshot(), at: time.Now(), cpu: processCPU()}
 	p.sys, _ = ioSyscalls("self")
-	p.srv, p.err = readServer(ctx, e.admin, e.embedded)
+	p.srv, p.shards, p.err = e.readServers(ctx)
 	return p
+}
+
+// readServers reads the run's server, or while the cluster scenario
+// measures, every master of its cluster and their sum.
+func (e *env) readServers(ctx context.Context) (serverSnap, []serverSnap, error) {
+	if len(e.shards) == 0 {
+		s, err := readServer(ctx, e.admin, e.embedded)
+		return s, nil, err
+	}
+	sum := serverSnap{cmds: map[string]int64{}, usec: map[string]int64{}, sysOK: true}
+	each := make([]serverSnap, len(e.shards))
+	for i, c := range e.shards {
+		s, err := readServer(ctx, c, false)
+		if err != nil {
+			return sum, nil, fmt.Errorf("shard %s: %w", c.Options().Addr, err)
+		}
+		each[i] = s
+		sum.total += s.total
+		sum.cpu += s.cpu
+		sum.sys += s.sys
+		sum.sysOK = sum.sysOK && s.sysOK
+		for k, v := range s.cmds {
+			sum.cmds[k] += v
+		}
+		for k, v := range s.usec {
+			sum.usec[k] += v
+		}
+	}
+	return sum, each, nil
 }
 
 // stop returns the counts since start.
 func (p *probe) stop(ctx context.Context) (counts, error) {
 	calls, cpu := p.e.calls.snapshot(), processCPU()
 	sys, sysOK := ioSyscalls("self")
-	srv, err := readServer(ctx, p.e.admin, p.e.embedded)
+	srv, shards, err := p.e.readServers(ctx)
 	if p.err != nil {
 		err = p.err
 	}
@@ -228,7 +267,10 @@ func (p *probe) stop(ctx context.Context) (counts, error) {
 			c.ClientCalls += d
 		}
 	}
-	c.RedisCmds = srv.total - p.srv.total - 1 // the first reading's own INFO
+	c.RedisCmds = srv.total - p.srv.total - int64(max(len(shards), 1)) // the first reading's own INFO
+	for i, s := range shards {
+		c.shards = append(c.shards, shardCounts{redisCmds: s.total - p.shards[i].total - 1, serverCPU: s.cpu - p.shards[i].cpu})
+	}
 	c.ClientCPU = cpu - p.cpu
 	if sysOK {
 		c.ClientSys = sys - p.sys

@@ -34,6 +34,8 @@ type Point struct {
 	// "failed: <the engine's message>" or "timed out after <bound>". Empty
 	// for windowed points.
 	Result string `json:"result,omitempty"`
+	// Shards is each cluster master's part of a cluster scenario point.
+	Shards []ShardShare `json:"shards,omitempty"`
 }
 
 // Ratio is a derived figure: the ones the issue asks for.
@@ -76,6 +78,7 @@ type Settings struct {
 	Histories   []int    `json:"history_lengths"`
 	Memory      int      `json:"memory_orchestrations"`
 	AsynqPoll   string   `json:"asynq_tuned_poll"`
+	Cluster     string   `json:"cluster,omitempty"` // the cluster scenario's masters or -cluster addresses, and partitions
 	Scenarios   []string `json:"scenarios,omitempty"`
 }
 
@@ -118,6 +121,13 @@ func newReport(ctx context.Context, e *env, args []string) *Report {
 			ScaleDepths: o.ScaleDepths, Histories: o.Histories, Memory: o.Memory,
 			AsynqPoll: o.AsynqPoll.String(), Scenarios: o.Scenarios,
 		},
+	}
+	if selected(o.Scenarios, "cluster") {
+		on := fmt.Sprintf("masters %v", o.ClusterMasters)
+		if len(o.ClusterAddrs) > 0 {
+			on = "existing " + strings.Join(o.ClusterAddrs, ",")
+		}
+		r.Settings.Cluster = fmt.Sprintf("%s, partitions %v", on, o.ClusterPartitions)
 	}
 	if e.embedded {
 		r.Mode, r.Warning = "smoke", smokeWarning

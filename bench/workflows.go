@@ -173,6 +173,14 @@ func (k *completions) failed() error {
 
 // workflowPoint measures one shape on one engine at concurrency c.
 func (e *env) workflowPoint(ctx context.Context, sh shape, en engine, c int) error {
+	scenario, variant := e.transport.point("workflows", vWorkflow(sh.name, en.name))
+	return e.enginePoint(ctx, sh, en, c, scenario, variant, nil)
+}
+
+// enginePoint measures one shape on one engine at concurrency c as a point
+// of scenario and variant; finish, when set, adds to the point before it is
+// recorded.
+func (e *env) enginePoint(ctx context.Context, sh shape, en engine, c int, scenario, variant string, finish func(pt *Point, k counts)) error {
 	k := &completions{}
 	var run engineRun
 	var next atomic.Int64
@@ -202,7 +210,6 @@ func (e *env) workflowPoint(ctx context.Context, sh shape, en engine, c int) err
 			return stop, k.failed, nil
 		},
 		record: func(m *meter, s *sink, cnt counts) {
-			scenario, variant := e.transport.point("workflows", vWorkflow(sh.name, en.name))
 			pt := Point{Scenario: scenario, Variant: variant, Concurrency: c, Unit: sh.unit,
 				LatencyOf: fmt.Sprintf("root start call to the commit of its final turn, %d orchestrations and %d activities per root, %d roots in flight",
 					sh.orchestrations, sh.activities, c*sh.inflight),
@@ -212,6 +219,9 @@ func (e *env) workflowPoint(ctx context.Context, sh shape, en engine, c int) err
 				},
 			}.measured(m, m, cnt)
 			pt.Note = fmt.Sprintf("%s orchestrations/s, %s activities/s; %s", human(k.orchs.rate()), human(k.acts.rate()), callsNote(cnt, pt.Ops))
+			if finish != nil {
+				finish(&pt, cnt)
+			}
 			e.add(pt)
 		},
 	})

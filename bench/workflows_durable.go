@@ -106,6 +106,7 @@ func benchRegistry() *durable.Registry {
 		MustAddOrchestration(wfFanOut, durable.Orchestration(fanOutOrchestration)).
 		MustAddOrchestration(wfTree, durable.Orchestration(treeOrchestration)).
 		MustAddOrchestration(wfSequence, durable.Orchestration(sequenceOrchestration)).
+		MustAddOrchestration(wfParent, durable.Orchestration(parentOrchestration)).
 		MustAddActivity(wfEcho, echo)
 }
 
@@ -124,6 +125,12 @@ func startDurable(ctx context.Context, e *env, c int, ev engineEvents) (engineRu
 	if err != nil {
 		return nil, err
 	}
+	return e.durableOn(p, done, c, ev)
+}
+
+// durableOn runs the durable side on p, whose namespace done closes and
+// deletes.
+func (e *env) durableOn(p observable, done func(), c int, ev engineEvents) (*durableRun, error) {
 	obs := newObserved(p, ev)
 	rt, err := durable.NewRuntime(obs, benchRegistry(), durable.Options{
 		OrchestrationConcurrency: c,
