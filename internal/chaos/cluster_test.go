@@ -118,7 +118,7 @@ func expected(parent string, gated bool) map[string]string {
 
 // TestClusterShardPrimaryKilled runs the workload over a namespace of 12
 // partitions on a Redis Cluster of three primaries (AOF, appendfsync
-// everysec), and SIGKILLs one primary while it runs: after the free parents
+// always), and SIGKILLs one primary while it runs: after the free parents
 // completed, right after the gated ones were let go (their second halves,
 // children and relayed messages in flight), while a third wave of parents
 // is being started. The primary is started again on its port and data
@@ -127,7 +127,16 @@ func expected(parent string, gated bool) map[string]string {
 // completes once with its output, every activity and child has exactly one
 // result in history, and the outboxes and queues end empty.
 func TestClusterShardPrimaryKilled(t *testing.T) {
-	cluster := redistest.StartCluster(t, 3, "--appendfsync", "everysec", "--cluster-require-full-coverage", "no")
+	// appendfsync always (redistest's default), not everysec: with
+	// everysec Redis postpones its AOF write by up to 2 s while a
+	// background fsync is still running, and replies meanwhile, so a
+	// SIGKILL of the process can lose writes it acknowledged (seen here:
+	// ~30 acknowledged INCRs per key lost on Redis 7.0.15 under disk load;
+	// with always, none). What the relay read before the kill then lives
+	// on in other shards while its source forgot it (a child completes
+	// for a parent whose history lost the turn that started it), and no
+	// provider can repair that. The other shards keep serving meanwhile.
+	cluster := redistest.StartCluster(t, 3, "--cluster-require-full-coverage", "no")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	pp, err := redisprovider.NewPartitioned(ctx, redisprovider.Options{Client: cluster.Client(), Namespace: "xshard", Partitions: 12})
@@ -185,7 +194,7 @@ func TestClusterShardPrimaryKilled(t *testing.T) {
 	}
 	// every free parent completed and every gated one waits for "go"
 	for _, id := range free {
-		waitDone(t, ctx, client, id, want[id])
+		waitDone(t, ctx, client, pp, id, want[id])
 	}
 	for _, id := range gated {
 		waitFor(t, ctx, id+" to wait for go", func() bool {
@@ -241,7 +250,7 @@ func TestClusterShardPrimaryKilled(t *testing.T) {
 		t.Fatal(lateErr)
 	}
 	for id, out := range want {
-		waitDone(t, ctx, client, id, out)
+		waitDone(t, ctx, client, pp, id, out)
 	}
 	verifyCluster(t, ctx, pp, admin, want)
 }
@@ -270,16 +279,25 @@ func partitionsOn(t *testing.T, ctx context.Context, rdb *redis.ClusterClient, p
 
 // waitDone waits until instance completes (at most the test's deadline)
 // and checks its output.
-func waitDone(t *testing.T, ctx context.Context, c *durable.Client, instance, want string) {
+func waitDone(t *testing.T, ctx context.Context, c *durable.Client, pp *redisprovider.Partitioned, instance, want string) {
 	t.Helper()
 	left := time.Until(deadlineOf(ctx))
 	st, err := c.WaitForOrchestration(ctx, instance, left)
+	if err == nil && st.Status == durable.StatusCompleted && st.Output == want {
+		return
+	}
+	var b strings.Builder
+	h, herr := pp.Read(context.Background(), instance)
+	fmt.Fprintf(&b, "history of %s (partition %d, read error %v):\n", instance, pp.PartitionOf(instance), herr)
+	for _, e := range h {
+		j, _ := e.MarshalJSON()
+		fmt.Fprintf(&b, "  %s\n", j)
+	}
+	t.Log(b.String())
 	if err != nil {
 		t.Fatalf("%s did not complete: %v", instance, err)
 	}
-	if st.Status != durable.StatusCompleted || st.Output != want {
-		t.Fatalf("%s ended %v with output %q (failure %q), want Completed with %q", instance, st.Status, st.Output, st.FailureMessage(), want)
-	}
+	t.Fatalf("%s ended %v with output %q (failure %q), want Completed with %q", instance, st.Status, st.Output, st.FailureMessage(), want)
 }
 
 func deadlineOf(ctx context.Context) time.Time {
