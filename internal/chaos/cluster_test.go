@@ -299,18 +299,38 @@ func waitDone(t *testing.T, ctx context.Context, c *durable.Client, pp *redispro
 	if err == nil && st.Status == durable.StatusCompleted && st.Output == want {
 		return
 	}
-	var b strings.Builder
-	h, herr := pp.Read(context.Background(), instance)
-	fmt.Fprintf(&b, "history of %s (partition %d, read error %v):\n", instance, pp.PartitionOf(instance), herr)
-	for _, e := range h {
-		j, _ := e.MarshalJSON()
-		fmt.Fprintf(&b, "  %s\n", j)
-	}
-	t.Log(b.String())
+	t.Log(describeInstance(pp, instance, 1))
 	if err != nil {
 		t.Fatalf("%s did not complete: %v", instance, err)
 	}
 	t.Fatalf("%s ended %v with output %q (failure %q), want Completed with %q", instance, st.Status, st.Output, st.FailureMessage(), want)
+}
+
+// describeInstance renders instance's stored history, and those of the
+// instances it started (down to depth more levels), to diagnose a failure.
+func describeInstance(pp *redisprovider.Partitioned, instance string, depth int) string {
+	var b strings.Builder
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	h, err := pp.Read(ctx, instance)
+	fmt.Fprintf(&b, "history of %s (partition %d, %d events, read error %v):\n", instance, pp.PartitionOf(instance), len(h), err)
+	var started []string
+	for _, e := range h {
+		j, _ := e.MarshalJSON()
+		fmt.Fprintf(&b, "  %s\n", j)
+		switch k := e.Kind.(type) {
+		case duroxide.SubOrchestrationScheduledEvent:
+			started = append(started, k.Instance)
+		case duroxide.OrchestrationChainedEvent:
+			started = append(started, k.Instance)
+		}
+	}
+	if depth > 0 {
+		for _, id := range started {
+			b.WriteString(describeInstance(pp, id, depth-1))
+		}
+	}
+	return b.String()
 }
 
 func deadlineOf(ctx context.Context) time.Time {
