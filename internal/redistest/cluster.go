@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +34,10 @@ func StartCluster(t testing.TB, n int, extra ...string) *Cluster {
 	args := append([]string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"}, extra...)
 	create := []string{"--cluster", "create"}
 	for i := 0; i < n; i++ {
-		s := Start(t, args...)
+		// the cluster bus gets a free port of its own: the default (port +
+		// 10000) may be taken, or above 65535 for a high free port
+		bus := []string{"--cluster-port", strconv.Itoa(freePort(t))}
+		s := Start(t, append(bus, args...)...)
 		c.Nodes = append(c.Nodes, s)
 		create = append(create, s.Addr())
 	}
