@@ -139,29 +139,48 @@ func (pp *Partitioned) ackOrchestrationAndFetch(ctx context.Context, lockToken s
 	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool) (*duroxide.OrchestrationItem, error) {
 	p, part, streak, inner := pp.unwrapToken(lockToken)
 	actx, commit, sent := pp.split(ctx, part, commit)
-	if len(pp.parts) > 1 && streak+1 >= maxStreak {
-		err := p.AckOrchestrationItem(actx, inner, commit)
-		pp.relayed(part, sent, err)
-		if err != nil {
+	return streakAckFetch(pp, streak, pollTimeout,
+		func() error {
+			err := p.AckOrchestrationItem(actx, inner, commit)
+			pp.relayed(part, sent, err)
+			return err
+		},
+		func(poll time.Duration) (*duroxide.OrchestrationItem, error) {
+			item, err := p.ackOrchestrationAndFetch(actx, inner, commit, lockTimeout, poll, filter, lazy)
+			ackErr := err
+			if duroxide.FetchFailedAfterAck(err) {
+				ackErr = nil
+			}
+			pp.relayed(part, sent, ackErr)
+			return withOrchToken(item, part, streak+1), err
+		},
+		func() (*duroxide.OrchestrationItem, error) {
+			return pp.fetchOrchestration(ctx, lockTimeout, pollTimeout, filter, lazy)
+		})
+}
+
+// streakAckFetch is an ack-and-fetch over partitions: while the token's
+// streak lasts, ackFetch acks and fetches in the token's partition in one
+// script (with a long poll only when there is one partition: else the poll,
+// if it comes to one, is over every partition, by fetch); after maxStreak
+// turns in a row, ack alone, then fetch across every partition.
+func streakAckFetch[T any](pp *Partitioned, streak int, pollTimeout time.Duration,
+	ack func() error, ackFetch func(poll time.Duration) (*T, error), fetch func() (*T, error)) (*T, error) {
+	if len(pp.parts) == 1 {
+		return ackFetch(pollTimeout)
+	}
+	if streak+1 >= maxStreak {
+		if err := ack(); err != nil {
 			return nil, err
 		}
-		item, err := pp.fetchOrchestration(ctx, lockTimeout, pollTimeout, filter, lazy)
+		item, err := fetch()
 		return item, afterAck(err)
 	}
-	poll := pollTimeout
-	if len(pp.parts) > 1 {
-		poll = min(poll, 0) // the long poll, if it comes to one, is over every partition
+	item, err := ackFetch(min(pollTimeout, 0))
+	if item != nil || err != nil {
+		return item, err
 	}
-	item, err := p.ackOrchestrationAndFetch(actx, inner, commit, lockTimeout, poll, filter, lazy)
-	ackErr := err
-	if duroxide.FetchFailedAfterAck(err) {
-		ackErr = nil
-	}
-	pp.relayed(part, sent, ackErr)
-	if item != nil || err != nil || len(pp.parts) == 1 {
-		return withOrchToken(item, part, streak+1), err
-	}
-	item, err = pp.fetchOrchestration(ctx, lockTimeout, pollTimeout, filter, lazy)
+	item, err = fetch()
 	return item, afterAck(err)
 }
 
@@ -220,23 +239,15 @@ func (pp *Partitioned) AckWorkItem(ctx context.Context, lockToken string, comple
 func (pp *Partitioned) AckWorkItemAndFetch(ctx context.Context, lockToken string, completion duroxide.WorkItem,
 	lockTimeout, pollTimeout time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
 	p, part, streak, inner := pp.unwrapToken(lockToken)
-	if len(pp.parts) > 1 && streak+1 >= maxStreak {
-		if err := p.AckWorkItem(ctx, inner, completion); err != nil {
-			return nil, err
-		}
-		item, err := pp.FetchWorkItem(ctx, lockTimeout, pollTimeout, session, tags)
-		return item, afterAck(err)
-	}
-	poll := pollTimeout
-	if len(pp.parts) > 1 {
-		poll = min(poll, 0)
-	}
-	item, err := p.AckWorkItemAndFetch(ctx, inner, completion, lockTimeout, poll, session, tags)
-	if item != nil || err != nil || len(pp.parts) == 1 {
-		return withWorkToken(item, part, streak+1), err
-	}
-	item, err = pp.FetchWorkItem(ctx, lockTimeout, pollTimeout, session, tags)
-	return item, afterAck(err)
+	return streakAckFetch(pp, streak, pollTimeout,
+		func() error { return p.AckWorkItem(ctx, inner, completion) },
+		func(poll time.Duration) (*duroxide.LockedWorkItem, error) {
+			item, err := p.AckWorkItemAndFetch(ctx, inner, completion, lockTimeout, poll, session, tags)
+			return withWorkToken(item, part, streak+1), err
+		},
+		func() (*duroxide.LockedWorkItem, error) {
+			return pp.FetchWorkItem(ctx, lockTimeout, pollTimeout, session, tags)
+		})
 }
 
 // AbandonWorkItem releases an activity's lock in its partition.
