@@ -62,13 +62,16 @@ func realRedis(t *testing.T) *redis.Options {
 
 // TestMiniredisPartitioned runs the validation suite on namespaces of 4
 // partitions (redisprovider.NewPartitioned) on embedded miniredis servers.
+// Enqueue order holds per partition (Harness.PartitionOf).
 func TestMiniredisPartitioned(t *testing.T) {
-	providertest.Run(t, harness(func(t *testing.T) backend {
+	h := harness(func(t *testing.T) backend {
 		c := newMRClock(t)
 		client := redis.NewClient(&redis.Options{Addr: c.m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
 		t.Cleanup(func() { client.Close() })
 		return backend{client: client, clock: c, partitions: 4}
-	}, true))
+	}, true)
+	h.PartitionOf = partitionIndex
+	providertest.Run(t, h)
 }
 
 // TestCluster runs the validation suite on the Redis Cluster whose nodes
@@ -135,6 +138,12 @@ func prefixesOf(p duroxide.Provider) []string {
 		return out
 	}
 	panic("unknown provider type")
+}
+
+// partitionIndex is Harness.PartitionOf of a partitioned provider: the
+// index of the partition that holds instance.
+func partitionIndex(p duroxide.Provider, instance string) int {
+	return p.(*redisprovider.Partitioned).PartitionOf(instance)
 }
 
 // partitionOf returns the partition provider that holds instance.
