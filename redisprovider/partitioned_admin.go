@@ -1,6 +1,7 @@
 package redisprovider
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strconv"
@@ -13,15 +14,68 @@ import (
 // instance's partition, the namespace-wide ones read or write every
 // partition.
 
-// ListInstances returns every instance, partition by partition.
+// ListInstances returns every instance id, newest first (as Provider's):
+// the partitions' indexes merged by creation time.
 func (pp *Partitioned) ListInstances(ctx context.Context) ([]string, error) {
-	return concat(pp, func(p *Provider) ([]string, error) { return p.ListInstances(ctx) })
+	return pp.listMerged(ctx, "list_instances", func(p *Provider) string { return p.keys.Instances() })
 }
 
 // ListInstancesByStatus returns the instances whose current execution has
-// status, partition by partition.
+// status, newest first across partitions.
 func (pp *Partitioned) ListInstancesByStatus(ctx context.Context, status string) ([]string, error) {
-	return concat(pp, func(p *Provider) ([]string, error) { return p.ListInstancesByStatus(ctx, status) })
+	return pp.listMerged(ctx, "list_instances_by_status", func(p *Provider) string { return p.keys.InstancesByStatus(status) })
+}
+
+// listMerged reads the instance index key names in every partition and
+// merges the entries newest first, ties as one index orders them.
+func (pp *Partitioned) listMerged(ctx context.Context, op string, key func(p *Provider) string) ([]string, error) {
+	var all []pagePos
+	for _, p := range pp.parts {
+		zs, err := p.listScored(ctx, op, key(p))
+		if err != nil {
+			return nil, err
+		}
+		for _, z := range zs {
+			id, _ := z.Member.(string)
+			all = append(all, pagePos{at: uint64(z.Score), id: id})
+		}
+	}
+	slices.SortFunc(all, comparePos)
+	out := make([]string, len(all))
+	for i, e := range all {
+		out[i] = e.id
+	}
+	return out, nil
+}
+
+// pagePos is a place in an instance index's order: newest first (creation
+// time in ms), ties by id descending, as ZREVRANGE orders them. A
+// partition's ListInstancesPage cursor is one ("<at>:<id>"), and any of
+// them is a valid cursor in every partition: list_instances_page starts
+// after the place, whether or not its instance is in that partition.
+type pagePos struct {
+	at uint64
+	id string
+}
+
+// comparePos orders places newest first.
+func comparePos(a, b pagePos) int {
+	if c := cmp.Compare(b.at, a.at); c != 0 {
+		return c
+	}
+	return strings.Compare(b.id, a.id)
+}
+
+func (q pagePos) String() string { return strconv.FormatUint(q.at, 10) + ":" + q.id }
+
+// parsePos reads a cursor list_instances_page returned.
+func parsePos(cursor string) (pagePos, error) {
+	at, id, _ := strings.Cut(cursor, ":")
+	n, err := strconv.ParseUint(at, 10, 64)
+	if err != nil || id == "" {
+		return pagePos{}, undecodable("list_instances_page", "unexpected cursor %q", cursor)
+	}
+	return pagePos{at: n, id: id}, nil
 }
 
 // ListChildren returns an instance's children, which a child with an
@@ -215,13 +269,13 @@ func (pp *Partitioned) DeleteInstancesAtomic(ctx context.Context, ids []string, 
 	if len(pp.parts) == 1 || slices.Contains(ids, "") {
 		return pp.parts[0].DeleteInstancesAtomic(ctx, ids, force)
 	}
-	groups := pp.group(ids)
-	if len(groups) > 1 {
-		if err := pp.checkDeletion(ctx, "delete_instances_atomic", ids, force); err != nil {
-			return duroxide.DeleteInstanceResult{}, err
-		}
+	// checked even when the ids share a partition: a listed instance's
+	// child with an explicit id may live in another one, where that
+	// partition's script cannot see it
+	if err := pp.checkDeletion(ctx, "delete_instances_atomic", ids, force); err != nil {
+		return duroxide.DeleteInstanceResult{}, err
 	}
-	return pp.deleteGroups(ctx, groups, -1, force)
+	return pp.deleteGroups(ctx, pp.group(ids), -1, force)
 }
 
 // group splits ids by partition.
@@ -295,31 +349,47 @@ func (pp *Partitioned) DeleteInstanceBulk(ctx context.Context, f duroxide.Instan
 	return total, nil
 }
 
-// ListInstancesPage lists one page of instances, partition after partition
-// (newest first within each). Its cursor is "<partition>:<partition's
-// cursor>".
+// ListInstancesPage lists one page of instances newest first across
+// partitions, with Provider's cursors. Every partition lists a page from
+// the cursor; a partition that stopped early (its page full, or its scan
+// bound reached) was read down to its next cursor only, so of the merged
+// records only those up to the newest such cursor are sure to be complete:
+// the page is the first limit of them, and the next cursor is the last
+// record returned, or that newest partition cursor when fewer remain.
 func (pp *Partitioned) ListInstancesPage(ctx context.Context, filter duroxide.InstancePageFilter, cursor string, limit int) ([]duroxide.InstanceInfo, string, error) {
 	if len(pp.parts) == 1 {
 		return pp.parts[0].ListInstancesPage(ctx, filter, cursor, limit)
 	}
-	k, inner := 0, ""
-	if cursor != "" {
-		ks, rest, ok := strings.Cut(cursor, ":")
-		n, err := strconv.Atoi(ks)
-		if !ok || err != nil || n < 0 || n >= len(pp.parts) {
-			return nil, "", invalid("list_instances_page", "malformed cursor %q", cursor)
+	var recs []duroxide.InstanceInfo
+	var frontier *pagePos // the newest next cursor of a partition
+	for _, p := range pp.parts {
+		page, next, err := p.ListInstancesPage(ctx, filter, cursor, limit)
+		if err != nil {
+			return nil, "", err
 		}
-		k, inner = n, rest
+		recs = append(recs, page...)
+		if next != "" {
+			q, err := parsePos(next)
+			if err != nil {
+				return nil, "", err
+			}
+			if frontier == nil || comparePos(q, *frontier) < 0 {
+				frontier = &q
+			}
+		}
 	}
-	page, next, err := pp.parts[k].ListInstancesPage(ctx, filter, inner, limit)
-	if err != nil {
-		return nil, "", err
+	posOf := func(info duroxide.InstanceInfo) pagePos { return pagePos{at: info.CreatedAt, id: info.InstanceID} }
+	slices.SortFunc(recs, func(a, b duroxide.InstanceInfo) int { return comparePos(posOf(a), posOf(b)) })
+	if frontier != nil {
+		recs = slices.DeleteFunc(recs, func(info duroxide.InstanceInfo) bool { return comparePos(posOf(info), *frontier) > 0 })
 	}
+	limit = min(limit, maxPageLimit)
 	switch {
-	case next != "":
-		return page, strconv.Itoa(k) + ":" + next, nil
-	case k+1 < len(pp.parts):
-		return page, strconv.Itoa(k+1) + ":", nil
+	case len(recs) > limit:
+		recs = recs[:limit]
+		return recs, posOf(recs[limit-1]).String(), nil
+	case frontier != nil:
+		return recs, frontier.String(), nil
 	}
-	return page, "", nil
+	return recs, "", nil
 }
