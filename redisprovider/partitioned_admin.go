@@ -3,9 +3,12 @@ package redisprovider
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
@@ -322,8 +325,11 @@ func addDeletion(total *duroxide.DeleteInstanceResult, r duroxide.DeleteInstance
 
 // DeleteInstanceBulk deletes terminal root instances in every partition, at
 // most f.Limit roots in all (each partition's deletions count against what
-// is left). Children with explicit ids in another partition than their root
-// are left to DeleteInstance.
+// is left), each partition's oldest completion first. A tree within one
+// partition goes in its script, as Provider deletes it; a tree with
+// children (explicit ids) in other partitions, which that script cannot
+// see, is checked across partitions and deleted as DeleteInstance deletes
+// it, or skipped when it still runs.
 func (pp *Partitioned) DeleteInstanceBulk(ctx context.Context, f duroxide.InstanceFilter) (duroxide.DeleteInstanceResult, error) {
 	if len(pp.parts) == 1 {
 		return pp.parts[0].DeleteInstanceBulk(ctx, f)
@@ -332,14 +338,20 @@ func (pp *Partitioned) DeleteInstanceBulk(ctx context.Context, f duroxide.Instan
 	if err != nil {
 		return duroxide.DeleteInstanceResult{}, err
 	}
+	groups := pp.group(f.InstanceIDs)
 	var total duroxide.DeleteInstanceResult
-	for _, p := range pp.parts {
+	for k, p := range pp.parts {
 		if left <= 0 {
 			break
 		}
 		pf := f
 		pf.Limit = left
-		r, err := p.DeleteInstanceBulk(ctx, pf)
+		if f.InstanceIDs != nil {
+			if pf.InstanceIDs = groups[k]; len(pf.InstanceIDs) == 0 {
+				continue
+			}
+		}
+		r, err := p.deleteBulk(ctx, pf, pp.bulkCross(ctx, k, f.CompletedBefore))
 		addDeletion(&total, r)
 		if err != nil {
 			return total, err
@@ -347,6 +359,95 @@ func (pp *Partitioned) DeleteInstanceBulk(ctx context.Context, f duroxide.Instan
 		left -= int(r.InstancesDeleted)
 	}
 	return total, nil
+}
+
+// bulkCross deletes, for partition k's bulk deletion, the trees that reach
+// other partitions (see bulkCross).
+func (pp *Partitioned) bulkCross(ctx context.Context, k int, before uint64) *bulkCross {
+	const op = "delete_instance_bulk"
+	var trees map[string][]string
+	home := pp.parts[k]
+	return &bulkCross{
+		spans: func(roots []string) (map[string]bool, error) {
+			var err error
+			if trees, err = pp.trees(ctx, roots); err != nil {
+				return nil, err
+			}
+			out := make(map[string]bool)
+			for _, r := range roots {
+				out[r] = slices.ContainsFunc(trees[r], func(id string) bool { return pp.PartitionOf(id) != k })
+			}
+			return out, nil
+		},
+		del: func(root string) (bool, duroxide.DeleteInstanceResult, error) {
+			// still a terminal root, completed in time (the script's test)
+			done, err := home.rdb.ZScore(ctx, home.keys.Terminal(), root).Result()
+			if errors.Is(err, redis.Nil) || (err == nil && before > 0 && done >= float64(before)) {
+				return false, duroxide.DeleteInstanceResult{}, nil
+			}
+			if err != nil {
+				return false, duroxide.DeleteInstanceResult{}, fail(op, err)
+			}
+			ids := trees[root]
+			if err := pp.checkDeletion(ctx, op, ids, false); errors.Is(err, duroxide.ErrConflict) {
+				return false, duroxide.DeleteInstanceResult{}, nil // a Running instance in the tree
+			} else if err != nil {
+				return false, duroxide.DeleteInstanceResult{}, err
+			}
+			res, err := pp.deleteGroups(ctx, pp.group(ids), k, false)
+			return err == nil, res, err
+		},
+	}
+}
+
+// trees returns the ids of each root's tree, the root first, following
+// children into every partition a level at a time.
+func (pp *Partitioned) trees(ctx context.Context, roots []string) (map[string][]string, error) {
+	out := make(map[string][]string, len(roots))
+	rootOf := make(map[string]string, len(roots))
+	for _, r := range roots {
+		out[r], rootOf[r] = []string{r}, r
+	}
+	for level := roots; len(level) > 0; {
+		kids, err := pp.childrenOf(ctx, level)
+		if err != nil {
+			return nil, err
+		}
+		var next []string
+		for i, id := range level {
+			for _, c := range kids[i] {
+				if _, seen := rootOf[c]; !seen {
+					r := rootOf[id]
+					rootOf[c], out[r] = r, append(out[r], c)
+					next = append(next, c)
+				}
+			}
+		}
+		level = next
+	}
+	return out, nil
+}
+
+// childrenOf reads the children of each of ids in every partition, in one
+// pipeline: kids[i] are ids[i]'s.
+func (pp *Partitioned) childrenOf(ctx context.Context, ids []string) ([][]string, error) {
+	cmds := make([]*redis.StringSliceCmd, 0, len(ids)*len(pp.parts))
+	_, err := pp.base.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		for _, id := range ids {
+			for _, p := range pp.parts {
+				cmds = append(cmds, pipe.ZRange(ctx, p.keys.Children(id), 0, -1))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fail("list_children", err)
+	}
+	kids := make([][]string, len(ids))
+	for i, c := range cmds {
+		kids[i/len(pp.parts)] = append(kids[i/len(pp.parts)], c.Val()...)
+	}
+	return kids, nil
 }
 
 // ListInstancesPage lists one page of instances newest first across
