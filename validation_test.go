@@ -87,6 +87,22 @@ func TestCluster(t *testing.T) {
 	providertest.Run(t, harness(func(*testing.T) backend { return shared }, false))
 }
 
+// TestClusterPartitioned runs the validation suite on the same Redis
+// Cluster with namespaces of 12 partitions, spread over every master (4 a
+// master on .ci/run's 3): cross-partition messages, fetches and management
+// all run against real shards. Enqueue order holds per partition
+// (Harness.PartitionOf).
+func TestClusterPartitioned(t *testing.T) {
+	addrs := os.Getenv("DUROXIDE_REDIS_CLUSTER")
+	if addrs == "" {
+		t.Skip("DUROXIDE_REDIS_CLUSTER is not set: no Redis Cluster to test against")
+	}
+	shared := backend{client: redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(addrs, ",")}), partitions: 12}
+	h := harness(func(*testing.T) backend { return shared }, false)
+	h.PartitionOf = partitionIndex
+	providertest.Run(t, h)
+}
+
 // fixedFamilies are the key families that exist independently of instances
 // (counters, maintenance gates, registries, due-time claims) or expire on their own (wake-up
 // markers, at most one per fetcher class, waiter or sticky owner, gone 60 s after their last use).
