@@ -461,22 +461,34 @@ func (pp *Partitioned) ListInstancesPage(ctx context.Context, filter duroxide.In
 	if len(pp.parts) == 1 {
 		return pp.parts[0].ListInstancesPage(ctx, filter, cursor, limit)
 	}
+	pages := make([][]duroxide.InstanceInfo, len(pp.parts))
+	nexts := make([]string, len(pp.parts))
+	for k, p := range pp.parts {
+		var err error
+		if pages[k], nexts[k], err = p.ListInstancesPage(ctx, filter, cursor, limit); err != nil {
+			return nil, "", err
+		}
+	}
+	return mergePages(pages, nexts, min(limit, maxPageLimit))
+}
+
+// mergePages merges the pages the partitions listed from one cursor (page
+// k, with its next cursor nexts[k]) into a page of at most limit records
+// and its next cursor (see Partitioned.ListInstancesPage).
+func mergePages(pages [][]duroxide.InstanceInfo, nexts []string, limit int) ([]duroxide.InstanceInfo, string, error) {
 	var recs []duroxide.InstanceInfo
 	var frontier *pagePos // the newest next cursor of a partition
-	for _, p := range pp.parts {
-		page, next, err := p.ListInstancesPage(ctx, filter, cursor, limit)
+	for k, page := range pages {
+		recs = append(recs, page...)
+		if nexts[k] == "" {
+			continue
+		}
+		q, err := parsePos(nexts[k])
 		if err != nil {
 			return nil, "", err
 		}
-		recs = append(recs, page...)
-		if next != "" {
-			q, err := parsePos(next)
-			if err != nil {
-				return nil, "", err
-			}
-			if frontier == nil || comparePos(q, *frontier) < 0 {
-				frontier = &q
-			}
+		if frontier == nil || comparePos(q, *frontier) < 0 {
+			frontier = &q
 		}
 	}
 	posOf := func(info duroxide.InstanceInfo) pagePos { return pagePos{at: info.CreatedAt, id: info.InstanceID} }
@@ -484,7 +496,6 @@ func (pp *Partitioned) ListInstancesPage(ctx context.Context, filter duroxide.In
 	if frontier != nil {
 		recs = slices.DeleteFunc(recs, func(info duroxide.InstanceInfo) bool { return comparePos(posOf(info), *frontier) > 0 })
 	}
-	limit = min(limit, maxPageLimit)
 	switch {
 	case len(recs) > limit:
 		recs = recs[:limit]
