@@ -116,7 +116,7 @@ func (pp *Partitioned) AckOrchestrationItem(ctx context.Context, lockToken strin
 	p, part, _, inner := pp.unwrapToken(lockToken)
 	ctx, commit, sent := pp.split(ctx, part, commit)
 	err := p.AckOrchestrationItem(ctx, inner, commit)
-	pp.relayed(ctx, part, sent, err)
+	pp.relayed(part, sent, err)
 	return err
 }
 
@@ -141,7 +141,7 @@ func (pp *Partitioned) ackOrchestrationAndFetch(ctx context.Context, lockToken s
 	actx, commit, sent := pp.split(ctx, part, commit)
 	if len(pp.parts) > 1 && streak+1 >= maxStreak {
 		err := p.AckOrchestrationItem(actx, inner, commit)
-		pp.relayed(ctx, part, sent, err)
+		pp.relayed(part, sent, err)
 		if err != nil {
 			return nil, err
 		}
@@ -157,7 +157,7 @@ func (pp *Partitioned) ackOrchestrationAndFetch(ctx context.Context, lockToken s
 	if duroxide.FetchFailedAfterAck(err) {
 		ackErr = nil
 	}
-	pp.relayed(ctx, part, sent, ackErr)
+	pp.relayed(part, sent, ackErr)
 	if item != nil || err != nil || len(pp.parts) == 1 {
 		return withOrchToken(item, part, streak+1), err
 	}
@@ -187,23 +187,11 @@ func (pp *Partitioned) split(ctx context.Context, part int, commit duroxide.Orch
 	return withOutbox(ctx, remote), commit, true
 }
 
-// relayed relays partition part's outbox after an ack that put messages
-// in it (or may have: err is a lost reply). After a committed ack it
-// drains the outbox before the ack returns, so the turn's messages to
-// other partitions are fetchable once the ack has returned, as a
-// single-partition ack's are (a caller that acks, then fetches the child
-// it started, finds it); a drain that fails, and a lost reply, leave the
-// messages to the relay's loop, which it kicks. The drain is the loop's
-// own, safe beside it.
-func (pp *Partitioned) relayed(ctx context.Context, part int, sent bool, err error) {
-	if !sent {
-		return
-	}
-	if err == nil && pp.relay.drain(ctx, part) == nil {
-		return
-	}
+// relayed starts the relay of partition part's outbox after an ack that
+// put messages in it (or may have: err is a lost reply).
+func (pp *Partitioned) relayed(part int, sent bool, err error) {
 	var pe *duroxide.ProviderError
-	if err == nil || !errors.As(err, &pe) || pe.Retryable {
+	if sent && (err == nil || !errors.As(err, &pe) || pe.Retryable) {
 		pp.relay.kick(part)
 	}
 }
