@@ -167,7 +167,7 @@ func (e *env) fetch(lock time.Duration, f *duroxide.DispatcherCapabilityFilter) 
 // mustFetch fetches an orchestration item that must exist.
 func (e *env) mustFetch(lock time.Duration) *duroxide.OrchestrationItem {
 	e.t.Helper()
-	item := e.fetch(lock, nil)
+	item := e.fetchExpected(lock, nil)
 	if item == nil {
 		e.t.Fatal("FetchOrchestrationItem returned no item, want one")
 	}

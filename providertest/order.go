@@ -2,6 +2,7 @@ package providertest
 
 import (
 	"slices"
+	"time"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
@@ -16,6 +17,27 @@ import (
 // ordered fetch gives back before it fails: a fetch over P partitions that
 // starts at a rotating one reaches every partition within P fetches.
 const orderSkips = 64
+
+// relayWait bounds how long a case waits for an orchestration item it
+// expects, on a partitioned provider, whose acks relay messages to other
+// partitions after they return (Harness.PartitionOf).
+const relayWait = 5 * time.Second
+
+// fetchExpected is fetch for an item the case expects: on a partitioned
+// provider a nil result is retried for up to relayWait, as the item may be
+// a message still being relayed from another partition; nil when none
+// came.
+func (e *env) fetchExpected(lock time.Duration, f *duroxide.DispatcherCapabilityFilter) *duroxide.OrchestrationItem {
+	e.t.Helper()
+	deadline := time.Now().Add(relayWait)
+	for {
+		item := e.fetch(lock, f)
+		if item != nil || e.h.PartitionOf == nil || time.Now().After(deadline) {
+			return item
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
 
 // ordered says whether the provider keeps the enqueue order between the
 // items of instances a and b: always, unless they are in different

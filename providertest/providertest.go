@@ -64,7 +64,11 @@ type Harness struct {
 	// item arrives exactly once and nothing else does; a fetch that gets an
 	// instance of another partition before the one a case waits for gives
 	// it back (an abandon that does not count an attempt) and fetches
-	// again. Nil: one order over the whole namespace, asserted as such.
+	// again. A message an ack sends to an instance of another partition
+	// may also arrive a moment after the ack returns (it is relayed), so
+	// where a case expects an orchestration item it waits for it up to
+	// relayWait. Nil: one order over the whole namespace, and an ack's
+	// messages fetchable once it returns, asserted as such.
 	PartitionOf func(p duroxide.Provider, instance string) int
 }
 

@@ -25,11 +25,9 @@ import (
 // sequence), so every read is a prefix and each target receives a source's
 // messages in order.
 //
-// A process drains a partition's outbox inside the ack call that put
-// messages there (so they are fetchable once it returns; Partitioned.relayed),
-// in the background when that drain failed, and every relaySweep on its
-// own, which delivers what a process that died between its ack and its
-// drain left behind.
+// A process drains a partition's outbox right after one of its acks put
+// messages there, and every relaySweep on its own, which delivers what a
+// process that died between its ack and its drain left behind.
 
 const (
 	// relayBatch is how many outbox entries one drain step reads.
