@@ -134,7 +134,8 @@ func TestProvider(t *testing.T) {
 		New: func(t *testing.T) duroxide.Provider { return newEmptyProvider(t) }, // required
 		// optional hooks; a case that needs a missing one is skipped and says which:
 		// CorruptHistory (undecodable history), StoredKeys (nothing left after delete),
-		// Advance (a settable storage clock: the suite moves it instead of sleeping)
+		// Advance (a settable storage clock: the suite moves it instead of sleeping),
+		// PartitionOf (a partitioned namespace: enqueue order is asserted per partition)
 	})
 }
 

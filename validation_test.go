@@ -62,13 +62,16 @@ func realRedis(t *testing.T) *redis.Options {
 
 // TestMiniredisPartitioned runs the validation suite on namespaces of 4
 // partitions (redisprovider.NewPartitioned) on embedded miniredis servers.
+// Enqueue order holds per partition (Harness.PartitionOf).
 func TestMiniredisPartitioned(t *testing.T) {
-	providertest.Run(t, harness(func(t *testing.T) backend {
+	h := harness(func(t *testing.T) backend {
 		c := newMRClock(t)
 		client := redis.NewClient(&redis.Options{Addr: c.m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
 		t.Cleanup(func() { client.Close() })
 		return backend{client: client, clock: c, partitions: 4}
-	}, true))
+	}, true)
+	h.PartitionOf = partitionIndex
+	providertest.Run(t, h)
 }
 
 // TestCluster runs the validation suite on the Redis Cluster whose nodes
@@ -82,6 +85,22 @@ func TestCluster(t *testing.T) {
 	}
 	shared := backend{client: redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(addrs, ",")})}
 	providertest.Run(t, harness(func(*testing.T) backend { return shared }, false))
+}
+
+// TestClusterPartitioned runs the validation suite on the same Redis
+// Cluster with namespaces of 12 partitions, spread over every master (4 a
+// master on .ci/run's 3): cross-partition messages, fetches and management
+// all run against real shards. Enqueue order holds per partition
+// (Harness.PartitionOf).
+func TestClusterPartitioned(t *testing.T) {
+	addrs := os.Getenv("DUROXIDE_REDIS_CLUSTER")
+	if addrs == "" {
+		t.Skip("DUROXIDE_REDIS_CLUSTER is not set: no Redis Cluster to test against")
+	}
+	shared := backend{client: redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(addrs, ",")}), partitions: 12}
+	h := harness(func(*testing.T) backend { return shared }, false)
+	h.PartitionOf = partitionIndex
+	providertest.Run(t, h)
 }
 
 // fixedFamilies are the key families that exist independently of instances
@@ -135,6 +154,12 @@ func prefixesOf(p duroxide.Provider) []string {
 		return out
 	}
 	panic("unknown provider type")
+}
+
+// partitionIndex is Harness.PartitionOf of a partitioned provider: the
+// index of the partition that holds instance.
+func partitionIndex(p duroxide.Provider, instance string) int {
+	return p.(*redisprovider.Partitioned).PartitionOf(instance)
 }
 
 // partitionOf returns the partition provider that holds instance.

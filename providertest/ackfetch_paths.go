@@ -47,6 +47,7 @@ func wrapHarness(h Harness, wrap func(duroxide.Provider) duroxide.Provider) Harn
 	w.CorruptHistory = unwrapHook(h.CorruptHistory)
 	w.Advance = unwrapAdvance(h.Advance)
 	w.StoredKeys = unwrapKeys(h.StoredKeys)
+	w.PartitionOf = unwrapPartition(h.PartitionOf)
 	return w
 }
 
@@ -64,7 +65,7 @@ func (a ackViaFetch) AckWorkItem(ctx context.Context, lockToken string, completi
 	return err
 }
 
-// unwrapHook, unwrapAdvance and unwrapKeys hand the harness hooks the
+// unwrapHook, unwrapAdvance, unwrapKeys and unwrapPartition hand the harness hooks the
 // provider they were written for.
 func unwrapHook(f func(*testing.T, duroxide.Provider, string, uint64)) func(*testing.T, duroxide.Provider, string, uint64) {
 	if f == nil {
@@ -87,6 +88,13 @@ func unwrapKeys(f func(*testing.T, duroxide.Provider) []string) func(*testing.T,
 		return nil
 	}
 	return func(t *testing.T, p duroxide.Provider) []string { return f(t, inner(p)) }
+}
+
+func unwrapPartition(f func(duroxide.Provider, string) int) func(duroxide.Provider, string) int {
+	if f == nil {
+		return nil
+	}
+	return func(p duroxide.Provider, instance string) int { return f(inner(p), instance) }
 }
 
 // wrapped is a provider the suite wraps around the one under test to route

@@ -70,11 +70,12 @@ func attPoke(instance, n string) duroxide.WorkItem {
 	return duroxide.ExternalRaised{Instance: instance, Name: "ev", Data: `"` + n + `"`}
 }
 
-// attFetch fetches an orchestration item that must hold exactly msgs with
-// the given attempt count.
+// attFetch fetches an orchestration item that must hold exactly msgs (at
+// least one) with the given attempt count; it must be next in enqueue order
+// (fetchInOrder).
 func attFetch(e *env, lock time.Duration, attempts uint32, msgs ...duroxide.WorkItem) *duroxide.OrchestrationItem {
 	e.t.Helper()
-	item := e.mustFetch(lock)
+	item := e.fetchInOrder(msgs[0].InstanceID(), func() *duroxide.OrchestrationItem { return e.mustFetch(lock) })
 	if !reflect.DeepEqual(item.Messages, msgs) {
 		e.t.Fatalf("messages = %#v, want %#v", item.Messages, msgs)
 	}

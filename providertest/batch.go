@@ -48,7 +48,7 @@ func btWorkerBatchKeepsOrder(e *env) {
 	for range batch {
 		got = append(got, e.mustFetchWork(longLock, duroxide.AnyTag()).Item)
 	}
-	sameItems(e.t, "fetched batch", got, batch...)
+	e.sameItemsInOrder("fetched batch", got, batch...)
 	e.noWork(duroxide.AnyTag())
 }
 

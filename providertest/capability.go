@@ -150,7 +150,7 @@ func capPoke(e *env, instance string) {
 // capFetchIs fetches with f (long lock) and asserts it returns instance.
 func capFetchIs(e *env, f *duroxide.DispatcherCapabilityFilter, instance string) *duroxide.OrchestrationItem {
 	e.t.Helper()
-	item := e.fetch(longLock, f)
+	item := e.fetchExpected(longLock, f)
 	if item == nil {
 		e.t.Fatalf("filtered fetch returned nothing, want instance %q", instance)
 	}

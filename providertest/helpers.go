@@ -167,7 +167,7 @@ func (e *env) fetch(lock time.Duration, f *duroxide.DispatcherCapabilityFilter) 
 // mustFetch fetches an orchestration item that must exist.
 func (e *env) mustFetch(lock time.Duration) *duroxide.OrchestrationItem {
 	e.t.Helper()
-	item := e.fetch(lock, nil)
+	item := e.fetchExpected(lock, nil)
 	if item == nil {
 		e.t.Fatal("FetchOrchestrationItem returned no item, want one")
 	}
@@ -286,11 +286,12 @@ func (e *env) start(instance string, pin *semver.Version) {
 	})
 }
 
-// fetchInstance fetches until it gets instance, abandoning nothing: other
-// instances fetched on the way fail the test.
+// fetchInstance fetches instance, which must be next in enqueue order:
+// another instance fetched instead fails the test, unless it is in another
+// partition (fetchInOrder).
 func (e *env) fetchInstance(instance string) *duroxide.OrchestrationItem {
 	e.t.Helper()
-	item := e.mustFetch(longLock)
+	item := e.fetchInOrder(instance, func() *duroxide.OrchestrationItem { return e.mustFetch(longLock) })
 	if item.Instance != instance {
 		e.t.Fatalf("fetched instance %q, want %q", item.Instance, instance)
 	}

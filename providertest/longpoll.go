@@ -692,7 +692,16 @@ func lpAnyWokenAfterTagWork(e *env) {
 // filter tags.
 func lpMustWork(e *env, instance string, tags duroxide.TagFilter) {
 	e.t.Helper()
-	got, err := lpWorkFetch(e.ctx, e, longLock, 0, nil, tags)
+	var err error
+	w := e.fetchWorkInOrder(instance, func() *duroxide.LockedWorkItem {
+		var w *duroxide.LockedWorkItem
+		w, err = e.p.FetchWorkItem(e.ctx, longLock, 0, nil, tags)
+		return w
+	})
+	var got lpGot
+	if w != nil {
+		got.id = w.Item.InstanceID()
+	}
 	if err != nil || got.id != instance {
 		e.t.Fatalf("FetchWorkItem(%v) = %q, %v; want %q", tags, got.id, err, instance)
 	}

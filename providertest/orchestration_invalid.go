@@ -199,7 +199,7 @@ func orcAckCancels(e *env) {
 	c = orcCommit("A", 1, 4)
 	c.CancelledActivities = []duroxide.ScheduledActivityIdentifier{{Instance: "A", ExecutionID: 1, ActivityID: 2}}
 	e.orcTurn("A", c)
-	sameItems(e.t, "worker queue", e.orcDrainWork(), activity("A", 3), otherExec, activity("B", 2))
+	e.sameItemsInOrder("worker queue", e.orcDrainWork(), activity("A", 3), otherExec, activity("B", 2))
 }
 
 // orcEnqueueBeforeCancel proves an activity scheduled and cancelled in the same

@@ -52,6 +52,24 @@ type Harness struct {
 	// that let time pass sleep for real. Waits the provider itself measures
 	// in real time (long-poll timeouts) always stay real.
 	Advance func(t *testing.T, p duroxide.Provider, d time.Duration)
+
+	// PartitionOf, when set, says that p splits its namespace into
+	// partitions that each keep their own enqueue order, and returns the
+	// partition holding instance. A partitioned provider (such as a
+	// namespace spread over the shards of a cluster) has one sequence per
+	// partition and fetches fairly across partitions, so the order of two
+	// items of instances in different partitions is not defined. With it,
+	// the cases that assert enqueue order across instances assert it only
+	// among instances of the same partition, and still that every expected
+	// item arrives exactly once and nothing else does; a fetch that gets an
+	// instance of another partition before the one a case waits for gives
+	// it back (an abandon that does not count an attempt) and fetches
+	// again. A message an ack sends to an instance of another partition
+	// may also arrive a moment after the ack returns (it is relayed), so
+	// where a case expects an orchestration item it waits for it up to
+	// relayWait. Nil: one order over the whole namespace, and an ack's
+	// messages fetchable once it returns, asserted as such.
+	PartitionOf func(p duroxide.Provider, instance string) int
 }
 
 // group is one section of the suite.

@@ -96,7 +96,7 @@ func (e *env) wantNone(who string, vs ...stView) {
 // wantInstance asserts that v fetches instance now, and returns the item.
 func (e *env) wantInstance(who string, v stView, instance string) *duroxide.OrchestrationItem {
 	e.t.Helper()
-	item := e.fetchVia(v, nil)
+	item := e.fetchInOrder(instance, func() *duroxide.OrchestrationItem { return e.fetchVia(v, nil) })
 	if item == nil || item.Instance != instance {
 		e.t.Fatalf("%s fetched %v, want instance %q", who, itemName(item), instance)
 	}

@@ -2,6 +2,7 @@ package providertest
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -131,15 +132,25 @@ func (e *env) wkWantItem(got *duroxide.LockedWorkItem, want duroxide.ActivityExe
 	}
 }
 
-// wkWantOrder fetches under f exactly the items want, in that order, then
-// nothing more; it returns the locked items (held with longLock).
+// wkWantOrder fetches under f exactly the items want, in that order (among
+// ordered instances: nextInOrder), then nothing more; it returns the locked
+// items (held with longLock), in the order of want.
 func (e *env) wkWantOrder(f duroxide.TagFilter, want ...duroxide.ActivityExecute) []*duroxide.LockedWorkItem {
 	e.t.Helper()
-	var got []*duroxide.LockedWorkItem
-	for _, w := range want {
+	got := make([]*duroxide.LockedWorkItem, len(want))
+	left := make([]int, len(want))
+	for i := range left {
+		left[i] = i
+	}
+	for range want {
 		item := e.mustFetchWork(longLock, f)
-		e.wkWantItem(item, w)
-		got = append(got, item)
+		k := e.nextInOrder(left, func(i int) string { return want[i].Instance }, item.Item.InstanceID())
+		if k < 0 {
+			e.t.Fatalf("fetched %#v, want no more items of its partition", item.Item)
+		}
+		e.wkWantItem(item, want[k])
+		got[k] = item
+		left = slices.DeleteFunc(left, func(i int) bool { return i == k })
 	}
 	e.noWork(f)
 	return got

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
@@ -24,16 +26,29 @@ const (
 // listIndex reads a sorted-set index in pages, newest (highest score) first
 // when rev.
 func (p *Provider) listIndex(ctx context.Context, op, key string, rev bool) ([]string, error) {
-	var out []string
-	for start := int64(0); ; start += listPage {
-		stop := start + listPage - 1
-		var page []string
-		var err error
+	return readPages(op, func(start, stop int64) ([]string, error) {
 		if rev {
-			page, err = p.rdb.ZRevRange(ctx, key, start, stop).Result()
-		} else {
-			page, err = p.rdb.ZRange(ctx, key, start, stop).Result()
+			return p.rdb.ZRevRange(ctx, key, start, stop).Result()
 		}
+		return p.rdb.ZRange(ctx, key, start, stop).Result()
+	})
+}
+
+// listScored reads an instance index (scored by creation time) in pages,
+// newest first, with the scores: what a listing over several partitions
+// merges by.
+func (p *Provider) listScored(ctx context.Context, op, key string) ([]redis.Z, error) {
+	return readPages(op, func(start, stop int64) ([]redis.Z, error) {
+		return p.rdb.ZRevRangeWithScores(ctx, key, start, stop).Result()
+	})
+}
+
+// readPages reads ranks [0, listPage), [listPage, 2 listPage), ... with read
+// until a page comes back short.
+func readPages[T any](op string, read func(start, stop int64) ([]T, error)) ([]T, error) {
+	var out []T
+	for start := int64(0); ; start += listPage {
+		page, err := read(start, start+listPage-1)
 		if err != nil {
 			return nil, fail(op, err)
 		}

@@ -3,6 +3,7 @@ package redisprovider
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/redis/go-redis/v9"
 
@@ -101,6 +102,21 @@ func (p *Provider) deleteScript(ctx context.Context, op string, script luaScript
 // with a running descendant, are skipped. Roots are read from the index of
 // terminal roots a page at a time and deleted bulkBatch per script call.
 func (p *Provider) DeleteInstanceBulk(ctx context.Context, f duroxide.InstanceFilter) (duroxide.DeleteInstanceResult, error) {
+	return p.deleteBulk(ctx, f, nil)
+}
+
+// bulkCross is how a partition of a Partitioned namespace deletes the
+// candidate roots whose trees reach other partitions, which its script
+// cannot see whole: spans names them among a batch of candidates, del
+// deletes one such tree if it is still eligible (deleted false: skipped).
+type bulkCross struct {
+	spans func(roots []string) (map[string]bool, error)
+	del   func(root string) (deleted bool, res duroxide.DeleteInstanceResult, err error)
+}
+
+// deleteBulk is DeleteInstanceBulk with the roots cross (nil: none) names
+// deleted by it, in their turn.
+func (p *Provider) deleteBulk(ctx context.Context, f duroxide.InstanceFilter, cross *bulkCross) (duroxide.DeleteInstanceResult, error) {
 	const op = "delete_instance_bulk"
 	var total duroxide.DeleteInstanceResult
 	left, err := bulkLimit(op, f)
@@ -108,8 +124,31 @@ func (p *Provider) DeleteInstanceBulk(ctx context.Context, f duroxide.InstanceFi
 		return total, err
 	}
 	deleteBatch := func(roots []string) (skipped int, err error) {
+		var spans map[string]bool
+		if cross != nil {
+			if spans, err = cross.spans(roots); err != nil {
+				return 0, err
+			}
+		}
 		for len(roots) > 0 && left > 0 {
+			if spans[roots[0]] {
+				deleted, res, err := cross.del(roots[0])
+				addDeletion(&total, res)
+				if err != nil {
+					return skipped, err
+				}
+				if deleted {
+					left--
+				} else {
+					skipped++
+				}
+				roots = roots[1:]
+				continue
+			}
 			n := min(len(roots), bulkBatch)
+			if i := slices.IndexFunc(roots[:n], func(r string) bool { return spans[r] }); i >= 0 {
+				n = i // the script's batch ends before the next spanning tree
+			}
 			var a args
 			a.at(f.CompletedBefore).int(left).int(n)
 			for _, id := range roots[:n] {
@@ -122,11 +161,7 @@ func (p *Provider) DeleteInstanceBulk(ctx context.Context, f duroxide.InstanceFi
 			r := newReply(op, res)
 			left -= int(r.int(bulkTrees))
 			skipped += int(r.int(bulkSkipped))
-			t := deletionTotals(r, bulkTotals)
-			total.InstancesDeleted += t.InstancesDeleted
-			total.ExecutionsDeleted += t.ExecutionsDeleted
-			total.EventsDeleted += t.EventsDeleted
-			total.QueueMessagesDeleted += t.QueueMessagesDeleted
+			addDeletion(&total, deletionTotals(r, bulkTotals))
 			if r.err != nil {
 				return skipped, r.err
 			}

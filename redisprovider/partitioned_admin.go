@@ -1,10 +1,14 @@
 package redisprovider
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
@@ -13,15 +17,68 @@ import (
 // instance's partition, the namespace-wide ones read or write every
 // partition.
 
-// ListInstances returns every instance, partition by partition.
+// ListInstances returns every instance id, newest first (as Provider's):
+// the partitions' indexes merged by creation time.
 func (pp *Partitioned) ListInstances(ctx context.Context) ([]string, error) {
-	return concat(pp, func(p *Provider) ([]string, error) { return p.ListInstances(ctx) })
+	return pp.listMerged(ctx, "list_instances", func(p *Provider) string { return p.keys.Instances() })
 }
 
 // ListInstancesByStatus returns the instances whose current execution has
-// status, partition by partition.
+// status, newest first across partitions.
 func (pp *Partitioned) ListInstancesByStatus(ctx context.Context, status string) ([]string, error) {
-	return concat(pp, func(p *Provider) ([]string, error) { return p.ListInstancesByStatus(ctx, status) })
+	return pp.listMerged(ctx, "list_instances_by_status", func(p *Provider) string { return p.keys.InstancesByStatus(status) })
+}
+
+// listMerged reads the instance index key names in every partition and
+// merges the entries newest first, ties as one index orders them.
+func (pp *Partitioned) listMerged(ctx context.Context, op string, key func(p *Provider) string) ([]string, error) {
+	var all []pagePos
+	for _, p := range pp.parts {
+		zs, err := p.listScored(ctx, op, key(p))
+		if err != nil {
+			return nil, err
+		}
+		for _, z := range zs {
+			id, _ := z.Member.(string)
+			all = append(all, pagePos{at: uint64(z.Score), id: id})
+		}
+	}
+	slices.SortFunc(all, comparePos)
+	out := make([]string, len(all))
+	for i, e := range all {
+		out[i] = e.id
+	}
+	return out, nil
+}
+
+// pagePos is a place in an instance index's order: newest first (creation
+// time in ms), ties by id descending, as ZREVRANGE orders them. A
+// partition's ListInstancesPage cursor is one ("<at>:<id>"), and any of
+// them is a valid cursor in every partition: list_instances_page starts
+// after the place, whether or not its instance is in that partition.
+type pagePos struct {
+	at uint64
+	id string
+}
+
+// comparePos orders places newest first.
+func comparePos(a, b pagePos) int {
+	if c := cmp.Compare(b.at, a.at); c != 0 {
+		return c
+	}
+	return strings.Compare(b.id, a.id)
+}
+
+func (q pagePos) String() string { return strconv.FormatUint(q.at, 10) + ":" + q.id }
+
+// parsePos reads a cursor list_instances_page returned.
+func parsePos(cursor string) (pagePos, error) {
+	at, id, _ := strings.Cut(cursor, ":")
+	n, err := strconv.ParseUint(at, 10, 64)
+	if err != nil || id == "" {
+		return pagePos{}, undecodable("list_instances_page", "unexpected cursor %q", cursor)
+	}
+	return pagePos{at: n, id: id}, nil
 }
 
 // ListChildren returns an instance's children, which a child with an
@@ -215,13 +272,13 @@ func (pp *Partitioned) DeleteInstancesAtomic(ctx context.Context, ids []string, 
 	if len(pp.parts) == 1 || slices.Contains(ids, "") {
 		return pp.parts[0].DeleteInstancesAtomic(ctx, ids, force)
 	}
-	groups := pp.group(ids)
-	if len(groups) > 1 {
-		if err := pp.checkDeletion(ctx, "delete_instances_atomic", ids, force); err != nil {
-			return duroxide.DeleteInstanceResult{}, err
-		}
+	// checked even when the ids share a partition: a listed instance's
+	// child with an explicit id may live in another one, where that
+	// partition's script cannot see it
+	if err := pp.checkDeletion(ctx, "delete_instances_atomic", ids, force); err != nil {
+		return duroxide.DeleteInstanceResult{}, err
 	}
-	return pp.deleteGroups(ctx, groups, -1, force)
+	return pp.deleteGroups(ctx, pp.group(ids), -1, force)
 }
 
 // group splits ids by partition.
@@ -268,8 +325,11 @@ func addDeletion(total *duroxide.DeleteInstanceResult, r duroxide.DeleteInstance
 
 // DeleteInstanceBulk deletes terminal root instances in every partition, at
 // most f.Limit roots in all (each partition's deletions count against what
-// is left). Children with explicit ids in another partition than their root
-// are left to DeleteInstance.
+// is left), each partition's oldest completion first. A tree within one
+// partition goes in its script, as Provider deletes it; a tree with
+// children (explicit ids) in other partitions, which that script cannot
+// see, is checked across partitions and deleted as DeleteInstance deletes
+// it, or skipped when it still runs.
 func (pp *Partitioned) DeleteInstanceBulk(ctx context.Context, f duroxide.InstanceFilter) (duroxide.DeleteInstanceResult, error) {
 	if len(pp.parts) == 1 {
 		return pp.parts[0].DeleteInstanceBulk(ctx, f)
@@ -278,14 +338,20 @@ func (pp *Partitioned) DeleteInstanceBulk(ctx context.Context, f duroxide.Instan
 	if err != nil {
 		return duroxide.DeleteInstanceResult{}, err
 	}
+	groups := pp.group(f.InstanceIDs)
 	var total duroxide.DeleteInstanceResult
-	for _, p := range pp.parts {
+	for k, p := range pp.parts {
 		if left <= 0 {
 			break
 		}
 		pf := f
 		pf.Limit = left
-		r, err := p.DeleteInstanceBulk(ctx, pf)
+		if f.InstanceIDs != nil {
+			if pf.InstanceIDs = groups[k]; len(pf.InstanceIDs) == 0 {
+				continue
+			}
+		}
+		r, err := p.deleteBulk(ctx, pf, pp.bulkCross(ctx, k, f.CompletedBefore))
 		addDeletion(&total, r)
 		if err != nil {
 			return total, err
@@ -295,31 +361,147 @@ func (pp *Partitioned) DeleteInstanceBulk(ctx context.Context, f duroxide.Instan
 	return total, nil
 }
 
-// ListInstancesPage lists one page of instances, partition after partition
-// (newest first within each). Its cursor is "<partition>:<partition's
-// cursor>".
+// bulkCross deletes, for partition k's bulk deletion, the trees that reach
+// other partitions (see bulkCross).
+func (pp *Partitioned) bulkCross(ctx context.Context, k int, before uint64) *bulkCross {
+	const op = "delete_instance_bulk"
+	var trees map[string][]string
+	home := pp.parts[k]
+	return &bulkCross{
+		spans: func(roots []string) (map[string]bool, error) {
+			var err error
+			if trees, err = pp.trees(ctx, roots); err != nil {
+				return nil, err
+			}
+			out := make(map[string]bool)
+			for _, r := range roots {
+				out[r] = slices.ContainsFunc(trees[r], func(id string) bool { return pp.PartitionOf(id) != k })
+			}
+			return out, nil
+		},
+		del: func(root string) (bool, duroxide.DeleteInstanceResult, error) {
+			// still a terminal root, completed in time (the script's test)
+			done, err := home.rdb.ZScore(ctx, home.keys.Terminal(), root).Result()
+			if errors.Is(err, redis.Nil) || (err == nil && before > 0 && done >= float64(before)) {
+				return false, duroxide.DeleteInstanceResult{}, nil
+			}
+			if err != nil {
+				return false, duroxide.DeleteInstanceResult{}, fail(op, err)
+			}
+			ids := trees[root]
+			if err := pp.checkDeletion(ctx, op, ids, false); errors.Is(err, duroxide.ErrConflict) {
+				return false, duroxide.DeleteInstanceResult{}, nil // a Running instance in the tree
+			} else if err != nil {
+				return false, duroxide.DeleteInstanceResult{}, err
+			}
+			res, err := pp.deleteGroups(ctx, pp.group(ids), k, false)
+			return err == nil, res, err
+		},
+	}
+}
+
+// trees returns the ids of each root's tree, the root first, following
+// children into every partition a level at a time.
+func (pp *Partitioned) trees(ctx context.Context, roots []string) (map[string][]string, error) {
+	out := make(map[string][]string, len(roots))
+	rootOf := make(map[string]string, len(roots))
+	for _, r := range roots {
+		out[r], rootOf[r] = []string{r}, r
+	}
+	for level := roots; len(level) > 0; {
+		kids, err := pp.childrenOf(ctx, level)
+		if err != nil {
+			return nil, err
+		}
+		var next []string
+		for i, id := range level {
+			for _, c := range kids[i] {
+				if _, seen := rootOf[c]; !seen {
+					r := rootOf[id]
+					rootOf[c], out[r] = r, append(out[r], c)
+					next = append(next, c)
+				}
+			}
+		}
+		level = next
+	}
+	return out, nil
+}
+
+// childrenOf reads the children of each of ids in every partition, in one
+// pipeline: kids[i] are ids[i]'s.
+func (pp *Partitioned) childrenOf(ctx context.Context, ids []string) ([][]string, error) {
+	cmds := make([]*redis.StringSliceCmd, 0, len(ids)*len(pp.parts))
+	_, err := pp.base.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		for _, id := range ids {
+			for _, p := range pp.parts {
+				cmds = append(cmds, pipe.ZRange(ctx, p.keys.Children(id), 0, -1))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fail("list_children", err)
+	}
+	kids := make([][]string, len(ids))
+	for i, c := range cmds {
+		kids[i/len(pp.parts)] = append(kids[i/len(pp.parts)], c.Val()...)
+	}
+	return kids, nil
+}
+
+// ListInstancesPage lists one page of instances newest first across
+// partitions, with Provider's cursors. Every partition lists a page from
+// the cursor; a partition that stopped early (its page full, or its scan
+// bound reached) was read down to its next cursor only, so of the merged
+// records only those up to the newest such cursor are sure to be complete:
+// the page is the first limit of them, and the next cursor is the last
+// record returned, or that newest partition cursor when fewer remain.
 func (pp *Partitioned) ListInstancesPage(ctx context.Context, filter duroxide.InstancePageFilter, cursor string, limit int) ([]duroxide.InstanceInfo, string, error) {
 	if len(pp.parts) == 1 {
 		return pp.parts[0].ListInstancesPage(ctx, filter, cursor, limit)
 	}
-	k, inner := 0, ""
-	if cursor != "" {
-		ks, rest, ok := strings.Cut(cursor, ":")
-		n, err := strconv.Atoi(ks)
-		if !ok || err != nil || n < 0 || n >= len(pp.parts) {
-			return nil, "", invalid("list_instances_page", "malformed cursor %q", cursor)
+	pages := make([][]duroxide.InstanceInfo, len(pp.parts))
+	nexts := make([]string, len(pp.parts))
+	for k, p := range pp.parts {
+		var err error
+		if pages[k], nexts[k], err = p.ListInstancesPage(ctx, filter, cursor, limit); err != nil {
+			return nil, "", err
 		}
-		k, inner = n, rest
 	}
-	page, next, err := pp.parts[k].ListInstancesPage(ctx, filter, inner, limit)
-	if err != nil {
-		return nil, "", err
+	return mergePages(pages, nexts, min(limit, maxPageLimit))
+}
+
+// mergePages merges the pages the partitions listed from one cursor (page
+// k, with its next cursor nexts[k]) into a page of at most limit records
+// and its next cursor (see Partitioned.ListInstancesPage).
+func mergePages(pages [][]duroxide.InstanceInfo, nexts []string, limit int) ([]duroxide.InstanceInfo, string, error) {
+	var recs []duroxide.InstanceInfo
+	var frontier *pagePos // the newest next cursor of a partition
+	for k, page := range pages {
+		recs = append(recs, page...)
+		if nexts[k] == "" {
+			continue
+		}
+		q, err := parsePos(nexts[k])
+		if err != nil {
+			return nil, "", err
+		}
+		if frontier == nil || comparePos(q, *frontier) < 0 {
+			frontier = &q
+		}
+	}
+	posOf := func(info duroxide.InstanceInfo) pagePos { return pagePos{at: info.CreatedAt, id: info.InstanceID} }
+	slices.SortFunc(recs, func(a, b duroxide.InstanceInfo) int { return comparePos(posOf(a), posOf(b)) })
+	if frontier != nil {
+		recs = slices.DeleteFunc(recs, func(info duroxide.InstanceInfo) bool { return comparePos(posOf(info), *frontier) > 0 })
 	}
 	switch {
-	case next != "":
-		return page, strconv.Itoa(k) + ":" + next, nil
-	case k+1 < len(pp.parts):
-		return page, strconv.Itoa(k+1) + ":", nil
+	case len(recs) > limit:
+		recs = recs[:limit]
+		return recs, posOf(recs[limit-1]).String(), nil
+	case frontier != nil:
+		return recs, frontier.String(), nil
 	}
-	return page, "", nil
+	return recs, "", nil
 }

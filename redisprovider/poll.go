@@ -149,6 +149,13 @@ func (p *Provider) poll(ctx context.Context, keys []string, pollTimeout time.Dur
 			}
 			w.starting()
 			found, due, err := try(ctx)
+			if errors.Is(err, errRaceLost) {
+				// another partition's fetch of the same call took work, so
+				// this script never ran and answered nothing: a wake-up
+				// this fetcher holds goes to another one as it leaves,
+				// or the work it announced waits for the next refresh
+				return err
+			}
 			woken = false
 			if err != nil {
 				return err // the script may not have run: what is owed stays owed
