@@ -88,10 +88,10 @@ func runInstances(c *cli, args []string) error {
 // page reads one page of instance records through the provider's
 // duroxide.InstanceLister: O(log N + limit) in Redis whatever the size of
 // the deployment, where ProviderAdmin's ListInstances returns every id.
-// A partitioned namespace pages partition after partition, so a partition's
-// last page is short: the page goes on in the next partitions until it is
-// full, in at most as many calls as there are partitions, so a name or
-// prefix filter still examines a bounded number of entries.
+// A page may come back short with a next cursor (a name or prefix filter
+// examines a bounded number of index entries per call, in every partition):
+// the page goes on until it is full, in at most as many calls as there are
+// partitions, so the work per page stays bounded.
 func (s *session) page(filter duroxide.InstancePageFilter, cursor string, limit int) ([]duroxide.InstanceInfo, string, error) {
 	l, ok := s.admin.(duroxide.InstanceLister)
 	if !ok {
