@@ -70,6 +70,9 @@ func TestKeysGoAndLuaAgree(t *testing.T) {
 		{"istatus", []string{"Running"}, k.InstancesByStatus("Running")},
 		{"ichildren", []string{"i"}, k.Children("i")},
 		{"iterminal", nil, k.Terminal()},
+		{"meta", nil, k.Meta()},
+		{"obox", nil, k.Outbox()},
+		{"rmark", nil, k.RelayMarks()},
 	}
 	covered := map[string]bool{}
 	for _, c := range cases {

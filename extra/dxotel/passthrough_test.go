@@ -12,7 +12,6 @@ import (
 	"github.com/duroxide-go/duroxide-redis/durable/durabletest"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 	"github.com/duroxide-go/duroxide-redis/extra/dxotel"
-	"github.com/duroxide-go/duroxide-redis/redisprovider"
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
@@ -309,7 +308,15 @@ func TestLazyFetchesGoToTheInnerLazyCalls(t *testing.T) {
 // lazyProvider stands in for a provider with duroxide.LazyHistoryFetcher:
 // its lazy calls are the plain ones with the history replaced by the cursor
 // the contract asks for.
-type lazyProvider struct{ *redisprovider.Provider }
+type lazyProvider struct{ ackFetcher }
+
+// ackFetcher is what lazyProvider needs of the provider it stands in front
+// of: the Redis provider, of one partition or several.
+type ackFetcher interface {
+	duroxide.Provider
+	duroxide.OrchestrationAckFetcher
+	duroxide.WorkAckFetcher
+}
 
 func (p lazyProvider) FetchOrchestrationItemLazy(ctx context.Context, lockTimeout, pollTimeout time.Duration,
 	filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
@@ -351,7 +358,7 @@ func TestRuntimeChainsUnitsThroughTheWrappersCombinedCalls(t *testing.T) {
 			[]string{"fetch_orchestration_item_lazy", "ack_orchestration_item_and_fetch_lazy"}},
 		{"redis cache off", func(p duroxide.Provider) duroxide.Provider { return p }, -1,
 			[]string{"fetch_orchestration_item", "ack_orchestration_item_and_fetch"}},
-		{"lazy", func(p duroxide.Provider) duroxide.Provider { return lazyProvider{p.(*redisprovider.Provider)} }, 0,
+		{"lazy", func(p duroxide.Provider) duroxide.Provider { return lazyProvider{p.(ackFetcher)} }, 0,
 			[]string{"fetch_orchestration_item_lazy", "ack_orchestration_item_and_fetch_lazy"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -543,6 +550,26 @@ func TestWrapperAnswersStickyRoutingForTheInner(t *testing.T) {
 	}
 }
 
+// runningInstance creates instance with a first turn that leaves it Running.
+func runningInstance(t *testing.T, p duroxide.Provider, instance string) {
+	t.Helper()
+	ctx := context.Background()
+	start := duroxide.StartOrchestration{Instance: instance, Orchestration: "O", Input: "{}", ExecutionID: 1}
+	if err := p.EnqueueForOrchestrator(ctx, start, 0); err != nil {
+		t.Fatal(err)
+	}
+	item, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+	if err != nil || item == nil {
+		t.Fatalf("fetch: %v %v", item, err)
+	}
+	commit := duroxide.OrchestrationCommit{ExecutionID: 1, HistoryDelta: []duroxide.Event{
+		duroxide.NewEvent(1, item.Instance, 1, nil, duroxide.OrchestrationStartedEvent{Name: "O", Version: "1.0.0", Input: "{}"}),
+	}, Metadata: duroxide.ExecutionMetadata{Status: "Running", OrchestrationName: "O", OrchestrationVersion: "1.0.0"}}
+	if err := p.AckOrchestrationItem(ctx, item.LockToken, commit); err != nil {
+		t.Fatalf("ack: %v", err)
+	}
+}
+
 // TestAdminListsInstancesPageByPage: the instrumented admin's page of
 // instances is the inner admin's, cursor included, in a span that names
 // the filter.
@@ -552,10 +579,13 @@ func TestAdminListsInstancesPageByPage(t *testing.T) {
 	tel := newTelemetry(t)
 	p := newPartitionedProvider(t, 4)
 	w := wrap(t, p, tel)
+	for i := range 3 { // running instances over the partitions: a page of 2 has a next cursor
+		runningInstance(t, p, fmt.Sprint("page-", i))
+	}
 	filter := duroxide.InstancePageFilter{Status: "Running", Orchestration: "O"}
-	page, next, err := w.Admin().(duroxide.InstanceLister).ListInstancesPage(ctx, filter, "", 10)
-	wantPage, wantNext, wantErr := p.ListInstancesPage(ctx, filter, "", 10)
-	if err != nil || wantErr != nil || len(page) != len(wantPage) || next != wantNext || next == "" {
+	page, next, err := w.Admin().(duroxide.InstanceLister).ListInstancesPage(ctx, filter, "", 2)
+	wantPage, wantNext, wantErr := p.ListInstancesPage(ctx, filter, "", 2)
+	if err != nil || wantErr != nil || len(page) != 2 || len(page) != len(wantPage) || next != wantNext || next == "" {
 		t.Fatalf("wrapped page %v %q %v, inner %v %q %v", page, next, err, wantPage, wantNext, wantErr)
 	}
 	spans := tel.spansNamed("list_instances_page")
