@@ -161,6 +161,16 @@ func (pp *Partitioned) Partitions() int { return len(pp.parts) }
 // tools that show or manage one partition.
 func (pp *Partitioned) Partition(i int) *Provider { return pp.parts[i] }
 
+// PartitionAdmins returns each partition's management calls, in partition
+// order, for tools that report per partition (dxotel's gauges).
+func (pp *Partitioned) PartitionAdmins() []duroxide.ProviderAdmin {
+	out := make([]duroxide.ProviderAdmin, len(pp.parts))
+	for i, p := range pp.parts {
+		out[i] = p
+	}
+	return out
+}
+
 // PartitionOf returns the partition that holds instance.
 func (pp *Partitioned) PartitionOf(instance string) int {
 	return dxredis.PartitionOf(instance, len(pp.parts))

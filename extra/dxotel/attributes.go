@@ -25,6 +25,9 @@ const (
 	KeyPoisonKind    = attribute.Key("duroxide.poison.kind")
 	KeyBatchSize     = attribute.Key("duroxide.batch.size")
 	KeyErrorType     = attribute.Key("error.type")
+	// KeyPartition is the partition of a namespace spread over several
+	// (redisprovider.Partitioned) that a gauge's series counts.
+	KeyPartition = attribute.Key("duroxide.partition")
 )
 
 // Outcomes of a provider call.

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 )
 
@@ -45,24 +46,50 @@ func newGauges(m metric.Meter) (*gauges, error) {
 	return &g, errors.Join(errs[:]...)
 }
 
-// observe reads the two admin summaries and reports every gauge. A failed
-// read skips its gauges for this collection rather than reporting zeros that
-// would look like an empty system.
+// partitionedAdmin is the admin of a namespace spread over partitions
+// (redisprovider.Partitioned): its gauges are reported per partition.
+type partitionedAdmin interface {
+	PartitionAdmins() []duroxide.ProviderAdmin
+}
+
+// observe reports every gauge: once, or, for a namespace of several
+// partitions, once per partition with the duroxide.partition attribute (the
+// same reads: the namespace's sums read every partition anyway), so a sum
+// over that attribute is the namespace's figure and no series counts twice.
 func (g *gauges) observe(ctx context.Context, o metric.Observer, a duroxide.ProviderAdmin) error {
+	if p, ok := a.(partitionedAdmin); ok {
+		if parts := p.PartitionAdmins(); len(parts) > 1 {
+			var errs []error
+			for i, pa := range parts {
+				errs = append(errs, g.observeOne(ctx, o, pa, KeyPartition.Int(i)))
+			}
+			return errors.Join(errs...)
+		}
+	}
+	return g.observeOne(ctx, o, a)
+}
+
+// observeOne reads the two admin summaries of a and reports every gauge with
+// the attributes at. A failed read skips its gauges for this collection
+// rather than reporting zeros that would look like an empty system.
+func (g *gauges) observeOne(ctx context.Context, o metric.Observer, a duroxide.ProviderAdmin, at ...attribute.KeyValue) error {
+	with := func(kv ...attribute.KeyValue) metric.ObserveOption {
+		return metric.WithAttributes(append(kv, at...)...)
+	}
 	d, derr := a.GetQueueDepths(ctx)
 	if derr == nil {
-		o.ObserveInt64(g.depth, int64(d.OrchestratorQueue), metric.WithAttributes(KeyQueue.String("orchestrator")))
-		o.ObserveInt64(g.depth, int64(d.WorkerQueue), metric.WithAttributes(KeyQueue.String("worker")))
-		o.ObserveInt64(g.depth, int64(d.TimerQueue), metric.WithAttributes(KeyQueue.String("timer")))
+		o.ObserveInt64(g.depth, int64(d.OrchestratorQueue), with(KeyQueue.String("orchestrator")))
+		o.ObserveInt64(g.depth, int64(d.WorkerQueue), with(KeyQueue.String("worker")))
+		o.ObserveInt64(g.depth, int64(d.TimerQueue), with(KeyQueue.String("timer")))
 	}
 	s, serr := a.GetSystemMetrics(ctx)
 	if serr == nil {
-		o.ObserveInt64(g.instances, int64(s.TotalInstances))
-		o.ObserveInt64(g.byStatus, int64(s.RunningInstances), metric.WithAttributes(KeyStatus.String("running")))
-		o.ObserveInt64(g.byStatus, int64(s.CompletedInstances), metric.WithAttributes(KeyStatus.String("completed")))
-		o.ObserveInt64(g.byStatus, int64(s.FailedInstances), metric.WithAttributes(KeyStatus.String("failed")))
-		o.ObserveInt64(g.executions, int64(s.TotalExecutions))
-		o.ObserveInt64(g.events, int64(s.TotalEvents))
+		o.ObserveInt64(g.instances, int64(s.TotalInstances), with())
+		o.ObserveInt64(g.byStatus, int64(s.RunningInstances), with(KeyStatus.String("running")))
+		o.ObserveInt64(g.byStatus, int64(s.CompletedInstances), with(KeyStatus.String("completed")))
+		o.ObserveInt64(g.byStatus, int64(s.FailedInstances), with(KeyStatus.String("failed")))
+		o.ObserveInt64(g.executions, int64(s.TotalExecutions), with())
+		o.ObserveInt64(g.events, int64(s.TotalEvents), with())
 	}
 	return errors.Join(derr, serr)
 }

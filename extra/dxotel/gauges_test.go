@@ -2,6 +2,7 @@ package dxotel_test
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -106,5 +107,51 @@ func TestGaugesFollowTheRedisProvider(t *testing.T) {
 	}
 	if n := len(tel.spansNamed("get_queue_depths")); n != 0 {
 		t.Errorf("a collection must not create spans, got %d", n)
+	}
+}
+
+// TestGaugesOfAPartitionedNamespaceArePerPartition: a namespace of 4
+// partitions reports each gauge once per partition (duroxide.partition),
+// and the series add up to the namespace's figures.
+func TestGaugesOfAPartitionedNamespaceArePerPartition(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tel := newTelemetry(t)
+	p := newPartitionedProvider(t, 4)
+	wrap(t, p, tel)
+	for i := range 12 {
+		runningInstance(t, p, fmt.Sprint("g-", i))
+	}
+	want, err := p.GetSystemMetrics(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := as[metricdata.Gauge[int64]](t, tel.collect(t, dxotel.MetricByStatus))
+	var sum int64
+	perPartition := map[string]int64{}
+	for _, dp := range g.DataPoints {
+		part, ok := dp.Attributes.Value(dxotel.KeyPartition)
+		status, _ := dp.Attributes.Value(dxotel.KeyStatus)
+		if !ok {
+			t.Fatalf("a by-status point without %s: %v", dxotel.KeyPartition, dp.Attributes.ToSlice())
+		}
+		if status.AsString() == "running" {
+			sum += dp.Value
+			perPartition[part.Emit()] += dp.Value
+		}
+	}
+	if len(perPartition) != 4 || sum != int64(want.RunningInstances) || sum != 12 {
+		t.Fatalf("running per partition %v (sum %d), namespace %d, want 12 over 4 partitions", perPartition, sum, want.RunningInstances)
+	}
+	for i := range 4 {
+		want := int64(0)
+		for j := range 12 {
+			if p.PartitionOf(fmt.Sprint("g-", j)) == i {
+				want++
+			}
+		}
+		if got := perPartition[fmt.Sprint(i)]; got != want {
+			t.Errorf("partition %d reports %d running, holds %d", i, got, want)
+		}
 	}
 }
