@@ -163,12 +163,7 @@ func (pp *Partitioned) GetSystemMetrics(ctx context.Context) (duroxide.SystemMet
 		if err != nil {
 			return duroxide.SystemMetrics{}, err
 		}
-		total.TotalInstances += m.TotalInstances
-		total.TotalExecutions += m.TotalExecutions
-		total.RunningInstances += m.RunningInstances
-		total.CompletedInstances += m.CompletedInstances
-		total.FailedInstances += m.FailedInstances
-		total.TotalEvents += m.TotalEvents
+		total = AddMetrics(total, m)
 	}
 	return total, nil
 }
@@ -181,11 +176,30 @@ func (pp *Partitioned) GetQueueDepths(ctx context.Context) (duroxide.QueueDepths
 		if err != nil {
 			return duroxide.QueueDepths{}, err
 		}
-		total.OrchestratorQueue += d.OrchestratorQueue
-		total.WorkerQueue += d.WorkerQueue
-		total.TimerQueue += d.TimerQueue
+		total = AddQueueDepths(total, d)
 	}
 	return total, nil
+}
+
+// AddMetrics adds two partitions' counters: what GetSystemMetrics reports
+// for a namespace, for tools that read each partition and want the total
+// without reading them again.
+func AddMetrics(a, b duroxide.SystemMetrics) duroxide.SystemMetrics {
+	a.TotalInstances += b.TotalInstances
+	a.TotalExecutions += b.TotalExecutions
+	a.RunningInstances += b.RunningInstances
+	a.CompletedInstances += b.CompletedInstances
+	a.FailedInstances += b.FailedInstances
+	a.TotalEvents += b.TotalEvents
+	return a
+}
+
+// AddQueueDepths adds two partitions' queue depths (see AddMetrics).
+func AddQueueDepths(a, b duroxide.QueueDepths) duroxide.QueueDepths {
+	a.OrchestratorQueue += b.OrchestratorQueue
+	a.WorkerQueue += b.WorkerQueue
+	a.TimerQueue += b.TimerQueue
+	return a
 }
 
 // GetInstanceTree returns an instance and its descendants, breadth first,

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
+	"github.com/duroxide-go/duroxide-redis/redisprovider"
 )
 
 // clearScreen moves the cursor home and clears the terminal, so --watch
@@ -78,17 +79,15 @@ type namespaceReading struct {
 
 // readStats reads the namespace's counters and queue depths (the
 // provider's counter scripts) and, with several partitions, each
-// partition's and the size of each one's outbox: 2 script calls per
-// partition for the totals, as many again for the partitions, and a ZCARD
-// per partition, whatever the data volume. Each figure is read at its own
-// moment, so while instances move the partitions' lines may not add up to
-// the totals exactly.
+// partition's and the size of each one's outbox, the totals added up from
+// them (redisprovider.AddMetrics): 2 script calls and a ZCARD per
+// partition, whatever the data volume.
 func (s *session) readStats(ctx context.Context) (namespaceReading, error) {
-	total, err := readCounters(ctx, s.admin)
-	if err != nil || s.prov == nil || s.prov.Partitions() == 1 {
+	if s.prov == nil || s.prov.Partitions() == 1 {
+		total, err := readCounters(ctx, s.admin)
 		return namespaceReading{Total: total}, err
 	}
-	nr := namespaceReading{Total: total}
+	var nr namespaceReading
 	for i := range s.prov.Partitions() {
 		p := s.prov.Partition(i)
 		r, err := readCounters(ctx, p)
@@ -100,6 +99,8 @@ func (s *session) readStats(ctx context.Context) (namespaceReading, error) {
 			return namespaceReading{}, redisError("stats", err)
 		}
 		r.Outbox = int(n)
+		nr.Total.Metrics = redisprovider.AddMetrics(nr.Total.Metrics, r.Metrics)
+		nr.Total.Queues = redisprovider.AddQueueDepths(nr.Total.Queues, r.Queues)
 		nr.Total.Outbox += r.Outbox
 		nr.Parts = append(nr.Parts, r)
 	}
