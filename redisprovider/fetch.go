@@ -27,6 +27,7 @@ const (
 func fetchLoop[T any](ctx context.Context, p *Provider, op string, keys []string, pollTimeout time.Duration,
 	once func(ctx context.Context) (*T, time.Duration, error)) (*T, error) {
 	if len(keys) == 0 {
+		passTurn(ctx)
 		return nil, fail(op, p.sleep(ctx, pollTimeout))
 	}
 	item, err := pollItem(ctx, p, keys, pollTimeout, nil, once)

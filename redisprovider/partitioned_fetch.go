@@ -47,8 +47,9 @@ func (pp *Partitioned) FetchWorkItem(ctx context.Context, lockTimeout, pollTimeo
 
 // race fetches from every partition at once, starting at a rotating one:
 // with one partition, or no poll timeout, it asks them in turn once; else
-// each partition's fetch long-polls, their scripts run one at a time
-// (enterRace), and the first item ends the others. An item taken after the
+// each partition's fetch long-polls, their scripts run one at a time and
+// their first rounds in that order (enterRace), and the first item ends the
+// others. An item taken after the
 // race was decided (a reply that crossed the cancellation) is given back.
 // Errors count only when no partition found work.
 func race[T any](ctx context.Context, pp *Partitioned, pollTimeout time.Duration,
@@ -77,13 +78,16 @@ func race[T any](ctx context.Context, pp *Partitioned, pollTimeout time.Duration
 		part int
 		err  error
 	}
-	rctx, cancel := context.WithCancel(withRace(ctx))
+	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	gate := newRaceGate(n)
 	results := make(chan result, n)
 	for i := range n {
 		k := (first + i) % n
 		go func() {
-			item, err := fetch(rctx, pp.parts[k], pollTimeout)
+			fctx := withRacer(rctx, gate, i)
+			item, err := fetch(fctx, pp.parts[k], pollTimeout)
+			passTurn(fctx)
 			results <- result{item, k, err}
 		}()
 	}

@@ -165,6 +165,7 @@ func (p *Provider) poll(ctx context.Context, keys []string, pollTimeout time.Dur
 				return nil
 			}
 		}
+		passTurn(ctx) // a racer asleep lets the next one run its script
 		done, err := w.sleep(ctx, deadline.C)
 		if done {
 			return err
