@@ -84,20 +84,14 @@ func parsePos(cursor string) (pagePos, error) {
 // ListChildren returns an instance's children, which a child with an
 // explicit id may have put in another partition.
 func (pp *Partitioned) ListChildren(ctx context.Context, instance string) ([]string, error) {
-	return concat(pp, func(p *Provider) ([]string, error) { return p.ListChildren(ctx, instance) })
-}
-
-// concat joins a list over every partition.
-func concat(pp *Partitioned, f func(p *Provider) ([]string, error)) ([]string, error) {
-	var out []string
-	for _, p := range pp.parts {
-		ids, err := f(p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ids...)
+	if len(pp.parts) == 1 || instance == "" {
+		return pp.parts[0].ListChildren(ctx, instance)
 	}
-	return out, nil
+	kids, err := pp.childrenOf(ctx, []string{instance})
+	if err != nil {
+		return nil, err
+	}
+	return kids[0], nil
 }
 
 // ListExecutions returns an instance's execution ids.
@@ -209,21 +203,11 @@ func (pp *Partitioned) GetInstanceTree(ctx context.Context, instance string) (du
 	if err != nil || len(pp.parts) == 1 {
 		return tree, err
 	}
-	all := []string{instance}
-	seen := map[string]bool{instance: true}
-	for i := 0; i < len(all); i++ {
-		kids, err := pp.ListChildren(ctx, all[i])
-		if err != nil {
-			return duroxide.InstanceTree{}, err
-		}
-		for _, k := range kids {
-			if !seen[k] {
-				seen[k] = true
-				all = append(all, k)
-			}
-		}
+	all, err := pp.trees(ctx, []string{instance})
+	if err != nil {
+		return duroxide.InstanceTree{}, err
 	}
-	return duroxide.InstanceTree{RootID: instance, AllIDs: all}, nil
+	return duroxide.InstanceTree{RootID: instance, AllIDs: all[instance]}, nil
 }
 
 // DeleteInstance deletes a root instance with its descendants. A tree in
@@ -262,16 +246,16 @@ func (pp *Partitioned) checkDeletion(ctx context.Context, op string, ids []strin
 	for _, id := range ids {
 		listed[id] = true
 	}
-	for _, id := range ids {
+	kids, err := pp.childrenOf(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for i, id := range ids {
 		info, err := pp.GetInstanceInfo(ctx, id)
 		if err == nil && !force && info.Status == "Running" {
 			return duroxide.Errorf(op, duroxide.ErrConflict, "instance %s is Running; delete it with force or wait until it ends; nothing was deleted", id)
 		}
-		kids, err := pp.ListChildren(ctx, id)
-		if err != nil {
-			return err
-		}
-		for _, k := range kids {
+		for _, k := range kids[i] {
 			if !listed[k] {
 				return duroxide.Errorf(op, duroxide.ErrConflict, "child %s of instance %s is not in the list; nothing was deleted", k, id)
 			}
@@ -414,8 +398,9 @@ func (pp *Partitioned) bulkCross(ctx context.Context, k int, before uint64) *bul
 	}
 }
 
-// trees returns the ids of each root's tree, the root first, following
-// children into every partition a level at a time.
+// trees returns the ids of each root's tree, breadth first, the root first,
+// following children into every partition a level at a time (one pipeline
+// per level).
 func (pp *Partitioned) trees(ctx context.Context, roots []string) (map[string][]string, error) {
 	out := make(map[string][]string, len(roots))
 	rootOf := make(map[string]string, len(roots))
