@@ -58,10 +58,14 @@ type Options struct {
 	Crowd       int           // idle runtimes of the crowd scenario
 	CrowdRate   float64       // orchestrations/s the crowd scenario's load starts
 	PoolSize    int           // go-redis pool size (0: go-redis default, 10 x GOMAXPROCS)
-	Scenarios   []string      // subset to run (nil: all)
-	Out         string        // JSON report path ("": a temp dir)
-	SVG         string        // chart path ("": next to Out)
-	Progress    bool          // live progress on stderr
+	// AckFetchPoll gives the durable runtime's ack-and-fetch calls its own
+	// poll timeout, as without the bench; by default they get none (see
+	// observedProvider)
+	AckFetchPoll bool
+	Scenarios    []string // subset to run (nil: all)
+	Out          string   // JSON report path ("": a temp dir)
+	SVG          string   // chart path ("": next to Out)
+	Progress     bool     // live progress on stderr
 
 	// ClusterMasters are the masters of each cluster the cluster scenario
 	// starts; ClusterAddrs, when set, name an existing cluster instead
@@ -445,6 +449,7 @@ func main() {
 	flag.IntVar(&o.Crowd, "crowd", 0, "idle runtimes of the crowd scenario (default 1000; smoke 20)")
 	flag.Float64Var(&o.CrowdRate, "crowd-rate", 0, "orchestrations/s the crowd scenario starts (default 100; smoke 20)")
 	flag.IntVar(&o.PoolSize, "pool", 0, "go-redis pool size (default: go-redis's, 10 x GOMAXPROCS)")
+	flag.BoolVar(&o.AckFetchPoll, "ackfetch-poll", false, "give the durable runtime's ack-and-fetch calls its poll timeout, as in an application, instead of none (which reports completions at once)")
 	flag.Var(&masters, "cluster-masters", "masters of each Redis Cluster the cluster scenario starts from redis-server, no replicas (default 3,6; smoke 3)")
 	flag.StringVar(&clusterAddrs, "cluster", "", "comma-separated host:port of an existing Redis Cluster for the cluster scenario, instead of starting its own")
 	flag.Var(&parts, "cluster-partitions", "partition counts of the cluster scenario's namespaces; the cross-partition points use the largest (default 1,12)")

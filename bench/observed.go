@@ -26,10 +26,12 @@ type observedProvider struct {
 	// would delay that by up to the whole timeout (a lone root's last turn
 	// was reported 1 s late). When the fetch half finds nothing at once, the
 	// runtime long-polls with a plain fetch instead: the same wait, one call
-	// more per idle gap.
-	af     ackFetcher
-	ev     engineEvents
-	locked sync.Map // lock token -> *duroxide.OrchestrationItem, between fetch and ack
+	// more per idle gap. With passPoll (-ackfetch-poll) they get the
+	// runtime's poll timeout, as in an application.
+	af       ackFetcher
+	passPoll bool
+	ev       engineEvents
+	locked   sync.Map // lock token -> *duroxide.OrchestrationItem, between fetch and ack
 }
 
 // ackFetcher is what a provider needs for both dispatchers' ack-and-fetch
@@ -53,8 +55,17 @@ var (
 )
 
 // newObserved wraps p, reporting to ev.
-func newObserved(p observable, ev engineEvents) *observedProvider {
-	return &observedProvider{Provider: p, af: p, ev: ev}
+func newObserved(p observable, ev engineEvents, passPoll bool) *observedProvider {
+	return &observedProvider{Provider: p, af: p, ev: ev, passPoll: passPoll}
+}
+
+// pollOf is the poll timeout an ack-and-fetch is given: none, unless
+// passPoll.
+func (o *observedProvider) pollOf(poll time.Duration) time.Duration {
+	if o.passPoll {
+		return poll
+	}
+	return 0
 }
 
 // FetchOrchestrationItem remembers the item until its ack, which carries
@@ -89,18 +100,18 @@ func (o *observedProvider) AckOrchestrationItem(ctx context.Context, token strin
 // fetched item like FetchOrchestrationItem. Its fetch half does not wait
 // (see observedProvider.af).
 func (o *observedProvider) AckOrchestrationItemAndFetch(ctx context.Context, token string, commit duroxide.OrchestrationCommit,
-	lock, _ time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
+	lock, poll time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
 	return o.ackAndFetch(token, commit, func() (*duroxide.OrchestrationItem, error) {
-		return o.af.AckOrchestrationItemAndFetch(ctx, token, commit, lock, 0, filter)
+		return o.af.AckOrchestrationItemAndFetch(ctx, token, commit, lock, o.pollOf(poll), filter)
 	})
 }
 
 // AckOrchestrationItemAndFetchLazy is AckOrchestrationItemAndFetch with a
 // history-free fetch half.
 func (o *observedProvider) AckOrchestrationItemAndFetchLazy(ctx context.Context, token string, commit duroxide.OrchestrationCommit,
-	lock, _ time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
+	lock, poll time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
 	return o.ackAndFetch(token, commit, func() (*duroxide.OrchestrationItem, error) {
-		return o.af.AckOrchestrationItemAndFetchLazy(ctx, token, commit, lock, 0, filter)
+		return o.af.AckOrchestrationItemAndFetchLazy(ctx, token, commit, lock, o.pollOf(poll), filter)
 	})
 }
 
@@ -155,8 +166,8 @@ func (o *observedProvider) AckWorkItem(ctx context.Context, token string, comple
 // (the fetch half may still fail). Its fetch half does not wait (see
 // observedProvider.af).
 func (o *observedProvider) AckWorkItemAndFetch(ctx context.Context, token string, completion duroxide.WorkItem,
-	lock, _ time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
-	next, err := o.af.AckWorkItemAndFetch(ctx, token, completion, lock, 0, session, tags)
+	lock, poll time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
+	next, err := o.af.AckWorkItemAndFetch(ctx, token, completion, lock, o.pollOf(poll), session, tags)
 	if (err == nil || duroxide.FetchFailedAfterAck(err)) && completion != nil {
 		o.ev.activity(time.Now())
 	}

@@ -61,25 +61,28 @@ type ScenarioError struct {
 
 // Settings is the run's Options in readable form.
 type Settings struct {
-	Duration    string   `json:"duration"`
-	Warmup      string   `json:"warmup"`
-	Concurrency []int    `json:"concurrency"`
-	Payload     int      `json:"payload_bytes"`
-	FanOut      int      `json:"fanout"`
-	Tree        string   `json:"tree_depth_x_width"`
-	SequenceN   []int    `json:"sequence_n"`
-	WideN       []int    `json:"wide_n"`
-	ShapeLimit  string   `json:"shape_timeout"`
-	InFlight    int      `json:"inflight_per_concurrency"`
-	Rate        float64  `json:"latency_rate_per_sec"`
-	IdleWindow  string   `json:"idle_window"`
-	IdlePoll    string   `json:"idle_poll_timeout"`
-	ScaleDepths []int    `json:"scale_depths"`
-	Histories   []int    `json:"history_lengths"`
-	Memory      int      `json:"memory_orchestrations"`
-	AsynqPoll   string   `json:"asynq_tuned_poll"`
-	Cluster     string   `json:"cluster,omitempty"` // the cluster scenario's masters or -cluster addresses, and partitions
-	Scenarios   []string `json:"scenarios,omitempty"`
+	Duration    string  `json:"duration"`
+	Warmup      string  `json:"warmup"`
+	Concurrency []int   `json:"concurrency"`
+	Payload     int     `json:"payload_bytes"`
+	FanOut      int     `json:"fanout"`
+	Tree        string  `json:"tree_depth_x_width"`
+	SequenceN   []int   `json:"sequence_n"`
+	WideN       []int   `json:"wide_n"`
+	ShapeLimit  string  `json:"shape_timeout"`
+	InFlight    int     `json:"inflight_per_concurrency"`
+	Rate        float64 `json:"latency_rate_per_sec"`
+	IdleWindow  string  `json:"idle_window"`
+	IdlePoll    string  `json:"idle_poll_timeout"`
+	ScaleDepths []int   `json:"scale_depths"`
+	Histories   []int   `json:"history_lengths"`
+	Memory      int     `json:"memory_orchestrations"`
+	AsynqPoll   string  `json:"asynq_tuned_poll"`
+	Cluster     string  `json:"cluster,omitempty"` // the cluster scenario's masters or -cluster addresses, and partitions
+	// AckFetchPoll: the durable runtime's ack-and-fetch calls had its poll
+	// timeout (-ackfetch-poll)
+	AckFetchPoll bool     `json:"ackfetch_poll,omitempty"`
+	Scenarios    []string `json:"scenarios,omitempty"`
 }
 
 // Report is everything a run found; it is also the JSON file.
@@ -119,7 +122,7 @@ func newReport(ctx context.Context, e *env, args []string) *Report {
 			SequenceN: o.SequenceN, WideN: o.WideN, ShapeLimit: o.ShapeLimit.String(), InFlight: o.InFlight, Rate: o.Rate,
 			IdleWindow: o.IdleWindow.String(), IdlePoll: o.IdlePoll.String(),
 			ScaleDepths: o.ScaleDepths, Histories: o.Histories, Memory: o.Memory,
-			AsynqPoll: o.AsynqPoll.String(), Scenarios: o.Scenarios,
+			AsynqPoll: o.AsynqPoll.String(), Scenarios: o.Scenarios, AckFetchPoll: o.AckFetchPoll,
 		},
 	}
 	if selected(o.Scenarios, "cluster") {

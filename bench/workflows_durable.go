@@ -131,7 +131,7 @@ func startDurable(ctx context.Context, e *env, c int, ev engineEvents) (engineRu
 // durableOn runs the durable side on p, whose namespace done closes and
 // deletes.
 func (e *env) durableOn(p observable, done func(), c int, ev engineEvents) (*durableRun, error) {
-	obs := newObserved(p, ev)
+	obs := newObserved(p, ev, e.opts.AckFetchPoll)
 	rt, err := durable.NewRuntime(obs, benchRegistry(), durable.Options{
 		OrchestrationConcurrency: c,
 		WorkerConcurrency:        c,
