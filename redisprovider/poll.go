@@ -59,10 +59,13 @@ import (
 // marker handed to one of them may be the only announcement for the other's
 // fetchers. A popped marker is therefore owed to Redis until a script of the
 // waiter's fetchers that started after the pop has answered it (that script
-// saw the work and passed the marker on itself if more is eligible). When the
-// last local fetcher leaves with such a marker unanswered (its script ran
-// before the pop, then it left with work or at its timeout), the marker is put
-// back, as one popped with no fetcher left to take it is.
+// saw the work and passed the marker on itself if more is eligible). A
+// marker popped for a waiter whose fetchers all left, or unanswered when the
+// last one leaves (its script ran before the pop, then it left with work or at
+// its timeout), is held for holdMarker: a fetcher back within it runs its
+// script at once and answers it (a Partitioned fetch joins every partition's
+// waiter for a moment and is usually back soon); else it is put back and the
+// waiter dropped, so its blocker does not pop it again.
 //
 // A fetch call that finds its waiter idle and nothing changed since the last
 // empty fetch (no wake-up, that fetch's rerun time not reached) does not run
@@ -85,6 +88,14 @@ const (
 	// blocker's calls: a slot back from its work within it finds its key
 	// still blocked on, and costs no extra call.
 	linger = maxBlock
+	// holdMarker is how long a waiter whose fetchers left at most that long
+	// ago keeps a marker popped for it before putting it back: its fetchers
+	// are usually back within it (a Partitioned fetch joins every
+	// partition's waiter for a moment, then leaves), and one back in time
+	// takes the work the marker announced without the marker going back and
+	// forth. A waiter idle for longer puts it back at once, for a fetcher of
+	// another process.
+	holdMarker = 50 * time.Millisecond
 	// closeTimeout bounds giving back claims in Close.
 	closeTimeout = time.Second
 	// poolWarnEvery spaces the warnings of blockers that got no connection.
@@ -212,12 +223,15 @@ type waitRegistry struct {
 	// session owner's
 	blockers map[string]*blocker
 
+	// hold is holdMarker (tests change it)
+	hold time.Duration
+
 	warnMu sync.Mutex
 	warned time.Time // last warning of a blocker without connection
 }
 
 func newWaitRegistry(p *Provider) *waitRegistry {
-	return &waitRegistry{p: p, m: make(map[string]*waiter), blockers: make(map[string]*blocker)}
+	return &waitRegistry{p: p, m: make(map[string]*waiter), blockers: make(map[string]*blocker), hold: holdMarker}
 }
 
 // Queues of due-time claims, as lua/lib_util.lua names them (U.queue_of).
@@ -296,22 +310,20 @@ func (r *waitRegistry) entry(keys []string) *waiter {
 
 // leave unregisters a fetcher. One that was woken and leaves before running
 // its script passes the wake-up on, so the work it announced is not missed;
-// the last one to leave puts back the markers no script has answered.
+// when the last one leaves, the markers no script has answered are held
+// for a fetcher that comes back, then put back (holdOwed).
 func (r *waitRegistry) leave(w *waiter, woken bool) {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	w.fetchers--
 	if woken {
 		w.wakeOne()
 	}
-	var owed []string
 	if w.fetchers == 0 {
-		owed = w.takeOwed()
 		w.idleSince = time.Now()
-	}
-	w.mu.Unlock()
-	// no I/O under w.mu: the blocker and joining fetchers take it
-	for _, key := range owed {
-		r.p.rearm(key)
+		if len(w.owed) > 0 {
+			w.holdOwed()
+		}
 	}
 }
 
@@ -406,15 +418,24 @@ func (r *waitRegistry) giveBack(queues []byte) {
 func (r *waitRegistry) close() {
 	r.mu.Lock()
 	var pending []byte
+	var owed []string
 	for _, w := range r.m {
 		w.mu.Lock()
 		if w.claims.stop() && !slices.Contains(pending, w.queue) {
 			pending = append(pending, w.queue)
 		}
+		if w.holding && w.fetchers == 0 { // held markers go back now
+			w.holdTimer.Stop()
+			w.holding = false
+			owed = append(owed, w.takeOwed()...)
+		}
 		w.mu.Unlock()
 	}
 	r.mu.Unlock()
 	r.giveBack(pending)
+	for _, key := range owed {
+		r.p.rearm(key)
+	}
 }
 
 // warnBlocked logs, at most every poolWarnEvery, that a blocker got no
@@ -518,6 +539,10 @@ type waiter struct {
 	// owed maps each popped wake key no script has answered yet to the epoch
 	// its wake-up started; a script begun in that epoch or later answers it.
 	owed map[string]uint64
+	// holdTimer puts back the markers owed when no fetcher came for them
+	// (see blocker.wake); holding says it is armed
+	holdTimer *time.Timer
+	holding   bool
 }
 
 // record notes a round of a fetcher's script begun in epoch: it answered
@@ -828,7 +853,8 @@ func (b *blocker) drop(gone func(w *waiter) bool) (gave []byte) {
 	keep := b.waiters[:0]
 	for _, w := range b.waiters {
 		w.mu.Lock()
-		if w.fetchers > 0 || !gone(w) {
+		if w.fetchers > 0 || w.holding || !gone(w) {
+			// a waiter holding markers is dropped when its hold ends
 			w.mu.Unlock()
 			keep = append(keep, w)
 			continue
@@ -883,10 +909,11 @@ func (b *blocker) deliver(res any, err error, keys int) {
 }
 
 // wake hands the marker popped from key to a waiter that listens on it and
-// has fetchers, one with a fetcher asleep if possible, taking turns. It
-// reports false when none has a fetcher: the waiters that lingered on key
-// are dropped, so the marker put back is not popped here again (gave: the
-// queues of their claims).
+// has fetchers, one with a fetcher asleep if possible, taking turns; else
+// to one on key whose fetchers left a moment ago, which holds it for a
+// fetcher that comes back (holdOwed). It reports false otherwise: the
+// waiters that lingered on key are dropped, so the marker put back is not
+// popped here again (gave: the queues of their claims).
 func (b *blocker) wake(key string) (woken bool, gave []byte) {
 	r := b.r
 	r.mu.Lock()
@@ -925,7 +952,56 @@ func (b *blocker) wake(key string) (woken bool, gave []byte) {
 		}
 		busy.mu.Unlock()
 	}
+	now := time.Now()
+	for _, w := range b.waiters {
+		w.mu.Lock()
+		if w.keySet[key] && w.fetchers == 0 && (w.holding || now.Sub(w.idleSince) < r.hold) {
+			// its fetchers left a moment ago: likely back before long
+			w.wakeOne()
+			w.owe(key)
+			w.holdOwed()
+			w.mu.Unlock()
+			return true, nil
+		}
+		w.mu.Unlock()
+	}
 	return false, b.drop(func(w *waiter) bool { return w.keySet[key] })
+}
+
+// holdOwed arms the timer that puts back the markers owed unless a
+// fetcher joins and answers them first. The caller holds w.mu.
+func (w *waiter) holdOwed() {
+	if w.holding {
+		return
+	}
+	w.holding = true
+	if w.holdTimer == nil {
+		w.holdTimer = time.AfterFunc(w.r.hold, func() { w.r.endHold(w) })
+	} else {
+		w.holdTimer.Reset(w.r.hold)
+	}
+}
+
+// endHold runs when a waiter's hold ends: a waiter still without fetchers
+// puts back the markers no script answered and is dropped, so its blocker
+// does not pop them again.
+func (r *waitRegistry) endHold(w *waiter) {
+	r.mu.Lock()
+	w.mu.Lock()
+	w.holding = false
+	if w.fetchers > 0 || len(w.owed) == 0 {
+		w.mu.Unlock()
+		r.mu.Unlock()
+		return // a fetcher answers them, or puts them back as it leaves
+	}
+	owed := w.takeOwed()
+	w.mu.Unlock()
+	gave := w.b.drop(func(x *waiter) bool { return x == w })
+	r.mu.Unlock()
+	r.giveBack(gave)
+	for _, key := range owed {
+		r.p.rearm(key)
+	}
 }
 
 // isClosed reports whether Close was called.

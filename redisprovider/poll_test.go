@@ -500,3 +500,178 @@ func TestOneFetchClaimsADueTime(t *testing.T) {
 		t.Fatalf("empty fetch after an earlier due time runs again in %v, want that one claimed, within 2s", due)
 	}
 }
+
+// shaCounter counts the calls of one script (EVALSHA by its hash).
+type shaCounter struct {
+	sha string
+	n   atomic.Int64
+}
+
+func (c *shaCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *shaCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if a := cmd.Args(); len(a) > 1 && cmd.Name() == "evalsha" && a[1] == c.sha {
+			c.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (c *shaCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// holdBundle is a provider on miniredis whose rearm_wake calls are counted,
+// with a waiter whose only fetcher has just left: a fetch that found
+// nothing.
+type holdBundle struct {
+	m       *miniredis.Miniredis
+	p       *Provider
+	rearms  *shaCounter
+	ctx     context.Context
+	waiting *waiter
+}
+
+func newHoldBundle(t *testing.T, hold time.Duration) *holdBundle {
+	t.Helper()
+	m := miniredis.RunT(t)
+	client := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { client.Close() })
+	rearms := &shaCounter{}
+	client.AddHook(rearms)
+	ctx := context.Background()
+	p, err := New(ctx, Options{Client: client, Namespace: "hold"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	rearms.sha = p.scripts[scriptRearmWake].Hash()
+	p.waits.hold = hold
+	if item, err := p.FetchOrchestrationItem(ctx, time.Minute, 20*time.Millisecond, nil); item != nil || err != nil {
+		t.Fatalf("fetch on an empty namespace: %v, %v", item, err)
+	}
+	b := &holdBundle{m: m, p: p, rearms: rearms, ctx: ctx}
+	p.waits.mu.Lock()
+	for _, w := range p.waits.m {
+		b.waiting = w
+	}
+	p.waits.mu.Unlock()
+	if b.waiting == nil {
+		t.Fatal("the fetch left no waiter")
+	}
+	return b
+}
+
+// announce enqueues a start, whose marker the waiter's blocker pops, and
+// returns once the waiter holds it.
+func (b *holdBundle) announce(t *testing.T, id string) {
+	t.Helper()
+	if err := b.p.EnqueueForOrchestrator(b.ctx, startItem(id), 0); err != nil {
+		t.Fatal(err)
+	}
+	w := b.waiting
+	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(time.Millisecond) {
+		w.mu.Lock()
+		holding := w.holding
+		w.mu.Unlock()
+		if holding {
+			return
+		}
+	}
+	t.Fatalf("the waiter did not hold the marker popped for %s (rearm_wake calls: %d)", id, b.rearms.n.Load())
+}
+
+// markerBack reports whether a wake-up marker is set on the waiter's keys.
+// Only its absence is firm: a marker put back may be popped again.
+func (b *holdBundle) markerBack() bool {
+	for _, k := range b.waiting.keys {
+		if b.m.Exists(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// A marker popped for a waiter whose fetcher left a moment ago is held, not
+// put back: the fetcher, back, takes the work it announced at once, and the
+// marker never went back to Redis.
+func TestWaiterHoldsAMarkerForItsFetcher(t *testing.T) {
+	t.Parallel()
+	b := newHoldBundle(t, time.Minute)
+	b.announce(t, "x")
+	item, err := b.p.FetchOrchestrationItem(b.ctx, time.Minute, 10*time.Second, nil)
+	if err != nil || item == nil || item.Instance != "x" {
+		t.Fatalf("the fetcher back: %v, %v; want x", item, err)
+	}
+	if n := b.rearms.n.Load(); n != 0 {
+		t.Fatalf("the held marker went back to Redis (%d rearm_wake calls), want 0", n)
+	}
+}
+
+// When no fetcher comes back within the hold, the marker goes back to
+// Redis (a fetcher of another process takes the work) and the waiter is
+// dropped, so its blocker does not pop it again; Close puts back what is
+// held at once.
+func TestHeldMarkerGoesBack(t *testing.T) {
+	t.Parallel()
+	for _, end := range []string{"hold", "close"} {
+		t.Run(end, func(t *testing.T) {
+			t.Parallel()
+			b := newHoldBundle(t, time.Minute)
+			b.announce(t, "x")
+			if n := b.rearms.n.Load(); n != 0 || b.markerBack() {
+				t.Fatalf("while the waiter holds the marker: %d rearm_wake calls, marker set %v; want 0, false", n, b.markerBack())
+			}
+			if end == "hold" {
+				b.p.waits.endHold(b.waiting) // the timer's call, a minute early
+			} else {
+				b.p.Close()
+			}
+			// (the blocker's call in flight may pop it once more, and put it
+			// back again: no waiter listens on it any more)
+			if n := b.rearms.n.Load(); n == 0 {
+				t.Fatalf("after the %s ended the marker did not go back to Redis", end)
+			}
+			if end == "close" {
+				return
+			}
+			b.p.waits.mu.Lock()
+			_, kept := b.p.waits.m[b.waiting.id]
+			b.p.waits.mu.Unlock()
+			if kept {
+				t.Fatal("the waiter whose hold ended is still registered")
+			}
+			other, err := New(b.ctx, Options{Client: b.p.rdb.(*redis.Client), Namespace: "hold"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer other.Close()
+			item, err := other.FetchOrchestrationItem(b.ctx, time.Minute, 10*time.Second, nil)
+			if err != nil || item == nil || item.Instance != "x" {
+				t.Fatalf("another process's fetch: %v, %v; want x", item, err)
+			}
+		})
+	}
+}
+
+// A marker popped for a waiter idle for longer than the hold goes back at
+// once: its fetchers are not about to come back.
+func TestIdleWaiterPutsAMarkerBackAtOnce(t *testing.T) {
+	t.Parallel()
+	b := newHoldBundle(t, time.Nanosecond)
+	if err := b.p.EnqueueForOrchestrator(b.ctx, startItem("x"), 0); err != nil {
+		t.Fatal(err)
+	}
+	for start := time.Now(); b.rearms.n.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("the marker popped for an idle waiter never went back")
+		}
+	}
+	b.waiting.mu.Lock()
+	holding := b.waiting.holding
+	b.waiting.mu.Unlock()
+	if holding {
+		t.Fatal("the idle waiter holds the marker it put back")
+	}
+}
