@@ -314,16 +314,24 @@ func (r *waitRegistry) entry(keys []string) *waiter {
 // for a fetcher that comes back, then put back (holdOwed).
 func (r *waitRegistry) leave(w *waiter, woken bool) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	w.fetchers--
 	if woken {
 		w.wakeOne()
 	}
+	var owed []string
 	if w.fetchers == 0 {
 		w.idleSince = time.Now()
-		if len(w.owed) > 0 {
+		switch {
+		case r.p.isClosed():
+			owed = w.takeOwed() // nobody comes back: put back while clients may still be open
+		case len(w.owed) > 0:
 			w.holdOwed()
 		}
+	}
+	w.mu.Unlock()
+	// no I/O under w.mu: the blocker and joining fetchers take it
+	for _, key := range owed {
+		r.p.rearm(key)
 	}
 }
 
