@@ -198,6 +198,14 @@ func (pp *Partitioned) FunctionLibraryName() string { return pp.base.FunctionLib
 // UsesFunctions reports whether scripts run as Redis functions.
 func (pp *Partitioned) UsesFunctions() bool { return pp.base.UsesFunctions() }
 
+// WakeFetchers makes every fetch of every partition run its script again
+// at once (see Provider.WakeFetchers).
+func (pp *Partitioned) WakeFetchers() {
+	for _, p := range pp.parts {
+		p.WakeFetchers()
+	}
+}
+
 // Close stops the relay, gives back every partition's claims, stops their
 // waiters and closes the clients NewPartitioned created.
 func (pp *Partitioned) Close() error {

@@ -1012,6 +1012,20 @@ func (r *waitRegistry) endHold(w *waiter) {
 	}
 }
 
+// rouse wakes every fetcher of every waiter and has the next round of each
+// waiter run its script (WakeFetchers): pending covers a fetcher whose
+// script is running now and saw the state from before.
+func (r *waitRegistry) rouse() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, w := range r.m {
+		w.mu.Lock()
+		w.wakeAll()
+		w.pending = true
+		w.mu.Unlock()
+	}
+}
+
 // isClosed reports whether Close was called.
 func (p *Provider) isClosed() bool {
 	select {

@@ -675,3 +675,48 @@ func TestIdleWaiterPutsAMarkerBackAtOnce(t *testing.T) {
 		t.Fatal("the idle waiter holds the marker it put back")
 	}
 }
+
+// After the clock jumps (durabletest's Advance), WakeFetchers has every
+// fetcher look again at once: one asleep in its poll, and one that starts
+// after an empty fetch taught its waiter that nothing is due for a while.
+// Nothing announces what the jump made due, so without it both would sleep
+// until their refresh, past the 5 s poll below, and return nothing.
+func TestWakeFetchersAfterAClockJump(t *testing.T) {
+	t.Parallel()
+	const poll = 5 * time.Second // below refresh: a fetch not woken returns nil
+	for _, asleep := range []bool{true, false} {
+		t.Run(fmt.Sprintf("asleep=%v", asleep), func(t *testing.T) {
+			t.Parallel()
+			m, p := newMiniProvider(t)
+			ctx := context.Background()
+			now := time.Now()
+			m.SetTime(now)
+			if err := p.EnqueueForOrchestrator(ctx, startItem("later"), time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			if item, err := p.FetchOrchestrationItem(ctx, time.Minute, 20*time.Millisecond, nil); item != nil || err != nil {
+				t.Fatalf("fetch before the jump: %v, %v", item, err)
+			}
+			got := make(chan *duroxide.OrchestrationItem, 1)
+			fetch := func() {
+				item, err := p.FetchOrchestrationItem(ctx, time.Minute, poll, nil)
+				if err != nil {
+					t.Error(err)
+				}
+				got <- item
+			}
+			if asleep {
+				go fetch()
+				waitSleeping(t, p, 1)
+			}
+			m.SetTime(now.Add(2 * time.Hour))
+			p.WakeFetchers()
+			if !asleep {
+				go fetch()
+			}
+			if item := <-got; item == nil || item.Instance != "later" {
+				t.Fatalf("fetch after the jump took %v, want the instance made due", item)
+			}
+		})
+	}
+}

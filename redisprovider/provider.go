@@ -316,6 +316,21 @@ func (p *Provider) Close() error {
 	return err
 }
 
+// WakeFetchers makes every fetch of this provider run its fetch script
+// again at once, as if work had been announced to each: the fetches asleep
+// wake, one whose script is running now runs it again before it sleeps, and
+// the next one to start runs it whatever the last empty fetch learned. It is
+// for a clock that jumps (durabletest's Advance moves miniredis's): what
+// the jump made due was announced to nobody, and the registrations that
+// would let a marker reach the sleeping fetchers may have just been purged
+// as stale by a script that ran at the new time. Fetches of other providers
+// (other processes) are not reached.
+func (p *Provider) WakeFetchers() {
+	if p.waits != nil {
+		p.waits.rouse()
+	}
+}
+
 // Keys returns the key schema of the provider's namespace.
 func (p *Provider) Keys() dxredis.Keys { return p.keys }
 

@@ -1,10 +1,7 @@
 package durabletest
 
 import (
-	"context"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Now is the environment's clock: real time plus every Advance so far. The
@@ -30,14 +27,27 @@ func (e *Env) Advance(d time.Duration) {
 	}
 	e.mu.Lock()
 	e.offset += d
+	e.setClock()
 	e.mu.Unlock()
-	e.syncClock()
-	e.wakeFetchers()
+	// Nothing announced what the jump made due, so every fetcher looks
+	// again (a marker through Redis would miss a fetcher whose registration
+	// a script at the new time just purged as stale).
+	e.Provider.WakeFetchers()
 }
 
 // syncClock sets Redis's clock to Now. miniredis's clock stands still once
 // set, so tickClock keeps it moving with real time.
-func (e *Env) syncClock() { e.Redis.SetTime(e.Now()) }
+func (e *Env) syncClock() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.setClock()
+}
+
+// setClock sets Redis's clock to real time plus the offset. The caller
+// holds e.mu, so a tick that read the offset before an Advance cannot set
+// the clock back after it: a fetch in that moment would see the jump undone
+// and sleep past what it made due.
+func (e *Env) setClock() { e.Redis.SetTime(time.Now().Add(e.offset)) }
 
 // tickClock keeps miniredis's clock at Now until the Env closes.
 func (e *Env) tickClock() {
@@ -50,24 +60,6 @@ func (e *Env) tickClock() {
 			return
 		case <-t.C:
 			e.syncClock()
-		}
-	}
-}
-
-// wakeFetchers sets the wake-up marker of every key a fetcher registered to
-// be woken on, through the server so blocked BZPOPMINs return: each
-// fetcher then runs its fetch script against the new time. It follows the
-// provider's wake-key layout because the provider has no public call that
-// wakes every fetcher; one such call would replace this.
-func (e *Env) wakeFetchers() {
-	ctx := context.Background()
-	for i := range e.Provider.Partitions() {
-		keys, err := e.rdb.ZRange(ctx, e.Provider.Partition(i).Keys().WakeDue(), 0, -1).Result()
-		if err != nil {
-			return
-		}
-		for _, k := range keys {
-			e.rdb.ZAdd(ctx, k, redis.Z{Score: 0, Member: "w"})
 		}
 	}
 }
