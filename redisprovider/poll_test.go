@@ -145,19 +145,34 @@ func sleepingFetchers(p *Provider) int {
 }
 
 // scriptCounter is a go-redis hook that counts the scripts its clients run
-// (EVALSHA, EVAL or FCALL, whichever the provider uses).
-type scriptCounter struct{ n atomic.Int64 }
+// (EVALSHA, EVAL or FCALL, whichever the provider uses), or with sha set,
+// the EVALSHA calls of that one script.
+type scriptCounter struct {
+	sha string
+	n   atomic.Int64
+}
 
 func (c *scriptCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (c *scriptCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		switch cmd.Name() {
-		case "evalsha", "eval", "fcall":
+		if c.counts(cmd) {
 			c.n.Add(1)
 		}
 		return next(ctx, cmd)
 	}
+}
+
+func (c *scriptCounter) counts(cmd redis.Cmder) bool {
+	if c.sha != "" {
+		a := cmd.Args()
+		return len(a) > 1 && cmd.Name() == "evalsha" && a[1] == c.sha
+	}
+	switch cmd.Name() {
+	case "evalsha", "eval", "fcall":
+		return true
+	}
+	return false
 }
 
 func (c *scriptCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
@@ -501,34 +516,13 @@ func TestOneFetchClaimsADueTime(t *testing.T) {
 	}
 }
 
-// shaCounter counts the calls of one script (EVALSHA by its hash).
-type shaCounter struct {
-	sha string
-	n   atomic.Int64
-}
-
-func (c *shaCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (c *shaCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if a := cmd.Args(); len(a) > 1 && cmd.Name() == "evalsha" && a[1] == c.sha {
-			c.n.Add(1)
-		}
-		return next(ctx, cmd)
-	}
-}
-
-func (c *shaCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
 // holdBundle is a provider on miniredis whose rearm_wake calls are counted,
 // with a waiter whose only fetcher has just left: a fetch that found
 // nothing.
 type holdBundle struct {
 	m       *miniredis.Miniredis
 	p       *Provider
-	rearms  *shaCounter
+	rearms  *scriptCounter
 	ctx     context.Context
 	waiting *waiter
 }
@@ -538,7 +532,7 @@ func newHoldBundle(t *testing.T, hold time.Duration) *holdBundle {
 	m := miniredis.RunT(t)
 	client := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { client.Close() })
-	rearms := &shaCounter{}
+	rearms := &scriptCounter{}
 	client.AddHook(rearms)
 	ctx := context.Background()
 	p, err := New(ctx, Options{Client: client, Namespace: "hold"})
@@ -547,6 +541,7 @@ func newHoldBundle(t *testing.T, hold time.Duration) *holdBundle {
 	}
 	t.Cleanup(func() { p.Close() })
 	rearms.sha = p.scripts[scriptRearmWake].Hash()
+	rearms.n.Store(0) // New's own scripts
 	p.waits.hold = hold
 	if item, err := p.FetchOrchestrationItem(ctx, time.Minute, 20*time.Millisecond, nil); item != nil || err != nil {
 		t.Fatalf("fetch on an empty namespace: %v, %v", item, err)
