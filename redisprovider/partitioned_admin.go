@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 
@@ -32,12 +33,12 @@ func (pp *Partitioned) ListInstancesByStatus(ctx context.Context, status string)
 // listMerged reads the instance index key names in every partition and
 // merges the entries newest first, ties as one index orders them.
 func (pp *Partitioned) listMerged(ctx context.Context, op string, key func(p *Provider) string) ([]string, error) {
+	lists, err := eachPart(pp, func(p *Provider) ([]redis.Z, error) { return p.listScored(ctx, op, key(p)) })
+	if err != nil {
+		return nil, err
+	}
 	var all []pagePos
-	for _, p := range pp.parts {
-		zs, err := p.listScored(ctx, op, key(p))
-		if err != nil {
-			return nil, err
-		}
+	for _, zs := range lists {
 		for _, z := range zs {
 			id, _ := z.Member.(string)
 			all = append(all, pagePos{at: uint64(z.Score), id: id})
@@ -47,6 +48,26 @@ func (pp *Partitioned) listMerged(ctx context.Context, op string, key func(p *Pr
 	out := make([]string, len(all))
 	for i, e := range all {
 		out[i] = e.id
+	}
+	return out, nil
+}
+
+// eachPart runs read on every partition at once (each is its own slot, on
+// its own shard in a Cluster, so the reads cost one round trip, not one
+// per partition) and returns the results in partition order, or the first
+// partition's error.
+func eachPart[T any](pp *Partitioned, read func(p *Provider) (T, error)) ([]T, error) {
+	out := make([]T, len(pp.parts))
+	errs := make([]error, len(pp.parts))
+	var wg sync.WaitGroup
+	for k, p := range pp.parts {
+		wg.Go(func() { out[k], errs[k] = read(p) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -151,12 +172,12 @@ func (pp *Partitioned) PruneExecutionsBulk(ctx context.Context, f duroxide.Insta
 
 // GetSystemMetrics adds up every partition's counters.
 func (pp *Partitioned) GetSystemMetrics(ctx context.Context) (duroxide.SystemMetrics, error) {
+	each, err := eachPart(pp, func(p *Provider) (duroxide.SystemMetrics, error) { return p.GetSystemMetrics(ctx) })
 	var total duroxide.SystemMetrics
-	for _, p := range pp.parts {
-		m, err := p.GetSystemMetrics(ctx)
-		if err != nil {
-			return duroxide.SystemMetrics{}, err
-		}
+	if err != nil {
+		return total, err
+	}
+	for _, m := range each {
 		total = AddMetrics(total, m)
 	}
 	return total, nil
@@ -164,12 +185,12 @@ func (pp *Partitioned) GetSystemMetrics(ctx context.Context) (duroxide.SystemMet
 
 // GetQueueDepths adds up every partition's queue depths.
 func (pp *Partitioned) GetQueueDepths(ctx context.Context) (duroxide.QueueDepths, error) {
+	each, err := eachPart(pp, func(p *Provider) (duroxide.QueueDepths, error) { return p.GetQueueDepths(ctx) })
 	var total duroxide.QueueDepths
-	for _, p := range pp.parts {
-		d, err := p.GetQueueDepths(ctx)
-		if err != nil {
-			return duroxide.QueueDepths{}, err
-		}
+	if err != nil {
+		return total, err
+	}
+	for _, d := range each {
 		total = AddQueueDepths(total, d)
 	}
 	return total, nil
@@ -460,13 +481,21 @@ func (pp *Partitioned) ListInstancesPage(ctx context.Context, filter duroxide.In
 	if len(pp.parts) == 1 {
 		return pp.parts[0].ListInstancesPage(ctx, filter, cursor, limit)
 	}
-	pages := make([][]duroxide.InstanceInfo, len(pp.parts))
-	nexts := make([]string, len(pp.parts))
-	for k, p := range pp.parts {
-		var err error
-		if pages[k], nexts[k], err = p.ListInstancesPage(ctx, filter, cursor, limit); err != nil {
-			return nil, "", err
-		}
+	type page struct {
+		recs []duroxide.InstanceInfo
+		next string
+	}
+	each, err := eachPart(pp, func(p *Provider) (page, error) {
+		recs, next, err := p.ListInstancesPage(ctx, filter, cursor, limit)
+		return page{recs, next}, err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	pages := make([][]duroxide.InstanceInfo, len(each))
+	nexts := make([]string, len(each))
+	for k, pg := range each {
+		pages[k], nexts[k] = pg.recs, pg.next
 	}
 	return mergePages(pages, nexts, min(limit, maxPageLimit))
 }
