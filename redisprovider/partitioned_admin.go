@@ -271,9 +271,14 @@ func (pp *Partitioned) checkDeletion(ctx context.Context, op string, ids []strin
 	if err != nil {
 		return err
 	}
+	running := make([]bool, len(ids))
+	if !force {
+		if running, err = pp.running(ctx, ids); err != nil {
+			return err
+		}
+	}
 	for i, id := range ids {
-		info, err := pp.GetInstanceInfo(ctx, id)
-		if err == nil && !force && info.Status == "Running" {
+		if running[i] {
 			return duroxide.Errorf(op, duroxide.ErrConflict, "instance %s is Running; delete it with force or wait until it ends; nothing was deleted", id)
 		}
 		for _, k := range kids[i] {
@@ -284,6 +289,39 @@ func (pp *Partitioned) checkDeletion(ctx context.Context, op string, ids []strin
 	}
 	return nil
 }
+
+// running reports which of ids are Running, reading their records at once
+// (the autopipeliner sends concurrent reads in a batch per node). An id
+// without a record is not running.
+func (pp *Partitioned) running(ctx context.Context, ids []string) ([]bool, error) {
+	out := make([]bool, len(ids))
+	errs := make([]error, len(ids))
+	sem := make(chan struct{}, maxConcurrentReads)
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			info, err := pp.GetInstanceInfo(ctx, id)
+			out[i] = err == nil && info.Status == "Running"
+			if !errors.Is(err, duroxide.ErrNotFound) {
+				errs[i] = err
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// maxConcurrentReads bounds the reads running starts at once: enough to
+// fill a pipeline batch, few enough that a tree of thousands does not start
+// thousands of goroutines.
+const maxConcurrentReads = 64
 
 // DeleteInstancesAtomic deletes the given instances, atomically within each
 // partition, the partitions in id order.
