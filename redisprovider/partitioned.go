@@ -66,11 +66,14 @@ func NewPartitioned(ctx context.Context, opts Options) (*Partitioned, error) {
 	if opts.Partitions < 0 || opts.Partitions > dxredis.MaxPartitions {
 		return nil, invalid(op, "Partitions %d is outside 0..%d", opts.Partitions, dxredis.MaxPartitions)
 	}
+	if opts.OpenOnly && opts.Partitions > 0 {
+		return nil, invalid(op, "Partitions %d with OpenOnly: creating a namespace is a write; set one or the other", opts.Partitions)
+	}
 	base, err := open(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	n, err := base.namespacePartitions(ctx, opts.Partitions)
+	n, err := base.namespacePartitions(ctx, opts.Partitions, opts.OpenOnly)
 	if err != nil {
 		base.Close()
 		return nil, err
@@ -93,12 +96,15 @@ func NewPartitioned(ctx context.Context, opts Options) (*Partitioned, error) {
 
 // namespacePartitions is the namespace's partition count. A namespace with
 // a layout record is read without a write, so tools open it on a read-only
-// replica too; one without is recorded by openNamespace, and a replica,
-// which refuses that write, reads it as the one partition a namespace from
-// before layout records has.
-func (p *Provider) namespacePartitions(ctx context.Context, want int) (int, error) {
+// replica too; one without is recorded by openNamespace unless openOnly,
+// and a replica, which refuses that write, reads it as the one partition a
+// namespace from before layout records has.
+func (p *Provider) namespacePartitions(ctx context.Context, want int, openOnly bool) (int, error) {
 	if n, err := p.storedPartitions(ctx); err != nil || n > 0 {
 		return n, err
+	}
+	if openOnly {
+		return 1, nil
 	}
 	n, err := p.openNamespace(ctx, want)
 	var reply redis.Error

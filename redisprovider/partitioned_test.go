@@ -180,3 +180,33 @@ func TestNewRefusesAPartitionedNamespace(t *testing.T) {
 		t.Fatalf("the old namespace's message through NewPartitioned: %v, %v", item, err)
 	}
 }
+
+// TestOpenOnlyLeavesANewNamespaceUncreated: a tool that opens a namespace
+// before its applications create it reads one partition and writes nothing,
+// so the applications still create it with the count they ask for.
+func TestOpenOnlyLeavesANewNamespaceUncreated(t *testing.T) {
+	t.Parallel()
+	b := newRelayBundle(t, 1)
+	look, err := NewPartitioned(b.ctx, Options{Client: b.client, Namespace: "fresh", OpenOnly: true})
+	if err != nil || look.Partitions() != 1 {
+		t.Fatalf("OpenOnly on a new namespace: %v partitions, %v", look, err)
+	}
+	defer look.Close()
+	if n := b.client.Exists(b.ctx, look.Namespace().Meta()).Val(); n != 0 {
+		t.Fatal("OpenOnly recorded a layout")
+	}
+	app, err := NewPartitioned(b.ctx, Options{Client: b.client, Namespace: "fresh", Partitions: 4})
+	if err != nil || app.Partitions() != 4 {
+		t.Fatalf("creating the namespace after the look: %v partitions, %v", app, err)
+	}
+	defer app.Close()
+	_, err = NewPartitioned(b.ctx, Options{Client: b.client, Namespace: "fresh", Partitions: 4, OpenOnly: true})
+	if !errors.Is(err, duroxide.ErrInvalidInput) {
+		t.Fatalf("Partitions with OpenOnly: %v, want ErrInvalidInput", err)
+	}
+	again, err := NewPartitioned(b.ctx, Options{Client: b.client, Namespace: "fresh", OpenOnly: true})
+	if err != nil || again.Partitions() != 4 {
+		t.Fatalf("OpenOnly on the created namespace: %v partitions, %v", again, err)
+	}
+	again.Close()
+}

@@ -79,6 +79,14 @@ type Options struct {
 	// several spreads over a Cluster's shards. Fixed at creation. New opens
 	// only namespaces of one partition.
 	Partitions int
+	// OpenOnly makes NewPartitioned write nothing: a namespace not created
+	// yet opens as one partition (what a namespace without a layout record
+	// is) and stays uncreated, as New leaves it. For tools that look before
+	// the applications start (the CLI without --partitions, its dashboard):
+	// a look must not fix the partition count of a namespace the
+	// applications will create with several. Partitions > 0 asks to create
+	// and is refused with it.
+	OpenOnly bool
 }
 
 // Provider is a duroxide.Provider and duroxide.ProviderAdmin on Redis. It is

@@ -37,11 +37,14 @@ func (c *cli) open() (*session, error) {
 	}
 	ctx, cancel := context.WithTimeout(c.base, c.timeout)
 	// NewPartitioned opens a namespace of any partition count (one is the
-	// layout New opens); --partitions only matters for a new namespace
+	// layout New opens); --partitions only matters for a new namespace, and
+	// without it a new namespace is not created: a look before the
+	// applications start must not fix its partition count
 	prov, err := redisprovider.NewPartitioned(ctx, redisprovider.Options{
 		Client:     rdb,
 		Namespace:  c.resolvedNamespace(),
 		Partitions: c.partitions,
+		OpenOnly:   c.partitions == 0,
 		Logger:     slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
@@ -50,6 +53,17 @@ func (c *cli) open() (*session, error) {
 		return nil, fmt.Errorf("connect to %s: %w", strings.Join(c.urls(), ","), err)
 	}
 	return &session{ctx: ctx, cancel: cancel, rdb: rdb, prov: prov, admin: prov.Admin(), client: durable.NewClient(prov)}, nil
+}
+
+// warnIfUncreated tells an operator who starts a long-running view (ui,
+// stats --watch) of a namespace no application has created yet that it
+// shows one partition until restarted: the count is read once, at open,
+// and the applications may create the namespace with several.
+func (c *cli) warnIfUncreated(s *session) {
+	k := s.prov.Namespace()
+	if n, err := s.rdb.Exists(s.ctx, k.Meta(), k.Seq()).Result(); err == nil && n == 0 && s.prov.Partitions() == 1 {
+		fmt.Fprintf(c.stderr, "duroxide-redis: namespace %s has not been created yet: shown as one partition; restart this view once its applications have created it\n", c.resolvedNamespace())
+	}
 }
 
 func (s *session) close() {

@@ -175,16 +175,28 @@ func TestManageInstancesOfOtherPartitions(t *testing.T) {
 }
 
 // TestPartitionsFlagCreatesANamespace: --partitions lays out a new
-// namespace; later commands open it with its count without the flag.
+// namespace; later commands open it with its count without the flag. A
+// command without it, run before, does not create the namespace (it would
+// fix its count at one).
 func TestPartitionsFlagCreatesANamespace(t *testing.T) {
 	t.Parallel()
 	needRedis(t)
 	env := map[string]string{"DUROXIDE_REDIS_URL": redisURL, "DUROXIDE_REDIS_NAMESPACE": fmt.Sprintf("clitest-new-%d", time.Now().UnixNano())}
+	if s := decode[statsJSON](t, runCLI(env, "stats", "--json")); s.Partitions != 1 || s.Instances != 0 {
+		t.Fatalf("a namespace not created yet: %+v", s)
+	}
+	const uncreated = "has not been created yet"
+	if r := runCLI(env, "stats", "--watch", "--count", "1", "--interval", "1ms"); r.code != exitOK || !strings.Contains(r.stderr, uncreated) {
+		t.Fatalf("a watch of a namespace not created yet: exit %d, stderr %q, want a warning", r.code, r.stderr)
+	}
 	if s := decode[statsJSON](t, runCLI(env, "stats", "--json", "--partitions", "3")); s.Partitions != 3 || len(s.PerPartition) != 3 {
 		t.Fatalf("created: %+v", s)
 	}
 	if s := decode[statsJSON](t, runCLI(env, "stats", "--json")); s.Partitions != 3 {
 		t.Fatalf("reopened: %+v", s)
+	}
+	if r := runCLI(env, "stats", "--watch", "--count", "1", "--interval", "1ms"); r.code != exitOK || strings.Contains(r.stderr, uncreated) {
+		t.Fatalf("a watch of a created namespace: exit %d, stderr %q", r.code, r.stderr)
 	}
 	expectFailure(t, runCLI(env, "stats", "--partitions", "-1"), exitInvalid, "Partitions -1")
 }

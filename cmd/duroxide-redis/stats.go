@@ -136,6 +136,7 @@ func runStats(c *cli, args []string) error {
 	if !*watch {
 		return c.printStats(s.ctx, s, false)
 	}
+	c.warnIfUncreated(s)
 	return c.watchStats(s, *interval, *count)
 }
 

@@ -54,6 +54,7 @@ func runUI(c *cli, args []string) error {
 		return err
 	}
 	defer s.close()
+	c.warnIfUncreated(s)
 	srv, err := newUIServer(c, s, o)
 	if err != nil {
 		return err
