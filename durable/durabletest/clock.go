@@ -15,7 +15,9 @@ func (e *Env) Now() time.Time {
 
 // Advance moves the clock forward by d: timers due by then fire, delayed
 // messages become visible and locks held longer than that expire. It wakes
-// the runtime's blocked fetchers so they look again at once.
+// the fetchers of every runtime of the Env (they share its Provider) so they
+// look again at once; a provider of your own on the Env's server sees the
+// jump at its next refresh, within 10 s.
 //
 // Only a Clocked backend (miniredis) has a clock to move: on a real server
 // Advance fails the test, since sleeping d instead would make hour-long
