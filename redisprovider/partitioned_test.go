@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -209,4 +210,60 @@ func TestOpenOnlyLeavesANewNamespaceUncreated(t *testing.T) {
 		t.Fatalf("OpenOnly on the created namespace: %v partitions, %v", again, err)
 	}
 	again.Close()
+}
+
+// failingScript is a go-redis hook that fails every EVALSHA of one script
+// (by hash) with err once armed.
+type failingScript struct {
+	sha   atomic.Pointer[string]
+	err   error
+	calls atomic.Int64
+}
+
+func (f *failingScript) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (f *failingScript) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if sha := f.sha.Load(); sha != nil {
+			if a := cmd.Args(); len(a) > 1 && cmd.Name() == "evalsha" && a[1] == *sha {
+				f.calls.Add(1)
+				cmd.SetErr(f.err)
+				return f.err
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (f *failingScript) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestCrossPartitionDeletionRefusedWhenAStatusReadFails: a deletion over
+// several partitions checks every instance's status first; a read that
+// fails refuses the deletion with its error (it used to count as "not
+// running"), and nothing is deleted.
+func TestCrossPartitionDeletionRefusedWhenAStatusReadFails(t *testing.T) {
+	t.Parallel()
+	b := newRelayBundle(t, 4)
+	a, c := b.instanceIn(0, "a"), b.instanceIn(1, "c")
+	for _, id := range []string{a, c} {
+		if err := b.pp.EnqueueForOrchestrator(b.ctx, startItem(id), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hook := &failingScript{err: errors.New("injected: connection reset")}
+	b.client.AddHook(hook)
+	sha := b.pp.base.scripts[scriptGetInstanceInfo].Hash()
+	hook.sha.Store(&sha)
+	_, err := b.pp.DeleteInstancesAtomic(b.ctx, []string{a, c}, false)
+	if !errors.Is(err, hook.err) || hook.calls.Load() == 0 {
+		t.Fatalf("deletion with a failing status read: %v (%d reads failed), want the read's error", err, hook.calls.Load())
+	}
+	hook.sha.Store(nil)
+	for _, id := range []string{a, c} {
+		if d, err := b.pp.of(id).GetQueueDepths(b.ctx); err != nil || d.OrchestratorQueue != 1 {
+			t.Fatalf("partition of %s after the refused deletion: %+v, %v; want its start still queued", id, d, err)
+		}
+	}
 }
