@@ -290,9 +290,9 @@ func (pp *Partitioned) checkDeletion(ctx context.Context, op string, ids []strin
 	return nil
 }
 
-// running reports which of ids are Running, reading their records at once
-// (the autopipeliner sends concurrent reads in a batch per node). An id
-// without a record is not running.
+// running reports which of ids are Running, reading their records
+// concurrently, so their round trips overlap (with Options.AutoPipeline they
+// go in one batch per node). An id without a record is not running.
 func (pp *Partitioned) running(ctx context.Context, ids []string) ([]bool, error) {
 	out := make([]bool, len(ids))
 	errs := make([]error, len(ids))
