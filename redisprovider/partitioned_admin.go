@@ -57,11 +57,22 @@ func (pp *Partitioned) listMerged(ctx context.Context, op string, key func(p *Pr
 // per partition) and returns the results in partition order, or the first
 // partition's error.
 func eachPart[T any](pp *Partitioned, read func(p *Provider) (T, error)) ([]T, error) {
-	out := make([]T, len(pp.parts))
-	errs := make([]error, len(pp.parts))
+	return concurrently(len(pp.parts), len(pp.parts), func(k int) (T, error) { return read(pp.parts[k]) })
+}
+
+// concurrently runs f(0..n-1), at most limit at a time, and returns the
+// results in order, or the first error in that order.
+func concurrently[T any](n, limit int, f func(i int) (T, error)) ([]T, error) {
+	out := make([]T, n)
+	errs := make([]error, n)
+	sem := make(chan struct{}, max(limit, 1))
 	var wg sync.WaitGroup
-	for k, p := range pp.parts {
-		wg.Go(func() { out[k], errs[k] = read(p) })
+	for i := range n {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			out[i], errs[i] = f(i)
+		})
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -294,28 +305,13 @@ func (pp *Partitioned) checkDeletion(ctx context.Context, op string, ids []strin
 // concurrently, so their round trips overlap (with Options.AutoPipeline they
 // go in one batch per node). An id without a record is not running.
 func (pp *Partitioned) running(ctx context.Context, ids []string) ([]bool, error) {
-	out := make([]bool, len(ids))
-	errs := make([]error, len(ids))
-	sem := make(chan struct{}, maxConcurrentReads)
-	var wg sync.WaitGroup
-	for i, id := range ids {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			info, err := pp.GetInstanceInfo(ctx, id)
-			out[i] = err == nil && info.Status == "Running"
-			if !errors.Is(err, duroxide.ErrNotFound) {
-				errs[i] = err
-			}
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
+	return concurrently(len(ids), maxConcurrentReads, func(i int) (bool, error) {
+		info, err := pp.GetInstanceInfo(ctx, ids[i])
+		if errors.Is(err, duroxide.ErrNotFound) {
+			return false, nil
 		}
-	}
-	return out, nil
+		return err == nil && info.Status == "Running", err
+	})
 }
 
 // maxConcurrentReads bounds the reads running starts at once: enough to
