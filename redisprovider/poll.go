@@ -225,6 +225,9 @@ type waitRegistry struct {
 
 	// hold is holdMarker (tests change it)
 	hold time.Duration
+	// onHold, when set (by tests), is called as a waiter starts holding a
+	// marker, under the waiter's lock: a signal to wait on, not a poll
+	onHold func()
 
 	warnMu sync.Mutex
 	warned time.Time // last warning of a blocker without connection
@@ -330,9 +333,7 @@ func (r *waitRegistry) leave(w *waiter, woken bool) {
 	}
 	w.mu.Unlock()
 	// no I/O under w.mu: the blocker and joining fetchers take it
-	for _, key := range owed {
-		r.p.rearm(key)
-	}
+	r.p.rearmAll(owed)
 }
 
 // adopt takes a due time that the script of a fetch with no poll timeout
@@ -441,9 +442,7 @@ func (r *waitRegistry) close() {
 	}
 	r.mu.Unlock()
 	r.giveBack(pending)
-	for _, key := range owed {
-		r.p.rearm(key)
-	}
+	r.p.rearmAll(owed)
 }
 
 // warnBlocked logs, at most every poolWarnEvery, that a blocker got no
@@ -983,6 +982,9 @@ func (w *waiter) holdOwed() {
 		return
 	}
 	w.holding = true
+	if w.r.onHold != nil {
+		w.r.onHold()
+	}
 	if w.holdTimer == nil {
 		w.holdTimer = time.AfterFunc(w.r.hold, func() { w.r.endHold(w) })
 	} else {
@@ -1007,9 +1009,7 @@ func (r *waitRegistry) endHold(w *waiter) {
 	gave := w.b.drop(func(x *waiter) bool { return x == w })
 	r.mu.Unlock()
 	r.giveBack(gave)
-	for _, key := range owed {
-		r.p.rearm(key)
-	}
+	r.p.rearmAll(owed)
 }
 
 // rouse wakes every fetcher of every waiter and has the next round of each
@@ -1045,6 +1045,13 @@ func poppedKey(res any) string {
 	}
 	key, _ := v[popKey].(string)
 	return key
+}
+
+// rearmAll puts back the popped markers of keys (see rearm).
+func (p *Provider) rearmAll(keys []string) {
+	for _, key := range keys {
+		p.rearm(key)
+	}
 }
 
 // rearm puts back a popped marker nobody here will answer (the last local

@@ -150,6 +150,8 @@ func sleepingFetchers(p *Provider) int {
 type scriptCounter struct {
 	sha string
 	n   atomic.Int64
+	// hit, when set, receives a signal per call counted (dropped when full)
+	hit chan struct{}
 }
 
 func (c *scriptCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -158,6 +160,12 @@ func (c *scriptCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		if c.counts(cmd) {
 			c.n.Add(1)
+			if c.hit != nil {
+				select {
+				case c.hit <- struct{}{}:
+				default:
+				}
+			}
 		}
 		return next(ctx, cmd)
 	}
@@ -525,6 +533,7 @@ type holdBundle struct {
 	rearms  *scriptCounter
 	ctx     context.Context
 	waiting *waiter
+	held    chan struct{} // a signal each time a waiter starts holding
 }
 
 func newHoldBundle(t *testing.T, hold time.Duration) *holdBundle {
@@ -532,7 +541,7 @@ func newHoldBundle(t *testing.T, hold time.Duration) *holdBundle {
 	m := miniredis.RunT(t)
 	client := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { client.Close() })
-	rearms := &scriptCounter{}
+	rearms := &scriptCounter{hit: make(chan struct{}, 1)}
 	client.AddHook(rearms)
 	ctx := context.Background()
 	p, err := New(ctx, Options{Client: client, Namespace: "hold"})
@@ -541,12 +550,23 @@ func newHoldBundle(t *testing.T, hold time.Duration) *holdBundle {
 	}
 	t.Cleanup(func() { p.Close() })
 	rearms.sha = p.scripts[scriptRearmWake].Hash()
-	rearms.n.Store(0) // New's own scripts
+	rearms.n.Store(0) // New's own scripts, counted before the hash was set
+	select {
+	case <-rearms.hit:
+	default:
+	}
 	p.waits.hold = hold
+	held := make(chan struct{}, 1)
+	p.waits.onHold = func() {
+		select {
+		case held <- struct{}{}:
+		default:
+		}
+	}
 	if item, err := p.FetchOrchestrationItem(ctx, time.Minute, 20*time.Millisecond, nil); item != nil || err != nil {
 		t.Fatalf("fetch on an empty namespace: %v, %v", item, err)
 	}
-	b := &holdBundle{m: m, p: p, rearms: rearms, ctx: ctx}
+	b := &holdBundle{m: m, p: p, rearms: rearms, ctx: ctx, held: held}
 	p.waits.mu.Lock()
 	for _, w := range p.waits.m {
 		b.waiting = w
@@ -565,16 +585,11 @@ func (b *holdBundle) announce(t *testing.T, id string) {
 	if err := b.p.EnqueueForOrchestrator(b.ctx, startItem(id), 0); err != nil {
 		t.Fatal(err)
 	}
-	w := b.waiting
-	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(time.Millisecond) {
-		w.mu.Lock()
-		holding := w.holding
-		w.mu.Unlock()
-		if holding {
-			return
-		}
+	select {
+	case <-b.held:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the waiter did not hold the marker popped for %s (rearm_wake calls: %d)", id, b.rearms.n.Load())
 	}
-	t.Fatalf("the waiter did not hold the marker popped for %s (rearm_wake calls: %d)", id, b.rearms.n.Load())
 }
 
 // markerBack reports whether a wake-up marker is set on the waiter's keys.
@@ -658,10 +673,10 @@ func TestIdleWaiterPutsAMarkerBackAtOnce(t *testing.T) {
 	if err := b.p.EnqueueForOrchestrator(b.ctx, startItem("x"), 0); err != nil {
 		t.Fatal(err)
 	}
-	for start := time.Now(); b.rearms.n.Load() == 0; time.Sleep(time.Millisecond) {
-		if time.Since(start) > 10*time.Second {
-			t.Fatal("the marker popped for an idle waiter never went back")
-		}
+	select {
+	case <-b.rearms.hit:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the marker popped for an idle waiter never went back")
 	}
 	b.waiting.mu.Lock()
 	holding := b.waiting.holding
