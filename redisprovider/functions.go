@@ -76,16 +76,6 @@ func (f *functions) cmd(ctx context.Context, s luaScript, keys []string, a args)
 	return redis.NewCmd(ctx, scriptArgs([]any{verb, f.names[s]}, keys, a)...)
 }
 
-// reload answers an FCALL that found no function: a server that lost the
-// library (restarted without persistence, FUNCTION FLUSH, a new Cluster
-// primary) answers so without running anything. The library is loaded again
-// for the calls that follow, and this call runs the same script with
-// EVALSHA / EVAL, which another flush between reload and retry cannot fail.
-func (f *functions) reload(ctx context.Context, c redis.UniversalClient, script *redis.Script, keys []string, a args) *redis.Cmd {
-	_ = f.load(ctx, c) // a failure shows again on the next FCALL, handled the same way
-	return script.Run(ctx, c, keys, a...)
-}
-
 // noFunctions reports a server that does not know the FUNCTION command.
 func noFunctions(err error) bool {
 	return strings.HasPrefix(strings.ToLower(err.Error()), "err unknown command")

@@ -27,19 +27,37 @@ func autoPipeliner(c redis.UniversalClient) *redis.AutoPipeliner {
 	return ap
 }
 
-// process sends cmd, through the autopipeliner when there is one. A call
-// whose context is already done is not sent. Once queued, a call is sent
-// even if its caller gives up (its context ends first): like a call whose
-// reply was lost, it may have run, which every script tolerates (a sent
-// fetch is answered within detach's grace anyway). The caller is answered
-// as soon as its context ends, with the context's error.
+// process sends cmd at most once, through the autopipeliner when there is
+// one. A call whose context is already done is not sent. Once queued, a call
+// is sent even if its caller gives up (its context ends first): like a call
+// whose reply was lost, it may have run, which every script tolerates (a sent
+// fetch is answered within detach's grace anyway). The caller is answered as
+// soon as its context ends, with the context's error.
 func (p *Provider) process(ctx context.Context, cmd *redis.Cmd) error {
 	if p.pipe == nil {
-		return p.rdb.Process(ctx, cmd)
+		return p.rdb.Process(ctx, sendOnce(cmd))
 	}
 	if err := ctx.Err(); err != nil {
 		cmd.SetErr(err)
 		return err
 	}
-	return p.pipe.Submit(ctx, cmd).WaitContext(ctx)
+	return p.pipe.Submit(ctx, sendOnce(cmd)).WaitContext(ctx)
 }
+
+// onceCmd is a command go-redis sends at most once. go-redis re-sends a
+// command whose reply did not arrive (a dropped connection, a timeout, a
+// server going down) whatever its client's MaxRetries says: a ClusterClient
+// loops up to MaxRedirects times over every error it deems retryable
+// (osscluster.go's process), so an enqueue whose reply was lost ran twice
+// and returned nil. A command that says NoRetry is never re-sent after it
+// may have reached the server, on any client type and in its pipelines;
+// go-redis still follows MOVED and ASK, which mean the command did not run.
+// The provider's callers get the retryable error instead: an ack, fetch or
+// enqueue that returned nil was applied exactly once.
+type onceCmd struct{ *redis.Cmd }
+
+// NoRetry tells go-redis never to send the command a second time.
+func (onceCmd) NoRetry() bool { return true }
+
+// sendOnce wraps cmd so that go-redis sends it at most once.
+func sendOnce(cmd *redis.Cmd) redis.Cmder { return onceCmd{cmd} }

@@ -812,7 +812,11 @@ func (b *blocker) run() {
 			args = append(args, k)
 		}
 		args = append(args, strconv.FormatFloat(maxBlock.Seconds(), 'f', 3, 64))
-		res, err := b.r.p.blocking.Do(context.Background(), args...).Result()
+		// sent once: a re-sent BZPOPMIN whose first reply was lost would pop
+		// a second marker, announced work nobody is told of
+		cmd := redis.NewCmd(context.Background(), args...)
+		_ = b.r.p.blocking.Process(context.Background(), sendOnce(cmd))
+		res, err := cmd.Result()
 		if b.r.p.isClosed() {
 			return
 		}

@@ -29,10 +29,12 @@ const DefaultLockTimeout = 30 * time.Second
 type Options struct {
 	// Client is used as-is when set: a *redis.Client (single node or
 	// Sentinel failover) or a *redis.ClusterClient. The provider never
-	// closes it. Configure it as New does a client of its own: MaxRetries -1
-	// (go-redis re-sends a command whose reply was lost, which would apply
-	// an ack or enqueue twice) and ContextTimeoutEnabled (so calls honour
-	// their context's deadline); New logs a warning otherwise. Long polls
+	// closes it. Set ContextTimeoutEnabled (so calls honour their context's
+	// deadline); New logs a warning otherwise. Its retry settings
+	// (MaxRetries, MaxRedirects) do not matter: the provider marks every
+	// command it sends NoRetry, so go-redis never sends one again after it
+	// may have reached the server (which would apply an ack or enqueue
+	// twice), and follows only MOVED and ASK, which mean it did not. Long polls
 	// block on a separate client built from Client's options (PoolSize
 	// BlockingPoolSize, ReadTimeout fitted to the blocking calls); any other
 	// UniversalClient is used for blocking too, and then its pool must leave
@@ -40,8 +42,8 @@ type Options struct {
 	// README).
 	Client redis.UniversalClient
 	// URL is parsed with redis.ParseURL when Client is nil, e.g.
-	// redis://127.0.0.1:6379/0. The client New builds never re-sends a
-	// command (MaxRetries -1) and honours context deadlines.
+	// redis://127.0.0.1:6379/0. The client New builds honours context
+	// deadlines.
 	URL string
 	// Namespace prefixes every key, inside a hash tag so the namespace lives
 	// in one Cluster slot. Default "duroxide". Must not contain '{' or '}'.
@@ -102,6 +104,7 @@ type Provider struct {
 	lockTimeout time.Duration
 	log         *slog.Logger
 	scripts     [scriptCount]*redis.Script
+	sources     [scriptCount]string // for EVAL when the server lost a script
 	funcs       *functions // nil: EVALSHA
 	waits       *waitRegistry
 	// blockingPoolSize is the blocking client's pool size, for warnings
@@ -240,24 +243,21 @@ func blockingClient(c redis.UniversalClient, size int) (redis.UniversalClient, b
 	return c, false
 }
 
-// warnUnsafeClient logs when a caller's client may re-send a command whose
-// reply was lost (applying it twice) or ignore context deadlines.
+// warnUnsafeClient logs when a caller's client ignores context deadlines.
+// Its MaxRetries and MaxRedirects do not matter: the provider sends every
+// command at most once whatever they say (see onceCmd).
 func warnUnsafeClient(log *slog.Logger, c redis.UniversalClient) {
-	var retries int
 	var ctxTimeout bool
 	switch c := c.(type) {
 	case *redis.Client:
-		retries, ctxTimeout = c.Options().MaxRetries, c.Options().ContextTimeoutEnabled
+		ctxTimeout = c.Options().ContextTimeoutEnabled
 	case *redis.ClusterClient:
-		retries, ctxTimeout = c.Options().MaxRetries, c.Options().ContextTimeoutEnabled
+		ctxTimeout = c.Options().ContextTimeoutEnabled
 	default:
 		return
 	}
-	// Options() holds normalized values: go-redis turns a Client's -1 into 0
-	// and a ClusterClient's 0 into -1, so "no retries" is any value <= 0.
-	if retries > 0 || !ctxTimeout {
-		log.Warn("duroxide-redis: Options.Client should set MaxRetries: -1 (a retried command whose reply was lost runs twice) and ContextTimeoutEnabled: true (calls honour their deadline)",
-			"max_retries", retries, "context_timeout_enabled", ctxTimeout)
+	if !ctxTimeout {
+		log.Warn("duroxide-redis: Options.Client should set ContextTimeoutEnabled: true, so that calls honour their context's deadline")
 	}
 }
 
@@ -282,7 +282,7 @@ func (p *Provider) loadScripts(ctx context.Context, forceEvalsha bool) error {
 			// the embedded Lua does not match the handles: a build bug
 			return duroxide.Permanent("new", err.Error())
 		}
-		p.scripts[h] = redis.NewScript(src)
+		p.scripts[h], p.sources[h] = redis.NewScript(src), src
 	}
 	if !forceEvalsha {
 		f, err := p.loadFunctions(ctx)

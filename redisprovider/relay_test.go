@@ -19,7 +19,7 @@ import (
 // never start: the test drives drains itself.
 type relayBundle struct {
 	pp     *Partitioned
-	client *redis.Client
+	client redis.UniversalClient
 	ctx    context.Context
 }
 
@@ -31,7 +31,7 @@ func newRelayBundle(t *testing.T, partitions int) *relayBundle {
 	return openRelayBundle(t, client, "relay", partitions)
 }
 
-func openRelayBundle(t *testing.T, client *redis.Client, namespace string, partitions int) *relayBundle {
+func openRelayBundle(t *testing.T, client redis.UniversalClient, namespace string, partitions int) *relayBundle {
 	t.Helper()
 	pp, err := NewPartitioned(context.Background(), Options{Client: client, Namespace: namespace, Partitions: partitions})
 	if err != nil {

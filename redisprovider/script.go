@@ -74,7 +74,9 @@ func detach(ctx context.Context) (context.Context, context.CancelFunc) {
 // run executes script s for operation op with the namespace prefix as its
 // only key, as a function or with EVALSHA (see Provider.funcs), through the
 // autopipeliner when there is one (see Provider.process). It returns the
-// reply or a *duroxide.ProviderError.
+// reply or a *duroxide.ProviderError. Every command is sent at most once
+// (see sendOnce): a call whose reply was lost returns a retryable error and
+// was applied once or not at all, never twice.
 func (p *Provider) run(ctx context.Context, op string, s luaScript, a args) (any, error) {
 	keys := []string{p.keys.Prefix()}
 	var cmd *redis.Cmd
@@ -88,13 +90,13 @@ func (p *Provider) run(ctx context.Context, op string, s luaScript, a args) (any
 	case err != nil && ctx.Err() != nil:
 		// the call may still be in a pipeline: its result is not ours to read
 	case p.funcs != nil && functionMissing(err):
-		cmd = p.funcs.reload(ctx, p.rdb, p.scripts[s], keys, a)
-		err = cmd.Err()
-	case p.funcs == nil && redis.HasErrorPrefix(err, "NOSCRIPT"):
-		// the server lost the script cache: EVAL sends the source, and
-		// caches it again for the calls that follow
-		cmd = p.scripts[s].Eval(ctx, p.rdb, keys, a...)
-		err = cmd.Err()
+		// nothing ran: the library is loaded again for the calls that
+		// follow, and this one runs with EVALSHA, which another flush in
+		// between cannot fail
+		_ = p.funcs.load(ctx, p.rdb) // a failure shows again on the next FCALL, handled the same way
+		cmd, err = p.evalScript(ctx, s, keys, a)
+	case p.funcs == nil && noScript(err):
+		cmd, err = p.evalSource(ctx, s, keys, a)
 	}
 	if errors.Is(err, redis.Nil) {
 		return nil, nil // the script returned nil: "nothing", not a failure
@@ -107,6 +109,28 @@ func (p *Provider) run(ctx context.Context, op string, s luaScript, a args) (any
 	}
 	return cmd.Val(), nil
 }
+
+// evalScript runs script s with EVALSHA, and with EVAL when the server's
+// script cache lost it.
+func (p *Provider) evalScript(ctx context.Context, s luaScript, keys []string, a args) (*redis.Cmd, error) {
+	cmd := evalsha(ctx, p.scripts[s], keys, a)
+	err := p.process(ctx, cmd)
+	if noScript(err) && ctx.Err() == nil {
+		return p.evalSource(ctx, s, keys, a)
+	}
+	return cmd, err
+}
+
+// evalSource runs script s with EVAL: the server lost its script cache, so
+// the source goes along, and is cached again for the calls that follow.
+func (p *Provider) evalSource(ctx context.Context, s luaScript, keys []string, a args) (*redis.Cmd, error) {
+	cmd := redis.NewCmd(ctx, scriptArgs([]any{"eval", p.sources[s]}, keys, a)...)
+	return cmd, p.process(ctx, cmd)
+}
+
+// noScript reports the reply to EVALSHA of a script the server does not
+// have: nothing ran.
+func noScript(err error) bool { return err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") }
 
 // evalsha is the EVALSHA call of script with keys and a.
 func evalsha(ctx context.Context, script *redis.Script, keys []string, a args) *redis.Cmd {
