@@ -105,7 +105,7 @@ type Provider struct {
 	log         *slog.Logger
 	scripts     [scriptCount]*redis.Script
 	sources     [scriptCount]string // for EVAL when the server lost a script
-	funcs       *functions // nil: EVALSHA
+	funcs       *functions          // nil: EVALSHA
 	waits       *waitRegistry
 	// blockingPoolSize is the blocking client's pool size, for warnings
 	blockingPoolSize int
