@@ -67,6 +67,7 @@ var families = []family{
 
 	// messages between partitions (partitions.go)
 	{"obox", "obox", nil, "ZSET: messages a turn sent to instances of other partitions, until relayed (id -> '<id> <partition> <visible at> <#instance> <instance><json>')"},
+	{"request", "req", []partKind{str}, "STRING: a client call's request id, once applied (duroxide.CheckedEnqueuer), for RequestIDLifetime"},
 	{"rmark", "rmark", nil, "HASH: per source partition, the highest outbox id relayed into this partition (applying an id at or below it again is skipped)"},
 
 	// instances and executions
@@ -198,6 +199,10 @@ func (k Keys) Outbox() string { return k.build("obox") }
 // RelayMarks names the highest outbox id of each source partition already
 // applied in this partition.
 func (k Keys) RelayMarks() string { return k.build("rmark") }
+
+// Request names the mark of a client call's request id, applied in this
+// partition: a repeat of the call finds it and changes nothing.
+func (k Keys) Request(id string) string { return k.build("req", id) }
 
 // Family returns the family token of a key of this namespace (the part
 // after the prefix, up to its first ':'), "" for a key outside it.

@@ -73,6 +73,7 @@ func TestKeysGoAndLuaAgree(t *testing.T) {
 		{"meta", nil, k.Meta()},
 		{"obox", nil, k.Outbox()},
 		{"rmark", nil, k.RelayMarks()},
+		{"request", []string{"r:1"}, k.Request("r:1")},
 	}
 	covered := map[string]bool{}
 	for _, c := range cases {

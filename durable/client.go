@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
@@ -20,6 +22,15 @@ var ErrNoManagement = errors.New("durable: provider has no management capability
 
 // Client starts, signals, cancels and inspects orchestrations. It needs only
 // the provider, not a running Runtime: any process can be a client.
+//
+// Its calls ride over transient storage failures (Redis restarting, failing
+// over, a dropped connection) until their context ends, or for
+// DefaultCallBudget when the context has no deadline. Start, raise, enqueue
+// and cancel are then repeated under one request id, which the provider
+// applies once (duroxide.CheckedEnqueuer): nil means applied exactly once,
+// and an error after the deadline means the outcome is unknown only if the
+// storage never answered. With a provider without CheckedEnqueuer they are
+// sent once, unchecked.
 type Client struct {
 	p          duroxide.Provider
 	maxPayload int // MaxPayloadBytes unless a test lowers it
@@ -32,11 +43,15 @@ func NewClient(p duroxide.Provider) *Client { return &Client{p: p, maxPayload: M
 func (c *Client) Provider() duroxide.Provider { return c.p }
 
 // StartOrchestration enqueues the start of instance running orchestration
-// name with a raw input (option: WithVersion). Starting an instance that
-// already exists is not an error and changes nothing: the start message is
-// dropped by the dispatcher, as duroxide does. Bad arguments, including an
-// input over MaxPayloadBytes, return an *InvalidInputError before anything
-// reaches the provider.
+// name with a raw input (options: WithVersion, UseExisting). An instance
+// that already exists, or whose start is already waiting, is not started
+// again: the call fails with ErrAlreadyExists (with UseExisting it returns
+// nil instead). Bad arguments, including an input over MaxPayloadBytes,
+// return an *InvalidInputError before anything reaches the provider.
+//
+// A call whose reply was lost is repeated under the same request id until
+// it gets an answer or ctx ends (see Client), so nil means the start was
+// enqueued exactly once.
 func (c *Client) StartOrchestration(ctx context.Context, instance, name, input string, opts ...OrchestrationOption) error {
 	const op = "start_orchestration"
 	o := applyOrchOptions(opts)
@@ -53,7 +68,11 @@ func (c *Client) StartOrchestration(ctx context.Context, instance, name, input s
 		Instance: instance, Orchestration: name, Input: input, Version: o.version,
 		ExecutionID: duroxide.InitialExecutionID,
 	}
-	return c.p.EnqueueForOrchestrator(ctx, item, 0)
+	err := c.enqueue(ctx, op, item, duroxide.RequireAbsent)
+	if o.useExisting && errors.Is(err, ErrAlreadyExists) {
+		return nil
+	}
+	return err
 }
 
 // StartOrchestrationJSON is StartOrchestration with input encoded as JSON.
@@ -65,8 +84,11 @@ func (c *Client) StartOrchestrationJSON(ctx context.Context, instance, name stri
 	return c.StartOrchestration(ctx, instance, name, s, opts...)
 }
 
-// RaiseEvent delivers external event name to instance (WaitForEvent).
-// Data over MaxPayloadBytes returns an *InvalidInputError and sends nothing.
+// RaiseEvent delivers external event name to instance (WaitForEvent). An
+// instance that does not exist and has no start waiting fails with
+// ErrNotFound. Data over MaxPayloadBytes returns an *InvalidInputError and
+// sends nothing. duroxide's rule: an event raised before the orchestration
+// waits for it is not delivered to that wait; EnqueueEvent keeps it.
 func (c *Client) RaiseEvent(ctx context.Context, instance, name, data string) error {
 	const op = "raise_event"
 	if instance == "" || name == "" {
@@ -75,11 +97,13 @@ func (c *Client) RaiseEvent(ctx context.Context, instance, name, data string) er
 	if err := checkPayload(op, fmt.Sprintf("instance %q, event %q: data", instance, name), data, c.maxPayload); err != nil {
 		return err
 	}
-	return c.p.EnqueueForOrchestrator(ctx, duroxide.ExternalRaised{Instance: instance, Name: name, Data: data}, 0)
+	return c.enqueue(ctx, op, duroxide.ExternalRaised{Instance: instance, Name: name, Data: data}, duroxide.RequirePresent)
 }
 
 // EnqueueEvent appends data to the persistent queue of instance (Dequeue).
-// Data over MaxPayloadBytes returns an *InvalidInputError and sends nothing.
+// An instance that does not exist and has no start waiting fails with
+// ErrNotFound. Data over MaxPayloadBytes returns an *InvalidInputError and
+// sends nothing.
 func (c *Client) EnqueueEvent(ctx context.Context, instance, queue, data string) error {
 	const op = "enqueue_event"
 	if instance == "" || queue == "" {
@@ -88,7 +112,7 @@ func (c *Client) EnqueueEvent(ctx context.Context, instance, queue, data string)
 	if err := checkPayload(op, fmt.Sprintf("instance %q, queue %q: data", instance, queue), data, c.maxPayload); err != nil {
 		return err
 	}
-	return c.p.EnqueueForOrchestrator(ctx, duroxide.QueueMessage{Instance: instance, Name: queue, Data: data}, 0)
+	return c.enqueue(ctx, op, duroxide.QueueMessage{Instance: instance, Name: queue, Data: data}, duroxide.RequirePresent)
 }
 
 // RaiseEventJSON is RaiseEvent with data encoded as JSON.
@@ -113,10 +137,11 @@ func (c *Client) EnqueueEventJSON(ctx context.Context, instance, queue string, d
 // outstanding activities are cancelled and its sub-orchestrations are
 // cancelled in turn.
 func (c *Client) CancelInstance(ctx context.Context, instance, reason string) error {
+	const op = "cancel_instance"
 	if instance == "" {
-		return invalidInput("cancel_instance", "instance id is required")
+		return invalidInput(op, "instance id is required")
 	}
-	return c.p.EnqueueForOrchestrator(ctx, duroxide.CancelInstance{Instance: instance, Reason: reason}, 0)
+	return c.enqueue(ctx, op, duroxide.CancelInstance{Instance: instance, Reason: reason}, duroxide.RequirePresent)
 }
 
 // Status reads the instance's status from its latest execution's history.
@@ -177,19 +202,77 @@ func (c *Client) WaitForStatusChange(ctx context.Context, instance string, lastS
 	})
 }
 
-// waitUntil repeats check with backoff until it reports done, fails, the
-// context ends or timeout passes.
+// DefaultCallBudget is how long a Client call whose context has no deadline
+// rides over transient storage failures before it returns the last one.
+const DefaultCallBudget = 30 * time.Second
+
+// Backoff of a call riding over transient failures.
+const (
+	rideInitialDelay = 10 * time.Millisecond
+	rideMaxDelay     = time.Second
+)
+
+// enqueue sends a client call's message, checked against require and under
+// one request id, repeating it over transient failures (see Client).
+func (c *Client) enqueue(ctx context.Context, op string, item duroxide.WorkItem, require duroxide.Requirement) error {
+	ce, ok := c.p.(duroxide.CheckedEnqueuer)
+	if !ok {
+		return c.p.EnqueueForOrchestrator(ctx, item, 0)
+	}
+	opts := duroxide.CheckedEnqueue{Require: require, RequestID: uuid.NewString()}
+	err := rideOver(ctx, func() error { return ce.EnqueueForOrchestratorChecked(ctx, item, opts) })
+	if err != nil {
+		return fmt.Errorf("durable: %s: %w", op, err)
+	}
+	return nil
+}
+
+// rideOver calls fn until it returns nil or a permanent error, or until ctx
+// ends (DefaultCallBudget without a deadline), waiting 10 ms doubling to 1 s
+// between attempts; then it returns fn's last error.
+func rideOver(ctx context.Context, fn func() error) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultCallBudget)
+		defer cancel()
+	}
+	delay := rideInitialDelay
+	for {
+		err := fn()
+		if err == nil || !duroxide.IsRetryable(err) || ctx.Err() != nil {
+			return err
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		delay = min(delay*2, rideMaxDelay)
+	}
+}
+
+// waitUntil repeats check with backoff until it reports done, fails for
+// good, the context ends or timeout passes. A transient failure (Redis
+// restarting, a dropped connection) is not the end of a wait: the check is
+// repeated, and a timeout names the failure if the last check failed.
 func (c *Client) waitUntil(ctx context.Context, op, instance string, timeout time.Duration, check func() (OrchestrationStatus, bool, error)) (OrchestrationStatus, error) {
 	deadline := time.Now().Add(timeout)
 	delay := waitInitialDelay
+	var last OrchestrationStatus
 	for {
 		st, done, err := check()
-		if err != nil || done {
+		switch {
+		case err != nil && !duroxide.IsRetryable(err), done:
 			return st, err
+		case err != nil:
+			st = last // a failed read says nothing of the instance
 		}
+		last = st
 		left := time.Until(deadline)
 		if left <= 0 {
-			return st, &WaitTimeoutError{Op: op, Instance: instance, Last: st}
+			return st, &WaitTimeoutError{Op: op, Instance: instance, Last: st, Err: err}
 		}
 		t := time.NewTimer(min(delay, left))
 		select {

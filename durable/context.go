@@ -59,9 +59,17 @@ func WithSession(sessionID string) ActivityOption {
 type OrchestrationOption func(*orchOptions)
 
 type orchOptions struct {
-	instanceID string
-	version    *string
+	instanceID  string
+	version     *string
+	useExisting bool
 }
+
+// UseExisting makes a client start of an instance that already exists, or
+// whose start is already waiting, return nil instead of ErrAlreadyExists
+// ("start if absent"; Temporal's USE_EXISTING conflict policy). The
+// existing instance is left as it is, whatever its input. Orchestration
+// code's starts ignore it.
+func UseExisting() OrchestrationOption { return func(o *orchOptions) { o.useExisting = true } }
 
 // WithInstanceID gives a sub-orchestration an explicit instance id instead of
 // the automatic "{parent}::sub::{event id}".

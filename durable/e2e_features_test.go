@@ -201,15 +201,19 @@ func testE2EIdempotentStartAndDetached(t *testing.T, backend durabletest.Backend
 	})
 	env := durabletest.Start(t, reg, durabletest.WithBackend(backend))
 	ctx := t.Context()
-	for range 3 {
-		if err := env.Client.StartOrchestration(ctx, "once", "Once", "a"); err != nil {
+	for i := range 3 {
+		err := env.Client.StartOrchestration(ctx, "once", "Once", "a")
+		if i > 0 && errors.Is(err, durable.ErrAlreadyExists) {
+			err = env.Client.StartOrchestration(ctx, "once", "Once", "a", durable.UseExisting())
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
 	mustComplete(t, env.Wait(t, "once"), "a")
 	mustComplete(t, env.Wait(t, "spawned-a"), "x")
 	mustComplete(t, env.Wait(t, "spawned-x"), "x")
-	if err := env.Client.StartOrchestration(ctx, "once", "Once", "a"); err != nil {
+	if err := env.Client.StartOrchestration(ctx, "once", "Once", "a", durable.UseExisting()); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)

@@ -30,6 +30,13 @@ var (
 	// ErrInvalidInput classifies an *InvalidInputError: durable rejected a
 	// call's arguments before anything reached the provider.
 	ErrInvalidInput = errors.New("durable: invalid input")
+	// ErrAlreadyExists classifies a client start of an instance that
+	// exists or whose start is already waiting (see UseExisting). It is
+	// duroxide.ErrAlreadyExists, the kind the provider reports.
+	ErrAlreadyExists = duroxide.ErrAlreadyExists
+	// ErrNotFound classifies a raise, enqueue or cancel of an instance that
+	// does not exist and has no start waiting. It is duroxide.ErrNotFound.
+	ErrNotFound = duroxide.ErrNotFound
 )
 
 // ActivityError is how a failed activity reaches orchestration code (Get on
@@ -275,11 +282,18 @@ type WaitTimeoutError struct {
 	// Instance is the instance waited for; Last its status at the last read.
 	Instance string
 	Last     OrchestrationStatus
+	// Err is the transient failure of the last read when it failed (the
+	// storage was unreachable at the deadline), else nil.
+	Err error
 }
 
-// Error names the instance and its last status.
+// Error names the instance, its last status and the last read's failure.
 func (e *WaitTimeoutError) Error() string {
-	return fmt.Sprintf("durable: %s: instance %q timed out (last status %s)", e.Op, e.Instance, e.Last.Status)
+	msg := fmt.Sprintf("durable: %s: instance %q timed out (last status %s)", e.Op, e.Instance, e.Last.Status)
+	if e.Err != nil {
+		msg += "; the last read failed: " + e.Err.Error()
+	}
+	return msg
 }
 
 // Is reports whether target is ErrTimeout or context.DeadlineExceeded.

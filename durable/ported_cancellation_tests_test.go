@@ -1,6 +1,7 @@
 package durable_test
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -257,9 +258,14 @@ func TestSelect2LoserActivityReceivesCancellationSignal(t *testing.T) {
 }
 
 // TestCancelNonexistentInstanceIsNoop mirrors cancel_nonexistent_instance_is_noop.
+// Our client refuses the cancel with ErrNotFound (duroxide's returns Ok); the
+// message duroxide's client sends, straight to the provider, changes nothing.
 func TestCancelNonexistentInstanceIsNoop(t *testing.T) {
 	h := newHarness(t, durable.NewRegistry().MustAddOrchestration("Dummy", func(*durable.OrchestrationContext, string) (string, error) { return "ok", nil }))
-	h.cancel("does-not-exist", "test")
+	if err := h.client.CancelInstance(h.ctx, "does-not-exist", "test"); !errors.Is(err, durable.ErrNotFound) {
+		t.Fatalf("cancel of an unknown instance = %v, want ErrNotFound", err)
+	}
+	h.enqueue(duroxide.CancelInstance{Instance: "does-not-exist", Reason: "test"})
 	h.awaitIdle()
 	if st, err := h.client.Status(h.ctx, "does-not-exist"); err != nil || st.Status != durable.StatusNotFound {
 		t.Errorf("status %v (%v), want NotFound: a cancel must not create the instance", st.Status, err)

@@ -1,6 +1,7 @@
 package durable_test
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 
@@ -233,7 +234,12 @@ func TestEventsEnqueuedBeforeStartOrchestrationAreDropped(t *testing.T) {
 		return "timeout_as_expected", nil
 	})
 	h := newHarness(t, reg)
-	h.enqueueEvent("inst-orphan", "pre-start-q", "should-be-dropped")
+	// our client refuses it (ErrNotFound); duroxide's client sends it,
+	// straight to the provider, which must drop it
+	if err := h.client.EnqueueEvent(h.ctx, "inst-orphan", "pre-start-q", "x"); !errors.Is(err, durable.ErrNotFound) {
+		t.Fatalf("enqueue to an unknown instance = %v, want ErrNotFound", err)
+	}
+	h.enqueue(duroxide.QueueMessage{Instance: "inst-orphan", Name: "pre-start-q", Data: "should-be-dropped"})
 	h.awaitIdle()
 	h.start("inst-orphan", "OrphanTest", "")
 	h.wantCompleted("inst-orphan", "timeout_as_expected")

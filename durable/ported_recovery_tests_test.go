@@ -1,6 +1,7 @@
 package durable_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/duroxide-go/duroxide-redis/durable"
@@ -56,7 +57,12 @@ func recoverAcrossRestart(t *testing.T, h *harness, instance string) {
 			countScheduledStep(pre, "1"), countScheduledStep(pre, "2"), countScheduledStep(pre, "3"))
 	}
 	h.restart(portedRecoveryRegistry(), durable.Options{})
-	h.start(instance, "RecoveryTest", "")
+	// our client refuses the second start (duroxide's returns Ok): the
+	// start message duroxide's client sends goes straight to the provider
+	if err := h.client.StartOrchestration(h.ctx, instance, "RecoveryTest", ""); !errors.Is(err, durable.ErrAlreadyExists) {
+		t.Fatalf("second start of %s = %v, want ErrAlreadyExists", instance, err)
+	}
+	h.enqueue(duroxide.StartOrchestration{Instance: instance, Orchestration: "RecoveryTest", ExecutionID: duroxide.InitialExecutionID})
 	h.raise(instance, "Resume", "go")
 	h.wantCompleted(instance, "1234")
 	post := h.history(instance)

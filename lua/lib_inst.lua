@@ -105,6 +105,12 @@ end
 -- sequence, so a lazy fetch's cursor tells an instance created again after
 -- a delete from the one before. One a lazy fetch of the locked instance
 -- already handed out (in om, see O.take) is kept.
+-- known reports whether inst has a record or a start waiting in its queue
+-- (O.enqueue marks one with 'ps' in om until the record is made).
+function I.known(inst)
+  return redis.call('EXISTS', K.inst(inst)) == 1 or redis.call('HEXISTS', K.om(inst), 'ps') == 1
+end
+
 function I.apply_metadata(inst, eid, name, ver, parent, now)
   local ik = K.inst(inst)
   -- every record is created with 'cur' (and only ever deleted whole)
@@ -112,6 +118,7 @@ function I.apply_metadata(inst, eid, name, ver, parent, now)
   if not r[1] then
     if name == '' then return false end
     local inc = redis.call('HGET', K.om(inst), 'inc') or U.id(redis.call('INCR', K.seq()))
+    redis.call('HDEL', K.om(inst), 'ps') -- its start is waiting no more: the record says it exists
     redis.call('HSET', ik, 'name', name, 'ver', ver, 'cur', eid, 'created', now, 'updated', now, 'inc', inc)
     redis.call('ZADD', K.ilist(), now, inst)
     r = { eid, false, now, false }

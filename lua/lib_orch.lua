@@ -214,12 +214,23 @@ function O.reindex(inst, now)
   if not file_instance(inst, now) and st then redis.call('HDEL', om, 'st') end
 end
 
+
+-- START and QUEUED open the JSON of a StartOrchestration and a QueueMessage
+-- (duroxide's wire format: the variant's name is the object's only key).
+local START = '{"StartOrchestration":'
+local QUEUED = '{"QueueMessage":'
+
 -- enqueue adds a message for inst, visible at vis. A locked instance is not
--- indexed: releasing its lock does that.
+-- indexed: releasing its lock does that. A start for an instance without a
+-- record marks it 'ps' (start waiting) until the record is made, so that a
+-- checked enqueue knows of it (I.known).
 function O.enqueue(inst, json, vis, now)
   local seq = U.id(redis.call('INCR', K.seq()))
   local om = K.om(inst)
   local st = redis.call('HGET', om, 'st')
+  if string.sub(json, 1, #START) == START and redis.call('EXISTS', K.inst(inst)) == 0 then
+    redis.call('HSET', om, 'ps', '1')
+  end
   redis.call('ZADD', K.oq(inst), U.id(vis), seq)
   U.count('o_unl', 1)
   if vis > now then U.schedule(K.ogate(), K.ofut(), vis, seq) end
@@ -392,9 +403,6 @@ local function more(ver, ready, left)
   if left == nil then left = redis.call('EXISTS', K.oready(ver)) == 1 end
   return left
 end
-
-local START = '{"StartOrchestration":'
-local QUEUED = '{"QueueMessage":'
 
 -- messages reads the messages seqs of inst and their attempt counts in one
 -- HMGET: seq -> json (false when missing), seq -> attempts so far.

@@ -43,7 +43,7 @@ end
 
 -- fail returns the error reply by which a script reports a contract
 -- violation: 'DXPERM', a code naming its kind (one of redisprovider's
--- scriptCodes: LOCK_LOST, NOT_FOUND, INVALID, DUPLICATE, CONFLICT), then the
+-- scriptCodes: LOCK_LOST, NOT_FOUND, INVALID, DUPLICATE, CONFLICT, EXISTS), then the
 -- message. The script returns it before its first write.
 function U.fail(code, msg)
   return redis.error_reply('DXPERM ' .. code .. ' ' .. msg)

@@ -25,6 +25,7 @@ var scriptCodes = map[string]error{
 	"INVALID":   duroxide.ErrInvalidInput,
 	"DUPLICATE": duroxide.ErrDuplicateEvent,
 	"CONFLICT":  duroxide.ErrConflict,
+	"EXISTS":    duroxide.ErrAlreadyExists,
 }
 
 // fail turns an error of a Redis call made for operation op into a

@@ -10,6 +10,7 @@ package redisprovider
 // read_with_execution and read_history_with_execution_id; prune_executions
 // also serves prune_executions_bulk. rearm_wake and release_due serve the waiters, no method;
 // open_namespace and relay_messages serve Partitioned.
+// enqueue_checked serves the optional enqueue_for_orchestrator_checked.
 // enqueue_for_orchestrator and enqueue_for_worker also serve the batch
 // methods, enqueue_for_orchestrator_batch and enqueue_for_worker_batch.
 // ack_fetch_work_item and ack_fetch_orchestration_item serve the optional
@@ -29,6 +30,7 @@ const (
 	scriptDeleteInstance
 	scriptDeleteInstanceBulk
 	scriptDeleteInstancesAtomic
+	scriptEnqueueChecked
 	scriptEnqueueForOrchestrator
 	scriptEnqueueForWorker
 	scriptFetchOrchestrationItem
@@ -69,6 +71,7 @@ var scriptFiles = [scriptCount]string{
 	scriptDeleteInstance:             "delete_instance",
 	scriptDeleteInstanceBulk:         "delete_instance_bulk",
 	scriptDeleteInstancesAtomic:      "delete_instances_atomic",
+	scriptEnqueueChecked:             "enqueue_checked",
 	scriptEnqueueForOrchestrator:     "enqueue_for_orchestrator",
 	scriptEnqueueForWorker:           "enqueue_for_worker",
 	scriptFetchOrchestrationItem:     "fetch_orchestration_item",

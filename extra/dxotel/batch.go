@@ -25,3 +25,14 @@ func (m batchEnqueue) EnqueueForWorkerBatch(ctx context.Context, items []duroxid
 		return m.w.inner.(duroxide.BatchEnqueuer).EnqueueForWorkerBatch(ctx, items)
 	}, KeyBatchSize.Int(len(items)))
 }
+
+// checkedEnqueue passes duroxide.CheckedEnqueuer through: one span and one
+// recorded call with the plain enqueue's attributes.
+type checkedEnqueue struct{ w *provider }
+
+// EnqueueForOrchestratorChecked traces the checked enqueue.
+func (m checkedEnqueue) EnqueueForOrchestratorChecked(ctx context.Context, item duroxide.WorkItem, opts duroxide.CheckedEnqueue) error {
+	return do0(m.w, ctx, "enqueue_for_orchestrator_checked", "", func(ctx context.Context) error {
+		return m.w.inner.(duroxide.CheckedEnqueuer).EnqueueForOrchestratorChecked(ctx, item, opts)
+	}, workItemAttrs(item)...)
+}

@@ -15,6 +15,7 @@ var optional = [...]reflect.Type{
 	reflect.TypeFor[duroxide.WorkAckFetcher](),
 	reflect.TypeFor[duroxide.BatchEnqueuer](),
 	reflect.TypeFor[duroxide.LazyHistoryFetcher](),
+	reflect.TypeFor[duroxide.CheckedEnqueuer](),
 }
 
 // withCapabilities returns w as a value whose type implements exactly the
@@ -113,6 +114,118 @@ func withCapabilities(w *provider, mask uint) Provider {
 			batchEnqueue
 			lazyHistoryFetch
 		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}}
+	case 16:
+		return &struct {
+			*provider
+			checkedEnqueue
+		}{w, checkedEnqueue{w}}
+	case 17:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			checkedEnqueue
+		}{w, orchestrationAckFetch{w}, checkedEnqueue{w}}
+	case 18:
+		return &struct {
+			*provider
+			workAckFetch
+			checkedEnqueue
+		}{w, workAckFetch{w}, checkedEnqueue{w}}
+	case 19:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			checkedEnqueue
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, checkedEnqueue{w}}
+	case 20:
+		return &struct {
+			*provider
+			batchEnqueue
+			checkedEnqueue
+		}{w, batchEnqueue{w}, checkedEnqueue{w}}
+	case 21:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			checkedEnqueue
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}}
+	case 22:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+		}{w, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}}
+	case 23:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}}
+	case 24:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			checkedEnqueue
+		}{w, lazyHistoryFetch{w}, checkedEnqueue{w}}
+	case 25:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}}
+	case 26:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}}
+	case 27:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}}
+	case 28:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}}
+	case 29:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}}
+	case 30:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}}
+	case 31:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}}
 	}
 	return w
 }

@@ -173,10 +173,11 @@ func TestClusterShardPrimaryKilled(t *testing.T) {
 			for inst, out := range expected(id, input == "gated") {
 				want[inst] = out
 			}
-			// a start that failed may have been applied: starting again is
-			// harmless (a second start of a started instance is dropped)
+			// the client repeats a start whose reply was lost under its
+			// request id until the context ends; one that failed all that
+			// time may still have been applied, which the next try learns
 			for {
-				err := client.StartOrchestration(ctx, id, xParent, input)
+				err := client.StartOrchestration(ctx, id, xParent, input, durable.UseExisting())
 				if err == nil {
 					break
 				}
