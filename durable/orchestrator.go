@@ -44,6 +44,7 @@ func dispatch[T any](r *Runtime, fetch func() (*T, error), handle func(*T, *hand
 			continue
 		}
 		errs = 0
+		r.outage.over(r.opts.Logger)
 		if item != nil {
 			handle(item, &next)
 		}

@@ -26,6 +26,7 @@ type Runtime struct {
 	client  *Client
 	filter  duroxide.DispatcherCapabilityFilter
 	support duroxide.SemverRange
+	outage  outage // logs a storage outage in a few lines
 
 	ctx    context.Context // cancelled by Shutdown: stops fetching
 	stop   context.CancelFunc
@@ -170,10 +171,11 @@ func (r *Runtime) backoff(err error, consecutive *int) bool {
 	if duroxide.IsRetryable(err) {
 		*consecutive++
 		d = min(100*time.Millisecond<<min(*consecutive, 5), 3*time.Second)
+		r.outage.failed(r.opts.Logger, err)
 	} else {
 		*consecutive = 0
+		r.opts.Logger.Warn("durable: fetch failed", "error", err, "backoff", d)
 	}
-	r.opts.Logger.Warn("durable: fetch failed", "error", err, "backoff", d)
 	return r.sleep(d)
 }
 

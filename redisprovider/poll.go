@@ -231,6 +231,11 @@ type waitRegistry struct {
 
 	warnMu sync.Mutex
 	warned time.Time // last warning of a blocker without connection
+
+	// running counts the blockers' goroutines, which Close waits for
+	// before it closes the blocking client: a connection closed under a
+	// call in flight makes go-redis print to stderr when the call returns
+	running sync.WaitGroup
 }
 
 func newWaitRegistry(p *Provider) *waitRegistry {
@@ -263,7 +268,11 @@ func (r *waitRegistry) join(keys []string) *waiter {
 	start, interrupt := b.admit(w)
 	r.mu.Unlock()
 	if start {
-		go b.run()
+		r.running.Add(1)
+		go func() {
+			defer r.running.Done()
+			b.run()
+		}()
 	}
 	if interrupt {
 		go b.interrupt()
@@ -443,6 +452,34 @@ func (r *waitRegistry) close() {
 	r.mu.Unlock()
 	r.giveBack(pending)
 	r.p.rearmAll(owed)
+}
+
+// stopBlockers makes every blocker's call in flight return (its control
+// key set) and waits, for at most wait, until the blockers have stopped:
+// they stop once the provider is closed. The clients must still be open.
+func (r *waitRegistry) stopBlockers(wait time.Duration) {
+	r.mu.Lock()
+	var running []*blocker
+	for _, b := range r.blockers {
+		if b.running {
+			running = append(running, b)
+		}
+	}
+	r.mu.Unlock()
+	for _, b := range running {
+		b.interrupt()
+	}
+	stopped := make(chan struct{})
+	go func() {
+		r.running.Wait()
+		close(stopped)
+	}()
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-stopped:
+	case <-t.C: // a server that does not answer: close under the calls
+	}
 }
 
 // warnBlocked logs, at most every poolWarnEvery, that a blocker got no

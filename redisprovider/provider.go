@@ -81,6 +81,14 @@ type Options struct {
 	// several spreads over a Cluster's shards. Fixed at creation. New opens
 	// only namespaces of one partition.
 	Partitions int
+	// KeepGoRedisLogger leaves go-redis's process-wide logger as the
+	// application set it. By default New installs one (once per process)
+	// that forwards go-redis's notices (a failed dial, a closed connection)
+	// to the Logger of the provider opened last that has one, each kind at
+	// most every 30 s with a count of the lines left out, instead of
+	// go-redis's default: every notice on stderr, tens a second while Redis
+	// is down.
+	KeepGoRedisLogger bool
 	// OpenOnly makes NewPartitioned write nothing: a namespace not created
 	// yet opens as one partition (what a namespace without a layout record
 	// is) and stays uncreated, as New leaves it. For tools that look before
@@ -176,6 +184,9 @@ func newUnloaded(opts Options) (*Provider, error) {
 	}
 	if p.lockTimeout == 0 {
 		p.lockTimeout = DefaultLockTimeout
+	}
+	if !opts.KeepGoRedisLogger {
+		routeGoRedisLogs(p.log)
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -305,7 +316,8 @@ func (p *Provider) UsesFunctions() bool { return p.funcs != nil }
 
 // Close gives back the due times this process claimed for its fetchers to
 // run at (so that a fetcher elsewhere runs at them), stops the provider's
-// waiters and closes the clients New created. A Client passed in Options
+// waiters, waits (up to 2 s) for their long polls in flight to return, and
+// closes the clients New created. A Client passed in Options
 // stays open.
 func (p *Provider) Close() error {
 	var err error
@@ -314,6 +326,9 @@ func (p *Provider) Close() error {
 			p.waits.close() // while the clients are open
 		}
 		close(p.closed)
+		if p.waits != nil {
+			p.waits.stopBlockers(closeWait)
+		}
 		if p.ownsBlocker {
 			err = p.blocking.Close()
 		}
@@ -323,6 +338,10 @@ func (p *Provider) Close() error {
 	})
 	return err
 }
+
+// closeWait bounds how long Close waits for the long polls in flight to
+// return before it closes the clients under them.
+const closeWait = 2 * time.Second
 
 // WakeFetchers makes every fetch of this provider run its fetch script
 // again at once, as if work had been announced to each: the fetches asleep
