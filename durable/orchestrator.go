@@ -3,6 +3,7 @@ package durable
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
@@ -211,6 +212,7 @@ func (r *Runtime) runTurn(item *duroxide.OrchestrationItem, eng *engine.Engine, 
 		ver, fn = v, engineFunc(code)
 	}
 	commit, goesOn := eng.Turn(item, b, ver, fn, r.turnEnv())
+	r.logNondeterminism(item.Instance, eng, commit, b.Name, ver)
 	r.rememberExecution(item.Instance, eng.ExecutionID(), commit.Metadata.Status == "Completed" || commit.Metadata.Status == "Failed")
 	cache := goesOn && r.cache.enabled()
 	if cache {
@@ -223,6 +225,32 @@ func (r *Runtime) runTurn(item *duroxide.OrchestrationItem, eng *engine.Engine, 
 		ExecutionID: eng.ExecutionID(), LastEventID: eng.LastEventID(), Incarnation: nextIncarnation(item, eng),
 	}})
 	return eng, true
+}
+
+// logNondeterminism logs, at ERROR, a turn that fails its instance because
+// the code no longer replays its history: the failure is permanent and
+// usually follows a deploy, so whoever watches the logs must see it
+// (duroxide logs it at ERROR too), not only whoever reads the instance.
+func (r *Runtime) logNondeterminism(instance string, eng *engine.Engine, commit duroxide.OrchestrationCommit, name string, ver *semver.Version) {
+	for _, ev := range commit.HistoryDelta {
+		f, ok := ev.Kind.(duroxide.OrchestrationFailedEvent)
+		if !ok || f.Details.Configuration == nil || f.Details.Configuration.Kind != duroxide.ConfigErrorNondeterminism {
+			continue
+		}
+		msg := engine.DisplayMessage(f.Details)
+		eventID := nondeterminismError(strings.TrimPrefix(msg, "nondeterministic: ")).EventID
+		if d := eng.Divergence(); d != nil {
+			eventID = d.Event.EventID
+		}
+		version := ""
+		if ver != nil {
+			version = ver.String()
+		}
+		r.opts.Logger.Error("durable: orchestration code does not replay its history, failing the instance",
+			"instance", instance, "execution_id", eng.ExecutionID(), "event_id", eventID,
+			"orchestration", name, "version", version, "error", msg)
+		return
+	}
 }
 
 // turnEnv is what the engine needs of this runtime during a turn.

@@ -116,10 +116,11 @@ func eqOpt(a, b *string) bool {
 	return *a == *b
 }
 
-// describe renders an action for nondeterminism messages.
+// describe renders an action as the event it records, for the replayer's
+// Divergence.
 func (a *action) describe() string {
 	if k := a.toEvent(); k != nil {
-		return describeKind(k)
+		return Describe(k)
 	}
 	return "ContinueAsNew"
 }
