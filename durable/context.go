@@ -72,7 +72,11 @@ type orchOptions struct {
 func UseExisting() OrchestrationOption { return func(o *orchOptions) { o.useExisting = true } }
 
 // WithInstanceID gives a sub-orchestration an explicit instance id instead of
-// the automatic "{parent}::sub::{event id}".
+// the automatic "{parent}::sub::{event id}" (from the parent's second
+// execution on, "{parent}::sub::{event id}.exec{n}", so a continued parent
+// never reuses its first execution's children). The id must name no
+// existing instance: a start that does fails the parent's sub-orchestration
+// with a message naming the collision.
 func WithInstanceID(id string) OrchestrationOption { return func(o *orchOptions) { o.instanceID = id } }
 
 // WithVersion pins the version to run; without it the latest registered

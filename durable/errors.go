@@ -208,9 +208,21 @@ func (e *NondeterminismError) Error() string { return "nondeterministic: " + e.M
 func (e *NondeterminismError) Is(target error) bool { return target == ErrNondeterminism }
 
 // nondeterminismError parses the engine's nondeterminism messages into
-// their parts; a message of another shape keeps only Message.
+// their parts; a message of another shape keeps only Message. The worded
+// form ("event N in history is X, but the code Y") is the engine's since
+// issue 28; the "action=X vs event=Y" form is duroxide's and older
+// releases', still found in stored failures.
 func nondeterminismError(msg string) *NondeterminismError {
 	e := &NondeterminismError{Message: msg}
+	if _, rest, ok := strings.Cut(msg, ": event "); ok {
+		var id uint64
+		if n, _ := fmt.Sscanf(rest, "%d in history is ", &id); n == 1 {
+			e.EventID = id
+			_, rest, _ = strings.Cut(rest, " in history is ")
+			e.Found, e.Expected, _ = strings.Cut(rest, ", but the code ")
+			return e
+		}
+	}
 	if _, rest, ok := strings.Cut(msg, "action="); ok {
 		e.Expected, e.Found, _ = strings.Cut(rest, " vs event=")
 	}

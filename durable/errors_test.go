@@ -45,6 +45,11 @@ func TestErrorsNondeterminismFromStatus(t *testing.T) {
 	if ne := nondeterminismError("completion kind mismatch for id=7, expected 'a', got 'b'"); ne.EventID != 7 {
 		t.Fatalf("event id %d, want 7", ne.EventID)
 	}
+	// The engine's worded messages (issue 28) parse into the same parts.
+	worded := nondeterminismError(`schedule mismatch: event 5 in history is CustomStatusUpdated(status "x"), but the code scheduled activity "Charge" (input "12")`)
+	if worded.EventID != 5 || worded.Found != `CustomStatusUpdated(status "x")` || worded.Expected != `scheduled activity "Charge" (input "12")` {
+		t.Fatalf("worded message parsed as %+v", worded)
+	}
 	cancelled := OrchestrationStatus{Status: StatusFailed, Failure: &duroxide.ErrorDetails{Application: &duroxide.ApplicationError{
 		Kind: duroxide.AppErrorKind{Variant: duroxide.AppErrorCancelled, Reason: "r"}}}}
 	var oe *OrchestrationError

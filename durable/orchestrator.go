@@ -3,6 +3,8 @@ package durable
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
@@ -186,8 +188,12 @@ func (r *Runtime) runTurn(item *duroxide.OrchestrationItem, eng *engine.Engine, 
 		// and leaving the instance Running forever.
 		b.Name, b.Version = item.OrchestrationName, item.Version
 	}
+	refused := r.refuseCollidingStarts(item, hi)
 	if hi.Completed || hi.Failed || (hi.ContinuedAsNew && !b.ContinueAsNew) {
-		r.ackTurn(item, duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID}, next, false)
+		if len(refused) == 0 {
+			r.opts.Logger.Debug("durable: instance is terminal, acking its batch without processing", "instance", item.Instance, "messages", len(item.Messages))
+		}
+		r.ackTurn(item, duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID, OrchestratorItems: refused}, next, false)
 		return eng, false
 	}
 	if b.ContinueAsNew {
@@ -212,6 +218,8 @@ func (r *Runtime) runTurn(item *duroxide.OrchestrationItem, eng *engine.Engine, 
 		ver, fn = v, engineFunc(code)
 	}
 	commit, goesOn := eng.Turn(item, b, ver, fn, r.turnEnv())
+	commit.OrchestratorItems = append(commit.OrchestratorItems, refused...)
+	r.logNondeterminism(item.Instance, eng, commit, b.Name, ver)
 	r.rememberExecution(item.Instance, eng.ExecutionID(), commit.Metadata.Status == "Completed" || commit.Metadata.Status == "Failed")
 	cache := goesOn && r.cache.enabled()
 	if cache {
@@ -224,6 +232,102 @@ func (r *Runtime) runTurn(item *duroxide.OrchestrationItem, eng *engine.Engine, 
 		ExecutionID: eng.ExecutionID(), LastEventID: eng.LastEventID(), Incarnation: nextIncarnation(item, eng),
 	}})
 	return eng, true
+}
+
+// refuseCollidingStarts answers each start in the batch that cannot start
+// the instance, because the instance exists already (its history has
+// begun) or another start in the batch creates it. A sub-orchestration
+// start gets a SubOrchFailed naming the collision, so its parent fails the
+// child's future instead of waiting forever for a completion the existing
+// instance sends to its own starter, if to anyone (duroxide drops such a
+// start with a warning, and the parent hangs). A root start has nobody
+// waiting and is only logged.
+//
+// The one start not refused is a redelivery of the running instance's own
+// start (same parent and parent event): its completion will answer it. The
+// same start reaching a finished instance is refused too: the Redis
+// provider delivers a start once, so it is a later execution of the parent
+// reusing an explicit id at the same event id, whose own child this is
+// not; were it a redelivery after all, the parent has the child's
+// completion first and drops the failure as a duplicate.
+func (r *Runtime) refuseCollidingStarts(item *duroxide.OrchestrationItem, hi engine.HistoryInfo) []duroxide.WorkItem {
+	parent, parentID, exists := hi.Parent, hi.ParentID, hi.Started
+	state := "Running"
+	switch {
+	case hi.Completed:
+		state = "Completed"
+	case hi.Failed:
+		state = "Failed"
+	}
+	finished := hi.Completed || hi.Failed
+	var refused []duroxide.WorkItem
+	for _, m := range item.Messages {
+		s, ok := m.(duroxide.StartOrchestration)
+		if !ok {
+			continue
+		}
+		if !exists {
+			// this start creates the instance; later ones find it
+			exists, parent, parentID = true, s.ParentInstance, s.ParentID
+			continue
+		}
+		if s.ParentInstance == nil || s.ParentID == nil {
+			r.opts.Logger.Warn("durable: start of an existing instance dropped", "instance", item.Instance,
+				"orchestration", s.Orchestration, "state", state)
+			continue
+		}
+		sameStarter := eqPtr(parent, s.ParentInstance) && eqPtr(parentID, s.ParentID)
+		if sameStarter && !finished {
+			continue
+		}
+		origin := "started as a root instance"
+		if parent != nil && parentID != nil {
+			origin = fmt.Sprintf("started by %q at event %d", *parent, *parentID)
+		}
+		msg := fmt.Sprintf("sub-orchestration instance %q already exists and is %s (%s), so %s was not started: a sub-orchestration's instance id must name no existing instance",
+			item.Instance, state, origin, s.Orchestration)
+		r.opts.Logger.Warn("durable: sub-orchestration start names an existing instance, failing it in the parent",
+			"instance", item.Instance, "parent", *s.ParentInstance, "parent_event_id", *s.ParentID, "state", state)
+		refused = append(refused, duroxide.SubOrchFailed{
+			ParentInstance: *s.ParentInstance, ParentExecutionID: r.parentExecution(*s.ParentInstance), ParentID: *s.ParentID,
+			Details: duroxide.ErrorDetails{Application: &duroxide.ApplicationError{
+				Kind: duroxide.AppErrorKind{Variant: duroxide.AppErrorOrchestrationFailed}, Message: msg}},
+		})
+	}
+	return refused
+}
+
+func eqPtr[T comparable](a, b *T) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
+}
+
+// logNondeterminism logs, at ERROR, a turn that fails its instance because
+// the code no longer replays its history: the failure is permanent and
+// usually follows a deploy, so whoever watches the logs must see it
+// (duroxide logs it at ERROR too), not only whoever reads the instance.
+func (r *Runtime) logNondeterminism(instance string, eng *engine.Engine, commit duroxide.OrchestrationCommit, name string, ver *semver.Version) {
+	for _, ev := range commit.HistoryDelta {
+		f, ok := ev.Kind.(duroxide.OrchestrationFailedEvent)
+		if !ok || f.Details.Configuration == nil || f.Details.Configuration.Kind != duroxide.ConfigErrorNondeterminism {
+			continue
+		}
+		msg := engine.DisplayMessage(f.Details)
+		eventID := nondeterminismError(strings.TrimPrefix(msg, "nondeterministic: ")).EventID
+		if d := eng.Divergence(); d != nil {
+			eventID = d.Event.EventID
+		}
+		version := ""
+		if ver != nil {
+			version = ver.String()
+		}
+		r.opts.Logger.Error("durable: orchestration code does not replay its history, failing the instance",
+			"instance", instance, "execution_id", eng.ExecutionID(), "event_id", eventID,
+			"orchestration", name, "version", version, "error", msg)
+		return
+	}
 }
 
 // turnEnv is what the engine needs of this runtime during a turn.

@@ -45,12 +45,16 @@ func TestBackoffDelays(t *testing.T) {
 		{"test_backoff_none_always_zero", durable.Backoff{Kind: durable.BackoffNone}, map[uint32]time.Duration{1: 0, 2: 0, 100: 0}},
 		{"test_backoff_fixed_same_delay", durable.Backoff{Kind: durable.BackoffFixed, Base: 5 * time.Second},
 			map[uint32]time.Duration{1: 5 * time.Second, 2: 5 * time.Second, 10: 5 * time.Second, 100: 5 * time.Second}},
-		{"test_backoff_fixed_zero_delay", durable.Backoff{Kind: durable.BackoffFixed}, map[uint32]time.Duration{1: 0, 5: 0}},
+		// Rust can say "zero delay" explicitly; in Go a zero field means its default
+		// (issue 28: a Base-only exponential backoff collapsed to 0 after one retry),
+		// so these three zero-base cases wait the default Base of 100ms. BackoffNone
+		// is Go's "retry at once".
+		{"test_backoff_fixed_zero_delay", durable.Backoff{Kind: durable.BackoffFixed}, map[uint32]time.Duration{1: 100 * msec, 5: 100 * msec}},
 		{"test_backoff_linear_multiplies_by_attempt", durable.Backoff{Kind: durable.BackoffLinear, Base: 100 * msec, Max: 10 * time.Second},
 			map[uint32]time.Duration{1: 100 * msec, 2: 200 * msec, 3: 300 * msec, 10: time.Second}},
 		{"test_backoff_linear_respects_max", durable.Backoff{Kind: durable.BackoffLinear, Base: time.Second, Max: 5 * time.Second},
 			map[uint32]time.Duration{1: time.Second, 5: 5 * time.Second, 10: 5 * time.Second, 100: 5 * time.Second}},
-		{"test_backoff_linear_zero_base", durable.Backoff{Kind: durable.BackoffLinear, Max: 10 * time.Second}, map[uint32]time.Duration{1: 0, 100: 0}},
+		{"test_backoff_linear_zero_base", durable.Backoff{Kind: durable.BackoffLinear, Max: 10 * time.Second}, map[uint32]time.Duration{1: 100 * msec, 100: 10 * time.Second}},
 		{"test_backoff_exponential_doubles", exp(100*msec, 2, time.Minute),
 			map[uint32]time.Duration{1: 100 * msec, 2: 200 * msec, 3: 400 * msec, 4: 800 * msec}},
 		{"test_backoff_exponential_respects_max", exp(100*msec, 2, 500*msec),
@@ -60,7 +64,7 @@ func TestBackoffDelays(t *testing.T) {
 		{"test_backoff_exponential_multiplier_one", exp(500*msec, 1, time.Minute),
 			map[uint32]time.Duration{1: 500 * msec, 5: 500 * msec, 100: 500 * msec}},
 		{"test_backoff_exponential_large_attempt_no_overflow", exp(100*msec, 2, 30*time.Second), map[uint32]time.Duration{1000: 30 * time.Second}},
-		{"test_backoff_exponential_zero_base", exp(0, 2, 30*time.Second), map[uint32]time.Duration{1: 0, 100: 0}},
+		{"test_backoff_exponential_zero_base", exp(0, 2, 30*time.Second), map[uint32]time.Duration{1: 100 * msec, 100: 30 * time.Second}},
 		{"test_policy_delay_for_attempt_delegates", durable.Backoff{Kind: durable.BackoffFixed, Base: 2 * time.Second},
 			map[uint32]time.Duration{1: 2 * time.Second, 5: 2 * time.Second}},
 	}

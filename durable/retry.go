@@ -22,11 +22,41 @@ const (
 
 // Backoff is the delay between a failed attempt and the next one. Each delay
 // is a durable timer, so it shows up in history as TimerCreated/TimerFired.
+//
+// Every zero field takes duroxide's default on its own, for each kind the
+// field applies to: Base 100ms (fixed, linear, exponential), Multiplier 2
+// (exponential), Max 30s (linear, exponential; raised to Base when Base is
+// larger, so a long Base is never cut short by a cap nobody asked for). A zero
+// field cannot mean "zero" because Go cannot tell it from "unset"; use
+// BackoffNone to retry without waiting.
 type Backoff struct {
 	Kind       BackoffKind
-	Base       time.Duration // default 100ms for exponential
-	Multiplier float64       // exponential only; default 2
-	Max        time.Duration // default 30s for exponential
+	Base       time.Duration // 0 = 100ms
+	Multiplier float64       // exponential only; 0 = 2
+	Max        time.Duration // linear and exponential; 0 = 30s (or Base, if larger)
+}
+
+// Backoff defaults, duroxide's BackoffStrategy::default().
+const (
+	defaultBackoffBase       = 100 * time.Millisecond
+	defaultBackoffMultiplier = 2.0
+	defaultBackoffMax        = 30 * time.Second
+)
+
+// withDefaults fills each zero field with its default, one by one: filling
+// only when all were zero left Base-only policies with a zero multiplier,
+// whose every delay after the first was 0.
+func (b Backoff) withDefaults() Backoff {
+	if b.Base <= 0 {
+		b.Base = defaultBackoffBase
+	}
+	if b.Multiplier == 0 {
+		b.Multiplier = defaultBackoffMultiplier
+	}
+	if b.Max <= 0 {
+		b.Max = max(defaultBackoffMax, b.Base)
+	}
+	return b
 }
 
 // RetryPolicy says how often and how patiently an activity is retried by
@@ -50,34 +80,30 @@ func (p RetryPolicy) attempts() uint32 {
 
 // DelayForAttempt is the wait after failed attempt number attempt (1-based).
 func (p RetryPolicy) DelayForAttempt(attempt uint32) time.Duration {
-	b := p.Backoff
-	switch b.Kind {
-	case BackoffNone:
+	if p.Backoff.Kind == BackoffNone {
 		return 0
+	}
+	b := p.Backoff.withDefaults()
+	switch b.Kind {
 	case BackoffFixed:
 		return b.Base
 	case BackoffLinear:
-		return capDuration(b.Base*time.Duration(attempt), b.Max)
-	}
-	base, mult, max := b.Base, b.Multiplier, b.Max
-	if base == 0 && mult == 0 && max == 0 {
-		base, mult, max = 100*time.Millisecond, 2, 30*time.Second
+		nanos := float64(b.Base) * float64(attempt)
+		if nanos > float64(b.Max) {
+			return b.Max
+		}
+		return time.Duration(nanos)
 	}
 	exp := 0
 	if attempt > 0 {
 		exp = int(attempt - 1)
 	}
-	nanos := float64(base) * math.Pow(mult, float64(exp))
-	if nanos > float64(math.MaxInt64) {
-		return max
+	nanos := float64(b.Base) * math.Pow(b.Multiplier, float64(exp))
+	if !(nanos > 0) {
+		return 0 // a negative or NaN multiplier: Rust's float-to-int cast gives 0 too
 	}
-	return capDuration(time.Duration(nanos), max)
-}
-
-// capDuration caps d at max; a max of zero means no cap.
-func capDuration(d, max time.Duration) time.Duration {
-	if max > 0 && d > max {
-		return max
+	if nanos > float64(b.Max) {
+		return b.Max
 	}
-	return d
+	return time.Duration(nanos)
 }

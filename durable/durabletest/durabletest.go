@@ -1,10 +1,11 @@
 // Package durabletest runs a durable.Runtime for tests, the way httptest
 // runs an HTTP server: one call gives a running runtime and client, cleaned
 // up when the test ends. By default it runs on an embedded miniredis whose
-// clock moves without real sleeps: while the test waits for an instance
-// (Wait, StartAndWait) and nothing can run but a timer is pending, the
-// clock skips to that timer, as in Temporal's test environment
-// (WithTimeSkipping), and Advance moves it by hand. WithBackend and Each run
+// clock moves without real sleeps: while the test waits through the Env
+// (Wait, StartAndWait, WaitForEventSubscription, WaitForTimer) and nothing
+// can run but a timer is pending, the clock skips to that timer, as in
+// Temporal's test environment (WithTimeSkipping), and Advance moves it by
+// hand. WithBackend and Each run
 // the same test on a real Redis or Redis Cluster named by the environment
 // (see Backends).
 //
@@ -61,6 +62,9 @@ type Env struct {
 	mu     sync.Mutex
 	offset time.Duration
 	skipMu sync.Mutex // one time skip at a time
+	// holds are the running waits' checks of the state they wait for; no
+	// skip while one reports it (skipTo). Guarded by skipMu.
+	holds map[*func() bool]func() bool
 	// skipChecks counts the idle checks of time skipping, for tests that
 	// must know skipping had its chance.
 	skipChecks atomic.Int64

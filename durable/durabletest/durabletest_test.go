@@ -222,3 +222,62 @@ func TestDurabletestMockRegistryReplace(t *testing.T) {
 		t.Fatalf("replacing with nil: %v, want ErrInvalidInput", err)
 	}
 }
+
+// WaitForEventSubscription skips time like Wait: the orchestration sleeps an
+// hour before it subscribes, and the wait returns at once instead of failing
+// after DefaultWaitTimeout. Skipping stops once the subscription is there,
+// so the day-long deadline raced against the event does not fire before
+// the test raises it.
+func TestDurabletestWaitForEventSubscriptionSkipsTime(t *testing.T) {
+	t.Parallel()
+	reg := durable.NewRegistry().MustAddOrchestration("LateApproval", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		if _, err := ctx.Timer(time.Hour).Get(); err != nil {
+			return "", err
+		}
+		return approvalOrDeadline(ctx, in)
+	})
+	env := durabletest.Start(t, reg)
+	before := env.Now()
+	if err := env.Client.StartOrchestration(t.Context(), "late", "LateApproval", ""); err != nil {
+		t.Fatal(err)
+	}
+	env.WaitForEventSubscription(t, "late", "Approved")
+	if moved := env.Now().Sub(before); moved < time.Hour || moved >= 24*time.Hour {
+		t.Fatalf("the clock moved %v, want past the 1h sleep and short of the 24h deadline", moved)
+	}
+	if err := env.Client.RaiseEvent(t.Context(), "late", "Approved", "yes"); err != nil {
+		t.Fatal(err)
+	}
+	if st := env.Wait(t, "late"); st.Status != durable.StatusCompleted || st.Output != "yes" {
+		t.Fatalf("status %v output %q %s", st.Status, st.Output, st.FailureMessage())
+	}
+}
+
+// WaitForTimer skips time like Wait, up to the timer it waits for: the
+// parent's timer comes only after a child's hour-long sleep, which is
+// skipped; the parent's own day-long timer is then returned, not skipped.
+func TestDurabletestWaitForTimerSkipsTimeUntilTheTimer(t *testing.T) {
+	t.Parallel()
+	reg := durable.NewRegistry().MustAddOrchestration("Sleepy", sleepFor(time.Hour))
+	reg.MustAddOrchestration("Parent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		if _, err := ctx.ScheduleSubOrchestration("Sleepy", "").Get(); err != nil {
+			return "", err
+		}
+		return sleepFor(24*time.Hour)(ctx, "")
+	})
+	env := durabletest.Start(t, reg)
+	before := env.Now()
+	if err := env.Client.StartOrchestration(t.Context(), "p", "Parent", ""); err != nil {
+		t.Fatal(err)
+	}
+	at := env.WaitForTimer(t, "p")
+	if d := at.Sub(before); d < 25*time.Hour || d > 25*time.Hour+time.Minute {
+		t.Fatalf("the parent's timer fires %v after the start, want about 1h + 24h", d)
+	}
+	if st, err := env.Client.Status(t.Context(), "p"); err != nil || st.Status != durable.StatusRunning {
+		t.Fatalf("status %v, %v: want Running, its timer not skipped", st.Status, err)
+	}
+	if st := env.Wait(t, "p"); st.Status != durable.StatusCompleted || st.Output != "woke" {
+		t.Fatalf("status %v output %q %s", st.Status, st.Output, st.FailureMessage())
+	}
+}

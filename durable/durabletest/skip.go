@@ -11,19 +11,21 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// WithTimeSkipping(false) turns time skipping off: Wait and StartAndWait
-// then wait in real time, and only Advance moves the clock. It is on by
-// default on miniredis (real servers have no clock to move).
+// WithTimeSkipping(false) turns time skipping off: the Env's waits (Wait,
+// StartAndWait, WaitForEventSubscription, WaitForTimer) then wait in real
+// time, and only Advance moves the clock. It is on by default on miniredis
+// (real servers have no clock to move).
 //
-// With time skipping, while a test waits through the Env for an outcome
-// (Wait, StartAndWait) and nothing can run (no orchestration message
+// With time skipping, while a test waits through the Env (any of its waits)
+// and nothing can run (no orchestration message
 // visible, no turn or activity in flight, no activity queued) but something
 // is due later (a durable timer, a delayed message), the clock jumps to the
 // earliest such time, as Temporal's test environment does: a workflow
 // waiting a day on a timer completes at once. An activity's own run time is
 // never skipped (it is in flight), and time never moves while the test
-// itself runs between waits, so a test can still wait for a subscription
-// (WaitForEventSubscription) and raise the event before a deadline timer
+// itself runs between waits. A wait for a state (WaitForEventSubscription,
+// WaitForTimer) stops skipping once that state is stored, so a test can
+// wait for a subscription and raise the event before a deadline timer
 // would fire. Time is skipped for every instance of the Env, not only the
 // one waited for. While an activity session (durable.WithSession) is held,
 // time does not skip: its owner renews the session's lease in real time,
@@ -63,10 +65,19 @@ func (e *Env) skipWhile(stop <-chan struct{}) {
 }
 
 // skipTo moves the clock to due unless another waiter already did: one
-// jump at a time, so concurrent waits never add their jumps up.
+// jump at a time, so concurrent waits never add their jumps up. No jump is
+// made while any wait's hold reports the state it waits for: the wait is
+// about to return, and a jump could undo what it saw (fire the timer it
+// returns, or the deadline the test means to beat). The namespace is idle,
+// so that state cannot change between the check and the jump.
 func (e *Env) skipTo(due time.Time) {
 	e.skipMu.Lock()
 	defer e.skipMu.Unlock()
+	for _, hold := range e.holds {
+		if hold() {
+			return
+		}
+	}
 	if d := due.Sub(e.Now()); d > 0 {
 		e.Advance(d)
 	}
@@ -200,10 +211,28 @@ func sameSet(a, b []string) bool {
 
 // waitSkipping runs wait with time skipping around it (when the Env skips
 // time).
-func (e *Env) waitSkipping(wait func()) {
+func (e *Env) waitSkipping(wait func()) { e.waitSkippingUnless(nil, wait) }
+
+// waitSkippingUnless runs wait with time skipping around it (when the Env
+// skips time); while hold (if not nil) reports true, no wait of the Env
+// skips.
+func (e *Env) waitSkippingUnless(hold func() bool, wait func()) {
 	if e.noSkip || e.Redis == nil {
 		wait()
 		return
+	}
+	if hold != nil {
+		e.skipMu.Lock()
+		if e.holds == nil {
+			e.holds = map[*func() bool]func() bool{}
+		}
+		e.holds[&hold] = hold
+		e.skipMu.Unlock()
+		defer func() {
+			e.skipMu.Lock()
+			delete(e.holds, &hold)
+			e.skipMu.Unlock()
+		}()
 	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup

@@ -28,7 +28,9 @@ const (
 //	_ = env.Client.RaiseEvent(ctx, "order-1", "Approved", `true`)
 //
 // It fails the test if the instance does not subscribe within
-// DefaultWaitTimeout. Time does not skip while it waits.
+// DefaultWaitTimeout. It skips time as Wait does, up to the subscription:
+// once the subscription is stored the clock holds still, so a deadline
+// timer raced against the event does not fire before the test raises it.
 func (e *Env) WaitForEventSubscription(t testing.TB, instance, name string) {
 	t.Helper()
 	e.waitHistory(t, instance, "a subscription to event "+name, func(h []duroxide.Event) bool {
@@ -40,16 +42,17 @@ func (e *Env) WaitForEventSubscription(t testing.TB, instance, name string) {
 // that has not fired (its TimerCreated is in the stored history: the turn
 // that created it committed) and returns the earliest such timer's fire
 // time, so a test can Advance past it. It fails the test if no timer is
-// created within DefaultWaitTimeout. Time does not skip while it waits.
+// created within DefaultWaitTimeout. It skips time as Wait does (other
+// timers, a child's sleep), but never past a pending timer of instance: the
+// clock holds still once the timer it returns is stored.
 func (e *Env) WaitForTimer(t testing.TB, instance string) time.Time {
 	t.Helper()
-	var fireAt time.Time
-	e.waitHistory(t, instance, "a pending timer", func(h []duroxide.Event) bool {
-		at, ok := pendingTimer(h)
-		fireAt = at
+	h := e.waitHistory(t, instance, "a pending timer", func(h []duroxide.Event) bool {
+		_, ok := pendingTimer(h)
 		return ok
 	})
-	return fireAt
+	at, _ := pendingTimer(h)
+	return at
 }
 
 // pendingTimer returns the earliest fire time of a timer created and not
@@ -76,22 +79,45 @@ func pendingTimer(h []duroxide.Event) (time.Time, bool) {
 }
 
 // waitHistory reads instance's stored history, with backoff, until done
-// accepts it; it fails the test after DefaultWaitTimeout, naming what.
-func (e *Env) waitHistory(t testing.TB, instance, what string, done func([]duroxide.Event) bool) {
+// accepts it, and returns that history; it fails the test after
+// DefaultWaitTimeout, naming what. It skips time as Wait does, except that
+// no jump is made while done accepts the stored history: a jump could fire
+// the very timer awaited, or a deadline the test means to beat.
+func (e *Env) waitHistory(t testing.TB, instance, what string, done func([]duroxide.Event) bool) []duroxide.Event {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), DefaultWaitTimeout)
-	defer cancel()
-	delay := historyPollStart
-	for {
-		h, err := e.Provider.Read(ctx, instance)
-		if err == nil && done(h) {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("durabletest: %s never had %s within %v (last read: %d events, error %v)", instance, what, DefaultWaitTimeout, len(h), err)
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, historyPollMax)
+	var (
+		h   []duroxide.Event
+		err error
+	)
+	reached := func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), DefaultWaitTimeout)
+		defer cancel()
+		got, rerr := e.Provider.Read(ctx, instance)
+		// A failed read holds the clock too: skipping blind could jump past
+		// the state awaited.
+		return rerr != nil || done(got)
 	}
+	ok := false
+	e.waitSkippingUnless(reached, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), DefaultWaitTimeout)
+		defer cancel()
+		delay := historyPollStart
+		for {
+			h, err = e.Provider.Read(ctx, instance)
+			if err == nil && done(h) {
+				ok = true
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(delay):
+			}
+			delay = min(2*delay, historyPollMax)
+		}
+	})
+	if !ok {
+		t.Fatalf("durabletest: %s never had %s within %v (last read: %d events, error %v)", instance, what, DefaultWaitTimeout, len(h), err)
+	}
+	return h
 }

@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/duroxide-go/duroxide-redis/duroxide"
+import (
+	"strconv"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
 
 // actionKind mirrors duroxide's Action variants: what orchestration code
 // asked for, before the engine gives it an event id.
@@ -31,7 +35,7 @@ type action struct {
 	tag         *string
 	fireAtMs    uint64
 	instance    string // sub-orchestration / detached instance
-	autoID      bool   // sub-orchestration instance is "sub::{event id}"
+	autoID      bool   // sub-orchestration instance is automatic (autoChildID)
 	version     *string
 	status      *string
 	key, value  string
@@ -39,8 +43,25 @@ type action struct {
 }
 
 // subOrchAutoPrefix starts an automatically named sub-orchestration; the
-// child's full id is "{parent}::sub::{event id}" (duroxide's naming).
+// child's full id is "{parent}::sub::{event id}" (duroxide's naming), with
+// ".exec{n}" after it from the parent's second execution on (autoChildID).
 const subOrchAutoPrefix = "sub::"
+
+// autoChildID names the child an execution schedules at event id without an
+// explicit id. The first execution keeps duroxide's "sub::{event id}", so
+// its histories stay equal to duroxide's. A later execution adds its own
+// number ("sub::{event id}.exec{n}"): it usually runs the same code path as
+// the first, schedules at the same event ids, and under duroxide's name its
+// child would be the first execution's, long finished, whose start is
+// dropped, so the parent would wait forever (duroxide 0.1.26 does). Replay
+// takes a child's id from history, so executions scheduled under the old
+// naming replay unchanged.
+func autoChildID(execution, eventID uint64) string {
+	if execution <= duroxide.InitialExecutionID {
+		return subOrchAutoPrefix + strconv.FormatUint(eventID, 10)
+	}
+	return subOrchAutoPrefix + strconv.FormatUint(eventID, 10) + ".exec" + strconv.FormatUint(execution, 10)
+}
 
 // childInstanceID is the instance a sub-orchestration runs as: auto ids get
 // the parent as prefix, explicit ids are used as given.
@@ -116,10 +137,11 @@ func eqOpt(a, b *string) bool {
 	return *a == *b
 }
 
-// describe renders an action for nondeterminism messages.
+// describe renders an action as the event it records, for the replayer's
+// Divergence.
 func (a *action) describe() string {
 	if k := a.toEvent(); k != nil {
-		return describeKind(k)
+		return Describe(k)
 	}
 	return "ContinueAsNew"
 }

@@ -105,7 +105,7 @@ func (c *Context) Dequeue(queue string) *Future {
 }
 
 // ScheduleSubOrchestration starts a child; instanceID "" names it
-// "{parent}::sub::{event id}"; version nil runs the latest.
+// automatically (autoChildID); version nil runs the latest.
 func (c *Context) ScheduleSubOrchestration(name, input, instanceID string, version *string) *Future {
 	a := &action{kind: actStartSubOrchestration, name: name, input: input, instance: instanceID, version: version}
 	a.autoID = instanceID == ""

@@ -23,10 +23,7 @@ type Divergence struct {
 func newDivergence(ev duroxide.Event, compared *action) *Divergence {
 	d := &Divergence{Event: ev}
 	if compared != nil {
-		d.Action = compared.describe() // ContinueAsNew has no event
-		if k := compared.toEvent(); k != nil {
-			d.Action = Describe(k)
-		}
+		d.Action = compared.describe()
 	}
 	return d
 }
@@ -48,8 +45,8 @@ func (e *Engine) Divergence() *Divergence { return e.diverged }
 func IsTerminal(k duroxide.EventKind) bool { return isTerminalKind(k) }
 
 // Describe renders an event kind for people: its type and the fields that
-// are set, pointers followed and strings quoted (the engine's recorded
-// nondeterminism messages keep describeKind's form).
+// are set, pointers followed and strings quoted. Nondeterminism messages
+// use the shorter EventWords.
 func Describe(k duroxide.EventKind) string {
 	return k.EventType() + describeValue(reflect.ValueOf(k))
 }

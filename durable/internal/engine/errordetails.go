@@ -65,8 +65,3 @@ func appFailure(variant duroxide.AppErrorVariant, reason, message string) duroxi
 		Kind: duroxide.AppErrorKind{Variant: variant, Reason: reason}, Message: message,
 	}}
 }
-
-// describeKind renders an event kind for nondeterminism messages.
-func describeKind(k duroxide.EventKind) string {
-	return fmt.Sprintf("%s%+v", k.EventType(), k)
-}

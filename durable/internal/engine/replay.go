@@ -341,7 +341,7 @@ func (e *Engine) convert(r *replayRun, actions []*action) {
 		switch a.kind {
 		case actStartSubOrchestration:
 			if a.autoID {
-				a.instance = fmt.Sprintf("%s%d", subOrchAutoPrefix, id)
+				a.instance = autoChildID(e.executionID, id)
 			}
 			st.subOrchInstances[a.token] = a.instance
 		case actWaitExternal:

@@ -75,14 +75,14 @@ func (r *replayRun) apply(ev duroxide.Event) *duroxide.ErrorDetails {
 // popMatching takes the oldest unmatched action and checks it records ev.
 func (r *replayRun) popMatching(ev duroxide.Event, none string) (*action, *duroxide.ErrorDetails) {
 	if len(r.queue) == 0 {
-		d := nondeterminism(none)
+		d := nondeterminism(noActionMessage(none, ev))
 		return nil, &d
 	}
 	a := r.queue[0]
 	r.queue = r.queue[1:]
 	r.compared = a
 	if !a.matches(ev.Kind) {
-		d := nondeterminism(fmt.Sprintf("schedule mismatch: action=%s vs event=%s", a.describe(), describeKind(ev.Kind)))
+		d := nondeterminism(mismatchMessage("schedule", ev, a))
 		return nil, &d
 	}
 	return a, nil
@@ -112,7 +112,7 @@ func (r *replayRun) matchOptional(ev duroxide.Event) *duroxide.ErrorDetails {
 	if a.matches(ev.Kind) {
 		return nil
 	}
-	d := nondeterminism(fmt.Sprintf("%s mismatch: action=%s vs event=%s", optionalLabel(ev.Kind), a.describe(), describeKind(ev.Kind)))
+	d := nondeterminism(mismatchMessage(optionalLabel(ev.Kind), ev, a))
 	return &d
 }
 
@@ -137,11 +137,13 @@ func (r *replayRun) complete(ev duroxide.Event, kind scheduleKind, c completion,
 	id := *ev.SourceEventID
 	openKind, open := r.open[id]
 	if !open {
-		d := nondeterminism("completion without open schedule")
+		d := nondeterminism(fmt.Sprintf("completion without open schedule: event %d in history is %s for event %d, which has no open schedule (never scheduled, or already completed)",
+			ev.EventID, ev.Kind.EventType(), id))
 		return &d
 	}
 	if checkKind && openKind != kind {
-		d := nondeterminism("completion kind mismatch: expected activity")
+		d := nondeterminism(fmt.Sprintf("completion kind mismatch: expected activity: event %d in history is %s for event %d, which is a %s",
+			ev.EventID, ev.Kind.EventType(), id, kindLabel(openKind)))
 		return &d
 	}
 	r.ctx.st.deliver(id, c)
