@@ -167,6 +167,7 @@ func TestClusterShardPrimaryKilled(t *testing.T) {
 	for i := 0; i < 8; i++ {
 		late = append(late, fmt.Sprintf("late-%02d", i))
 	}
+	storm := clientKillStorm(ctx, cluster, 100*time.Millisecond)
 	var startRetries atomic.Int64
 	start := func(ids []string, input string) error {
 		for _, id := range ids {
@@ -251,6 +252,7 @@ func TestClusterShardPrimaryKilled(t *testing.T) {
 	for id, out := range want {
 		waitDone(t, ctx, client, pp, id, out)
 	}
+	t.Logf("%d rounds of CLIENT KILL on every node during the run", storm())
 	histories := verifyCluster(t, ctx, pp, admin, want)
 	// the kill must have hit work in flight: instances that started
 	// before it and completed after it, some of them on the victim
@@ -269,13 +271,48 @@ func TestClusterShardPrimaryKilled(t *testing.T) {
 	}
 }
 
+// clientKillStorm kills every client connection of every node (CLIENT KILL
+// TYPE normal, the blocked long polls included) every interval until ctx
+// ends or the returned stop is called, which returns how many rounds ran.
+// Commands die in flight, before or after a node ran them: a client that
+// re-sends one whose reply was lost applies it twice.
+func clientKillStorm(ctx context.Context, cluster *redistest.Cluster, interval time.Duration) (stop func() int) {
+	ctx, cancel := context.WithCancel(ctx)
+	var rounds atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			for _, n := range cluster.Nodes {
+				// a node that is down (the primary killed) is skipped
+				_ = n.Client().ClientKillByFilter(ctx, "TYPE", "normal").Err()
+			}
+			rounds.Add(1)
+		}
+	}()
+	return func() int {
+		cancel()
+		<-done
+		return int(rounds.Load())
+	}
+}
+
 // partitionsOn lists the partitions of pp whose slot addr serves.
 func partitionsOn(t *testing.T, ctx context.Context, rdb *redis.ClusterClient, pp *redisprovider.Partitioned, addr string) []int {
 	t.Helper()
-	slots, err := rdb.ClusterSlots(ctx).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
+	var slots []redis.ClusterSlot
+	waitFor(t, ctx, "the cluster's slots", func() bool { // connections are being killed
+		var err error
+		slots, err = rdb.ClusterSlots(ctx).Result()
+		return err == nil
+	})
 	var on []int
 	for i := 0; i < pp.Partitions(); i++ {
 		slot := int(dxredis.Slot(pp.Partition(i).Keys().Outbox()))
@@ -376,12 +413,27 @@ func verifyCluster(t *testing.T, ctx context.Context, pp *redisprovider.Partitio
 }
 
 // checkClusterHistory checks one history of the workload: contiguous ids,
-// one start first and one completion last, and exactly one result for
-// each scheduled activity and child.
+// one start first and one completion last, exactly one result for each
+// scheduled activity and child, and no external event or queue message
+// twice (the workload sends each once, with data that names its instance).
 func checkClusterHistory(h []duroxide.Event) []string {
 	var bad []string
 	if len(h) == 0 {
 		return []string{"no history"}
+	}
+	seen := map[string]int{}
+	for _, e := range h {
+		switch k := e.Kind.(type) {
+		case duroxide.ExternalEventEvent:
+			seen["external event "+k.Name+" "+k.Data]++
+		case duroxide.QueueEventDeliveredEvent:
+			seen[fmt.Sprintf("queue message %+v", k)]++
+		}
+	}
+	for what, n := range seen {
+		if n > 1 {
+			bad = append(bad, fmt.Sprintf("%s is in history %d times (sent once)", what, n))
+		}
 	}
 	scheduled := map[uint64]string{}
 	results := map[uint64]int{}
