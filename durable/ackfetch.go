@@ -38,10 +38,12 @@ type handoff[T any] struct {
 	err     error
 	// held lets go, right before an ack-and-fetch, of what the finished
 	// unit would otherwise hold while the fetch half long-polls: the
-	// orchestrator's lock renewal (which would renew, and fail on, a lock
-	// the ack released) and the worker's place under the session cap
-	// (which would keep slots parked at the cap asleep). It must be safe
-	// to call again afterwards.
+	// worker's place under the session cap (which would keep slots parked
+	// at the cap asleep). The orchestrator's lock renewal is kept until
+	// the call returns, since the ack half may take longer than the lock
+	// has left; its held only marks the ack as begun, so the renewal that
+	// then fails on the released lock is expected. It must be safe to call
+	// again afterwards.
 	held func()
 }
 

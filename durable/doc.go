@@ -84,7 +84,7 @@
 // # Limits
 //
 // Payloads (inputs, outputs, activity results, event data) are limited to
-// MaxPayloadBytes, the custom status to MaxCustomStatusBytes, KV values to
+// MaxPayloadBytes (4 MiB), the custom status to MaxCustomStatusBytes, KV values to
 // MaxKVValueBytes and KV keys to MaxKVKeys, checked before anything is
 // written: a client call over a limit returns an *InvalidInputError, code
 // over one fails its instance with a message naming the limit.

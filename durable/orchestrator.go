@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
@@ -54,17 +55,26 @@ func dispatch[T any](r *Runtime, fetch func() (*T, error), handle func(*T, *hand
 }
 
 // processWithRenewal runs one turn while a goroutine renews the instance
-// lock, so turns longer than the lock timeout keep it.
+// lock, so turns longer than the lock timeout keep it. The renewal goes on
+// through the turn's ack, whose commit may be large enough for Redis to
+// take longer than the lock has left to receive it; once the ack has begun,
+// a renewal that fails is the ack's release of the lock (or a loss the ack
+// reports itself), not news worth a warning.
 func (r *Runtime) processWithRenewal(item *duroxide.OrchestrationItem, next *handoff[duroxide.OrchestrationItem]) {
+	var acking atomic.Bool
 	stop := startRenewal(r.work, renewalInterval(r.opts.OrchestratorLockTimeout, r.opts.OrchestratorLockRenewalBuffer),
+		r.opts.OrchestratorLockTimeout,
 		func(ctx context.Context) error {
 			return r.p.RenewOrchestrationItemLock(ctx, item.LockToken, r.opts.OrchestratorLockTimeout)
 		},
 		func(err error) {
+			if acking.Load() {
+				return
+			}
 			r.opts.Logger.Warn("durable: orchestration lock renewal failed", "instance", item.Instance, "error", err)
 		})
 	defer stop()
-	next.held = stop
+	next.held = func() { acking.Store(true) }
 	_, untrack := r.inflight.track(AbandonedWork{Kind: WorkOrchestration, Instance: item.Instance, ExecutionID: item.ExecutionID,
 		Name: item.OrchestrationName}, func(ctx context.Context) error {
 		return r.p.AbandonOrchestrationItem(ctx, item.LockToken, 0, true)

@@ -202,27 +202,47 @@ func renewalInterval(lockTimeout, buffer time.Duration) time.Duration {
 }
 
 // startRenewal calls renew every interval on its own goroutine until the
-// returned stop is called or renew fails (then onLost runs). stop waits for
-// the goroutine, so no renewal outlives the work it protects.
-func startRenewal(parent context.Context, interval time.Duration, renew func(context.Context) error, onLost func(error)) (stop func()) {
+// returned stop is called or the lock is lost (then onLost runs). stop waits
+// for the goroutine, so no renewal outlives the work it protects.
+//
+// A retryable failure does not mean the lock is lost: a renewal whose reply
+// came too late (Redis busy writing a large value for longer than the
+// client's read timeout) may well have applied, and the lock still has time
+// left. It is retried, soon and then less often, for as long as the lock
+// taken lockTimeout after the last renewal that applied can still be held;
+// a lost lock, a permanent error, or retries that outlast that deadline
+// end the renewal.
+func startRenewal(parent context.Context, interval, lockTimeout time.Duration, renew func(context.Context) error, onLost func(error)) (stop func()) {
 	ctx, cancel := context.WithCancel(parent)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(interval)
+		held := time.Now().Add(lockTimeout) // the fetch took it just before
+		t := time.NewTimer(interval)
 		defer t.Stop()
+		retry := renewalRetryDelay
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if err := renew(ctx); err != nil {
-					if ctx.Err() == nil {
-						onLost(err)
-					}
-					return
-				}
 			}
+			err := renew(ctx)
+			switch {
+			case err == nil:
+				held = time.Now().Add(lockTimeout)
+				retry = renewalRetryDelay
+				t.Reset(interval)
+				continue
+			case ctx.Err() != nil:
+				return
+			case duroxide.IsRetryable(err) && !isLockLost(err) && time.Until(held) > retry:
+				t.Reset(retry)
+				retry = min(retry*2, interval)
+				continue
+			}
+			onLost(err)
+			return
 		}
 	}()
 	return func() {
@@ -230,6 +250,10 @@ func startRenewal(parent context.Context, interval time.Duration, renew func(con
 		<-done
 	}
 }
+
+// renewalRetryDelay is the first wait before a renewal that failed
+// transiently is tried again; it doubles up to the renewal interval.
+const renewalRetryDelay = 100 * time.Millisecond
 
 // rememberExecution records the execution a turn of instance ran and
 // whether the turn ended the instance, for parentExecution.

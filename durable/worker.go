@@ -146,7 +146,10 @@ type activityResult struct {
 
 // executeActivity runs fn while a goroutine renews the lock; a failed
 // renewal means the orchestration no longer wants the result (cancelled, or
-// the lock was stolen), so the activity's context is cancelled.
+// the lock was stolen), so the activity's context is cancelled. The renewal
+// goes on through the ack, whose result may be large enough for Redis to
+// take longer than the lock has left to receive it; a renewal that fails
+// once the ack released the lock changes nothing.
 func (r *Runtime) executeActivity(locked *duroxide.LockedWorkItem, item duroxide.ActivityExecute, fn ActivityFunc,
 	s *workSlot, next *handoff[duroxide.LockedWorkItem]) {
 	octx, endObserved := r.opts.Observer.StartActivity(r.work, ActivityInfo{Instance: item.Instance, ExecutionID: item.ExecutionID,
@@ -156,6 +159,7 @@ func (r *Runtime) executeActivity(locked *duroxide.LockedWorkItem, item duroxide
 	defer cancel()
 	lost := make(chan struct{})
 	stopRenew := startRenewal(actx, renewalInterval(r.opts.WorkerLockTimeout, r.opts.WorkerLockRenewalBuffer),
+		r.opts.WorkerLockTimeout,
 		func(ctx context.Context) error {
 			return r.p.RenewWorkItemLock(ctx, locked.LockToken, r.opts.WorkerLockTimeout)
 		},
@@ -172,7 +176,6 @@ func (r *Runtime) executeActivity(locked *duroxide.LockedWorkItem, item duroxide
 	go func() { done <- runActivity(fn, ac, item.Input) }()
 	select {
 	case res := <-done:
-		stopRenew()
 		if !unit.settle() {
 			return // Shutdown handed it back while it ran
 		}

@@ -16,11 +16,9 @@ const (
 
 // DefaultMaxPayloadBytes bounds one payload (an orchestration or activity
 // input or output, an event's data) before it reaches storage. duroxide has
-// no such limit; Redis has one: a value (bulk string) holds at most 512 MB,
-// and a payload is stored JSON-escaped inside an event or work item, where
-// a control character takes six bytes. 64 MiB keeps even that worst case
-// (384 MiB plus the envelope) under Redis's limit.
-const DefaultMaxPayloadBytes = 64 << 20
+// no such limit; 4 MiB is one a turn carries with room to spare (see
+// durable.MaxPayloadBytes for why and what was measured).
+const DefaultMaxPayloadBytes = 4 << 20
 
 // payloadViolation is the failure message for an action whose input is
 // over max bytes ("" when it fits or carries no input).
