@@ -33,7 +33,7 @@
 //     that has the optional ack-and-fetch calls, a worker acks an activity
 //     and fetches its next in one call, and so does an orchestration
 //     dispatcher with a turn (Options.DisableAckFetch turns both off).
-//   - Client: start (idempotent), raise events, enqueue queue messages,
+//   - Client: start (refusing an existing id), raise events, enqueue queue messages,
 //     cancel (cascading to children), status, waits, KV reads and the
 //     provider's management calls.
 //   - durabletest: a runtime on an embedded miniredis whose clock skips

@@ -15,7 +15,7 @@ var (
 const maxRequestID = 200
 
 // requirements maps each duroxide.Requirement to its word in
-// lua/enqueue_checked.lua.
+// lua/enqueue_for_orchestrator_checked.lua.
 var requirements = map[duroxide.Requirement]string{
 	duroxide.RequireNothing: "",
 	duroxide.RequireAbsent:  "absent",
@@ -44,7 +44,7 @@ func (p *Provider) EnqueueForOrchestratorChecked(ctx context.Context, item durox
 	}
 	var a args
 	a.str(opts.RequestID).ms(duroxide.RequestIDLifetime).str(req).ms(opts.Delay).str(inst).str(string(body))
-	_, err = p.run(ctx, op, scriptEnqueueChecked, a)
+	_, err = p.run(ctx, op, scriptEnqueueForOrchestratorChecked, a)
 	return err
 }
 

@@ -10,7 +10,7 @@ package redisprovider
 // read_with_execution and read_history_with_execution_id; prune_executions
 // also serves prune_executions_bulk. rearm_wake and release_due serve the waiters, no method;
 // open_namespace and relay_messages serve Partitioned.
-// enqueue_checked serves the optional enqueue_for_orchestrator_checked.
+// enqueue_for_orchestrator_checked serves the optional CheckedEnqueuer.
 // enqueue_for_orchestrator and enqueue_for_worker also serve the batch
 // methods, enqueue_for_orchestrator_batch and enqueue_for_worker_batch.
 // ack_fetch_work_item and ack_fetch_orchestration_item serve the optional
@@ -30,7 +30,7 @@ const (
 	scriptDeleteInstance
 	scriptDeleteInstanceBulk
 	scriptDeleteInstancesAtomic
-	scriptEnqueueChecked
+	scriptEnqueueForOrchestratorChecked
 	scriptEnqueueForOrchestrator
 	scriptEnqueueForWorker
 	scriptFetchOrchestrationItem
@@ -60,41 +60,41 @@ const (
 // scriptFiles names each handle's Lua file (lua/<name>.lua).
 // TestScriptHandlesMatchLuaFiles checks it against the files.
 var scriptFiles = [scriptCount]string{
-	scriptAbandonOrchestrationItem:   "abandon_orchestration_item",
-	scriptAbandonWorkItem:            "abandon_work_item",
-	scriptAckFetchOrchestrationItem:  "ack_fetch_orchestration_item",
-	scriptAckFetchWorkItem:           "ack_fetch_work_item",
-	scriptAckOrchestrationItem:       "ack_orchestration_item",
-	scriptAckWorkItem:                "ack_work_item",
-	scriptAppendWithExecution:        "append_with_execution",
-	scriptCleanupOrphanedSessions:    "cleanup_orphaned_sessions",
-	scriptDeleteInstance:             "delete_instance",
-	scriptDeleteInstanceBulk:         "delete_instance_bulk",
-	scriptDeleteInstancesAtomic:      "delete_instances_atomic",
-	scriptEnqueueChecked:             "enqueue_checked",
-	scriptEnqueueForOrchestrator:     "enqueue_for_orchestrator",
-	scriptEnqueueForWorker:           "enqueue_for_worker",
-	scriptFetchOrchestrationItem:     "fetch_orchestration_item",
-	scriptFetchWorkItem:              "fetch_work_item",
-	scriptGetExecutionInfo:           "get_execution_info",
-	scriptGetInstanceInfo:            "get_instance_info",
-	scriptGetInstanceStats:           "get_instance_stats",
-	scriptGetInstanceTree:            "get_instance_tree",
-	scriptGetKVAllValues:             "get_kv_all_values",
-	scriptGetKVValue:                 "get_kv_value",
-	scriptGetQueueDepths:             "get_queue_depths",
-	scriptGetSystemMetrics:           "get_system_metrics",
-	scriptListInstancesPage:          "list_instances_page",
-	scriptOpenNamespace:              "open_namespace",
-	scriptLatestExecutionID:          "latest_execution_id",
-	scriptPruneExecutions:            "prune_executions",
-	scriptReadHistory:                "read_history",
-	scriptRearmWake:                  "rearm_wake",
-	scriptRelayMessages:              "relay_messages",
-	scriptReleaseDue:                 "release_due",
-	scriptRenewOrchestrationItemLock: "renew_orchestration_item_lock",
-	scriptRenewSessionLock:           "renew_session_lock",
-	scriptRenewWorkItemLock:          "renew_work_item_lock",
+	scriptAbandonOrchestrationItem:      "abandon_orchestration_item",
+	scriptAbandonWorkItem:               "abandon_work_item",
+	scriptAckFetchOrchestrationItem:     "ack_fetch_orchestration_item",
+	scriptAckFetchWorkItem:              "ack_fetch_work_item",
+	scriptAckOrchestrationItem:          "ack_orchestration_item",
+	scriptAckWorkItem:                   "ack_work_item",
+	scriptAppendWithExecution:           "append_with_execution",
+	scriptCleanupOrphanedSessions:       "cleanup_orphaned_sessions",
+	scriptDeleteInstance:                "delete_instance",
+	scriptDeleteInstanceBulk:            "delete_instance_bulk",
+	scriptDeleteInstancesAtomic:         "delete_instances_atomic",
+	scriptEnqueueForOrchestratorChecked: "enqueue_for_orchestrator_checked",
+	scriptEnqueueForOrchestrator:        "enqueue_for_orchestrator",
+	scriptEnqueueForWorker:              "enqueue_for_worker",
+	scriptFetchOrchestrationItem:        "fetch_orchestration_item",
+	scriptFetchWorkItem:                 "fetch_work_item",
+	scriptGetExecutionInfo:              "get_execution_info",
+	scriptGetInstanceInfo:               "get_instance_info",
+	scriptGetInstanceStats:              "get_instance_stats",
+	scriptGetInstanceTree:               "get_instance_tree",
+	scriptGetKVAllValues:                "get_kv_all_values",
+	scriptGetKVValue:                    "get_kv_value",
+	scriptGetQueueDepths:                "get_queue_depths",
+	scriptGetSystemMetrics:              "get_system_metrics",
+	scriptListInstancesPage:             "list_instances_page",
+	scriptOpenNamespace:                 "open_namespace",
+	scriptLatestExecutionID:             "latest_execution_id",
+	scriptPruneExecutions:               "prune_executions",
+	scriptReadHistory:                   "read_history",
+	scriptRearmWake:                     "rearm_wake",
+	scriptRelayMessages:                 "relay_messages",
+	scriptReleaseDue:                    "release_due",
+	scriptRenewOrchestrationItemLock:    "renew_orchestration_item_lock",
+	scriptRenewSessionLock:              "renew_session_lock",
+	scriptRenewWorkItemLock:             "renew_work_item_lock",
 }
 
 // String returns the script's name, which is its file's and, for most, its

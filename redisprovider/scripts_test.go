@@ -169,6 +169,9 @@ func scriptCalls(p *Provider) []func() error {
 		func() error { return p.AbandonOrchestrationItem(ctx, "t", 0, false) },
 		func() error { return p.RenewOrchestrationItemLock(ctx, "t", time.Second) },
 		func() error { return p.EnqueueForOrchestrator(ctx, start, 0) },
+		func() error {
+			return p.EnqueueForOrchestratorChecked(ctx, start, duroxide.CheckedEnqueue{Require: duroxide.RequireAbsent})
+		},
 		func() error { return errOf(p.FetchOrchestrationItem(ctx, 0, 0, nil)) },
 		func() error { return p.EnqueueForWorker(ctx, act) },
 		func() error { return p.EnqueueForWorkerBatch(ctx, []duroxide.WorkItem{act, act}) },

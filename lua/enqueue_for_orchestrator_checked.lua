@@ -1,4 +1,4 @@
--- enqueue_checked: add one message for its instance, as
+-- enqueue_for_orchestrator_checked: add one message for its instance, as
 -- enqueue_for_orchestrator does, if the instance is what the caller requires
 -- ('absent': no record and no start waiting; 'present': one of them), and at
 -- most once per request id (a repeat whose first reply was lost finds its id
