@@ -68,7 +68,7 @@ func (c *Client) StartOrchestration(ctx context.Context, instance, name, input s
 		Instance: instance, Orchestration: name, Input: input, Version: o.version,
 		ExecutionID: duroxide.InitialExecutionID,
 	}
-	err := c.enqueue(ctx, op, item, duroxide.RequireAbsent)
+	err := c.enqueue(ctx, op, item, duroxide.RequireAbsent, nil)
 	if o.useExisting && errors.Is(err, ErrAlreadyExists) {
 		return nil
 	}
@@ -89,7 +89,7 @@ func (c *Client) StartOrchestrationJSON(ctx context.Context, instance, name stri
 // ErrNotFound. Data over MaxPayloadBytes returns an *InvalidInputError and
 // sends nothing. duroxide's rule: an event raised before the orchestration
 // waits for it is not delivered to that wait; EnqueueEvent keeps it.
-func (c *Client) RaiseEvent(ctx context.Context, instance, name, data string) error {
+func (c *Client) RaiseEvent(ctx context.Context, instance, name, data string, opts ...CallOption) error {
 	const op = "raise_event"
 	if instance == "" || name == "" {
 		return invalidInput(op, "instance %q, event %q: both are required", instance, name)
@@ -97,14 +97,14 @@ func (c *Client) RaiseEvent(ctx context.Context, instance, name, data string) er
 	if err := checkPayload(op, fmt.Sprintf("instance %q, event %q: data", instance, name), data, c.maxPayload); err != nil {
 		return err
 	}
-	return c.enqueue(ctx, op, duroxide.ExternalRaised{Instance: instance, Name: name, Data: data}, duroxide.RequirePresent)
+	return c.enqueue(ctx, op, duroxide.ExternalRaised{Instance: instance, Name: name, Data: data}, duroxide.RequirePresent, opts)
 }
 
 // EnqueueEvent appends data to the persistent queue of instance (Dequeue).
 // An instance that does not exist and has no start waiting fails with
 // ErrNotFound. Data over MaxPayloadBytes returns an *InvalidInputError and
 // sends nothing.
-func (c *Client) EnqueueEvent(ctx context.Context, instance, queue, data string) error {
+func (c *Client) EnqueueEvent(ctx context.Context, instance, queue, data string, opts ...CallOption) error {
 	const op = "enqueue_event"
 	if instance == "" || queue == "" {
 		return invalidInput(op, "instance %q, queue %q: both are required", instance, queue)
@@ -112,36 +112,36 @@ func (c *Client) EnqueueEvent(ctx context.Context, instance, queue, data string)
 	if err := checkPayload(op, fmt.Sprintf("instance %q, queue %q: data", instance, queue), data, c.maxPayload); err != nil {
 		return err
 	}
-	return c.enqueue(ctx, op, duroxide.QueueMessage{Instance: instance, Name: queue, Data: data}, duroxide.RequirePresent)
+	return c.enqueue(ctx, op, duroxide.QueueMessage{Instance: instance, Name: queue, Data: data}, duroxide.RequirePresent, opts)
 }
 
 // RaiseEventJSON is RaiseEvent with data encoded as JSON.
-func (c *Client) RaiseEventJSON(ctx context.Context, instance, name string, data any) error {
+func (c *Client) RaiseEventJSON(ctx context.Context, instance, name string, data any, opts ...CallOption) error {
 	s, err := encodeJSON(data)
 	if err != nil {
 		return duroxide.Errorf("raise_event", duroxide.ErrInvalidInput, "instance %q, event %q: encode data: %v", instance, name, err)
 	}
-	return c.RaiseEvent(ctx, instance, name, s)
+	return c.RaiseEvent(ctx, instance, name, s, opts...)
 }
 
 // EnqueueEventJSON is EnqueueEvent with data encoded as JSON.
-func (c *Client) EnqueueEventJSON(ctx context.Context, instance, queue string, data any) error {
+func (c *Client) EnqueueEventJSON(ctx context.Context, instance, queue string, data any, opts ...CallOption) error {
 	s, err := encodeJSON(data)
 	if err != nil {
 		return duroxide.Errorf("enqueue_event", duroxide.ErrInvalidInput, "instance %q, queue %q: encode data: %v", instance, queue, err)
 	}
-	return c.EnqueueEvent(ctx, instance, queue, s)
+	return c.EnqueueEvent(ctx, instance, queue, s, opts...)
 }
 
 // CancelInstance asks instance to stop: it fails with a Cancelled error, its
 // outstanding activities are cancelled and its sub-orchestrations are
 // cancelled in turn.
-func (c *Client) CancelInstance(ctx context.Context, instance, reason string) error {
+func (c *Client) CancelInstance(ctx context.Context, instance, reason string, opts ...CallOption) error {
 	const op = "cancel_instance"
 	if instance == "" {
 		return invalidInput(op, "instance id is required")
 	}
-	return c.enqueue(ctx, op, duroxide.CancelInstance{Instance: instance, Reason: reason}, duroxide.RequirePresent)
+	return c.enqueue(ctx, op, duroxide.CancelInstance{Instance: instance, Reason: reason}, duroxide.RequirePresent, opts)
 }
 
 // Status reads the instance's status from its latest execution's history.
@@ -212,14 +212,51 @@ const (
 	rideMaxDelay     = time.Second
 )
 
+// CallOption adjusts a client's raise, enqueue or cancel.
+type CallOption func(*callOptions)
+
+type callOptions struct {
+	requestID string
+}
+
+// WithRequestID names the call, so that a call made again with the same id
+// (within duroxide.RequestIDLifetime, 10 minutes) is applied once: the
+// repeat returns nil and changes nothing. Without it each call has an id of
+// its own, which covers the client's own repeats of a call whose reply was
+// lost, not a caller that makes the call again: an activity that raises an
+// event, run a second time after its worker lost it, raises it twice unless
+// it names the call, e.g. by its instance and activity id. At most 150
+// bytes; the provider needs duroxide.CheckedEnqueuer.
+func WithRequestID(id string) CallOption { return func(o *callOptions) { o.requestID = id } }
+
+// maxRequestID leaves room for the client's prefix within the provider's
+// 200 bytes.
+const maxRequestID = 150
+
 // enqueue sends a client call's message, checked against require and under
 // one request id, repeating it over transient failures (see Client).
-func (c *Client) enqueue(ctx context.Context, op string, item duroxide.WorkItem, require duroxide.Requirement) error {
+func (c *Client) enqueue(ctx context.Context, op string, item duroxide.WorkItem, require duroxide.Requirement, options []CallOption) error {
+	var o callOptions
+	for _, opt := range options {
+		opt(&o)
+	}
+	if len(o.requestID) > maxRequestID {
+		return invalidInput(op, "instance %q: request id of %d bytes (at most %d)", item.InstanceID(), len(o.requestID), maxRequestID)
+	}
 	ce, ok := c.p.(duroxide.CheckedEnqueuer)
 	if !ok {
+		if o.requestID != "" {
+			return invalidInput(op, "instance %q: WithRequestID needs a provider with duroxide.CheckedEnqueuer", item.InstanceID())
+		}
 		return c.p.EnqueueForOrchestrator(ctx, item, 0)
 	}
-	opts := duroxide.CheckedEnqueue{Require: require, RequestID: uuid.NewString()}
+	id := uuid.NewString()
+	if o.requestID != "" {
+		// the caller's ids live beside the client's own, one namespace
+		// per operation: a raise and a cancel may share a name
+		id = op + ":" + o.requestID
+	}
+	opts := duroxide.CheckedEnqueue{Require: require, RequestID: id}
 	err := rideOver(ctx, func() error { return ce.EnqueueForOrchestratorChecked(ctx, item, opts) })
 	if err != nil {
 		return fmt.Errorf("durable: %s: %w", op, err)

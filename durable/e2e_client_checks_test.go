@@ -181,3 +181,79 @@ func TestE2EClientCallsRideOverLostReplies(t *testing.T) {
 		t.Fatalf("history has %d starts and %d raised events, want 1 and 1 (a repeated call was applied twice)", starts, raised)
 	}
 }
+
+// A caller that makes a call again (an activity run a second time) names it
+// with WithRequestID: the repeat returns nil and is not applied.
+func TestE2EClientRequestIDAppliesARepeatedCallOnce(t *testing.T) {
+	t.Parallel()
+	reg := durable.NewRegistry()
+	reg.MustAddOrchestration("Inbox", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		a, err := ctx.Dequeue("q").Get()
+		if err != nil {
+			return "", err
+		}
+		ev := ctx.Dequeue("q")
+		if ctx.Select(ev, ctx.Timer(time.Hour)) == 0 {
+			b, _ := ev.Get()
+			return a + "+" + b, nil
+		}
+		return a, nil
+	})
+	env := durabletest.Start(t, reg)
+	ctx := context.Background()
+	if err := env.Client.StartOrchestration(ctx, "inbox", "Inbox", ""); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := env.Client.EnqueueEvent(ctx, "inbox", "q", "m", durable.WithRequestID("order-7")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := env.Wait(t, "inbox"); st.Output != "m" {
+		t.Fatalf("output %q: the named enqueue was applied more than once", st.Output)
+	}
+	long := strings.Repeat("x", 151)
+	if err := env.Client.RaiseEvent(ctx, "inbox", "e", "", durable.WithRequestID(long)); !errors.Is(err, durable.ErrInvalidInput) {
+		t.Fatalf("a 151-byte request id = %v, want ErrInvalidInput", err)
+	}
+}
+
+// flakyWorkerAcks fails the first activity acks with a retryable error
+// before they reach the storage.
+type flakyWorkerAcks struct {
+	duroxide.Provider
+	fail atomic.Int32
+}
+
+func (f *flakyWorkerAcks) AckWorkItem(ctx context.Context, token string, c duroxide.WorkItem) error {
+	if f.fail.Add(-1) >= 0 {
+		return duroxide.Retryable("ack_work_item", "EOF")
+	}
+	return f.Provider.AckWorkItem(ctx, token, c)
+}
+
+// An activity ack that failed transiently used to abandon the item at
+// once, so the activity ran again (its side effects twice); the ack is now
+// tried again first.
+func TestE2EActivityAckIsRetriedBeforeTheActivityRunsAgain(t *testing.T) {
+	t.Parallel()
+	var runs atomic.Int32
+	reg := durable.NewRegistry()
+	reg.MustAddActivity("Once", func(_ *durable.ActivityContext, in string) (string, error) {
+		runs.Add(1)
+		return in, nil
+	})
+	reg.MustAddOrchestration("O", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return ctx.ScheduleActivity("Once", in).Get()
+	})
+	flaky := &flakyWorkerAcks{}
+	flaky.fail.Store(2)
+	env := durabletest.Start(t, reg, durabletest.WithProviderWrapper(func(p duroxide.Provider) duroxide.Provider {
+		flaky.Provider = p
+		return flaky
+	}))
+	mustComplete(t, env.StartAndWait(t, "acked", "O", "x"), "x")
+	if n := runs.Load(); n != 1 {
+		t.Fatalf("the activity ran %d times after two transient ack failures, want once", n)
+	}
+}

@@ -262,6 +262,15 @@ func (r *Runtime) completeActivity(locked *duroxide.LockedWorkItem, item duroxid
 			Details: activityFailure(res.err)}
 	}
 	err := r.ackActivity(locked.LockToken, completion, owner, next)
+	// a transient failure may have lost the ack before it reached the
+	// storage: acking again keeps the result (an ack that did apply answers
+	// with a lost lock), where abandoning would run the activity again
+	for retry, d := 0, ackRetryDelay; retry < ackRetries && err != nil && !isLockLost(err) && duroxide.IsRetryable(err); retry, d = retry+1, 2*d {
+		if !sleepCtx(r.work, d) {
+			break
+		}
+		err = r.p.AckWorkItem(r.work, locked.LockToken, completion)
+	}
 	if err == nil || isLockLost(err) {
 		return
 	}
@@ -310,4 +319,24 @@ func (r *Runtime) poisonActivity(locked *duroxide.LockedWorkItem, item duroxide.
 		Message: string(msg),
 	}}
 	_ = r.p.AckWorkItem(r.work, locked.LockToken, duroxide.ActivityFailed{Instance: item.Instance, ExecutionID: item.ExecutionID, ID: item.ID, Details: d})
+}
+
+// An activity ack that failed transiently is tried again ackRetries times,
+// ackRetryDelay doubling (50 ms to 800 ms, 1.55 s in all), before the item
+// is abandoned to run again elsewhere.
+const (
+	ackRetries    = 5
+	ackRetryDelay = 50 * time.Millisecond
+)
+
+// sleepCtx waits d; false when ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }

@@ -45,7 +45,10 @@ func clusterRegistry() *durable.Registry {
 		// the parent's shard may be down: the event must get there
 		// anyway, so the activity tries until the runtime gives up on it
 		for {
-			err := ctx.Client().RaiseEvent(ctx, parent, "pong", "pong from peer of "+parent)
+			// named, so that the activity run again (its worker lost it
+			// under the storm) raises it once
+			err := ctx.Client().RaiseEvent(ctx, parent, "pong", "pong from peer of "+parent,
+				durable.WithRequestID(fmt.Sprintf("%s/%d", ctx.InstanceID(), ctx.ActivityID())))
 			if err == nil || ctx.Err() != nil {
 				return "raised", err
 			}
@@ -167,7 +170,7 @@ func TestClusterShardPrimaryKilled(t *testing.T) {
 	for i := 0; i < 8; i++ {
 		late = append(late, fmt.Sprintf("late-%02d", i))
 	}
-	storm := clientKillStorm(ctx, cluster, 100*time.Millisecond)
+	storm := clientKillStorm(ctx, cluster, 20*time.Millisecond)
 	var startRetries atomic.Int64
 	start := func(ids []string, input string) error {
 		for _, id := range ids {
