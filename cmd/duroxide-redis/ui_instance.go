@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/duroxide-go/duroxide-redis/durable"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
@@ -33,6 +34,9 @@ type timelineRow struct {
 	Answer  *timelineRow  // the event completing this one
 	Took    time.Duration // between the scheduling event and its answer
 	ChildID string        // the sub-orchestration this event names
+	// Undelivered marks an ExternalEvent no subscription was waiting for:
+	// recorded, but given to no wait.
+	Undelivered bool
 }
 
 func (u *uiServer) instance(w http.ResponseWriter, r *http.Request) {
@@ -73,6 +77,7 @@ func (u *uiServer) instance(w http.ResponseWriter, r *http.Request) {
 func timeline(events []duroxide.Event, instance string, children []string) ([]timelineRow, error) {
 	rows := make([]timelineRow, len(events))
 	byID := map[uint64]*timelineRow{}
+	undelivered := idSet(durable.UndeliveredExternalEvents(events))
 	var start uint64
 	if len(events) > 0 {
 		start = events[0].TimestampMs
@@ -84,7 +89,8 @@ func timeline(events []duroxide.Event, instance string, children []string) ([]ti
 		}
 		row := &rows[i]
 		*row = timelineRow{ID: e.EventID, Kind: e.Kind.EventType(), Name: name, At: e.TimestampMs,
-			Since: msBetween(start, e.TimestampMs), Fields: fields, Failed: strings.Contains(e.Kind.EventType(), "Failed")}
+			Since: msBetween(start, e.TimestampMs), Fields: fields, Failed: strings.Contains(e.Kind.EventType(), "Failed"),
+			Undelivered: undelivered[e.EventID]}
 		for _, f := range fields {
 			if f.Key == "instance" {
 				row.ChildID = childID(f.Value, instance, children)
