@@ -73,6 +73,8 @@ func TestKeysGoAndLuaAgree(t *testing.T) {
 		{"meta", nil, k.Meta()},
 		{"obox", nil, k.Outbox()},
 		{"rmark", nil, k.RelayMarks()},
+		{"pending", []string{"a:b"}, k.PendingStart("a:b")},
+		{"ipending", nil, k.PendingStarts()},
 	}
 	covered := map[string]bool{}
 	for _, c := range cases {

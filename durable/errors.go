@@ -279,6 +279,10 @@ type WaitTimeoutError struct {
 
 // Error names the instance and its last status.
 func (e *WaitTimeoutError) Error() string {
+	if p := e.Last.Pending; p != nil {
+		// a start nobody runs: the reason is the answer to "why so long"
+		return fmt.Sprintf("durable: %s: instance %q timed out (last status %s: %s)", e.Op, e.Instance, e.Last.Status, p.Message())
+	}
 	return fmt.Sprintf("durable: %s: instance %q timed out (last status %s)", e.Op, e.Instance, e.Last.Status)
 }
 

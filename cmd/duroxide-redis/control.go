@@ -55,6 +55,13 @@ func runStart(c *cli, args []string) error {
 	if !errors.Is(err, duroxide.ErrNotFound) {
 		return err
 	}
+	// a second start would queue behind the first, which no runtime runs
+	if n, err := s.pendingStart(instance); err != nil || n != nil {
+		if err != nil {
+			return err
+		}
+		return duroxide.Errorf("start", duroxide.ErrConflict, "instance %s already has a %s: nothing was sent", instance, n.Message())
+	}
 	if err := s.client.StartOrchestration(s.ctx, instance, name, *input, opts...); err != nil {
 		return err
 	}

@@ -49,6 +49,10 @@ func (u *uiServer) instance(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data := instanceData{instanceDetail: d, Execution: d.Execution}
+	if d.Pending != nil { // no record yet: nothing else to read
+		u.render(w, r, http.StatusOK, "instance", id, data)
+		return
+	}
 	if e := r.URL.Query().Get("execution"); e != "" {
 		if data.Execution, err = strconv.ParseUint(e, 10, 64); err != nil || data.Execution == 0 {
 			u.fail(w, r, usageErr("instance", "bad execution %q", e))

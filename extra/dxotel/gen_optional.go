@@ -22,6 +22,7 @@ var passThroughs = []struct{ iface, mixin string }{
 	{"WorkAckFetcher", "workAckFetch"},
 	{"BatchEnqueuer", "batchEnqueue"},
 	{"LazyHistoryFetcher", "lazyHistoryFetch"},
+	{"PendingStartNoter", "pendingStartNote"},
 }
 
 func main() {

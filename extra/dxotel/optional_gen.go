@@ -15,6 +15,7 @@ var optional = [...]reflect.Type{
 	reflect.TypeFor[duroxide.WorkAckFetcher](),
 	reflect.TypeFor[duroxide.BatchEnqueuer](),
 	reflect.TypeFor[duroxide.LazyHistoryFetcher](),
+	reflect.TypeFor[duroxide.PendingStartNoter](),
 }
 
 // withCapabilities returns w as a value whose type implements exactly the
@@ -113,6 +114,118 @@ func withCapabilities(w *provider, mask uint) Provider {
 			batchEnqueue
 			lazyHistoryFetch
 		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}}
+	case 16:
+		return &struct {
+			*provider
+			pendingStartNote
+		}{w, pendingStartNote{w}}
+	case 17:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			pendingStartNote
+		}{w, orchestrationAckFetch{w}, pendingStartNote{w}}
+	case 18:
+		return &struct {
+			*provider
+			workAckFetch
+			pendingStartNote
+		}{w, workAckFetch{w}, pendingStartNote{w}}
+	case 19:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			pendingStartNote
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, pendingStartNote{w}}
+	case 20:
+		return &struct {
+			*provider
+			batchEnqueue
+			pendingStartNote
+		}{w, batchEnqueue{w}, pendingStartNote{w}}
+	case 21:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			pendingStartNote
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, pendingStartNote{w}}
+	case 22:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			pendingStartNote
+		}{w, workAckFetch{w}, batchEnqueue{w}, pendingStartNote{w}}
+	case 23:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			pendingStartNote
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, pendingStartNote{w}}
+	case 24:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			pendingStartNote
+		}{w, lazyHistoryFetch{w}, pendingStartNote{w}}
+	case 25:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			pendingStartNote
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, pendingStartNote{w}}
+	case 26:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			pendingStartNote
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, pendingStartNote{w}}
+	case 27:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			pendingStartNote
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, pendingStartNote{w}}
+	case 28:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}}
+	case 29:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}}
+	case 30:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}}
+	case 31:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}}
 	}
 	return w
 }
