@@ -125,6 +125,10 @@ var families = []family{
 	{"istatus", "ist", []partKind{str}, "ZSET: instances by status of their current execution (instance -> created at)"},
 	{"ichildren", "kids", []partKind{str}, "ZSET: children of an instance (child -> created at)"},
 	{"iterminal", "iterm", nil, "ZSET: root instances whose current execution is Completed or Failed (instance -> completed at)"},
+
+	// starts that a runtime fetched and handed back (duroxide.PendingStartNoter)
+	{"pending", "pend", []partKind{str}, "HASH: why the start of an instance without record did not run (orchestration, version, attempt, max attempts, reason, noted at); removed when the instance is created or deleted"},
+	{"ipending", "ipend", nil, "ZSET: instances that have a pending-start note (instance -> noted at)"},
 }
 
 // familyByToken indexes families for build.
@@ -188,6 +192,14 @@ func (k Keys) WakeDue() string { return k.build("wakedue") }
 // DueClaim names the hash of due-time claims: which due time of each queue
 // one fetcher will run at, and the standby woken when it gives it back.
 func (k Keys) DueClaim() string { return k.build("dueclaim") }
+
+// PendingStart names the pending-start note of an instance that has no
+// record yet (duroxide.PendingStartNoter).
+func (k Keys) PendingStart(instance string) string { return k.build("pend", instance) }
+
+// PendingStarts names the index of the instances that have a pending-start
+// note, by the time it was written.
+func (k Keys) PendingStarts() string { return k.build("ipend") }
 
 // Meta names the namespace's layout record (see NamespaceLayout).
 func (k Keys) Meta() string { return k.build("meta") }

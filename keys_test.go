@@ -74,6 +74,8 @@ func TestKeysGoAndLuaAgree(t *testing.T) {
 		{"obox", nil, k.Outbox()},
 		{"rmark", nil, k.RelayMarks()},
 		{"request", []string{"r:1"}, k.Request("r:1")},
+		{"pending", []string{"a:b"}, k.PendingStart("a:b")},
+		{"ipending", nil, k.PendingStarts()},
 	}
 	covered := map[string]bool{}
 	for _, c := range cases {

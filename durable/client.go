@@ -145,6 +145,10 @@ func (c *Client) CancelInstance(ctx context.Context, instance, reason string, op
 }
 
 // Status reads the instance's status from its latest execution's history.
+// An instance without history whose start a runtime handed back is
+// StatusPending with the reason in Pending (on a provider that keeps such
+// notes, duroxide.PendingStartNoter); a poison failure the runtime could
+// name the cause of has it in FailureCause.
 func (c *Client) Status(ctx context.Context, instance string) (OrchestrationStatus, error) {
 	hist, err := c.p.Read(ctx, instance)
 	if err != nil {
@@ -162,13 +166,20 @@ func (c *Client) Status(ctx context.Context, instance string) (OrchestrationStat
 		case duroxide.OrchestrationFailedEvent:
 			d := k.Details
 			st.Status, st.Failure = StatusFailed, &d
-			return st, nil
+			st.FailureCause, err = c.failureCause(ctx, instance, d)
+			return st, err
 		}
 	}
 	if len(hist) > 0 {
 		st.Status = StatusRunning
+		return st, nil
 	}
-	return st, nil
+	// No history: a start a runtime handed back is pending, with its
+	// reason, rather than not found.
+	if st.Pending, err = c.pendingStart(ctx, instance); st.Pending != nil {
+		st.Status = StatusPending
+	}
+	return st, err
 }
 
 // Poll backoff of the wait calls: status reads, not a busy loop.

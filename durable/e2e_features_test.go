@@ -3,6 +3,7 @@ package durable_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -417,12 +418,26 @@ func testE2EUnregisteredOrchestrationIsPoisoned(t *testing.T, backend durabletes
 	if st.Status != durable.StatusFailed || st.Failure.Poison == nil || st.Failure.Poison.MessageType.Orchestration == nil {
 		t.Fatalf("status %v %+v", st.Status, st.Failure)
 	}
-	if want := "poison: orchestration ghost exceeded 3 attempts (max 2)"; st.FailureMessage() != want {
-		t.Fatalf("message %q, want %q", st.FailureMessage(), want)
+	// duroxide's message, then the cause, which duroxide only logs
+	const cause = "orchestration Ghost (version any) is not registered in the runtimes that fetched it"
+	if want := "poison: orchestration ghost exceeded 3 attempts (max 2); cause: " + cause; st.FailureMessage() != want || st.FailureCause != cause {
+		t.Fatalf("message %q (cause %q), want %q", st.FailureMessage(), st.FailureCause, want)
 	}
+	if info, err := env.Client.Admin().GetInstanceInfo(t.Context(), "ghost"); err != nil || info.Output == nil || *info.Output != st.FailureMessage() {
+		t.Fatalf("the record's output %v (%v), want the message with its cause", info.Output, err)
+	}
+	// the history is duroxide's: the start as fetched, and the poison
+	// failure whose details carry no cause (they are duroxide's type)
 	h := read(t, env, "ghost")
+	assertKinds(t, h, []string{"OrchestrationStarted", "OrchestrationFailed"})
 	if s := h[0].Kind.(duroxide.OrchestrationStartedEvent); s.Name != "Ghost" || s.Input != "in" {
 		t.Fatalf("recorded start %+v", s)
+	}
+	if d := h[1].Kind.(duroxide.OrchestrationFailedEvent).Details; d.Poison == nil || strings.Contains(fmt.Sprintf("%+v", d), "registered") {
+		t.Fatalf("recorded failure %+v: want duroxide's poison details alone", d)
+	}
+	if st.Pending != nil {
+		t.Errorf("a failed instance keeps a pending note: %+v", st.Pending)
 	}
 }
 

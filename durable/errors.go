@@ -302,6 +302,10 @@ type WaitTimeoutError struct {
 // Error names the instance, its last status and the last read's failure.
 func (e *WaitTimeoutError) Error() string {
 	msg := fmt.Sprintf("durable: %s: instance %q timed out (last status %s)", e.Op, e.Instance, e.Last.Status)
+	if p := e.Last.Pending; p != nil {
+		// a start nobody runs: the reason is the answer to "why so long"
+		msg = fmt.Sprintf("durable: %s: instance %q timed out (last status %s: %s)", e.Op, e.Instance, e.Last.Status, p.Message())
+	}
 	if e.Err != nil {
 		msg += "; the last read failed: " + e.Err.Error()
 	}

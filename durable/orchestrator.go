@@ -483,9 +483,29 @@ func (r *Runtime) unregisteredDelay(attempt uint32) time.Duration {
 	return min(r.opts.UnregisteredBackoffBase*time.Duration(1<<exp), r.opts.UnregisteredBackoffMax)
 }
 
+// abandonUnregistered hands back a batch whose orchestration (or version)
+// this runtime does not have, to be retried with backoff until a runtime
+// that has it runs it, or it is poisoned. On a provider that can note why
+// (duroxide.PendingStartNoter), the reason goes with the abandon, so a
+// start nobody can run shows as pending with its cause instead of as not
+// found; a provider keeps the note only for an instance without record.
 func (r *Runtime) abandonUnregistered(item *duroxide.OrchestrationItem, b engine.Batch) {
 	d := r.unregisteredDelay(item.AttemptCount)
 	r.opts.Logger.Warn("durable: orchestration not registered, abandoning", "instance", item.Instance,
 		"orchestration", b.Name, "version", b.Version, "attempt", item.AttemptCount, "backoff", d)
-	r.abandonOrchestration(item.LockToken, d, false)
+	noter, ok := r.p.(duroxide.PendingStartNoter)
+	if !ok {
+		r.abandonOrchestration(item.LockToken, d, false)
+		return
+	}
+	note := duroxide.PendingStart{Instance: item.Instance, Orchestration: b.Name, Version: b.Version,
+		Attempt: item.AttemptCount, MaxAttempts: r.opts.MaxAttempts, Reason: notRegisteredReason}
+	if err := noter.AbandonOrchestrationItemWithNote(r.work, item.LockToken, d, false, note); err != nil {
+		r.opts.Logger.Warn("durable: abandon failed", "error", err)
+	}
 }
+
+// notRegisteredReason completes "orchestration X (version V) ..." in the
+// note of a start no runtime that fetched it could run, and in the cause of
+// the poison failure that ends it.
+const notRegisteredReason = "is not registered in the runtimes that fetched it"

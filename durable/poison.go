@@ -25,7 +25,38 @@ func (r *Runtime) poisonOrchestration(item *duroxide.OrchestrationItem, eng *eng
 		MessageType: duroxide.PoisonMessageType{Orchestration: &duroxide.PoisonOrchestration{Instance: item.Instance, ExecutionID: item.ExecutionID}},
 		Message:     marshalMessages(item.Messages),
 	}}
-	r.ack(item, eng.PoisonCommit(item, d, poisonMetadata(item, d), r.turnEnv()))
+	meta := poisonMetadata(item, d)
+	if cause := r.poisonCause(item, eng); cause != "" {
+		// The history keeps duroxide's failure exactly; the execution's
+		// output, which duroxide fills with the failure's display message,
+		// says why as well (Client.Status reads it back as FailureCause).
+		out := *meta.Output + poisonCauseSeparator + cause
+		meta.Output = &out
+	}
+	r.ack(item, eng.PoisonCommit(item, d, meta, r.turnEnv()))
+}
+
+// poisonCauseSeparator joins a poison failure's display message and its
+// cause in the execution's output.
+const poisonCauseSeparator = "; cause: "
+
+// poisonCause says why a batch was fetched until it became poison when this
+// runtime can tell: its orchestration (or version) is not registered here,
+// so every fetch handed it back. "" otherwise (a crash or a hang repeated,
+// which leaves no trace to name).
+func (r *Runtime) poisonCause(item *duroxide.OrchestrationItem, eng *engine.Engine) string {
+	b := engine.ReadBatch(item.Messages, eng.Info(), item.Instance)
+	name, version := b.Name, b.Version
+	if name == "" {
+		name, version = item.OrchestrationName, item.Version
+	}
+	if name == "" {
+		return ""
+	}
+	if _, _, ok := r.reg.resolve(name, version); ok {
+		return ""
+	}
+	return duroxide.PendingStart{Orchestration: name, Version: version, Reason: notRegisteredReason}.Cause()
 }
 
 func (r *Runtime) poisonUndecodable(item *duroxide.OrchestrationItem) {

@@ -1,7 +1,10 @@
 package durable
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 
 	"github.com/duroxide-go/duroxide-redis/durable/internal/engine"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
@@ -21,6 +24,14 @@ const (
 	StatusCompleted
 	// StatusFailed: the orchestration failed, was cancelled, or was poisoned.
 	StatusFailed
+	// StatusPending: no history yet, but a runtime fetched the start and
+	// handed it back, saying why (OrchestrationStatus.Pending): typically an
+	// orchestration or version no runtime that fetched it has registered.
+	// The start stays queued and is retried with backoff until a runtime
+	// runs it or it is poisoned (then StatusFailed). Reported only by a
+	// provider that implements duroxide.PendingStartNoter; with another, such
+	// an instance is StatusNotFound until then.
+	StatusPending
 )
 
 // String names the status as duroxide does.
@@ -32,6 +43,8 @@ func (s RuntimeStatus) String() string {
 		return "Completed"
 	case StatusFailed:
 		return "Failed"
+	case StatusPending:
+		return "Pending"
 	}
 	return "NotFound"
 }
@@ -44,6 +57,15 @@ type OrchestrationStatus struct {
 	Failure             *duroxide.ErrorDetails // StatusFailed
 	CustomStatus        *string
 	CustomStatusVersion uint64
+	// Pending says why the start of a StatusPending instance has not run.
+	Pending *duroxide.PendingStart
+	// FailureCause is why the runtime failed the instance when its failure
+	// details do not say: the cause of a poison failure it could name (e.g.
+	// "orchestration X (version V) is not registered in the runtimes that
+	// fetched it"). The details stay exactly what duroxide records; the
+	// cause is read from the execution's output, where the runtime stores it
+	// after the display message.
+	FailureCause string
 }
 
 // IsTerminal reports Completed or Failed.
@@ -51,12 +73,48 @@ func (s OrchestrationStatus) IsTerminal() bool {
 	return s.Status == StatusCompleted || s.Status == StatusFailed
 }
 
-// FailureMessage is duroxide's display message of the failure ("" unless failed).
+// FailureMessage is duroxide's display message of the failure ("" unless
+// failed), followed by "; cause: " and FailureCause when there is one.
 func (s OrchestrationStatus) FailureMessage() string {
 	if s.Failure == nil {
 		return ""
 	}
+	if s.FailureCause != "" {
+		return engine.DisplayMessage(*s.Failure) + poisonCauseSeparator + s.FailureCause
+	}
 	return engine.DisplayMessage(*s.Failure)
+}
+
+// pendingStart reads the pending-start note of an instance without
+// history, nil when the provider keeps none.
+func (c *Client) pendingStart(ctx context.Context, instance string) (*duroxide.PendingStart, error) {
+	n, ok := c.p.(duroxide.PendingStartNoter)
+	if !ok {
+		return nil, nil
+	}
+	return n.PendingStart(ctx, instance)
+}
+
+// failureCause reads back the cause the runtime stored after a poison
+// failure's display message in the execution's output ("" when it named
+// none, or the provider has no management calls).
+func (c *Client) failureCause(ctx context.Context, instance string, d duroxide.ErrorDetails) (string, error) {
+	a := c.p.Admin()
+	if d.Poison == nil || a == nil {
+		return "", nil
+	}
+	info, err := a.GetInstanceInfo(ctx, instance) // its current execution's, the one Read returned
+	if errors.Is(err, duroxide.ErrNotFound) {
+		return "", nil // deleted since the history was read
+	}
+	if err != nil || info.Output == nil {
+		return "", err
+	}
+	cause, _ := strings.CutPrefix(*info.Output, engine.DisplayMessage(d)+poisonCauseSeparator)
+	if cause == *info.Output { // no cause after the message
+		return "", nil
+	}
+	return cause, nil
 }
 
 // Err is the failure of a failed instance as a typed error, nil unless

@@ -121,6 +121,7 @@ function I.apply_metadata(inst, eid, name, ver, parent, now)
     redis.call('HDEL', K.om(inst), 'ps') -- its start is waiting no more: the record says it exists
     redis.call('HSET', ik, 'name', name, 'ver', ver, 'cur', eid, 'created', now, 'updated', now, 'inc', inc)
     redis.call('ZADD', K.ilist(), now, inst)
+    I.unnote(inst)
     r = { eid, false, now, false }
   else
     local upd = { 'updated', now }
@@ -236,6 +237,21 @@ function I.delete_execution(inst, eid)
   return 1, n
 end
 
+-- unnote removes the pending-start note of inst and its index entry: the
+-- instance was created (its start ran, or was poisoned) or deleted.
+function I.unnote(inst)
+  redis.call('DEL', K.pending(inst))
+  redis.call('ZREM', K.ipending(), inst)
+end
+
+-- pending_note reads the pending-start note of inst: {orchestration,
+-- version, attempt, max attempts, reason, noted at}, or false.
+function I.pending_note(inst)
+  local r = redis.call('HMGET', K.pending(inst), 'name', 'ver', 'att', 'max', 'why', 'at')
+  if not r[1] then return false end
+  return r
+end
+
 -- delete removes everything stored for inst: record and indexes, executions
 -- and history, orchestrator messages and lock, worker items in any state
 -- (with their session references), KV store and delta. Returns whether a
@@ -256,6 +272,7 @@ function I.delete(inst, now)
     msgs = msgs + W.delete(W.fields(parts[3]), now)
   end
   redis.call('DEL', wa, ik, K.ichildren(inst), K.kv(inst), K.kvdelta(inst))
+  I.unnote(inst)
   local n = 0
   if existed then n = 1 end
   return n, execs, events, msgs

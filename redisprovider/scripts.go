@@ -13,6 +13,8 @@ package redisprovider
 // enqueue_for_orchestrator_checked serves the optional CheckedEnqueuer.
 // enqueue_for_orchestrator and enqueue_for_worker also serve the batch
 // methods, enqueue_for_orchestrator_batch and enqueue_for_worker_batch.
+// abandon_orchestration_item_with_note, get_pending_start and
+// list_pending_starts serve duroxide.PendingStartNoter.
 // ack_fetch_work_item and ack_fetch_orchestration_item serve the optional
 // ack-and-fetch methods, whose failed ack must read exactly like the plain
 // ack's: their errors carry ack_work_item and ack_orchestration_item.
@@ -20,6 +22,7 @@ type luaScript int
 
 const (
 	scriptAbandonOrchestrationItem luaScript = iota
+	scriptAbandonOrchestrationItemWithNote
 	scriptAbandonWorkItem
 	scriptAckFetchOrchestrationItem
 	scriptAckFetchWorkItem
@@ -41,10 +44,12 @@ const (
 	scriptGetInstanceTree
 	scriptGetKVAllValues
 	scriptGetKVValue
+	scriptGetPendingStart
 	scriptGetQueueDepths
 	scriptGetSystemMetrics
 	scriptLatestExecutionID
 	scriptListInstancesPage
+	scriptListPendingStarts
 	scriptOpenNamespace
 	scriptPruneExecutions
 	scriptReadHistory
@@ -60,41 +65,44 @@ const (
 // scriptFiles names each handle's Lua file (lua/<name>.lua).
 // TestScriptHandlesMatchLuaFiles checks it against the files.
 var scriptFiles = [scriptCount]string{
-	scriptAbandonOrchestrationItem:      "abandon_orchestration_item",
-	scriptAbandonWorkItem:               "abandon_work_item",
-	scriptAckFetchOrchestrationItem:     "ack_fetch_orchestration_item",
-	scriptAckFetchWorkItem:              "ack_fetch_work_item",
-	scriptAckOrchestrationItem:          "ack_orchestration_item",
-	scriptAckWorkItem:                   "ack_work_item",
-	scriptAppendWithExecution:           "append_with_execution",
-	scriptCleanupOrphanedSessions:       "cleanup_orphaned_sessions",
-	scriptDeleteInstance:                "delete_instance",
-	scriptDeleteInstanceBulk:            "delete_instance_bulk",
-	scriptDeleteInstancesAtomic:         "delete_instances_atomic",
-	scriptEnqueueForOrchestratorChecked: "enqueue_for_orchestrator_checked",
-	scriptEnqueueForOrchestrator:        "enqueue_for_orchestrator",
-	scriptEnqueueForWorker:              "enqueue_for_worker",
-	scriptFetchOrchestrationItem:        "fetch_orchestration_item",
-	scriptFetchWorkItem:                 "fetch_work_item",
-	scriptGetExecutionInfo:              "get_execution_info",
-	scriptGetInstanceInfo:               "get_instance_info",
-	scriptGetInstanceStats:              "get_instance_stats",
-	scriptGetInstanceTree:               "get_instance_tree",
-	scriptGetKVAllValues:                "get_kv_all_values",
-	scriptGetKVValue:                    "get_kv_value",
-	scriptGetQueueDepths:                "get_queue_depths",
-	scriptGetSystemMetrics:              "get_system_metrics",
-	scriptListInstancesPage:             "list_instances_page",
-	scriptOpenNamespace:                 "open_namespace",
-	scriptLatestExecutionID:             "latest_execution_id",
-	scriptPruneExecutions:               "prune_executions",
-	scriptReadHistory:                   "read_history",
-	scriptRearmWake:                     "rearm_wake",
-	scriptRelayMessages:                 "relay_messages",
-	scriptReleaseDue:                    "release_due",
-	scriptRenewOrchestrationItemLock:    "renew_orchestration_item_lock",
-	scriptRenewSessionLock:              "renew_session_lock",
-	scriptRenewWorkItemLock:             "renew_work_item_lock",
+	scriptAbandonOrchestrationItem:         "abandon_orchestration_item",
+	scriptAbandonOrchestrationItemWithNote: "abandon_orchestration_item_with_note",
+	scriptAbandonWorkItem:                  "abandon_work_item",
+	scriptAckFetchOrchestrationItem:        "ack_fetch_orchestration_item",
+	scriptAckFetchWorkItem:                 "ack_fetch_work_item",
+	scriptAckOrchestrationItem:             "ack_orchestration_item",
+	scriptAckWorkItem:                      "ack_work_item",
+	scriptAppendWithExecution:              "append_with_execution",
+	scriptCleanupOrphanedSessions:          "cleanup_orphaned_sessions",
+	scriptDeleteInstance:                   "delete_instance",
+	scriptDeleteInstanceBulk:               "delete_instance_bulk",
+	scriptDeleteInstancesAtomic:            "delete_instances_atomic",
+	scriptEnqueueForOrchestrator:           "enqueue_for_orchestrator",
+	scriptEnqueueForOrchestratorChecked:    "enqueue_for_orchestrator_checked",
+	scriptEnqueueForWorker:                 "enqueue_for_worker",
+	scriptFetchOrchestrationItem:           "fetch_orchestration_item",
+	scriptFetchWorkItem:                    "fetch_work_item",
+	scriptGetExecutionInfo:                 "get_execution_info",
+	scriptGetInstanceInfo:                  "get_instance_info",
+	scriptGetInstanceStats:                 "get_instance_stats",
+	scriptGetInstanceTree:                  "get_instance_tree",
+	scriptGetKVAllValues:                   "get_kv_all_values",
+	scriptGetKVValue:                       "get_kv_value",
+	scriptGetPendingStart:                  "get_pending_start",
+	scriptGetQueueDepths:                   "get_queue_depths",
+	scriptGetSystemMetrics:                 "get_system_metrics",
+	scriptLatestExecutionID:                "latest_execution_id",
+	scriptListInstancesPage:                "list_instances_page",
+	scriptListPendingStarts:                "list_pending_starts",
+	scriptOpenNamespace:                    "open_namespace",
+	scriptPruneExecutions:                  "prune_executions",
+	scriptReadHistory:                      "read_history",
+	scriptRearmWake:                        "rearm_wake",
+	scriptRelayMessages:                    "relay_messages",
+	scriptReleaseDue:                       "release_due",
+	scriptRenewOrchestrationItemLock:       "renew_orchestration_item_lock",
+	scriptRenewSessionLock:                 "renew_session_lock",
+	scriptRenewWorkItemLock:                "renew_work_item_lock",
 }
 
 // String returns the script's name, which is its file's and, for most, its

@@ -167,6 +167,11 @@ func scriptCalls(p *Provider) []func() error {
 	return []func() error{
 		func() error { return p.AckOrchestrationItem(ctx, "t", duroxide.OrchestrationCommit{ExecutionID: 1}) },
 		func() error { return p.AbandonOrchestrationItem(ctx, "t", 0, false) },
+		func() error {
+			return p.AbandonOrchestrationItemWithNote(ctx, "t", 0, false, duroxide.PendingStart{Orchestration: "O", Reason: "r"})
+		},
+		func() error { return errOf(p.PendingStart(ctx, "i")) },
+		func() error { return errOf(p.ListPendingStarts(ctx, 1)) },
 		func() error { return p.RenewOrchestrationItemLock(ctx, "t", time.Second) },
 		func() error { return p.EnqueueForOrchestrator(ctx, start, 0) },
 		func() error {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/Masterminds/semver/v3"
 
@@ -16,6 +17,9 @@ type actionJSON struct {
 	Action   string `json:"action"`
 	Instance string `json:"instance"`
 	Detail   string `json:"detail,omitempty"`
+	// Warning says what the operator may not expect, such as an event
+	// raised while the instance does not wait for it.
+	Warning string `json:"warning,omitempty"`
 }
 
 func runStart(c *cli, args []string) error {
@@ -51,6 +55,13 @@ func runStart(c *cli, args []string) error {
 	if !errors.Is(err, duroxide.ErrNotFound) {
 		return err
 	}
+	// a second start would queue behind the first, which no runtime runs
+	if n, err := s.pendingStart(instance); err != nil || n != nil {
+		if err != nil {
+			return err
+		}
+		return duroxide.Errorf("start", duroxide.ErrConflict, "instance %s already has a %s: nothing was sent", instance, n.Message())
+	}
 	if err := s.client.StartOrchestration(s.ctx, instance, name, *input, opts...); err != nil {
 		return err
 	}
@@ -73,13 +84,63 @@ func runRaise(c *cli, args []string) error {
 		return err
 	}
 	defer s.close()
-	if _, err := s.requireRunning("raise", instance); err != nil {
+	info, err := s.requireRunning("raise", instance)
+	if err != nil {
+		return err
+	}
+	// read before sending, so that a failed read sends nothing
+	warning, err := s.earlyEventWarning(info, event)
+	if err != nil {
 		return err
 	}
 	if err := s.client.RaiseEvent(s.ctx, instance, event, *data); err != nil {
 		return err
 	}
-	return c.reportAction("raised", instance, "event "+event)
+	return c.reportWarnedAction("raised", instance, "event "+event, warning)
+}
+
+// runEnqueue is raise's buffered alternative: a message on the instance's
+// persistent queue waits there until the code dequeues it, where an
+// external event nobody waits for is dropped.
+func runEnqueue(c *cli, args []string) error {
+	fs := c.flags("enqueue")
+	data := fs.String("data", "", "message data, a JSON document")
+	pos, err := c.parse(fs, args, 2, 2)
+	if err != nil {
+		return err
+	}
+	instance, queue := pos[0], pos[1]
+	if err := checkJSON("enqueue", "--data", *data); err != nil {
+		return err
+	}
+	s, err := c.open()
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	if _, err := s.requireRunning("enqueue", instance); err != nil {
+		return err
+	}
+	if err := s.client.EnqueueEvent(s.ctx, instance, queue, *data); err != nil {
+		return err
+	}
+	return c.reportAction("enqueued", instance, "queue "+queue)
+}
+
+// earlyEventWarning says, when the instance's current execution has no
+// subscription waiting for event, that duroxide will record the event but
+// deliver it to no wait unless the code subscribes before the runtime
+// takes it in. It reads the history the event will meet; the answer is a
+// warning, not a refusal, since the code may be about to wait.
+func (s *session) earlyEventWarning(info duroxide.InstanceInfo, event string) (string, error) {
+	h, err := s.admin.ReadHistoryWithExecutionID(s.ctx, info.InstanceID, info.CurrentExecutionID)
+	if err != nil {
+		return "", err
+	}
+	if slices.Contains(durable.WaitingExternalEvents(h), event) {
+		return "", nil
+	}
+	return fmt.Sprintf("instance %s is not waiting for event %s now; an event raised before the orchestration waits for it is recorded but not delivered (use enqueue and ctx.Dequeue for messages that must wait)", info.InstanceID, event), nil
 }
 
 func runCancel(c *cli, args []string) error {
@@ -109,9 +170,20 @@ func checkJSON(op, flagName, v string) error {
 }
 
 func (c *cli) reportAction(action, instance, detail string) error {
+	return c.reportWarnedAction(action, instance, detail, "")
+}
+
+// reportWarnedAction reports a done action with a warning, which goes to
+// stderr for people, so that stdout stays the action's answer.
+func (c *cli) reportWarnedAction(action, instance, detail, warning string) error {
 	if c.json {
-		return writeJSON(c.stdout, actionJSON{Action: action, Instance: instance, Detail: detail})
+		return writeJSON(c.stdout, actionJSON{Action: action, Instance: instance, Detail: detail, Warning: warning})
 	}
-	_, err := fmt.Fprintf(c.stdout, "%s: %s (%s)\n", action, instance, detail)
-	return err
+	if _, err := fmt.Fprintf(c.stdout, "%s: %s (%s)\n", action, instance, detail); err != nil {
+		return err
+	}
+	if warning != "" {
+		fmt.Fprintf(c.stderr, "duroxide-redis: warning: %s\n", warning)
+	}
+	return nil
 }

@@ -62,6 +62,10 @@ func TestRejectedCommandsChangeNothing(t *testing.T) {
 		{"malformed data", []string{"raise", "done-1", "go", "--data", "{"}, exitInvalid, "--data is not valid JSON"},
 		{"raise to unknown", []string{"raise", "nope", "go"}, exitNotFound, "instance nope not found"},
 		{"raise to finished", []string{"raise", "done-1", "go"}, exitConflict, "is Completed, not Running"},
+		{"enqueue without queue", []string{"enqueue", "done-1"}, exitInvalid, "expected INSTANCE QUEUE"},
+		{"malformed enqueue data", []string{"enqueue", "done-1", "inbox", "--data", "{"}, exitInvalid, "enqueue: --data is not valid JSON"},
+		{"enqueue to unknown", []string{"enqueue", "nope", "inbox"}, exitNotFound, "enqueue: instance nope not found"},
+		{"enqueue to finished", []string{"enqueue", "done-1", "inbox"}, exitConflict, "instance done-1 is Completed, not Running: nothing was sent"},
 		{"cancel unknown", []string{"cancel", "nope"}, exitNotFound, "instance nope not found"},
 		{"cancel finished", []string{"cancel", "done-1"}, exitConflict, "is Completed, not Running"},
 		{"delete unknown", []string{"delete", "nope"}, exitNotFound, "instance nope not found"},
@@ -97,4 +101,66 @@ func TestUnreachableRedisIsItsOwnExitCode(t *testing.T) {
 	if !strings.Contains(r.stderr, "hint: is Redis running there?") {
 		t.Errorf("no hint:\n%s", r.stderr)
 	}
+}
+
+// An event raised while the instance waits for another is recorded and
+// delivered to nothing (duroxide's rule): raise says so on stderr, and
+// history marks that event and no other.
+func TestRaiseWarnsOfAnEventNobodyWaitsForAndHistoryMarksIt(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t)
+	if err := d.client.StartOrchestration(context.Background(), "early-1", "Waiter", ""); err != nil {
+		t.Fatal(err)
+	}
+	d.waitRunning(t, "early-1") // its first turn subscribed to "go"
+	r := d.cli("raise", "early-1", "stop", "--data", `"halt"`)
+	expect(t, r, exitOK, "raised: early-1 (event stop)")
+	for _, w := range []string{"warning: instance early-1 is not waiting for event stop now", "recorded but not delivered", "use enqueue"} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("raise's stderr lacks %q:\n%s", w, r.stderr)
+		}
+	}
+	if got := decode[actionJSON](t, d.cli("raise", "early-1", "go", "--data", `"went"`, "--json")); got.Action != "raised" || got.Warning != "" {
+		t.Errorf("a raise the instance waits for: %+v", got)
+	}
+	if st := d.wait(t, "early-1"); st.Status != durable.StatusCompleted || st.Output != `"went"` {
+		t.Fatalf("early-1 ended %v with %q", st.Status, st.Output)
+	}
+	out := d.cli("history", "early-1")
+	expect(t, out, exitOK)
+	var marked []string
+	for _, line := range strings.Split(out.stdout, "\n") {
+		if strings.Contains(line, "not delivered: no subscription was waiting") {
+			marked = append(marked, line)
+		}
+	}
+	if len(marked) != 1 || !strings.Contains(marked[0], "ExternalEvent") || !strings.Contains(marked[0], "stop") || !strings.Contains(marked[0], `data="halt"`) {
+		t.Fatalf("want exactly stop's event marked, got %q in:\n%s", marked, out.stdout)
+	}
+	if help := d.cli("help", "raise"); !strings.Contains(help.stdout, "raised before the orchestration waits for it is recorded but not delivered (see enqueue)") {
+		t.Errorf("raise's help does not say what happens to an early event:\n%s", help.stdout)
+	}
+}
+
+// enqueue is raise's buffered alternative: a message sent before the code
+// dequeues it waits for it.
+func TestEnqueueKeepsAMessageUntilTheCodeDequeuesIt(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t)
+	if err := d.client.StartOrchestration(context.Background(), "buf-1", "Buffered", ""); err != nil {
+		t.Fatal(err)
+	}
+	d.waitRunning(t, "buf-1") // waiting for "go", not yet for the queue
+	r := d.cli("enqueue", "buf-1", "inbox", "--data", `"kept"`)
+	expect(t, r, exitOK, "enqueued: buf-1 (queue inbox)")
+	if r.stderr != "" {
+		t.Errorf("enqueue warned: %s", r.stderr)
+	}
+	if got := decode[actionJSON](t, d.cli("raise", "buf-1", "go", "--json")); got.Action != "raised" || got.Warning != "" {
+		t.Errorf("raise: %+v", got)
+	}
+	if st := d.wait(t, "buf-1"); st.Status != durable.StatusCompleted || st.Output != `"kept"` {
+		t.Fatalf("buf-1 ended %v with %q", st.Status, st.Output)
+	}
+	expectFailure(t, d.cli("enqueue", "buf-1", "inbox"), exitConflict, "enqueue: instance buf-1 is Completed, not Running: nothing was sent")
 }

@@ -88,6 +88,14 @@ func testRegistry() *durable.Registry {
 	reg.MustAddOrchestration("Waiter", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		return ctx.WaitForEvent("go").Get()
 	})
+	// Buffered waits for "go", then reads its inbox queue: a message
+	// enqueued before "go" waits for it, where an early event is dropped.
+	reg.MustAddOrchestration("Buffered", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		if _, err := ctx.WaitForEvent("go").Get(); err != nil {
+			return "", err
+		}
+		return ctx.Dequeue("inbox").Get()
+	})
 	reg.MustAddOrchestration("Typed", durable.Orchestration(func(_ *durable.OrchestrationContext, in struct{ N int }) (int, error) {
 		return in.N, nil
 	}))

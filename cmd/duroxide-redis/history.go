@@ -90,8 +90,22 @@ func (s *session) history(instance string, execution uint64) ([]duroxide.Event, 
 	return s.admin.ReadHistoryWithExecutionID(s.ctx, instance, execution)
 }
 
+// undeliveredMark flags an ExternalEvent that duroxide recorded but gave to
+// no wait, which a history otherwise shows like any delivered event.
+const undeliveredMark = "not delivered: no subscription was waiting"
+
+// idSet makes a set of event ids, for lookups per event of a history.
+func idSet(ids []uint64) map[uint64]bool {
+	set := make(map[uint64]bool, len(ids))
+	for _, id := range ids {
+		set[id] = true
+	}
+	return set
+}
+
 func (c *cli) printHistory(events []duroxide.Event) error {
 	now := c.now()
+	undelivered := idSet(durable.UndeliveredExternalEvents(events))
 	t := newTable(c.stdout, "ID", "KIND", "NAME", "SOURCE", "TIME", "PAYLOAD")
 	for _, e := range events {
 		name, payload, err := eventFields(e)
@@ -102,8 +116,13 @@ func (c *cli) printHistory(events []duroxide.Event) error {
 		if e.SourceEventID != nil {
 			source = strconv.FormatUint(*e.SourceEventID, 10)
 		}
+		cell := abbreviate(payload, payloadWidth)
+		if undelivered[e.EventID] {
+			// first, so that no abbreviation of the data can cut it off
+			cell = undeliveredMark + "; " + cell
+		}
 		t.row(strconv.FormatUint(e.EventID, 10), e.Kind.EventType(), orDash(name), source,
-			relTime(msTime(e.TimestampMs), now), abbreviate(payload, payloadWidth))
+			relTime(msTime(e.TimestampMs), now), cell)
 	}
 	return t.flush()
 }

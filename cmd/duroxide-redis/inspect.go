@@ -72,17 +72,29 @@ func runInstances(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	// A start no runtime could run has no record to list: the first page
+	// of an unfiltered-by-status listing shows such starts after it.
+	pending := []pendingJSON{}
+	if *cursor == "" && st == "" {
+		if pending, err = s.pendingStarts(*name, *prefix); err != nil {
+			return err
+		}
+	}
 	if c.json {
 		out := struct {
 			Instances []instanceJSON `json:"instances"`
 			Next      string         `json:"next"`
-		}{[]instanceJSON{}, next}
+			Pending   []pendingJSON  `json:"pending"`
+		}{[]instanceJSON{}, next, pending}
 		for _, i := range infos {
 			out.Instances = append(out.Instances, toInstanceJSON(i))
 		}
 		return writeJSON(c.stdout, out)
 	}
-	return c.printInstances(infos, next, *cursor == "")
+	if err := c.printInstances(infos, next, *cursor == ""); err != nil {
+		return err
+	}
+	return c.printPendingStarts(pending)
 }
 
 // page reads one page of instance records through the provider's

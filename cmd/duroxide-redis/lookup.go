@@ -7,12 +7,14 @@ import (
 )
 
 // instanceInfo reads an instance's record; a missing instance is an
-// ErrNotFound error, which the exit code reports.
+// ErrNotFound error, which the exit code reports, naming the instance's
+// pending start when a runtime handed it back.
 func (s *session) instanceInfo(op, instance string) (duroxide.InstanceInfo, error) {
 	if instance == "" {
 		return duroxide.InstanceInfo{}, usageErr(op, "empty instance id")
 	}
-	return s.admin.GetInstanceInfo(s.ctx, instance)
+	info, err := s.admin.GetInstanceInfo(s.ctx, instance)
+	return info, s.withPendingNote(op, instance, err)
 }
 
 // requireExecution checks that instance has execution id, from the

@@ -34,7 +34,7 @@ type command struct {
 }
 
 // commandOrder is the order in which help lists the commands.
-var commandOrder = []string{"instances", "show", "history", "tree", "stats", "ui", "start", "raise", "cancel", "delete", "prune", "functions"}
+var commandOrder = []string{"instances", "show", "history", "tree", "stats", "ui", "start", "raise", "enqueue", "cancel", "delete", "prune", "functions"}
 
 // commands is the subcommand table.
 func commands() map[string]command {
@@ -46,7 +46,8 @@ func commands() map[string]command {
 		"stats":     {"[--watch [--interval D] [--count N]]", "system counters and queue depths", runStats},
 		"ui":        {"[--listen ADDR] [--read-only] [--token T]", "serve a web dashboard (overview, instances, timelines, actions)", runUI},
 		"start":     {"NAME INSTANCE [--input JSON] [--version V]", "start an orchestration", runStart},
-		"raise":     {"INSTANCE EVENT [--data JSON]", "raise an external event", runRaise},
+		"raise":     {"INSTANCE EVENT [--data JSON]", "raise an external event; one raised before the orchestration waits for it is recorded but not delivered (see enqueue)", runRaise},
+		"enqueue":   {"INSTANCE QUEUE [--data JSON]", "queue a message for the instance's ctx.Dequeue(QUEUE), kept until the code reads it", runEnqueue},
 		"cancel":    {"INSTANCE [--reason R]", "cancel a running instance", runCancel},
 		"delete":    {"INSTANCE [--force] | --completed-before T", "delete an instance tree, or old terminal ones", runDelete},
 		"prune":     {"INSTANCE|--all --keep-last N", "delete old executions, keeping the newest N", runPrune},

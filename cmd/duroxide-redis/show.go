@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
 // outputWidth is how much of an output or KV value the people's view of
@@ -34,6 +37,9 @@ type instanceDetail struct {
 	CustomStatus *customStatusJSON `json:"custom_status"`
 	KV           map[string]string `json:"kv"`
 	Children     []string          `json:"children"`
+	// Pending is set, with Status "Pending", for an instance that has no
+	// record yet because no runtime that fetched its start could run it.
+	Pending *pendingJSON `json:"pending,omitempty"`
 }
 
 func runShow(c *cli, args []string) error {
@@ -45,6 +51,11 @@ func runShow(c *cli, args []string) error {
 func (s *session) detail(instance string) (instanceDetail, error) {
 	const op = "show"
 	info, err := s.instanceInfo(op, instance)
+	if errors.Is(err, duroxide.ErrNotFound) {
+		if n, nerr := s.pendingStart(instance); nerr != nil || n != nil {
+			return pendingDetail(n), nerr
+		}
+	}
 	if err != nil {
 		return instanceDetail{}, err
 	}
@@ -94,8 +105,31 @@ func (s *session) executions(instance string) ([]executionJSON, error) {
 	return out, nil
 }
 
+// pendingDetail is what show reports of a pending start: there is no
+// record, execution, KV or child to read yet.
+func pendingDetail(n *duroxide.PendingStart) instanceDetail {
+	if n == nil {
+		return instanceDetail{}
+	}
+	p := toPendingJSON(*n)
+	return instanceDetail{
+		instanceJSON: instanceJSON{Instance: n.Instance, Name: n.Orchestration, Version: n.Version, Status: "Pending"},
+		Executions:   []executionJSON{}, KV: map[string]string{}, Children: []string{}, Pending: &p,
+	}
+}
+
 func (c *cli) printDetail(d instanceDetail) error {
 	now := c.now()
+	if p := d.Pending; p != nil {
+		kv := newTable(c.stdout)
+		kv.row("Instance:", d.Instance)
+		kv.row("Orchestration:", p.Orchestration+" "+orDash(p.Version))
+		kv.row("Status:", "Pending")
+		kv.row("Pending:", p.Message)
+		kv.row("Noted:", relTime(msTime(p.notedMs), now))
+		kv.row("Hint:", "register the orchestration (and version) in a runtime, or it fails as poison after attempt "+strconv.FormatUint(uint64(p.MaxAttempts), 10))
+		return kv.flush()
+	}
 	kv := newTable(c.stdout)
 	kv.row("Instance:", d.Instance)
 	kv.row("Orchestration:", d.Name+" "+d.Version)

@@ -60,13 +60,22 @@ func (u *uiServer) raise(s *session, id string, r *http.Request) (string, string
 	if err := checkJSON("raise", "the data", data); err != nil {
 		return "", "", err
 	}
-	if _, err := s.requireRunning("raise", id); err != nil {
+	info, err := s.requireRunning("raise", id)
+	if err != nil {
+		return "", "", err
+	}
+	warning, err := s.earlyEventWarning(info, event)
+	if err != nil {
 		return "", "", err
 	}
 	if err := s.client.RaiseEvent(s.ctx, id, event, data); err != nil {
 		return "", "", err
 	}
-	return instanceURL(id), "raised event " + event, nil
+	done := "raised event " + event
+	if warning != "" {
+		done += "; warning: " + warning
+	}
+	return instanceURL(id), done, nil
 }
 
 func (u *uiServer) delete(s *session, id string, r *http.Request) (string, string, error) {

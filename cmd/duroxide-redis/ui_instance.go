@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/duroxide-go/duroxide-redis/durable"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
@@ -33,6 +34,9 @@ type timelineRow struct {
 	Answer  *timelineRow  // the event completing this one
 	Took    time.Duration // between the scheduling event and its answer
 	ChildID string        // the sub-orchestration this event names
+	// Undelivered marks an ExternalEvent no subscription was waiting for:
+	// recorded, but given to no wait.
+	Undelivered bool
 }
 
 func (u *uiServer) instance(w http.ResponseWriter, r *http.Request) {
@@ -45,6 +49,10 @@ func (u *uiServer) instance(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data := instanceData{instanceDetail: d, Execution: d.Execution}
+	if d.Pending != nil { // no record yet: nothing else to read
+		u.render(w, r, http.StatusOK, "instance", id, data)
+		return
+	}
 	if e := r.URL.Query().Get("execution"); e != "" {
 		if data.Execution, err = strconv.ParseUint(e, 10, 64); err != nil || data.Execution == 0 {
 			u.fail(w, r, usageErr("instance", "bad execution %q", e))
@@ -73,6 +81,7 @@ func (u *uiServer) instance(w http.ResponseWriter, r *http.Request) {
 func timeline(events []duroxide.Event, instance string, children []string) ([]timelineRow, error) {
 	rows := make([]timelineRow, len(events))
 	byID := map[uint64]*timelineRow{}
+	undelivered := idSet(durable.UndeliveredExternalEvents(events))
 	var start uint64
 	if len(events) > 0 {
 		start = events[0].TimestampMs
@@ -84,7 +93,8 @@ func timeline(events []duroxide.Event, instance string, children []string) ([]ti
 		}
 		row := &rows[i]
 		*row = timelineRow{ID: e.EventID, Kind: e.Kind.EventType(), Name: name, At: e.TimestampMs,
-			Since: msBetween(start, e.TimestampMs), Fields: fields, Failed: strings.Contains(e.Kind.EventType(), "Failed")}
+			Since: msBetween(start, e.TimestampMs), Fields: fields, Failed: strings.Contains(e.Kind.EventType(), "Failed"),
+			Undelivered: undelivered[e.EventID]}
 		for _, f := range fields {
 			if f.Key == "instance" {
 				row.ChildID = childID(f.Value, instance, children)

@@ -48,6 +48,9 @@ type instancesData struct {
 	Statuses []string
 	Page     instancePage
 	NextURL  string
+	// Pending are the starts no runtime that fetched them could run: they
+	// have no record to list, so the first page shows them apart.
+	Pending []pendingJSON
 }
 
 func (u *uiServer) instances(w http.ResponseWriter, r *http.Request) {
@@ -68,6 +71,12 @@ func (u *uiServer) instances(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := instancesData{Filter: f, Statuses: instanceStatuses, Page: p}
+	if q.Get("cursor") == "" && f.Status == "" {
+		if d.Pending, err = u.s.withContext(ctx).pendingStarts(f.Name, f.Prefix); err != nil {
+			u.fail(w, r, err)
+			return
+		}
+	}
 	if p.Next != "" {
 		next := url.Values{"status": {f.Status}, "name": {f.Name}, "prefix": {f.Prefix}, "cursor": {p.Next}}
 		d.NextURL = "/instances?" + next.Encode()

@@ -193,11 +193,27 @@ func TestUIActions(t *testing.T) {
 	if resp := post(t, ts, "/instances/w-2/raise", form("event", "go", "data", "{"), nil); resp.StatusCode != 400 {
 		t.Errorf("raise with bad JSON: %d, want 400", resp.StatusCode)
 	}
-	if resp := post(t, ts, "/instances/w-2/raise", form("event", "go", "data", `"ok"`), nil); resp.StatusCode != 303 {
-		t.Fatalf("raise: %d", resp.StatusCode)
+	// w-2 waits for "go": "stop" is sent with a warning, and recorded but
+	// delivered to nothing, which the timeline marks
+	get(t, ts, "/instances/w-2", 200, `id="raise-hint"`, "recorded but not delivered", "duroxide-redis enqueue")
+	resp = post(t, ts, "/instances/w-2/raise", form("event", "stop", "data", `"no"`), nil)
+	if loc, _ := url.QueryUnescape(resp.Header.Get("Location")); resp.StatusCode != 303 || !strings.Contains(loc, "raised event stop; warning: instance w-2 is not waiting for event stop now") {
+		t.Fatalf("raise of an event nobody waits for: %d to %q", resp.StatusCode, loc)
+	}
+	resp = post(t, ts, "/instances/w-2/raise", form("event", "go", "data", `"ok"`), nil)
+	if loc, _ := url.QueryUnescape(resp.Header.Get("Location")); resp.StatusCode != 303 || strings.Contains(loc, "warning") {
+		t.Fatalf("raise: %d to %q", resp.StatusCode, loc)
 	}
 	if st := d.wait(t, "w-2"); st.Status != durable.StatusCompleted || st.Output != `"ok"` {
 		t.Fatalf("w-2 ended %v with %q", st.Status, st.Output)
+	}
+	// the events were taken in in the order sent: stop before go
+	timelinePage := get(t, ts, "/instances/w-2", 200, "not delivered: no subscription was waiting")
+	if n := strings.Count(timelinePage, `class="undelivered-mark"`); n != 1 {
+		t.Errorf("%d events marked undelivered, want 1 (stop):\n%s", n, timelinePage)
+	}
+	if i, j := strings.Index(timelinePage, `class="undelivered-mark"`), strings.Index(timelinePage, "<summary><code>data</code> &#34;no&#34;"); i < 0 || j < i {
+		t.Errorf("the mark is not on stop's event (mark at %d, its data at %d)", i, j)
 	}
 
 	if resp := post(t, ts, "/instances/w-3/delete", form(), nil); resp.StatusCode != 409 {

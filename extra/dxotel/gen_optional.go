@@ -23,6 +23,7 @@ var passThroughs = []struct{ iface, mixin string }{
 	{"BatchEnqueuer", "batchEnqueue"},
 	{"LazyHistoryFetcher", "lazyHistoryFetch"},
 	{"CheckedEnqueuer", "checkedEnqueue"},
+	{"PendingStartNoter", "pendingStartNote"},
 }
 
 func main() {

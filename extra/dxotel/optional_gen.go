@@ -16,6 +16,7 @@ var optional = [...]reflect.Type{
 	reflect.TypeFor[duroxide.BatchEnqueuer](),
 	reflect.TypeFor[duroxide.LazyHistoryFetcher](),
 	reflect.TypeFor[duroxide.CheckedEnqueuer](),
+	reflect.TypeFor[duroxide.PendingStartNoter](),
 }
 
 // withCapabilities returns w as a value whose type implements exactly the
@@ -226,6 +227,246 @@ func withCapabilities(w *provider, mask uint) Provider {
 			lazyHistoryFetch
 			checkedEnqueue
 		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}}
+	case 32:
+		return &struct {
+			*provider
+			pendingStartNote
+		}{w, pendingStartNote{w}}
+	case 33:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			pendingStartNote
+		}{w, orchestrationAckFetch{w}, pendingStartNote{w}}
+	case 34:
+		return &struct {
+			*provider
+			workAckFetch
+			pendingStartNote
+		}{w, workAckFetch{w}, pendingStartNote{w}}
+	case 35:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			pendingStartNote
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, pendingStartNote{w}}
+	case 36:
+		return &struct {
+			*provider
+			batchEnqueue
+			pendingStartNote
+		}{w, batchEnqueue{w}, pendingStartNote{w}}
+	case 37:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			pendingStartNote
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, pendingStartNote{w}}
+	case 38:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			pendingStartNote
+		}{w, workAckFetch{w}, batchEnqueue{w}, pendingStartNote{w}}
+	case 39:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			pendingStartNote
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, pendingStartNote{w}}
+	case 40:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			pendingStartNote
+		}{w, lazyHistoryFetch{w}, pendingStartNote{w}}
+	case 41:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			pendingStartNote
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, pendingStartNote{w}}
+	case 42:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			pendingStartNote
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, pendingStartNote{w}}
+	case 43:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			pendingStartNote
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, pendingStartNote{w}}
+	case 44:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}}
+	case 45:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}}
+	case 46:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}}
+	case 47:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}}
+	case 48:
+		return &struct {
+			*provider
+			checkedEnqueue
+			pendingStartNote
+		}{w, checkedEnqueue{w}, pendingStartNote{w}}
+	case 49:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			checkedEnqueue
+			pendingStartNote
+		}{w, orchestrationAckFetch{w}, checkedEnqueue{w}, pendingStartNote{w}}
+	case 50:
+		return &struct {
+			*provider
+			workAckFetch
+			checkedEnqueue
+			pendingStartNote
+		}{w, workAckFetch{w}, checkedEnqueue{w}, pendingStartNote{w}}
+	case 51:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			checkedEnqueue
+			pendingStartNote
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, checkedEnqueue{w}, pendingStartNote{w}}
+	case 52:
+		return &struct {
+			*provider
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+		}{w, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}}
+	case 53:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}}
+	case 54:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+		}{w, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}}
+	case 55:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}}
+	case 56:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+		}{w, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}}
+	case 57:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}}
+	case 58:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}}
+	case 59:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}}
+	case 60:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}}
+	case 61:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}}
+	case 62:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}}
+	case 63:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}}
 	}
 	return w
 }

@@ -43,6 +43,9 @@ func TestWrapperKeepsTheRedisProvidersOptionalInterfaces(t *testing.T) {
 		if _, ok := w.(duroxide.LazyHistoryFetcher); !ok {
 			t.Errorf("%s: the wrapper hides duroxide.LazyHistoryFetcher", name)
 		}
+		if _, ok := w.(duroxide.PendingStartNoter); !ok {
+			t.Errorf("%s: the wrapper hides duroxide.PendingStartNoter", name)
+		}
 		if sr, ok := w.(duroxide.StickyRouter); !ok || !sr.SupportsStickyRouting() {
 			t.Errorf("%s: the wrapper hides sticky routing", name)
 		}
@@ -598,4 +601,38 @@ func TestAdminListsInstancesPageByPage(t *testing.T) {
 	if _, _, err := w.Admin().(duroxide.InstanceLister).ListInstancesPage(ctx, filter, "x", 10); !errors.Is(err, duroxide.ErrInvalidInput) {
 		t.Errorf("a malformed cursor: %v, want ErrInvalidInput", err)
 	}
+}
+
+// TestPendingStartNotesGoToTheInnerProvider abandons a fetched start with a
+// note through the wrapper: the note reaches Redis, reads of it come back
+// through the wrapper, and each call has its span.
+func TestPendingStartNotesGoToTheInnerProvider(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tel := newTelemetry(t)
+	w := wrap(t, newRedisProvider(t), tel)
+	noter := w.(duroxide.PendingStartNoter)
+	start(t, w, "ghost")
+	item, err := w.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+	if err != nil || item == nil {
+		t.Fatalf("fetch: %v %v", item, err)
+	}
+	note := duroxide.PendingStart{Instance: "ghost", Orchestration: "Ghost", Attempt: 1, MaxAttempts: 10, Reason: "is not registered here"}
+	if err := noter.AbandonOrchestrationItemWithNote(ctx, item.LockToken, time.Minute, false, note); err != nil {
+		t.Fatal(err)
+	}
+	got, err := noter.PendingStart(ctx, "ghost")
+	if err != nil || got == nil || got.Orchestration != "Ghost" || got.Attempt != 1 || got.Reason != note.Reason {
+		t.Fatalf("note read back: %+v %v", got, err)
+	}
+	if list, err := noter.ListPendingStarts(ctx, 10); err != nil || len(list) != 1 || list[0].Instance != "ghost" {
+		t.Fatalf("notes listed: %+v %v", list, err)
+	}
+	if s := only(t, tel, "abandon_orchestration_item_with_note"); attr(s, dxotel.KeyInstance) != "ghost" {
+		t.Errorf("abandon span: %v", s.Attributes())
+	}
+	if s := only(t, tel, "get_pending_start"); attr(s, dxotel.KeyInstance) != "ghost" {
+		t.Errorf("read span: %v", s.Attributes())
+	}
+	only(t, tel, "list_pending_starts")
 }

@@ -17,3 +17,21 @@ func WaitingExternalEvents(h []duroxide.Event) []string {
 	}
 	return names
 }
+
+// UndeliveredExternalEvents lists the event ids of an execution's
+// ExternalEvent events that no subscription was waiting for when they
+// arrived. duroxide keeps such an event in history for audit only: no
+// WaitForEvent, not even a later one, receives it. It replays the same
+// wait rules as a turn, so it agrees with what code saw.
+func UndeliveredExternalEvents(h []duroxide.Event) []uint64 {
+	w := newWaits()
+	var ids []uint64
+	for _, ev := range h {
+		if _, ok := ev.Kind.(duroxide.ExternalEventEvent); ok && !w.observe(ev) {
+			ids = append(ids, ev.EventID)
+			continue
+		}
+		w.observe(ev)
+	}
+	return ids
+}

@@ -30,3 +30,28 @@ func TestWaitingExternalEventsFollowsThePositionalRule(t *testing.T) {
 		t.Fatalf("after the first subscription: waiting %q, want [A]", got)
 	}
 }
+
+func TestUndeliveredExternalEventsAreThoseNoSubscriptionWaitedFor(t *testing.T) {
+	t.Parallel()
+	src := func(id uint64) *uint64 { return &id }
+	h := []duroxide.Event{
+		duroxide.NewEvent(1, "i", 1, nil, duroxide.OrchestrationStartedEvent{Name: "O", Version: "1.0.0"}),
+		duroxide.NewEvent(2, "i", 1, nil, duroxide.ExternalEventEvent{Name: "A", Data: "early"}),
+		duroxide.NewEvent(3, "i", 1, nil, duroxide.ExternalSubscribedEvent{Name: "A"}),
+		duroxide.NewEvent(4, "i", 1, nil, duroxide.ExternalEventEvent{Name: "A", Data: "1"}),
+		// A second A with the only subscription answered: dropped too.
+		duroxide.NewEvent(5, "i", 1, nil, duroxide.ExternalEventEvent{Name: "A", Data: "2"}),
+		duroxide.NewEvent(6, "i", 1, nil, duroxide.ExternalSubscribedEvent{Name: "B"}),
+		duroxide.NewEvent(7, "i", 1, src(6), duroxide.ExternalSubscribedCancelledEvent{Reason: "dropped"}),
+		// B's only subscription was cancelled before it came.
+		duroxide.NewEvent(8, "i", 1, nil, duroxide.ExternalEventEvent{Name: "B", Data: "late"}),
+		duroxide.NewEvent(9, "i", 1, nil, duroxide.ExternalSubscribedEvent{Name: "C"}),
+		duroxide.NewEvent(10, "i", 1, nil, duroxide.ExternalEventEvent{Name: "C", Data: "ok"}),
+	}
+	if got, want := UndeliveredExternalEvents(h), []uint64{2, 5, 8}; !slices.Equal(got, want) {
+		t.Fatalf("undelivered %v, want %v", got, want)
+	}
+	if got := UndeliveredExternalEvents(nil); got != nil {
+		t.Fatalf("an empty history: %v", got)
+	}
+}

@@ -1,0 +1,76 @@
+package durable_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/duroxide-go/duroxide-redis/durable"
+	"github.com/duroxide-go/duroxide-redis/durable/durabletest"
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// waitPending reads the instance's status until it is Pending, as a client
+// polling it would, and fails the test after a few seconds: the point is
+// that the cause shows at once, not after the ~5 minutes to poison.
+func waitPending(t *testing.T, c *durable.Client, instance string) durable.OrchestrationStatus {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st, err := c.Status(t.Context(), instance)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Status == durable.StatusPending || time.Now().After(deadline) {
+			return st
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A start no runtime can run is visible within seconds, with its cause, in
+// Status and in a wait's timeout, instead of "NotFound" until it is poisoned
+// (with duroxide's default backoff, after about 5 minutes).
+func TestE2EUnregisteredStartShowsAsPendingWithItsCause(t *testing.T) {
+	durabletest.Each(t, testE2EUnregisteredStartShowsAsPendingWithItsCause)
+}
+
+func testE2EUnregisteredStartShowsAsPendingWithItsCause(t *testing.T, backend durabletest.Backend) {
+	reg := durable.NewRegistry().MustAddOrchestration("Known", func(*durable.OrchestrationContext, string) (string, error) { return "ok", nil })
+	env := durabletest.Start(t, reg, durabletest.WithBackend(backend)) // duroxide's default backoff and MaxAttempts
+	ctx := t.Context()
+	if err := env.Client.StartOrchestration(ctx, "ghost", "Ghost", "in"); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.StartOrchestration(ctx, "future", "Known", "in", durable.WithVersion("9.9.9")); err != nil {
+		t.Fatal(err)
+	}
+	for instance, cause := range map[string]string{
+		"ghost":  "orchestration Ghost (version any) is not registered in the runtimes that fetched it",
+		"future": "orchestration Known (version 9.9.9) is not registered in the runtimes that fetched it",
+	} {
+		st := waitPending(t, env.Client, instance)
+		if st.Status != durable.StatusPending || st.Pending == nil {
+			t.Fatalf("%s: status %v %+v, want Pending with a reason", instance, st.Status, st.Pending)
+		}
+		if want := "pending start: " + cause + " (attempt "; !strings.HasPrefix(st.Pending.Message(), want) || !strings.HasSuffix(st.Pending.Message(), " of 10)") {
+			t.Errorf("%s: %q, want %q...", instance, st.Pending.Message(), want)
+		}
+		if st.IsTerminal() || st.Status.String() != "Pending" {
+			t.Errorf("%s: Pending is %q, terminal %v", instance, st.Status, st.IsTerminal())
+		}
+		_, err := env.Client.WaitForOrchestration(ctx, instance, time.Millisecond)
+		var te *durable.WaitTimeoutError
+		if !errors.As(err, &te) || !errors.Is(err, durable.ErrTimeout) || !strings.Contains(err.Error(), "last status Pending: pending start: "+cause) {
+			t.Errorf("%s: wait: %v, want a timeout naming the cause", instance, err)
+		}
+	}
+	// the instance has no record or history meanwhile, as in duroxide
+	if _, err := env.Client.Admin().GetInstanceInfo(ctx, "ghost"); !errors.Is(err, duroxide.ErrNotFound) {
+		t.Errorf("ghost has a record while pending: %v", err)
+	}
+	if h := read(t, env, "ghost"); len(h) != 0 {
+		t.Errorf("ghost has history while pending: %v", h)
+	}
+}
