@@ -264,7 +264,13 @@ func warnUnsafeClient(log *slog.Logger, c redis.UniversalClient) {
 		ctxTimeout = c.Options().ContextTimeoutEnabled
 	case *redis.ClusterClient:
 		ctxTimeout = c.Options().ContextTimeoutEnabled
+	case *redis.Ring:
+		ctxTimeout = c.Options().ContextTimeoutEnabled
 	default:
+		// a client of its own making may send a command again after its
+		// reply was lost, whatever the command's NoRetry says
+		log.Warn("duroxide-redis: Options.Client is neither a *redis.Client nor a *redis.ClusterClient: the provider cannot check that it never re-sends a command whose reply was lost (which would apply it twice) or that it honours context deadlines",
+			"client_type", fmt.Sprintf("%T", c))
 		return
 	}
 	if !ctxTimeout {

@@ -41,15 +41,19 @@ func TestWarnUnsafeClient(t *testing.T) {
 		{"cluster retries", redis.NewClusterClient(&redis.ClusterOptions{MaxRetries: 3, ContextTimeoutEnabled: true}), false},
 		{"cluster no deadlines", redis.NewClusterClient(&redis.ClusterOptions{MaxRetries: -1}), true},
 		{"cluster default retries", redis.NewClusterClient(&redis.ClusterOptions{ContextTimeoutEnabled: true}), false},
+		{"a client of its own", ownClient{redis.NewClient(&redis.Options{ContextTimeoutEnabled: true})}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			defer c.client.Close()
 			var buf bytes.Buffer
 			warnUnsafeClient(slog.New(slog.NewTextHandler(&buf, nil)), c.client)
-			if got := strings.Contains(buf.String(), "ContextTimeoutEnabled"); got != c.warn {
+			if got := strings.Contains(buf.String(), "duroxide-redis: Options.Client"); got != c.warn {
 				t.Fatalf("warned = %v, want %v; log: %q", got, c.warn, buf.String())
 			}
 		})
 	}
 }
+
+// ownClient is a UniversalClient of an application's own making.
+type ownClient struct{ *redis.Client }
