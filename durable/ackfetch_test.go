@@ -218,8 +218,8 @@ func TestAckFetchLostReplyIsSettledByPlainAck(t *testing.T) {
 	// re-ack finds the lock gone, so the turn is not redone twice and no
 	// activity runs again.
 	c, runs := runFaulty(t, faultLostReply)
-	if c.workAcks.Load() != 0 {
-		t.Errorf("%d plain work acks: a failed worker ack abandons, as the plain path does", c.workAcks.Load())
+	if c.workAcks.Load() != 3 {
+		t.Errorf("%d plain work acks, want 3: one per lost reply, each finding the lock gone", c.workAcks.Load())
 	}
 	if c.orchAcks.Load() != 3 {
 		t.Errorf("%d plain orchestration acks, want 3: one per lost reply, each finding the lock gone", c.orchAcks.Load())
@@ -228,16 +228,14 @@ func TestAckFetchLostReplyIsSettledByPlainAck(t *testing.T) {
 }
 
 func TestAckFetchUnsentAckIsRetriedPlainly(t *testing.T) {
-	// Nothing applied: the orchestrator's plain retry commits the turn;
-	// the worker abandons and the activity runs again, as after a failed
-	// plain ack.
+	// Nothing applied: the plain retries commit the turn and the
+	// activity's result, so no activity runs again (a worker used to
+	// abandon, and the activity ran twice).
 	c, runs := runFaulty(t, faultNotSent)
-	if c.orchAcks.Load() != 3 {
-		t.Errorf("%d plain orchestration acks, want 3 (one retry per unsent ack)", c.orchAcks.Load())
+	if c.orchAcks.Load() != 3 || c.workAcks.Load() != 3 {
+		t.Errorf("%d plain orchestration and %d plain work acks, want 3 each (one retry per unsent ack)", c.orchAcks.Load(), c.workAcks.Load())
 	}
-	if total := runs.total(); total != 4*5+3 {
-		t.Errorf("%d activity runs, want %d: each abandoned completion runs once more", total, 4*5+3)
-	}
+	runs.wantEach(t, 4, 5, 1)
 }
 
 // sessionRecorder records the session config of every worker
