@@ -8,11 +8,6 @@
 -- ARGV     token, delay ms, ignore attempt ('0'|'1')
 -- Reply    1, or an error 'DXPERM LOCK_LOST ...'
 local token, delay, ignore = U.arg(), U.num(), U.arg() == '1'
-local now = U.now()
-local inst, _, tok = O.lock_of(token)
-if not inst then
-  return U.fail('LOCK_LOST', 'lock_token ' .. token .. ' is invalid')
-end
-O.untag(inst, now, delay, ignore)
-O.release(inst, tok, now)
+local inst, failure = O.abandon(token, delay, ignore, U.now())
+if not inst then return failure end
 return 1

@@ -13,12 +13,8 @@
 local token, delay, ignore = U.arg(), U.num(), U.arg() == '1'
 local name, ver, attempt, max, reason = U.arg(), U.arg(), U.arg(), U.arg(), U.arg()
 local now = U.now()
-local inst, _, tok = O.lock_of(token)
-if not inst then
-  return U.fail('LOCK_LOST', 'lock_token ' .. token .. ' is invalid')
-end
-O.untag(inst, now, delay, ignore)
-O.release(inst, tok, now)
+local inst, failure = O.abandon(token, delay, ignore, now)
+if not inst then return failure end
 if redis.call('EXISTS', K.inst(inst)) == 1 then return 0 end
 local pk = K.pending(inst)
 redis.call('DEL', pk)

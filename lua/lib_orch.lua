@@ -294,6 +294,20 @@ function O.release(inst, tok, now, gone)
   file_instance(inst, now)
 end
 
+-- abandon releases the lock token names without committing: the messages
+-- of the fetched batch become visible again (after delay ms when delay > 0),
+-- later arrivals are untouched, ignore undoes the attempt the fetch counted.
+-- Returns the instance, or false and the error reply for an unknown token.
+function O.abandon(token, delay, ignore, now)
+  local inst, _, tok = O.lock_of(token)
+  if not inst then
+    return false, U.fail('LOCK_LOST', 'lock_token ' .. token .. ' is invalid')
+  end
+  O.untag(inst, now, delay, ignore)
+  O.release(inst, tok, now)
+  return inst
+end
+
 -- A fetch locks an instance with the caller's token (stored in om and, for
 -- the give-back of a fetch whose reply was lost, mapped to the instance in
 -- otoks) and hands out that token, ':' and the instance: ack, renew and
