@@ -33,9 +33,14 @@
 //     that has the optional ack-and-fetch calls, a worker acks an activity
 //     and fetches its next in one call, and so does an orchestration
 //     dispatcher with a turn (Options.DisableAckFetch turns both off).
-//   - Client: start (refusing an existing id), raise events, enqueue queue messages,
-//     cancel (cascading to children), status, waits, KV reads and the
-//     provider's management calls.
+//   - Client: start, raise events, enqueue queue messages, cancel
+//     (cascading to children), status, waits, KV reads and the provider's
+//     management calls. A start of an existing id is ErrAlreadyExists
+//     (UseExisting: start if absent), a signal or cancel of an unknown id
+//     ErrNotFound, both checked atomically with the write. Calls ride over
+//     transient storage failures until their deadline, repeated under one
+//     request id (WithRequestID names it for a caller's own repeats), so
+//     nil means applied exactly once.
 //   - durabletest: a runtime on an embedded miniredis whose clock skips
 //     ahead to the next timer while a test waits and nothing else can run
 //     (or moves when told, Env.Advance), waits for an instance to subscribe
