@@ -45,7 +45,10 @@ func (c *cli) open() (*session, error) {
 		Namespace:  c.resolvedNamespace(),
 		Partitions: c.partitions,
 		OpenOnly:   c.partitions == 0,
-		Logger:     slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		// the CLI silences go-redis itself (quietRedis): it reports the
+		// failure that matters once
+		KeepGoRedisLogger: true,
+		Logger:            slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
 		cancel()
