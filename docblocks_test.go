@@ -52,10 +52,7 @@ var replayMainHolder = docHolder{file: "durable/durabletest/replaymain_doc_test.
 var docHolders = map[string]docHolder{
 	"README.md#Writing workflows": {file: "docblocks_holders_test.go", fn: "readmeWritingWorkflows",
 		compileOnly: "it dials the Redis at redis://127.0.0.1:6379/0"},
-	"README.md#Using the provider directly": {file: "docblocks_holders_test.go", fn: "readmeUsingTheProviderDirectly",
-		compileOnly: "it dials the Redis at redis://127.0.0.1:6379/0"},
-	"README.md#Scale-out: partitions":                         {file: "docblocks_holders_test.go", fn: "TestReadmeScaleOut"},
-	"README.md#The validation suite (`providertest`)":         {file: "docblocks_holders_test.go", fn: "TestProvider"},
+	"README.md#Redis Cluster and partitions":                  {file: "docblocks_holders_test.go", fn: "TestReadmeScaleOut"},
 	"docs/internals.md#The validation suite (`providertest`)": {file: "docblocks_holders_test.go", fn: "TestProvider"},
 	"docs/internals.md#Using the provider directly": {file: "docblocks_holders_test.go", fn: "readmeUsingTheProviderDirectly",
 		compileOnly: "it dials the Redis at redis://127.0.0.1:6379/0"},
