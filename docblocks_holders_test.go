@@ -65,8 +65,9 @@ func readmeWritingWorkflows(ctx context.Context) (durable.OrchestrationStatus, e
 	return st, nil
 }
 
-// readmeUsingTheProviderDirectly holds the README's "Using the provider
-// directly" block. It is only compiled: it dials the Redis the README names.
+// readmeUsingTheProviderDirectly holds the "Using the provider directly"
+// block of docs/internals.md. It is only compiled: it dials the Redis the
+// block names.
 func readmeUsingTheProviderDirectly(ctx context.Context) error {
 	p, err := redisprovider.New(ctx, redisprovider.Options{
 		URL:       "redis://127.0.0.1:6379/0", // or Client: an existing redis.UniversalClient
@@ -81,7 +82,7 @@ func readmeUsingTheProviderDirectly(ctx context.Context) error {
 	return nil
 }
 
-// TestReadmeScaleOut holds the README's "Scale-out: partitions" block and
+// TestReadmeScaleOut holds the README's "Redis Cluster and partitions" block and
 // runs it on miniredis: a 12-partition namespace that a runtime serves.
 func TestReadmeScaleOut(t *testing.T) {
 	t.Parallel()
@@ -126,7 +127,7 @@ func TestReadmeScaleOut(t *testing.T) {
 // The compile-only holders are referenced, so no linter calls them unused.
 var _ = []any{readmeWritingWorkflows, readmeUsingTheProviderDirectly}
 
-// TestProvider holds the README's "The validation suite" block. The suite
+// TestProvider holds the "The validation suite" block of docs/internals.md. The suite
 // itself runs on miniredis in TestMiniredis (validation_test.go), so here
 // newEmptyProvider skips: running it twice would only cost CI time.
 func TestProvider(t *testing.T) {
@@ -140,7 +141,7 @@ func TestProvider(t *testing.T) {
 }
 
 func newEmptyProvider(t *testing.T) duroxide.Provider {
-	t.Skip("the README's validation-suite block; the suite runs in TestMiniredis")
+	t.Skip("docs/internals.md's validation-suite block; the suite runs in TestMiniredis")
 	return nil
 }
 

@@ -32,7 +32,7 @@ import (
 var docPackages = []string{".", "durable", "durable/durabletest", "redisprovider", "duroxide", "cmd/duroxide-redis"}
 
 // docReadmes are the Markdown files whose ```go fences are checked.
-var docReadmes = []string{"README.md", "cmd/duroxide-redis/README.md", "extra/dxotel/README.md", "extra/durablelint/README.md"}
+var docReadmes = []string{"README.md", "docs/internals.md", "cmd/duroxide-redis/README.md", "extra/dxotel/README.md", "extra/durablelint/README.md"}
 
 // docHolder names where a block is held: a _test.go file and, in it, the
 // function whose body holds the block (empty: anywhere in the file). A
@@ -52,10 +52,10 @@ var replayMainHolder = docHolder{file: "durable/durabletest/replaymain_doc_test.
 var docHolders = map[string]docHolder{
 	"README.md#Writing workflows": {file: "docblocks_holders_test.go", fn: "readmeWritingWorkflows",
 		compileOnly: "it dials the Redis at redis://127.0.0.1:6379/0"},
-	"README.md#Using the provider directly": {file: "docblocks_holders_test.go", fn: "readmeUsingTheProviderDirectly",
+	"README.md#Redis Cluster and partitions":                  {file: "docblocks_holders_test.go", fn: "TestReadmeScaleOut"},
+	"docs/internals.md#The validation suite (`providertest`)": {file: "docblocks_holders_test.go", fn: "TestProvider"},
+	"docs/internals.md#Using the provider directly": {file: "docblocks_holders_test.go", fn: "readmeUsingTheProviderDirectly",
 		compileOnly: "it dials the Redis at redis://127.0.0.1:6379/0"},
-	"README.md#Scale-out: partitions":                                           {file: "docblocks_holders_test.go", fn: "TestReadmeScaleOut"},
-	"README.md#The validation suite (`providertest`)":                           {file: "docblocks_holders_test.go", fn: "TestProvider"},
 	"duroxide/errors.go:ErrLockLost":                                            {file: "docblocks_holders_test.go", fn: "TestDocErrorKinds"},
 	"extra/dxotel/README.md#extra/dxotel: OpenTelemetry for duroxide-redis":     {file: "extra/dxotel/docblocks_test.go", fn: "TestDocReadme"},
 	"durable/replaymain.go:ReplayMain":                                          replayMainHolder,
