@@ -10,7 +10,7 @@ import (
 // The UnknownObjects section: what every Provider and ProviderAdmin method
 // that names an instance answers for an instance that does not exist, for an
 // execution that does not exist, and for an instance that has history but
-// no record (acks whose metadata named no orchestration). README.md's table
+// no record (acks whose metadata named no orchestration). docs/internals.md's table
 // "Unknown instances and executions" lists the same cells. The answers follow
 // duroxide's sqlite provider where it has one (reads of missing data are
 // empty, not errors; lookups that must describe a record are not-found; bulk

@@ -39,7 +39,7 @@ type Options struct {
 	// BlockingPoolSize, ReadTimeout fitted to the blocking calls); any other
 	// UniversalClient is used for blocking too, and then its pool must leave
 	// room for one parked connection per distinct kind of fetcher (see
-	// README).
+	// docs/internals.md, "Long polling and connection pools").
 	Client redis.UniversalClient
 	// URL is parsed with redis.ParseURL when Client is nil, e.g.
 	// redis://127.0.0.1:6379/0. The client New builds honours context

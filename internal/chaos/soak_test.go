@@ -220,7 +220,7 @@ func usedMemory(t *testing.T, admin *redis.Client) int64 {
 }
 
 // assertOnlyFixedKeys checks the namespace after every instance was deleted:
-// only the keys README documents as fixed remain, wake markers expire, the
+// only the keys docs/internals.md documents as fixed remain, wake markers expire, the
 // bookkeeping is empty and the metrics read zero.
 func assertOnlyFixedKeys(t *testing.T, ctx context.Context, admin *redis.Client, p interface {
 	Keys() dxredis.Keys
