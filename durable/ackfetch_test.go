@@ -33,6 +33,10 @@ type ackCounter struct {
 	orchAcks, orchAckFetches     atomic.Int32
 	workAcks, workAckFetches     atomic.Int32
 	orchFaults, workFaults, hits atomic.Int32
+	// workAcked, when not nil, is signalled at every plain work ack: a
+	// worker retries a failed ack a moment after the instance may already
+	// have completed
+	workAcked chan struct{}
 }
 
 func (c *ackCounter) AckOrchestrationItem(ctx context.Context, token string, commit duroxide.OrchestrationCommit) error {
@@ -41,6 +45,12 @@ func (c *ackCounter) AckOrchestrationItem(ctx context.Context, token string, com
 }
 
 func (c *ackCounter) AckWorkItem(ctx context.Context, token string, completion duroxide.WorkItem) error {
+	defer func() {
+		select {
+		case c.workAcked <- struct{}{}:
+		default:
+		}
+	}()
 	c.workAcks.Add(1)
 	return c.Provider.AckWorkItem(ctx, token, completion)
 }
@@ -61,6 +71,19 @@ func (c *ackCounter) AckWorkItemAndFetch(ctx context.Context, token string, comp
 		return nil, c.inject("ack_work_item", func() error { return c.Provider.AckWorkItem(ctx, token, completion) })
 	}
 	return c.Provider.(duroxide.WorkAckFetcher).AckWorkItemAndFetch(ctx, token, completion, lockTimeout, pollTimeout, session, tags)
+}
+
+// awaitWorkAcks waits (10 s at most) until n plain work acks were made.
+func (c *ackCounter) awaitWorkAcks(t *testing.T, n int32) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for c.workAcks.Load() < n {
+		select {
+		case <-c.workAcked:
+		case <-deadline:
+			return // the caller's check reports the count
+		}
+	}
 }
 
 // takeFault reports whether this call of a queue gets the fault: the first
@@ -193,7 +216,7 @@ func TestAckFetchHiddenByWithoutAckFetch(t *testing.T) {
 // runFaulty runs four fan-outs while the first three ack-and-fetch calls of
 // each queue get fault.
 func runFaulty(t *testing.T, fault ackFault) (*ackCounter, *counts) {
-	c, runs := &ackCounter{fault: fault}, newCounts()
+	c, runs := &ackCounter{fault: fault, workAcked: make(chan struct{}, 64)}, newCounts()
 	c.faultsLeft.Store(3)
 	runFans(t, fanOutEnv(t, c, runs, durabletest.WithAckFetch(true)), 4)
 	if c.hits.Load() != 6 {
@@ -218,6 +241,7 @@ func TestAckFetchLostReplyIsSettledByPlainAck(t *testing.T) {
 	// re-ack finds the lock gone, so the turn is not redone twice and no
 	// activity runs again.
 	c, runs := runFaulty(t, faultLostReply)
+	c.awaitWorkAcks(t, 3)
 	if c.workAcks.Load() != 3 {
 		t.Errorf("%d plain work acks, want 3: one per lost reply, each finding the lock gone", c.workAcks.Load())
 	}
@@ -232,6 +256,7 @@ func TestAckFetchUnsentAckIsRetriedPlainly(t *testing.T) {
 	// activity's result, so no activity runs again (a worker used to
 	// abandon, and the activity ran twice).
 	c, runs := runFaulty(t, faultNotSent)
+	c.awaitWorkAcks(t, 3)
 	if c.orchAcks.Load() != 3 || c.workAcks.Load() != 3 {
 		t.Errorf("%d plain orchestration and %d plain work acks, want 3 each (one retry per unsent ack)", c.orchAcks.Load(), c.workAcks.Load())
 	}
