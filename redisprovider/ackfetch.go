@@ -104,6 +104,11 @@ func ackThenFetch[T any](ctx context.Context, p *Provider, ackOp, fetchOp string
 	first := func(ctx context.Context) (*T, time.Duration, error) {
 		item, due, ok, err := once(ctx)
 		acked = ok
+		if ok {
+			// before the later rounds wait: the caller may act on the
+			// applied ack now (see duroxide.WithAckApplied)
+			duroxide.AckApplied(ctx)
+		}
 		return item, due, err
 	}
 	item, err := pollItem(ctx, p, keys, pollTimeout, first, again)
@@ -119,6 +124,7 @@ func ackOnly[T any](ctx context.Context, p *Provider, op string, ack luaScript, 
 	if _, err := p.run(ctx, op, ack, a); err != nil {
 		return nil, err
 	}
+	duroxide.AckApplied(ctx)
 	return nil, afterAck(fail(op, p.sleep(ctx, pollTimeout)))
 }
 

@@ -147,6 +147,9 @@ func (pp *Partitioned) ackOrchestrationAndFetch(ctx context.Context, lockToken s
 		func() error {
 			err := p.AckOrchestrationItem(actx, inner, commit)
 			pp.relayed(part, sent, err)
+			if err == nil {
+				duroxide.AckApplied(ctx) // before the fetch over every partition waits
+			}
 			return err
 		},
 		func(poll time.Duration) (*duroxide.OrchestrationItem, error) {
@@ -244,7 +247,13 @@ func (pp *Partitioned) AckWorkItemAndFetch(ctx context.Context, lockToken string
 	lockTimeout, pollTimeout time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
 	p, part, streak, inner := pp.unwrapToken(lockToken)
 	return streakAckFetch(pp, streak, pollTimeout,
-		func() error { return p.AckWorkItem(ctx, inner, completion) },
+		func() error {
+			err := p.AckWorkItem(ctx, inner, completion)
+			if err == nil {
+				duroxide.AckApplied(ctx) // before the fetch over every partition waits
+			}
+			return err
+		},
 		func(poll time.Duration) (*duroxide.LockedWorkItem, error) {
 			item, err := p.AckWorkItemAndFetch(ctx, inner, completion, lockTimeout, poll, session, tags)
 			return withWorkToken(item, part, streak+1), err
