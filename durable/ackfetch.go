@@ -28,7 +28,7 @@ import "github.com/duroxide-go/duroxide-redis/duroxide"
 //     pass, and the fetched unit goes through the same handling (renewal,
 //     observer, session admission) as a plainly fetched one.
 //   - What must wait for the ack but not for the next unit is done when the
-//     provider reports the ack applied (duroxide.WithAckApplied), before its
+//     provider reports the ack applied (duroxide.OrchestrationAckReporter), before its
 //     fetch half polls: a turn's engine goes to the instance cache then, so
 //     the dispatcher that fetches the instance's next message resumes it
 //     without waiting out this call's poll (see runTurn).

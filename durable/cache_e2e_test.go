@@ -1001,15 +1001,23 @@ type slowAckFetch struct {
 	timedOut int
 }
 
+// AckOrchestrationItemAndFetch is the combined call the runtime looks for
+// first; the runtime calls the reporting one below when it has an engine to
+// cache.
 func (s *slowAckFetch) AckOrchestrationItemAndFetch(ctx context.Context, token string, c duroxide.OrchestrationCommit,
 	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
+	return s.AckOrchestrationItemAndFetchReporting(ctx, token, c, lockTimeout, pollTimeout, filter, false, nil)
+}
+
+func (s *slowAckFetch) AckOrchestrationItemAndFetchReporting(ctx context.Context, token string, c duroxide.OrchestrationCommit,
+	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool, applied func()) (*duroxide.OrchestrationItem, error) {
 	s.mu.Lock()
 	s.begun++
 	mine, wait := s.begun, s.changed
 	close(s.changed)
 	s.changed = make(chan struct{})
 	s.mu.Unlock()
-	item, err := s.Provider.(duroxide.OrchestrationAckFetcher).AckOrchestrationItemAndFetch(ctx, token, c, lockTimeout, pollTimeout, filter)
+	item, err := s.Provider.(duroxide.OrchestrationAckReporter).AckOrchestrationItemAndFetchReporting(ctx, token, c, lockTimeout, pollTimeout, filter, lazy, applied)
 	if c.Metadata.Status != "" || err != nil || item != nil { // "": the instance goes on
 		return item, err
 	}

@@ -404,7 +404,7 @@ func nextIncarnation(item *duroxide.OrchestrationItem, eng *engine.Engine) strin
 // whenever that call fails without its ack applied, the plain ack with its
 // retries decides (see ackfetch.go for why). cacheNow, when not nil,
 // caches the turn's engine: the ack-and-fetch runs it as soon as its ack
-// applied, with a provider that reports that (duroxide.WithAckApplied),
+// applied, with a provider that reports that (duroxide.OrchestrationAckReporter),
 // since the dispatcher that fetches the instance's next message waits for
 // the engine (see instanceCache.committing). The fetch of such a turn still
 // polls only briefly (cachedTurnPoll), for providers that do not report it:
@@ -416,12 +416,10 @@ func (r *Runtime) ackTurn(item *duroxide.OrchestrationItem, commit duroxide.Orch
 	}
 	next.release()
 	poll := r.opts.LongPollTimeout
-	ctx := r.ctx
 	if cacheNow != nil {
 		poll = min(poll, cachedTurnPoll)
-		ctx = duroxide.WithAckApplied(ctx, cacheNow)
 	}
-	got, err := r.ackAndFetch(ctx, af, item.LockToken, commit, poll)
+	got, err := r.ackAndFetch(af, item.LockToken, commit, poll, cacheNow)
 	if next.keep(got, err) {
 		return true
 	}
@@ -439,12 +437,19 @@ func (r *Runtime) ackTurn(item *duroxide.OrchestrationItem, commit duroxide.Orch
 // fetcher wakes for it until its periodic refresh.
 const cachedTurnPoll = time.Millisecond
 
-// ackAndFetch is the combined call, history-free when the cache is on.
-func (r *Runtime) ackAndFetch(ctx context.Context, af duroxide.OrchestrationAckFetcher, token string, commit duroxide.OrchestrationCommit, poll time.Duration) (*duroxide.OrchestrationItem, error) {
-	if lf := r.lazyFetcher(); lf != nil {
-		return lf.AckOrchestrationItemAndFetchLazy(ctx, token, commit, r.opts.OrchestratorLockTimeout, poll, &r.filter)
+// ackAndFetch is the combined call, history-free when the cache is on;
+// applied, when not nil, runs as soon as the ack applied where the provider
+// reports it (duroxide.OrchestrationAckReporter), else the caller runs it
+// once the call returns.
+func (r *Runtime) ackAndFetch(af duroxide.OrchestrationAckFetcher, token string, commit duroxide.OrchestrationCommit, poll time.Duration, applied func()) (*duroxide.OrchestrationItem, error) {
+	lf := r.lazyFetcher()
+	if rep, ok := r.p.(duroxide.OrchestrationAckReporter); ok && applied != nil {
+		return rep.AckOrchestrationItemAndFetchReporting(r.ctx, token, commit, r.opts.OrchestratorLockTimeout, poll, &r.filter, lf != nil, applied)
 	}
-	return af.AckOrchestrationItemAndFetch(ctx, token, commit, r.opts.OrchestratorLockTimeout, poll, &r.filter)
+	if lf != nil {
+		return lf.AckOrchestrationItemAndFetchLazy(r.ctx, token, commit, r.opts.OrchestratorLockTimeout, poll, &r.filter)
+	}
+	return af.AckOrchestrationItemAndFetch(r.ctx, token, commit, r.opts.OrchestratorLockTimeout, poll, &r.filter)
 }
 
 // ack commits a turn, retrying transient errors (10ms doubling, 5 times),

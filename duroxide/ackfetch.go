@@ -68,31 +68,21 @@ func FetchFailedAfterAck(err error) bool {
 	return errors.As(err, &fa)
 }
 
-type ackAppliedKey struct{}
-
-// WithAckApplied returns a copy of ctx under which an ack-and-fetch call
-// (WorkAckFetcher, OrchestrationAckFetcher) may tell its caller that its ack
-// half is applied before the call returns: a provider that supports it calls
-// applied (through AckApplied) once the ack is durable, before its fetch half
-// waits for work. A caller that must not act on an ack before it is durable
-// but need not wait for the next item (the runtime hands a committed turn's
-// replayed state to its instance cache, where another dispatcher fetching the
-// instance's next message waits for it) does so in applied instead of after
-// the call's return, up to a whole poll timeout later.
+// OrchestrationAckReporter is an optional extension of OrchestrationAckFetcher: the
+// same ack-and-fetch of a turn, which also tells its caller as soon as its ack half is
+// applied, before its fetch half waits for work. A caller that must not act on an ack
+// before it is durable but need not wait for the next item (the runtime hands a committed
+// turn's replayed state to its instance cache, where the dispatcher that fetches the
+// instance's next message waits for it) does so in applied instead of after the call
+// returns, up to a whole poll timeout later.
 //
-// applied runs at most once, on the calling goroutine of the provider, and
-// must be quick: no blocking and no calls to the provider. A provider may
-// never call it, and a call that fails before its ack applied does not, so
-// the caller still acts on the call's result when applied did not run.
-func WithAckApplied(ctx context.Context, applied func()) context.Context {
-	return context.WithValue(ctx, ackAppliedKey{}, applied)
-}
-
-// AckApplied is for providers: an ack-and-fetch call whose ack half is
-// applied calls it with the call's ctx before its fetch half waits for
-// work. It runs the function WithAckApplied put in ctx, if any.
-func AckApplied(ctx context.Context) {
-	if f, ok := ctx.Value(ackAppliedKey{}).(func()); ok {
-		f()
-	}
+//   - Everything else is AckOrchestrationItemAndFetch's (lazy false) or, lazy true,
+//     LazyHistoryFetcher's AckOrchestrationItemAndFetchLazy's: arguments, errors, result.
+//   - applied (may be nil) runs at most once, on the calling goroutine, once the ack is
+//     durable and before the fetch half waits; it must be quick: no blocking and no
+//     calls to the provider. A call that fails before its ack applied never runs it, so
+//     the caller still acts on the call's result when applied did not run.
+type OrchestrationAckReporter interface {
+	AckOrchestrationItemAndFetchReporting(ctx context.Context, lockToken string, commit OrchestrationCommit,
+		lockTimeout, pollTimeout time.Duration, filter *DispatcherCapabilityFilter, lazy bool, applied func()) (*OrchestrationItem, error)
 }

@@ -9,9 +9,9 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// TestAckFetchReportsItsAckBeforeItsPoll: an ack-and-fetch whose context
-// carries duroxide.WithAckApplied calls it once its ack applied, while its
-// fetch half still long-polls (the runtime caches a committed turn's engine
+// TestAckFetchReportsItsAckBeforeItsPoll: a turn's ack-and-fetch through
+// duroxide.OrchestrationAckReporter runs applied once its ack applied, while
+// its fetch half still long-polls (the runtime caches a committed turn's engine
 // then, instead of a poll later); an ack that does not apply never calls
 // it. On one namespace and over partitions, whose fetch half polls every
 // partition after the ack in the token's own.
@@ -36,28 +36,29 @@ func TestAckFetchReportsItsAckBeforeItsPoll(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = p.(interface{ Close() error }).Close() })
-			af := p.(duroxide.WorkAckFetcher)
-			item := duroxide.ActivityExecute{Instance: "i", ExecutionID: 1, ID: 1, Name: "a", Input: `""`}
-			if err := p.EnqueueForWorker(ctx, item); err != nil {
+			rep := p.(duroxide.OrchestrationAckReporter)
+			start := duroxide.StartOrchestration{Instance: "i", Orchestration: "O", Input: `""`, ExecutionID: 1}
+			if err := p.EnqueueForOrchestrator(ctx, start, 0); err != nil {
 				t.Fatal(err)
 			}
-			locked, err := p.FetchWorkItem(ctx, time.Minute, 0, nil, duroxide.DefaultOnly())
+			locked, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
 			if err != nil || locked == nil {
 				t.Fatalf("fetch: %v, %v", locked, err)
 			}
-			done := duroxide.ActivityCompleted{Instance: "i", ExecutionID: 1, ID: 1, Result: `""`}
+			commit := started("i")
 
 			applied := make(chan struct{})
 			calls := 0
-			pctx, stop := context.WithCancel(duroxide.WithAckApplied(ctx, func() { calls++; close(applied) }))
+			pctx, stop := context.WithCancel(ctx)
 			defer stop()
 			type result struct {
-				item *duroxide.LockedWorkItem
+				item *duroxide.OrchestrationItem
 				err  error
 			}
 			returned := make(chan result, 1)
 			go func() {
-				got, err := af.AckWorkItemAndFetch(pctx, locked.LockToken, done, time.Minute, time.Minute, nil, duroxide.DefaultOnly())
+				got, err := rep.AckOrchestrationItemAndFetchReporting(pctx, locked.LockToken, commit, time.Minute, time.Minute, nil, false,
+					func() { calls++; close(applied) })
 				returned <- result{got, err}
 			}()
 			select {
@@ -83,8 +84,8 @@ func TestAckFetchReportsItsAckBeforeItsPoll(t *testing.T) {
 
 			// the same token again: the lock is gone, nothing applies
 			again := 0
-			actx := duroxide.WithAckApplied(ctx, func() { again++ })
-			if _, err := af.AckWorkItemAndFetch(actx, locked.LockToken, done, time.Minute, time.Millisecond, nil, duroxide.DefaultOnly()); !errors.Is(err, duroxide.ErrLockLost) {
+			if _, err := rep.AckOrchestrationItemAndFetchReporting(ctx, locked.LockToken, commit, time.Minute, time.Millisecond, nil, false,
+				func() { again++ }); !errors.Is(err, duroxide.ErrLockLost) {
 				t.Fatalf("second ack: %v, want ErrLockLost", err)
 			}
 			if again != 0 {
