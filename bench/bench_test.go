@@ -100,6 +100,13 @@ func TestSmokeRunsEveryScenario(t *testing.T) {
 			t.Errorf("%s on durable: result %q, %d activities, metrics %v", sh.name, p.Result, p.Ops, p.Metrics)
 		}
 	}
+	// the zero Options measure what applications run, and say so
+	if !rep.Settings.AckFetchPoll {
+		t.Errorf("the default run gave ack-and-fetch no poll: settings say ackfetch_poll false")
+	}
+	if p := rep.find("workflows", vWorkflow("sequence 10", durableEngine.name), 0); p != nil && !strings.Contains(p.Note, "the application's path") {
+		t.Errorf("the durable sequence point does not say which ack-and-fetch path it ran: %q", p.Note)
+	}
 	if !slices.ContainsFunc(rep.Skipped, func(s string) bool { return strings.HasPrefix(s, "go-workflows: needs a real Redis") }) {
 		t.Errorf("the smoke run does not say why go-workflows was left out: skipped %q", rep.Skipped)
 	}

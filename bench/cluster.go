@@ -185,7 +185,7 @@ func (cl *cluster) layout() string {
 // of cl, with the finish that adds each master's part to its point.
 func (e *env) clusterEngine(cl *cluster, parts int) (engine, func(*Point, counts)) {
 	var pp *redisprovider.Partitioned // the point's namespace, once started
-	en := engine{name: fmt.Sprintf("durable on %s, P=%d", cl.name, parts),
+	en := engine{name: fmt.Sprintf("durable on %s, P=%d", cl.name, parts), ackFetch: true,
 		start: func(ctx context.Context, e *env, c int, ev engineEvents) (engineRun, error) {
 			var err error
 			pp, err = redisprovider.NewPartitioned(ctx, redisprovider.Options{Client: cl.client, Namespace: e.namespace("cluster"), Partitions: parts})

@@ -21,13 +21,14 @@ type observedProvider struct {
 	// af is the same provider's ack-and-fetch calls. The runtime finds them
 	// by type assertion, which the embedded interface alone would fail: the
 	// bench would measure the runtime's two-call fallback, not its default.
-	// Their fetch half is given no poll timeout: a completion can only be
-	// reported when the call returns, and a fetch half waiting for work
-	// would delay that by up to the whole timeout (a lone root's last turn
-	// was reported 1 s late). When the fetch half finds nothing at once, the
-	// runtime long-polls with a plain fetch instead: the same wait, one call
-	// more per idle gap. With passPoll (-ackfetch-poll) they get the
-	// runtime's poll timeout, as in an application.
+	// With passPoll (the default) their fetch half gets the runtime's poll
+	// timeout, as in an application; the call then returns only once it
+	// found work or the timeout passed (a lone root's last turn, 1 s after
+	// its ack), so what the ack completed is reported at the reply of the
+	// call's first script, the ack (ackStamp), not at the call's return.
+	// Without passPoll (-ackfetch-poll=false, the no-poll path) the fetch
+	// half does not wait and, when it finds nothing, the runtime long-polls
+	// with a plain fetch instead: one call more per idle gap.
 	af       ackFetcher
 	passPoll bool
 	ev       engineEvents
@@ -59,8 +60,8 @@ func newObserved(p observable, ev engineEvents, passPoll bool) *observedProvider
 	return &observedProvider{Provider: p, af: p, ev: ev, passPoll: passPoll}
 }
 
-// pollOf is the poll timeout an ack-and-fetch is given: none, unless
-// passPoll.
+// pollOf is the poll timeout an ack-and-fetch is given: the runtime's with
+// passPoll, else none.
 func (o *observedProvider) pollOf(poll time.Duration) time.Duration {
 	if o.passPoll {
 		return poll
@@ -91,17 +92,17 @@ func (o *observedProvider) remember(item *duroxide.OrchestrationItem, err error)
 func (o *observedProvider) AckOrchestrationItem(ctx context.Context, token string, commit duroxide.OrchestrationCommit) error {
 	v, _ := o.locked.LoadAndDelete(token)
 	err := o.Provider.AckOrchestrationItem(ctx, token, commit)
-	o.acked(token, v, commit, err == nil)
+	o.ackedAt(token, v, commit, err == nil, time.Now())
 	return err
 }
 
 // AckOrchestrationItemAndFetch reports what AckOrchestrationItem reports
-// once the ack applied (the fetch half may still fail), and remembers the
-// fetched item like FetchOrchestrationItem. Its fetch half does not wait
-// (see observedProvider.af).
+// once the ack applied (the fetch half may still fail), at the time the ack
+// replied, and remembers the fetched item like FetchOrchestrationItem. Its
+// fetch half waits only with passPoll (see observedProvider.af).
 func (o *observedProvider) AckOrchestrationItemAndFetch(ctx context.Context, token string, commit duroxide.OrchestrationCommit,
 	lock, poll time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
-	return o.ackAndFetch(token, commit, func() (*duroxide.OrchestrationItem, error) {
+	return o.ackAndFetch(ctx, token, commit, func(ctx context.Context) (*duroxide.OrchestrationItem, error) {
 		return o.af.AckOrchestrationItemAndFetch(ctx, token, commit, lock, o.pollOf(poll), filter)
 	})
 }
@@ -110,22 +111,24 @@ func (o *observedProvider) AckOrchestrationItemAndFetch(ctx context.Context, tok
 // history-free fetch half.
 func (o *observedProvider) AckOrchestrationItemAndFetchLazy(ctx context.Context, token string, commit duroxide.OrchestrationCommit,
 	lock, poll time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
-	return o.ackAndFetch(token, commit, func() (*duroxide.OrchestrationItem, error) {
+	return o.ackAndFetch(ctx, token, commit, func(ctx context.Context) (*duroxide.OrchestrationItem, error) {
 		return o.af.AckOrchestrationItemAndFetchLazy(ctx, token, commit, lock, o.pollOf(poll), filter)
 	})
 }
 
-func (o *observedProvider) ackAndFetch(token string, commit duroxide.OrchestrationCommit, call func() (*duroxide.OrchestrationItem, error)) (*duroxide.OrchestrationItem, error) {
+func (o *observedProvider) ackAndFetch(ctx context.Context, token string, commit duroxide.OrchestrationCommit,
+	call func(ctx context.Context) (*duroxide.OrchestrationItem, error)) (*duroxide.OrchestrationItem, error) {
 	v, _ := o.locked.LoadAndDelete(token)
-	next, err := o.remember(call())
-	o.acked(token, v, commit, err == nil || duroxide.FetchFailedAfterAck(err))
+	ctx, st := withAckStamp(ctx)
+	next, err := o.remember(call(ctx))
+	o.ackedAt(token, v, commit, err == nil || duroxide.FetchFailedAfterAck(err), st.time())
 	return next, err
 }
 
-// acked reports an orchestration that the turn of item v (the remembered
-// fetch of token, nil if unknown) completed or failed, once the ack applied;
-// an ack that did not apply gives v back, for the runtime's retry.
-func (o *observedProvider) acked(token string, v any, commit duroxide.OrchestrationCommit, applied bool) {
+// ackedAt reports an orchestration that the turn of item v (the remembered
+// fetch of token, nil if unknown) completed or failed, once the ack applied,
+// as of at; an ack that did not apply gives v back, for the runtime's retry.
+func (o *observedProvider) ackedAt(token string, v any, commit duroxide.OrchestrationCommit, applied bool, at time.Time) {
 	item, _ := v.(*duroxide.OrchestrationItem)
 	if item == nil {
 		return
@@ -136,13 +139,13 @@ func (o *observedProvider) acked(token string, v any, commit duroxide.Orchestrat
 	}
 	switch commit.Metadata.Status {
 	case "Completed":
-		o.ev.finished(item.Instance, !hasParent(item, commit), nil, time.Now())
+		o.ev.finished(item.Instance, !hasParent(item, commit), nil, at)
 	case "Failed":
 		msg := "(no output)"
 		if commit.Metadata.Output != nil {
 			msg = *commit.Metadata.Output
 		}
-		o.ev.finished(item.Instance, !hasParent(item, commit), errors.New(msg), time.Now())
+		o.ev.finished(item.Instance, !hasParent(item, commit), errors.New(msg), at)
 	}
 }
 
@@ -163,13 +166,14 @@ func (o *observedProvider) AckWorkItem(ctx context.Context, token string, comple
 }
 
 // AckWorkItemAndFetch reports what AckWorkItem reports once the ack applied
-// (the fetch half may still fail). Its fetch half does not wait (see
-// observedProvider.af).
+// (the fetch half may still fail), at the time the ack replied. Its fetch
+// half waits only with passPoll (see observedProvider.af).
 func (o *observedProvider) AckWorkItemAndFetch(ctx context.Context, token string, completion duroxide.WorkItem,
 	lock, poll time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
+	ctx, st := withAckStamp(ctx)
 	next, err := o.af.AckWorkItemAndFetch(ctx, token, completion, lock, o.pollOf(poll), session, tags)
 	if (err == nil || duroxide.FetchFailedAfterAck(err)) && completion != nil {
-		o.ev.activity(time.Now())
+		o.ev.activity(st.time())
 	}
 	return next, err
 }

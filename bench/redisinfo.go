@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -90,12 +91,55 @@ func (c *callCounter) add(cmd redis.Cmder) {
 // DialHook implements redis.Hook.
 func (c *callCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
 
-// ProcessHook implements redis.Hook.
+// ProcessHook implements redis.Hook. It also stamps the ack of an
+// ack-and-fetch call (see ackStamp).
 func (c *callCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		c.add(cmd)
-		return next(ctx, cmd)
+		err := next(ctx, cmd)
+		if st, ok := ctx.Value(ackStampKey{}).(*ackStamp); ok && isScript(cmd) && (err == nil || errors.Is(err, redis.Nil)) {
+			st.mark()
+		}
+		return err
 	}
+}
+
+// isScript reports a script call: EVALSHA, EVAL or FCALL.
+func isScript(cmd redis.Cmder) bool {
+	switch cmd.Name() {
+	case "evalsha", "eval", "fcall":
+		return true
+	}
+	return false
+}
+
+// ackStamp is when the first script of an ack-and-fetch call replied: the
+// moment its ack applied (whether it did is the call's own result). With a
+// poll timeout the call returns only once its fetch half found work or the
+// timeout passed, up to a whole poll timeout after the ack, so the
+// observing wrapper reports the completions the ack made at this time, not
+// at the call's return. A command sent through a pipeline (the pipelining
+// scenario's autopipelined transport) reaches the hook without the call's
+// context: then nothing is stamped and the call's return stands in.
+type ackStamp struct{ at atomic.Int64 } // unix ns, 0 until the first reply
+
+type ackStampKey struct{}
+
+// withAckStamp returns ctx carrying a new stamp for the hook to set.
+func withAckStamp(ctx context.Context) (context.Context, *ackStamp) {
+	st := new(ackStamp)
+	return context.WithValue(ctx, ackStampKey{}, st), st
+}
+
+// mark records the first script reply.
+func (s *ackStamp) mark() { s.at.CompareAndSwap(0, time.Now().UnixNano()) }
+
+// time is the stamped time, or now when nothing was stamped.
+func (s *ackStamp) time() time.Time {
+	if ns := s.at.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Now()
 }
 
 // ProcessPipelineHook implements redis.Hook.

@@ -80,8 +80,11 @@ type Settings struct {
 	AsynqPoll   string  `json:"asynq_tuned_poll"`
 	Cluster     string  `json:"cluster,omitempty"` // the cluster scenario's masters or -cluster addresses, and partitions
 	// AckFetchPoll: the durable runtime's ack-and-fetch calls had its poll
-	// timeout (-ackfetch-poll)
-	AckFetchPoll bool     `json:"ackfetch_poll,omitempty"`
+	// timeout, as in an application (the default since 2026-11-28; false:
+	// -ackfetch-poll=false, the no-poll path). Always written: reports
+	// from before that date omit it, and those ran the no-poll path unless
+	// their command says -ackfetch-poll.
+	AckFetchPoll bool     `json:"ackfetch_poll"`
 	Scenarios    []string `json:"scenarios,omitempty"`
 }
 
@@ -122,7 +125,7 @@ func newReport(ctx context.Context, e *env, args []string) *Report {
 			SequenceN: o.SequenceN, WideN: o.WideN, ShapeLimit: o.ShapeLimit.String(), InFlight: o.InFlight, Rate: o.Rate,
 			IdleWindow: o.IdleWindow.String(), IdlePoll: o.IdlePoll.String(),
 			ScaleDepths: o.ScaleDepths, Histories: o.Histories, Memory: o.Memory,
-			AsynqPoll: o.AsynqPoll.String(), Scenarios: o.Scenarios, AckFetchPoll: o.AckFetchPoll,
+			AsynqPoll: o.AsynqPoll.String(), Scenarios: o.Scenarios, AckFetchPoll: !o.AckFetchNoPoll,
 		},
 	}
 	if selected(o.Scenarios, "cluster") {

@@ -41,6 +41,9 @@ type engine struct {
 	fanOutOnly bool   // the engine runs only the fan-out shape
 	// smokeless is why the engine cannot run on miniredis ("": it can)
 	smokeless string
+	// ackFetch: the durable runtime, whose points say which ack-and-fetch
+	// path they ran (see env.ackFetchPath)
+	ackFetch bool
 	// start runs the engine's dispatchers and workers at concurrency c,
 	// reporting to ev; everything it stores is deleted by the run's stop.
 	start func(ctx context.Context, e *env, c int, ev engineEvents) (engineRun, error)
@@ -97,6 +100,15 @@ func (e *env) shapes() []shape {
 var engines = []engine{durableEngine, synthEngine, gwEngine}
 
 func vWorkflow(sh, engine string) string { return sh + ", " + engine }
+
+// ackFetchPath says which path the durable runtime's ack-and-fetch calls
+// took, for the notes of its points: every figure says which.
+func (e *env) ackFetchPath() string {
+	if e.opts.AckFetchNoPoll {
+		return "ack-and-fetch without poll (-ackfetch-poll=false)"
+	}
+	return "ack-and-fetch with the runtime's poll (the application's path)"
+}
 
 func runWorkflows(ctx context.Context, e *env) error {
 	for _, en := range engines {
@@ -219,6 +231,9 @@ func (e *env) enginePoint(ctx context.Context, sh shape, en engine, c int, scena
 				},
 			}.measured(m, m, cnt)
 			pt.Note = fmt.Sprintf("%s orchestrations/s, %s activities/s; %s", human(k.orchs.rate()), human(k.acts.rate()), callsNote(cnt, pt.Ops))
+			if en.ackFetch {
+				pt.Note += "; " + e.ackFetchPath()
+			}
 			if finish != nil {
 				finish(&pt, cnt)
 			}

@@ -22,7 +22,7 @@ const (
 	wfEcho     = "bench.wf.echo"
 )
 
-var durableEngine = engine{name: "durable", start: startDurable}
+var durableEngine = engine{name: "durable", ackFetch: true, start: startDurable}
 
 // treeInput is the input of the tree orchestration (gwpeer.TreeInput's twin).
 type treeInput struct {
@@ -131,7 +131,7 @@ func startDurable(ctx context.Context, e *env, c int, ev engineEvents) (engineRu
 // durableOn runs the durable side on p, whose namespace done closes and
 // deletes.
 func (e *env) durableOn(p observable, done func(), c int, ev engineEvents) (*durableRun, error) {
-	obs := newObserved(p, ev, e.opts.AckFetchPoll)
+	obs := newObserved(p, ev, !e.opts.AckFetchNoPoll)
 	rt, err := durable.NewRuntime(obs, benchRegistry(), durable.Options{
 		OrchestrationConcurrency: c,
 		WorkerConcurrency:        c,

@@ -239,6 +239,9 @@ func (e *env) measureSized(ctx context.Context, run engineRun, sh sizedShape, en
 		Ops: activities, Seconds: wall.Seconds(), Result: res.String(), Counts: &k,
 		Metrics: sizedMetrics(wall, events, activities, m1.TotalAlloc-m0.TotalAlloc, m1.Mallocs-m0.Mallocs, k)}
 	pt.Note = sizedNote(pt.Result, wall, events, pt.Metrics)
+	if en.ackFetch {
+		pt.Note += "; " + e.ackFetchPath()
+	}
 	if herr != nil {
 		pt.Note += fmt.Sprintf(" (history unreadable: %v)", herr)
 	}

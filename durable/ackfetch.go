@@ -27,6 +27,11 @@ import "github.com/duroxide-go/duroxide-redis/duroxide"
 //   - The fetch half gets exactly the arguments the slot's plain fetch would
 //     pass, and the fetched unit goes through the same handling (renewal,
 //     observer, session admission) as a plainly fetched one.
+//   - What must wait for the ack but not for the next unit is done when the
+//     provider reports the ack applied (duroxide.OrchestrationAckReporter), before its
+//     fetch half polls: a turn's engine goes to the instance cache then, so
+//     the dispatcher that fetches the instance's next message resumes it
+//     without waiting out this call's poll (see runTurn).
 
 // handoff carries the result of an ack-and-fetch from the unit that acked
 // to the dispatch loop of its slot. A nil *handoff never fetches: RunTurn,

@@ -985,3 +985,89 @@ func TestCacheTimersSetByCachedTurnsFireWhenDue(t *testing.T) {
 	w.await(t, "every turn but the last to end", func(_, ended int) bool { return ended >= 3 })
 	wantCacheStats(t, env.Runtime, durable.CacheStats{Hits: 3, Misses: 1})
 }
+
+// slowAckFetch passes calls to the provider, but an orchestration
+// ack-and-fetch of a turn that does not end its instance returns only once
+// another one has begun: as if its fetch half long-polled for longer than
+// the next turn of the instance takes to be fetched, by the other
+// dispatcher, and to run. released counts the calls let go that way;
+// timedOut the ones let go after the bound instead.
+type slowAckFetch struct {
+	duroxide.Provider
+	mu       sync.Mutex
+	begun    int
+	changed  chan struct{} // closed and replaced as a call begins
+	released int
+	timedOut int
+}
+
+// AckOrchestrationItemAndFetch is the combined call the runtime looks for
+// first; the runtime calls the reporting one below when it has an engine to
+// cache.
+func (s *slowAckFetch) AckOrchestrationItemAndFetch(ctx context.Context, token string, c duroxide.OrchestrationCommit,
+	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
+	return s.AckOrchestrationItemAndFetchReporting(ctx, token, c, lockTimeout, pollTimeout, filter, false, nil)
+}
+
+func (s *slowAckFetch) AckOrchestrationItemAndFetchReporting(ctx context.Context, token string, c duroxide.OrchestrationCommit,
+	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool, applied func()) (*duroxide.OrchestrationItem, error) {
+	s.mu.Lock()
+	s.begun++
+	mine, wait := s.begun, s.changed
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.mu.Unlock()
+	item, err := s.Provider.(duroxide.OrchestrationAckReporter).AckOrchestrationItemAndFetchReporting(ctx, token, c, lockTimeout, pollTimeout, filter, lazy, applied)
+	if c.Metadata.Status != "" || err != nil || item != nil { // "": the instance goes on
+		return item, err
+	}
+	bound := time.After(20 * time.Second)
+	for {
+		s.mu.Lock()
+		if s.begun > mine {
+			s.released++
+			s.mu.Unlock()
+			return nil, nil
+		}
+		wait = s.changed
+		s.mu.Unlock()
+		select {
+		case <-wait:
+		case <-bound:
+			s.mu.Lock()
+			s.timedOut++
+			s.mu.Unlock()
+			return nil, nil
+		}
+	}
+}
+
+// TestCacheTurnDoesNotWaitForTheAckFetchPoll: a sequence's turns alternate
+// between two dispatchers, each turn's ack-and-fetch still in its fetch
+// half's poll when the instance's next message arrives. The engine must be
+// cached as soon as the commit applied, not when that call returns: the
+// other dispatcher's take of the instance waited for the call (up to the
+// cache's wait bound, the lock timeout, then replayed: a miss), which made
+// a sequence of 1,000 activities on the application's path twice as slow
+// as with ack-and-fetch given no poll.
+func TestCacheTurnDoesNotWaitForTheAckFetchPoll(t *testing.T) {
+	t.Parallel()
+	const n = 3
+	w := newTurnWatch()
+	opts := cacheOptions(w, 1000)
+	opts.OrchestrationConcurrency = 2
+	slow := &slowAckFetch{changed: make(chan struct{})}
+	env := durabletest.Start(t, cacheRegistry(newCounts()), durabletest.WithOptions(opts),
+		durabletest.WithProviderWrapper(func(p duroxide.Provider) duroxide.Provider {
+			slow.Provider = p
+			return slow
+		}))
+	mustComplete(t, env.StartAndWait(t, "seq", "Sequence", fmt.Sprint(n)), sequenceOutput("seq", n))
+	w.await(t, "every turn but the last to end", func(_, ended int) bool { return ended >= n })
+	wantCacheStats(t, env.Runtime, durable.CacheStats{Hits: n, Misses: 1})
+	slow.mu.Lock()
+	defer slow.mu.Unlock()
+	if slow.timedOut > 0 || slow.released < n {
+		t.Errorf("%d held calls let go by the next turn, %d by the bound: want %d and none", slow.released, slow.timedOut, n)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -203,7 +204,7 @@ func (r *Runtime) runTurn(item *duroxide.OrchestrationItem, eng *engine.Engine, 
 		if len(refused) == 0 {
 			r.opts.Logger.Debug("durable: instance is terminal, acking its batch without processing", "instance", item.Instance, "messages", len(item.Messages))
 		}
-		r.ackTurn(item, duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID, OrchestratorItems: refused}, next, false)
+		r.ackTurn(item, duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID, OrchestratorItems: refused}, next, nil)
 		return eng, false
 	}
 	if b.ContinueAsNew {
@@ -232,15 +233,46 @@ func (r *Runtime) runTurn(item *duroxide.OrchestrationItem, eng *engine.Engine, 
 	r.logNondeterminism(item.Instance, eng, commit, b.Name, ver)
 	r.rememberExecution(item.Instance, eng.ExecutionID(), commit.Metadata.Status == "Completed" || commit.Metadata.Status == "Failed")
 	cache := goesOn && r.cache.enabled()
-	if cache {
-		defer r.cache.commit(item.Instance)()
-	}
-	if !r.ackTurn(item, commit, next, cache) || !cache {
+	if !cache {
+		r.ackTurn(item, commit, next, nil)
 		return eng, false
 	}
-	r.cache.put(&cacheEntry{instance: item.Instance, version: ver.String(), eng: eng, cursor: duroxide.HistoryCursor{
-		ExecutionID: eng.ExecutionID(), LastEventID: eng.LastEventID(), Incarnation: nextIncarnation(item, eng),
-	}})
+	// From here until the engine is cached (or the commit known not to
+	// have applied), a take of the instance here waits: the dispatcher that
+	// fetches its next message resumes this engine instead of replaying.
+	// The engine is cached as soon as the commit applied, which an
+	// ack-and-fetch may report before it returns (cacheNow, run by the
+	// provider before its fetch half long-polls): else that dispatcher
+	// would wait for this one's poll, on every turn of a sequence.
+	release := r.cache.commit(item.Instance)
+	var (
+		once   sync.Once
+		cached atomic.Bool
+	)
+	settle := func(put bool) {
+		once.Do(func() {
+			if put {
+				r.cache.put(&cacheEntry{instance: item.Instance, version: ver.String(), eng: eng, cursor: duroxide.HistoryCursor{
+					ExecutionID: eng.ExecutionID(), LastEventID: eng.LastEventID(), Incarnation: nextIncarnation(item, eng),
+				}})
+				cached.Store(true)
+			}
+			release()
+		})
+	}
+	defer settle(false)
+	cacheNow := func() { settle(true) }
+	applied := r.ackTurn(item, commit, next, cacheNow)
+	if cached.Load() {
+		// the cache owns the engine now, whatever the call returned after
+		// (a provider reports an applied ack only; should the store hold
+		// something else, the cursor check of the next take evicts it)
+		return eng, true
+	}
+	if !applied {
+		return eng, false
+	}
+	cacheNow()
 	return eng, true
 }
 
@@ -370,22 +402,24 @@ func nextIncarnation(item *duroxide.OrchestrationItem, eng *engine.Engine) strin
 // When the provider can, the options let it and the slot is running, the
 // same call fetches the slot's next instance into next; otherwise, and
 // whenever that call fails without its ack applied, the plain ack with its
-// retries decides (see ackfetch.go for why). The fetch of a turn whose
-// engine is then cached polls only briefly (cachedTurnPoll): the engine is
-// cached once the call returns, and a long poll would leave the instance
-// uncached meanwhile, so the dispatcher that fetches its next message
-// would wait for it (see instanceCache.committing).
-func (r *Runtime) ackTurn(item *duroxide.OrchestrationItem, commit duroxide.OrchestrationCommit, next *handoff[duroxide.OrchestrationItem], cache bool) bool {
+// retries decides (see ackfetch.go for why). cacheNow, when not nil,
+// caches the turn's engine: the ack-and-fetch runs it as soon as its ack
+// applied, with a provider that reports that (duroxide.OrchestrationAckReporter),
+// since the dispatcher that fetches the instance's next message waits for
+// the engine (see instanceCache.committing). The fetch of such a turn still
+// polls only briefly (cachedTurnPoll), for providers that do not report it:
+// their engine is cached once the call returns.
+func (r *Runtime) ackTurn(item *duroxide.OrchestrationItem, commit duroxide.OrchestrationCommit, next *handoff[duroxide.OrchestrationItem], cacheNow func()) bool {
 	af, ok := r.p.(duroxide.OrchestrationAckFetcher)
 	if !ok || r.opts.DisableAckFetch || !next.open(r) {
 		return r.ack(item, commit)
 	}
 	next.release()
 	poll := r.opts.LongPollTimeout
-	if cache {
+	if cacheNow != nil {
 		poll = min(poll, cachedTurnPoll)
 	}
-	got, err := r.ackAndFetch(af, item.LockToken, commit, poll)
+	got, err := r.ackAndFetch(af, item.LockToken, commit, poll, cacheNow)
 	if next.keep(got, err) {
 		return true
 	}
@@ -403,9 +437,16 @@ func (r *Runtime) ackTurn(item *duroxide.OrchestrationItem, commit duroxide.Orch
 // fetcher wakes for it until its periodic refresh.
 const cachedTurnPoll = time.Millisecond
 
-// ackAndFetch is the combined call, history-free when the cache is on.
-func (r *Runtime) ackAndFetch(af duroxide.OrchestrationAckFetcher, token string, commit duroxide.OrchestrationCommit, poll time.Duration) (*duroxide.OrchestrationItem, error) {
-	if lf := r.lazyFetcher(); lf != nil {
+// ackAndFetch is the combined call, history-free when the cache is on;
+// applied, when not nil, runs as soon as the ack applied where the provider
+// reports it (duroxide.OrchestrationAckReporter), else the caller runs it
+// once the call returns.
+func (r *Runtime) ackAndFetch(af duroxide.OrchestrationAckFetcher, token string, commit duroxide.OrchestrationCommit, poll time.Duration, applied func()) (*duroxide.OrchestrationItem, error) {
+	lf := r.lazyFetcher()
+	if rep, ok := r.p.(duroxide.OrchestrationAckReporter); ok && applied != nil {
+		return rep.AckOrchestrationItemAndFetchReporting(r.ctx, token, commit, r.opts.OrchestratorLockTimeout, poll, &r.filter, lf != nil, applied)
+	}
+	if lf != nil {
 		return lf.AckOrchestrationItemAndFetchLazy(r.ctx, token, commit, r.opts.OrchestratorLockTimeout, poll, &r.filter)
 	}
 	return af.AckOrchestrationItemAndFetch(r.ctx, token, commit, r.opts.OrchestratorLockTimeout, poll, &r.filter)

@@ -67,3 +67,22 @@ func FetchFailedAfterAck(err error) bool {
 	var fa *FetchAfterAckError
 	return errors.As(err, &fa)
 }
+
+// OrchestrationAckReporter is an optional extension of OrchestrationAckFetcher: the
+// same ack-and-fetch of a turn, which also tells its caller as soon as its ack half is
+// applied, before its fetch half waits for work. A caller that must not act on an ack
+// before it is durable but need not wait for the next item (the runtime hands a committed
+// turn's replayed state to its instance cache, where the dispatcher that fetches the
+// instance's next message waits for it) does so in applied instead of after the call
+// returns, up to a whole poll timeout later.
+//
+//   - Everything else is AckOrchestrationItemAndFetch's (lazy false) or, lazy true,
+//     LazyHistoryFetcher's AckOrchestrationItemAndFetchLazy's: arguments, errors, result.
+//   - applied (may be nil) runs at most once, on the calling goroutine, once the ack is
+//     durable and before the fetch half waits; it must be quick: no blocking and no
+//     calls to the provider. A call that fails before its ack applied never runs it, so
+//     the caller still acts on the call's result when applied did not run.
+type OrchestrationAckReporter interface {
+	AckOrchestrationItemAndFetchReporting(ctx context.Context, lockToken string, commit OrchestrationCommit,
+		lockTimeout, pollTimeout time.Duration, filter *DispatcherCapabilityFilter, lazy bool, applied func()) (*OrchestrationItem, error)
+}

@@ -15,8 +15,9 @@ import (
 // fetch, and the later rounds run the plain fetch script.
 
 var (
-	_ duroxide.WorkAckFetcher          = (*Provider)(nil)
-	_ duroxide.OrchestrationAckFetcher = (*Provider)(nil)
+	_ duroxide.WorkAckFetcher           = (*Provider)(nil)
+	_ duroxide.OrchestrationAckFetcher  = (*Provider)(nil)
+	_ duroxide.OrchestrationAckReporter = (*Provider)(nil)
 )
 
 // AckWorkItemAndFetch acks lockToken as AckWorkItem does and, once the ack
@@ -35,7 +36,7 @@ func (p *Provider) AckWorkItemAndFetch(ctx context.Context, lockToken string, co
 		return nil, err
 	}
 	if len(wake) == 0 { // the filter takes nothing: ack only
-		return ackOnly[duroxide.LockedWorkItem](ctx, p, op, scriptAckWorkItem, ack, pollTimeout)
+		return ackOnly[duroxide.LockedWorkItem](ctx, p, op, scriptAckWorkItem, ack, pollTimeout, nil)
 	}
 	once := func(ctx context.Context) (*duroxide.LockedWorkItem, time.Duration, bool, error) {
 		r, _, err := p.fetchScript(ctx, op, scriptAckFetchWorkItem, scriptAbandonWorkItem, append(fetch, ack...))
@@ -48,7 +49,7 @@ func (p *Provider) AckWorkItemAndFetch(ctx context.Context, lockToken string, co
 		item, due, err := workReply("fetch_work_item", r)
 		return item, due, true, err
 	}
-	return ackThenFetch(ctx, p, op, "fetch_work_item", wake, pollTimeout, once, func(ctx context.Context) (*duroxide.LockedWorkItem, time.Duration, error) {
+	return ackThenFetch(ctx, p, op, "fetch_work_item", wake, pollTimeout, nil, once, func(ctx context.Context) (*duroxide.LockedWorkItem, time.Duration, error) {
 		return p.fetchWorkOnce(ctx, "fetch_work_item", fetch)
 	})
 }
@@ -60,13 +61,22 @@ func (p *Provider) AckWorkItemAndFetch(ctx context.Context, lockToken string, co
 // *duroxide.FetchAfterAckError (see duroxide.OrchestrationAckFetcher).
 func (p *Provider) AckOrchestrationItemAndFetch(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
 	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
-	return p.ackOrchestrationAndFetch(ctx, lockToken, commit, lockTimeout, pollTimeout, filter, false)
+	return p.ackOrchestrationAndFetch(ctx, lockToken, commit, lockTimeout, pollTimeout, filter, false, nil)
+}
+
+// AckOrchestrationItemAndFetchReporting is AckOrchestrationItemAndFetch (or,
+// lazy, AckOrchestrationItemAndFetchLazy) that runs applied once the ack
+// applied, before the fetch half waits (duroxide.OrchestrationAckReporter).
+func (p *Provider) AckOrchestrationItemAndFetchReporting(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
+	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool, applied func()) (*duroxide.OrchestrationItem, error) {
+	return p.ackOrchestrationAndFetch(ctx, lockToken, commit, lockTimeout, pollTimeout, filter, lazy, applied)
 }
 
 // ackOrchestrationAndFetch is AckOrchestrationItemAndFetch and, lazy,
-// AckOrchestrationItemAndFetchLazy.
+// AckOrchestrationItemAndFetchLazy; applied, when not nil, runs once the
+// ack applied.
 func (p *Provider) ackOrchestrationAndFetch(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
-	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool) (*duroxide.OrchestrationItem, error) {
+	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool, applied func()) (*duroxide.OrchestrationItem, error) {
 	const op = "ack_orchestration_item"
 	ack, err := ackArgs(ctx, op, lockToken, commit)
 	if err != nil {
@@ -77,7 +87,7 @@ func (p *Provider) ackOrchestrationAndFetch(ctx context.Context, lockToken strin
 		return nil, err
 	}
 	if len(wake) == 0 { // the filter accepts nothing: ack only
-		return ackOnly[duroxide.OrchestrationItem](ctx, p, op, scriptAckOrchestrationItem, ack, pollTimeout)
+		return ackOnly[duroxide.OrchestrationItem](ctx, p, op, scriptAckOrchestrationItem, ack, pollTimeout, applied)
 	}
 	once := func(ctx context.Context) (*duroxide.OrchestrationItem, time.Duration, bool, error) {
 		r, _, err := p.fetchScript(ctx, op, scriptAckFetchOrchestrationItem, scriptAbandonOrchestrationItem, append(fetch, ack...))
@@ -87,7 +97,7 @@ func (p *Provider) ackOrchestrationAndFetch(ctx context.Context, lockToken strin
 		item, due, err := p.orchestrationReply(r, err, lazy)
 		return item, due, true, err
 	}
-	return ackThenFetch(ctx, p, op, "fetch_orchestration_item", wake, pollTimeout, once, func(ctx context.Context) (*duroxide.OrchestrationItem, time.Duration, error) {
+	return ackThenFetch(ctx, p, op, "fetch_orchestration_item", wake, pollTimeout, applied, once, func(ctx context.Context) (*duroxide.OrchestrationItem, time.Duration, error) {
 		return p.fetchOrchestrationOnce(ctx, "fetch_orchestration_item", fetch, lazy)
 	})
 }
@@ -96,14 +106,21 @@ func (p *Provider) ackOrchestrationAndFetch(ctx context.Context, lockToken strin
 // keys: once acks and, when the ack applied (acked), fetches; the later
 // rounds, if it found nothing, run again for the rest of pollTimeout. Errors
 // before the ack applied are named ackOp; every error after it is named
-// fetchOp and wrapped in a FetchAfterAckError.
+// fetchOp and wrapped in a FetchAfterAckError. applied, when not nil, runs
+// once the ack applied, before the later rounds wait.
 func ackThenFetch[T any](ctx context.Context, p *Provider, ackOp, fetchOp string, keys []string, pollTimeout time.Duration,
+	applied func(),
 	once func(ctx context.Context) (item *T, due time.Duration, acked bool, err error),
 	again func(ctx context.Context) (*T, time.Duration, error)) (*T, error) {
 	acked := false
 	first := func(ctx context.Context) (*T, time.Duration, error) {
 		item, due, ok, err := once(ctx)
 		acked = ok
+		if ok && applied != nil {
+			// before the later rounds wait: the caller may act on the
+			// applied ack now (duroxide.OrchestrationAckReporter)
+			applied()
+		}
 		return item, due, err
 	}
 	item, err := pollItem(ctx, p, keys, pollTimeout, first, again)
@@ -114,10 +131,14 @@ func ackThenFetch[T any](ctx context.Context, p *Provider, ackOp, fetchOp string
 }
 
 // ackOnly runs the plain ack of an ack-and-fetch whose filter takes
-// nothing, then waits out the poll as such a fetch does.
-func ackOnly[T any](ctx context.Context, p *Provider, op string, ack luaScript, a args, pollTimeout time.Duration) (*T, error) {
+// nothing, then waits out the poll as such a fetch does. applied, when not
+// nil, runs once the ack applied.
+func ackOnly[T any](ctx context.Context, p *Provider, op string, ack luaScript, a args, pollTimeout time.Duration, applied func()) (*T, error) {
 	if _, err := p.run(ctx, op, ack, a); err != nil {
 		return nil, err
+	}
+	if applied != nil {
+		applied()
 	}
 	return nil, afterAck(fail(op, p.sleep(ctx, pollTimeout)))
 }

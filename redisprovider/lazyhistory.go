@@ -32,7 +32,7 @@ func (p *Provider) FetchOrchestrationItemLazy(ctx context.Context, lockTimeout, 
 // fetch half is FetchOrchestrationItemLazy's, in one script.
 func (p *Provider) AckOrchestrationItemAndFetchLazy(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
 	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
-	return p.ackOrchestrationAndFetch(ctx, lockToken, commit, lockTimeout, pollTimeout, filter, true)
+	return p.ackOrchestrationAndFetch(ctx, lockToken, commit, lockTimeout, pollTimeout, filter, true, nil)
 }
 
 // The cursor of a lazy fetch's reply, in the place of the history's events

@@ -129,28 +129,41 @@ func (pp *Partitioned) AckOrchestrationItem(ctx context.Context, lockToken strin
 // Partitioned), else across every partition.
 func (pp *Partitioned) AckOrchestrationItemAndFetch(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
 	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
-	return pp.ackOrchestrationAndFetch(ctx, lockToken, commit, lockTimeout, pollTimeout, filter, false)
+	return pp.ackOrchestrationAndFetch(ctx, lockToken, commit, lockTimeout, pollTimeout, filter, false, nil)
 }
 
 // AckOrchestrationItemAndFetchLazy is AckOrchestrationItemAndFetch
 // returning the history's cursor.
 func (pp *Partitioned) AckOrchestrationItemAndFetchLazy(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
 	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
-	return pp.ackOrchestrationAndFetch(ctx, lockToken, commit, lockTimeout, pollTimeout, filter, true)
+	return pp.ackOrchestrationAndFetch(ctx, lockToken, commit, lockTimeout, pollTimeout, filter, true, nil)
+}
+
+var _ duroxide.OrchestrationAckReporter = (*Partitioned)(nil)
+
+// AckOrchestrationItemAndFetchReporting is AckOrchestrationItemAndFetch (or,
+// lazy, AckOrchestrationItemAndFetchLazy) that runs applied once the ack
+// applied, before the fetch waits (duroxide.OrchestrationAckReporter).
+func (pp *Partitioned) AckOrchestrationItemAndFetchReporting(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
+	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool, applied func()) (*duroxide.OrchestrationItem, error) {
+	return pp.ackOrchestrationAndFetch(ctx, lockToken, commit, lockTimeout, pollTimeout, filter, lazy, applied)
 }
 
 func (pp *Partitioned) ackOrchestrationAndFetch(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
-	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool) (*duroxide.OrchestrationItem, error) {
+	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool, applied func()) (*duroxide.OrchestrationItem, error) {
 	p, part, streak, inner := pp.unwrapToken(lockToken)
 	actx, commit, sent := pp.split(ctx, part, commit)
 	return streakAckFetch(pp, streak, pollTimeout,
 		func() error {
 			err := p.AckOrchestrationItem(actx, inner, commit)
 			pp.relayed(part, sent, err)
+			if err == nil && applied != nil {
+				applied() // before the fetch over every partition waits
+			}
 			return err
 		},
 		func(poll time.Duration) (*duroxide.OrchestrationItem, error) {
-			item, err := p.ackOrchestrationAndFetch(actx, inner, commit, lockTimeout, poll, filter, lazy)
+			item, err := p.ackOrchestrationAndFetch(actx, inner, commit, lockTimeout, poll, filter, lazy, applied)
 			ackErr := err
 			if duroxide.FetchFailedAfterAck(err) {
 				ackErr = nil
@@ -244,7 +257,9 @@ func (pp *Partitioned) AckWorkItemAndFetch(ctx context.Context, lockToken string
 	lockTimeout, pollTimeout time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
 	p, part, streak, inner := pp.unwrapToken(lockToken)
 	return streakAckFetch(pp, streak, pollTimeout,
-		func() error { return p.AckWorkItem(ctx, inner, completion) },
+		func() error {
+			return p.AckWorkItem(ctx, inner, completion)
+		},
 		func(poll time.Duration) (*duroxide.LockedWorkItem, error) {
 			item, err := p.AckWorkItemAndFetch(ctx, inner, completion, lockTimeout, poll, session, tags)
 			return withWorkToken(item, part, streak+1), err

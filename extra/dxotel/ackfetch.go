@@ -99,3 +99,25 @@ func (m workAckFetch) AckWorkItemAndFetch(ctx context.Context, lockToken string,
 // ackApplied reports whether an ack-and-fetch call's ack is durable: it
 // succeeded, or only its fetch half failed.
 func ackApplied(err error) bool { return err == nil || duroxide.FetchFailedAfterAck(err) }
+
+// orchestrationAckReport passes duroxide.OrchestrationAckReporter through:
+// the same span as the plain or history-free combined call, and applied
+// runs when the inner call reports the ack, which it does before its
+// (here zero) poll.
+type orchestrationAckReport struct{ w *provider }
+
+// AckOrchestrationItemAndFetchReporting traces the combined call (see above).
+func (m orchestrationAckReport) AckOrchestrationItemAndFetchReporting(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
+	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool, applied func()) (*duroxide.OrchestrationItem, error) {
+	inner := m.w.inner
+	op, fetch := "ack_orchestration_item_and_fetch", inner.FetchOrchestrationItem
+	if lf, ok := inner.(duroxide.LazyHistoryFetcher); lazy && ok {
+		op, fetch = "ack_orchestration_item_and_fetch_lazy", lf.FetchOrchestrationItemLazy
+	}
+	return m.w.ackTurnAndFetch(ctx, op, lockToken, commit, pollTimeout,
+		func(ctx context.Context, poll time.Duration) (*duroxide.OrchestrationItem, error) {
+			return inner.(duroxide.OrchestrationAckReporter).AckOrchestrationItemAndFetchReporting(ctx, lockToken, commit, lockTimeout, poll, filter, lazy, applied)
+		}, func(ctx context.Context, poll time.Duration) (*duroxide.OrchestrationItem, error) {
+			return fetch(ctx, lockTimeout, poll, filter)
+		})
+}

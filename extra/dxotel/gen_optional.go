@@ -24,6 +24,7 @@ var passThroughs = []struct{ iface, mixin string }{
 	{"LazyHistoryFetcher", "lazyHistoryFetch"},
 	{"CheckedEnqueuer", "checkedEnqueue"},
 	{"PendingStartNoter", "pendingStartNote"},
+	{"OrchestrationAckReporter", "orchestrationAckReport"},
 }
 
 func main() {

@@ -17,6 +17,7 @@ var optional = [...]reflect.Type{
 	reflect.TypeFor[duroxide.LazyHistoryFetcher](),
 	reflect.TypeFor[duroxide.CheckedEnqueuer](),
 	reflect.TypeFor[duroxide.PendingStartNoter](),
+	reflect.TypeFor[duroxide.OrchestrationAckReporter](),
 }
 
 // withCapabilities returns w as a value whose type implements exactly the
@@ -467,6 +468,518 @@ func withCapabilities(w *provider, mask uint) Provider {
 			checkedEnqueue
 			pendingStartNote
 		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}}
+	case 64:
+		return &struct {
+			*provider
+			orchestrationAckReport
+		}{w, orchestrationAckReport{w}}
+	case 65:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, orchestrationAckReport{w}}
+	case 66:
+		return &struct {
+			*provider
+			workAckFetch
+			orchestrationAckReport
+		}{w, workAckFetch{w}, orchestrationAckReport{w}}
+	case 67:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, orchestrationAckReport{w}}
+	case 68:
+		return &struct {
+			*provider
+			batchEnqueue
+			orchestrationAckReport
+		}{w, batchEnqueue{w}, orchestrationAckReport{w}}
+	case 69:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, orchestrationAckReport{w}}
+	case 70:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			orchestrationAckReport
+		}{w, workAckFetch{w}, batchEnqueue{w}, orchestrationAckReport{w}}
+	case 71:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, orchestrationAckReport{w}}
+	case 72:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			orchestrationAckReport
+		}{w, lazyHistoryFetch{w}, orchestrationAckReport{w}}
+	case 73:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, orchestrationAckReport{w}}
+	case 74:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			orchestrationAckReport
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, orchestrationAckReport{w}}
+	case 75:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, orchestrationAckReport{w}}
+	case 76:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			orchestrationAckReport
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, orchestrationAckReport{w}}
+	case 77:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, orchestrationAckReport{w}}
+	case 78:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			orchestrationAckReport
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, orchestrationAckReport{w}}
+	case 79:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, orchestrationAckReport{w}}
+	case 80:
+		return &struct {
+			*provider
+			checkedEnqueue
+			orchestrationAckReport
+		}{w, checkedEnqueue{w}, orchestrationAckReport{w}}
+	case 81:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			checkedEnqueue
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}}
+	case 82:
+		return &struct {
+			*provider
+			workAckFetch
+			checkedEnqueue
+			orchestrationAckReport
+		}{w, workAckFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}}
+	case 83:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			checkedEnqueue
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}}
+	case 84:
+		return &struct {
+			*provider
+			batchEnqueue
+			checkedEnqueue
+			orchestrationAckReport
+		}{w, batchEnqueue{w}, checkedEnqueue{w}, orchestrationAckReport{w}}
+	case 85:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			checkedEnqueue
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, orchestrationAckReport{w}}
+	case 86:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			orchestrationAckReport
+		}{w, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, orchestrationAckReport{w}}
+	case 87:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, orchestrationAckReport{w}}
+	case 88:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+		}{w, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}}
+	case 89:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}}
+	case 90:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}}
+	case 91:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}}
+	case 92:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}}
+	case 93:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}}
+	case 94:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}}
+	case 95:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}}
+	case 96:
+		return &struct {
+			*provider
+			pendingStartNote
+			orchestrationAckReport
+		}{w, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 97:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			pendingStartNote
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 98:
+		return &struct {
+			*provider
+			workAckFetch
+			pendingStartNote
+			orchestrationAckReport
+		}{w, workAckFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 99:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			pendingStartNote
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 100:
+		return &struct {
+			*provider
+			batchEnqueue
+			pendingStartNote
+			orchestrationAckReport
+		}{w, batchEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 101:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			pendingStartNote
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 102:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			pendingStartNote
+			orchestrationAckReport
+		}{w, workAckFetch{w}, batchEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 103:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			pendingStartNote
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 104:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+		}{w, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 105:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 106:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 107:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 108:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 109:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 110:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 111:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 112:
+		return &struct {
+			*provider
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+		}{w, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 113:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 114:
+		return &struct {
+			*provider
+			workAckFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+		}{w, workAckFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 115:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 116:
+		return &struct {
+			*provider
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+		}{w, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 117:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 118:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+		}{w, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 119:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 120:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+		}{w, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 121:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 122:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 123:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 124:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 125:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 126:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 127:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}}
 	}
 	return w
 }
