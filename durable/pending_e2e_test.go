@@ -1,6 +1,7 @@
 package durable_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -11,21 +12,61 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// waitPending reads the instance's status until it is Pending, as a client
-// polling it would, and fails the test after a few seconds: the point is
-// that the cause shows at once, not after the ~5 minutes to poison.
-func waitPending(t *testing.T, c *durable.Client, instance string) durable.OrchestrationStatus {
+// noteSignal passes the runtime's calls to the provider and signals each
+// pending-start note the runtime writes. It forwards duroxide.PendingStartNoter
+// from the provider under it (durabletest may hand it the provider with its
+// ack-and-fetch calls hidden, durabletest.PlainProvider).
+type noteSignal struct {
+	duroxide.Provider
+	noter duroxide.PendingStartNoter
+	notes chan struct{}
+}
+
+func newNoteSignal(p duroxide.Provider) *noteSignal {
+	inner := p
+	if plain, ok := p.(durabletest.PlainProvider); ok {
+		inner = plain.Provider
+	}
+	return &noteSignal{Provider: p, noter: inner.(duroxide.PendingStartNoter), notes: make(chan struct{}, 1)}
+}
+
+func (n *noteSignal) AbandonOrchestrationItemWithNote(ctx context.Context, token string, delay time.Duration, ignore bool, note duroxide.PendingStart) error {
+	err := n.noter.AbandonOrchestrationItemWithNote(ctx, token, delay, ignore, note)
+	select {
+	case n.notes <- struct{}{}:
+	default: // nobody waits: the note is in Redis for whoever reads later
+	}
+	return err
+}
+
+func (n *noteSignal) PendingStart(ctx context.Context, instance string) (*duroxide.PendingStart, error) {
+	return n.noter.PendingStart(ctx, instance)
+}
+
+func (n *noteSignal) ListPendingStarts(ctx context.Context, limit int) ([]duroxide.PendingStart, error) {
+	return n.noter.ListPendingStarts(ctx, limit)
+}
+
+// waitPending reads the instance's status until it is Pending, reading
+// again each time the runtime writes a note, and returns the last status
+// after a few seconds: the point is that the cause shows at once, not after
+// the ~5 minutes to poison.
+func waitPending(t *testing.T, c *durable.Client, sig *noteSignal, instance string) durable.OrchestrationStatus {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.After(5 * time.Second)
 	for {
 		st, err := c.Status(t.Context(), instance)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Status == durable.StatusPending || time.Now().After(deadline) {
+		if st.Status == durable.StatusPending {
 			return st
 		}
-		time.Sleep(10 * time.Millisecond)
+		select {
+		case <-sig.notes:
+		case <-deadline:
+			return st
+		}
 	}
 }
 
@@ -38,7 +79,12 @@ func TestE2EUnregisteredStartShowsAsPendingWithItsCause(t *testing.T) {
 
 func testE2EUnregisteredStartShowsAsPendingWithItsCause(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry().MustAddOrchestration("Known", func(*durable.OrchestrationContext, string) (string, error) { return "ok", nil })
-	env := durabletest.Start(t, reg, durabletest.WithBackend(backend)) // duroxide's default backoff and MaxAttempts
+	var sig *noteSignal
+	env := durabletest.Start(t, reg, durabletest.WithBackend(backend), // duroxide's default backoff and MaxAttempts
+		durabletest.WithProviderWrapper(func(p duroxide.Provider) duroxide.Provider {
+			sig = newNoteSignal(p)
+			return sig
+		}))
 	ctx := t.Context()
 	if err := env.Client.StartOrchestration(ctx, "ghost", "Ghost", "in"); err != nil {
 		t.Fatal(err)
@@ -50,7 +96,7 @@ func testE2EUnregisteredStartShowsAsPendingWithItsCause(t *testing.T, backend du
 		"ghost":  "orchestration Ghost (version any) is not registered in the runtimes that fetched it",
 		"future": "orchestration Known (version 9.9.9) is not registered in the runtimes that fetched it",
 	} {
-		st := waitPending(t, env.Client, instance)
+		st := waitPending(t, env.Client, sig, instance)
 		if st.Status != durable.StatusPending || st.Pending == nil {
 			t.Fatalf("%s: status %v %+v, want Pending with a reason", instance, st.Status, st.Pending)
 		}

@@ -26,6 +26,25 @@ type deployment struct {
 	namespace string
 	prov      *redisprovider.Partitioned
 	client    *durable.Client
+	// notes is signalled each time the runtime writes a pending-start note
+	notes chan struct{}
+}
+
+// noteSignal is the provider the deployment's runtime uses: the provider
+// itself (every optional interface kept), signalling each pending-start
+// note it writes.
+type noteSignal struct {
+	*redisprovider.Partitioned
+	notes chan struct{}
+}
+
+func (n noteSignal) AbandonOrchestrationItemWithNote(ctx context.Context, token string, delay time.Duration, ignore bool, note duroxide.PendingStart) error {
+	err := n.Partitioned.AbandonOrchestrationItemWithNote(ctx, token, delay, ignore, note)
+	select {
+	case n.notes <- struct{}{}:
+	default: // nobody waits: the note is in Redis for whoever reads later
+	}
+	return err
 }
 
 // result is what one CLI run printed and returned.
@@ -51,7 +70,8 @@ func runDeployment(t *testing.T, opts redisprovider.Options) *deployment {
 	if err != nil {
 		t.Fatalf("provider: %v", err)
 	}
-	rt, err := durable.NewRuntime(p, testRegistry(), durable.Options{LongPollTimeout: 100 * time.Millisecond})
+	notes := make(chan struct{}, 1)
+	rt, err := durable.NewRuntime(noteSignal{p, notes}, testRegistry(), durable.Options{LongPollTimeout: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("runtime: %v", err)
 	}
@@ -61,7 +81,7 @@ func runDeployment(t *testing.T, opts redisprovider.Options) *deployment {
 		rt.Shutdown(sctx)
 		p.Close()
 	})
-	return &deployment{namespace: opts.Namespace, prov: p, client: rt.Client()}
+	return &deployment{namespace: opts.Namespace, prov: p, client: rt.Client(), notes: notes}
 }
 
 // testRegistry holds small orchestrations that leave every kind of state

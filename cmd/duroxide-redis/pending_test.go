@@ -11,14 +11,17 @@ import (
 // with a note: the signal the CLI's views read.
 func (d *deployment) waitPendingNote(t *testing.T, instance string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	deadline := time.After(10 * time.Second)
+	for {
 		if n, err := d.prov.PendingStart(context.Background(), instance); err == nil && n != nil {
 			return
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-d.notes: // a note was written: read again
+		case <-deadline:
+			t.Fatalf("no pending-start note for %s", instance)
+		}
 	}
-	t.Fatalf("no pending-start note for %s", instance)
 }
 
 // A start of an orchestration no runtime has is visible with its cause in
