@@ -55,15 +55,18 @@ type logRecord struct {
 	attrs map[string]string
 }
 
-// recordingHandler keeps every record logged through it, for assertions.
+// recordingHandler keeps every record logged through it, for assertions,
+// and signals each one on seen (buffered; a record nobody waits for is not
+// signalled).
 type recordingHandler struct {
 	mu      *sync.Mutex
 	records *[]logRecord
 	with    []slog.Attr
+	seen    chan struct{}
 }
 
 func newRecordingHandler() *recordingHandler {
-	return &recordingHandler{mu: &sync.Mutex{}, records: &[]logRecord{}}
+	return &recordingHandler{mu: &sync.Mutex{}, records: &[]logRecord{}, seen: make(chan struct{}, 1)}
 }
 
 func (h *recordingHandler) Enabled(context.Context, slog.Level) bool { return true }
@@ -80,7 +83,35 @@ func (h *recordingHandler) Handle(_ context.Context, r slog.Record) error {
 	h.mu.Lock()
 	*h.records = append(*h.records, rec)
 	h.mu.Unlock()
+	select {
+	case h.seen <- struct{}{}:
+	default:
+	}
 	return nil
+}
+
+// messages returns the records' messages, in order.
+func (h *recordingHandler) messages() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]string, len(*h.records))
+	for i, r := range *h.records {
+		out[i] = r.level.String() + " " + r.msg
+	}
+	return out
+}
+
+// count is how many records' messages contain sub.
+func (h *recordingHandler) count(sub string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, r := range *h.records {
+		if strings.Contains(r.msg, sub) {
+			n++
+		}
+	}
+	return n
 }
 
 func (h *recordingHandler) WithAttrs(as []slog.Attr) slog.Handler {

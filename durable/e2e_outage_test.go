@@ -3,8 +3,6 @@ package durable_test
 import (
 	"context"
 	"log/slog"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -35,45 +33,12 @@ func (d *downProvider) FetchWorkItem(ctx context.Context, lock, poll time.Durati
 	return d.Provider.FetchWorkItem(ctx, lock, poll, s, tags)
 }
 
-// records keeps log records and signals each one.
-type records struct {
-	mu   sync.Mutex
-	msgs []string
-	seen chan string
-}
-
-func (r *records) Enabled(context.Context, slog.Level) bool { return true }
-func (r *records) WithAttrs([]slog.Attr) slog.Handler       { return r }
-func (r *records) WithGroup(string) slog.Handler            { return r }
-func (r *records) Handle(_ context.Context, rec slog.Record) error {
-	r.mu.Lock()
-	r.msgs = append(r.msgs, rec.Level.String()+" "+rec.Message)
-	r.mu.Unlock()
-	select {
-	case r.seen <- rec.Message:
-	default:
-	}
-	return nil
-}
-
-func (r *records) count(sub string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, m := range r.msgs {
-		if strings.Contains(m, sub) {
-			n++
-		}
-	}
-	return n
-}
-
 // Every failed fetch of every slot used to log a line (a few a second per
 // slot while Redis is down); an outage is now one Warn when it starts and
 // one Info when a fetch succeeds again.
 func TestE2EOutageLogsAFewLines(t *testing.T) {
 	t.Parallel()
-	rec := &records{seen: make(chan string, 64)}
+	rec := newRecordingHandler()
 	reg := durable.NewRegistry()
 	reg.MustAddOrchestration("Echo", func(_ *durable.OrchestrationContext, in string) (string, error) { return in, nil })
 	down := &downProvider{}
@@ -92,13 +57,13 @@ func TestE2EOutageLogsAFewLines(t *testing.T) {
 		select {
 		case <-rec.seen:
 		case <-deadline:
-			t.Fatalf("no line says the storage is reachable again; lines: %v", rec.msgs)
+			t.Fatalf("no line says the storage is reachable again; lines: %v", rec.messages())
 		}
 	}
 	if n := rec.count("storage unavailable"); n != 1 {
-		t.Errorf("%d 'storage unavailable' lines for one outage of 8 failed fetches, want 1: %v", n, rec.msgs)
+		t.Errorf("%d 'storage unavailable' lines for one outage of 8 failed fetches, want 1: %v", n, rec.messages())
 	}
 	if n := rec.count("fetch failed"); n != 0 {
-		t.Errorf("%d lines per failed fetch, want none: %v", n, rec.msgs)
+		t.Errorf("%d lines per failed fetch, want none: %v", n, rec.messages())
 	}
 }
