@@ -39,7 +39,8 @@ func (p *Provider) AckWorkItemAndFetch(ctx context.Context, lockToken string, co
 		return ackOnly[duroxide.LockedWorkItem](ctx, p, op, scriptAckWorkItem, ack, pollTimeout, nil)
 	}
 	once := func(ctx context.Context) (*duroxide.LockedWorkItem, time.Duration, bool, error) {
-		r, _, err := p.fetchScript(ctx, op, scriptAckFetchWorkItem, scriptAbandonWorkItem, append(fetch, ack...))
+		pig := p.reserveFor(queueOrch, !isNilItem(completion))
+		r, _, err := p.fetchScriptWith(ctx, op, scriptAckFetchWorkItem, scriptAbandonWorkItem, append(fetch, ack...), pig)
 		if r == nil {
 			return nil, 0, false, fail(op, err)
 		}
@@ -88,7 +89,8 @@ func (p *Provider) ackOrchestrationAndFetch(ctx context.Context, lockToken strin
 		return ackOnly[duroxide.OrchestrationItem](ctx, p, op, scriptAckOrchestrationItem, ack, pollTimeout, applied)
 	}
 	once := func(ctx context.Context) (*duroxide.OrchestrationItem, time.Duration, bool, error) {
-		r, _, err := p.fetchScript(ctx, op, scriptAckFetchOrchestrationItem, scriptAbandonOrchestrationItem, append(fetch, ack...))
+		pig := p.reserveFor(queueWork, len(commit.WorkerItems) > 0)
+		r, _, err := p.fetchScriptWith(ctx, op, scriptAckFetchOrchestrationItem, scriptAbandonOrchestrationItem, append(fetch, ack...), pig)
 		if r == nil {
 			return nil, 0, false, fail(op, err)
 		}

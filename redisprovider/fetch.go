@@ -91,17 +91,27 @@ func untyped[T any](item *T) any {
 // abandon script) when the reply is lost or the caller has left meanwhile.
 // r is nil when the script's reply never arrived.
 func (p *Provider) fetchScript(ctx context.Context, op string, script, abandon luaScript, a args) (r *reply, token string, err error) {
+	return p.fetchScriptWith(ctx, op, script, abandon, a, nil)
+}
+
+// fetchScriptWith is fetchScript for an ack-and-fetch script that may also
+// fetch for a parked caller (pig, nil for none): its part of the reply goes
+// to pig.
+func (p *Provider) fetchScriptWith(ctx context.Context, op string, script, abandon luaScript, a args, pig *piggyback) (r *reply, token string, err error) {
 	if err := ctx.Err(); err != nil {
+		pig.finish(nil, err)
 		return nil, "", err
 	}
 	token = uuid.NewString()
 	sctx, cancel := detach(ctx)
 	defer cancel()
-	res, err := p.run(sctx, op, script, append(args{token}, a...))
+	res, err := p.run(sctx, op, script, pig.args(append(args{token}, a...)))
 	if err != nil {
 		p.lostReply(op, abandon, token, err)
+		pig.finish(nil, err)
 		return nil, "", err
 	}
+	res = pig.split(op, res)
 	r = newReply(op, res)
 	if r.int(fetchTook) != 0 && ctx.Err() != nil {
 		p.giveBack(op, abandon, token)

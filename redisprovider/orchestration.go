@@ -59,6 +59,11 @@ func orchestrationClass(ctx context.Context, op string, lock, lockTimeout, pollT
 			},
 			giveBack: func(item any) {
 				p.giveBack(op, scriptAbandonOrchestrationItem, item.(*duroxide.OrchestrationItem).LockToken)
+			},
+			op: op, args: a, abandon: scriptAbandonOrchestrationItem,
+			decode: func(r *reply) (any, time.Duration, error) {
+				item, due, err := p.orchestrationReply(r, nil, lazy)
+				return untyped(item), due, err
 			}}
 	}
 	return c, a, nil

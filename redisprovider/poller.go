@@ -70,12 +70,18 @@ const (
 
 // fetchSpec is one partition's side of a fetch class: the wake keys its
 // poller blocks on, its claims' queue, one run of its fetch script, and how
-// to give back an item nobody waits for any more (its attempt undone).
+// to give back an item nobody waits for any more (its attempt undone). op,
+// args, abandon and decode let an ack's script fetch for it (piggyback.go).
 type fetchSpec struct {
 	keys     []string
 	queue    byte
 	once     func(ctx context.Context) (item any, due time.Duration, err error)
 	giveBack func(item any)
+
+	op      string
+	args    args // the fetch script's arguments after the lock token
+	abandon luaScript
+	decode  func(r *reply) (item any, due time.Duration, err error)
 }
 
 // hub is a partition's pollers and the one blocking connection they share.

@@ -74,6 +74,11 @@ func workClass(op string, lock, lockTimeout, pollTimeout time.Duration, session 
 			},
 			giveBack: func(item any) {
 				p.giveBack(op, scriptAbandonWorkItem, item.(*duroxide.LockedWorkItem).LockToken)
+			},
+			op: op, args: a, abandon: scriptAbandonWorkItem,
+			decode: func(r *reply) (any, time.Duration, error) {
+				item, due, err := workReply(op, r)
+				return untyped(item), due, err
 			}}
 	}
 	return c, a, nil
