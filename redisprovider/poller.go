@@ -152,10 +152,11 @@ type poller struct {
 	// busy says its demand handed it a request it has not answered yet
 	busy atomic.Bool
 
-	dirty  bool   // a run may find something
-	epoch  uint64 // counts wake-ups: a run older than one proves nothing
-	rerun  *time.Timer
-	claims dueTimes // due times its scripts claimed
+	dirty   bool   // a run may find something
+	shunned bool   // a marker for it went back: out of the blocked set until wanted
+	epoch   uint64 // counts wake-ups: a run older than one proves nothing
+	rerun   *time.Timer
+	claims  dueTimes // due times its scripts claimed
 }
 
 // kick makes the poller's loop look at its state.
@@ -221,6 +222,7 @@ func (pl *poller) begin(own bool) uint64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if own {
+		pl.shunned = false
 		h.cover(pl) // wanted now
 	}
 	return pl.epoch
@@ -242,7 +244,7 @@ func (pl *poller) end(epoch uint64, took bool, due time.Duration, err error) {
 	if pl.epoch != epoch {
 		return // a wake-up came meanwhile: the result is already stale
 	}
-	pl.dirty = false
+	pl.dirty, pl.shunned = false, false
 	pl.d.unwant(pl)
 	if due >= refresh {
 		// a claimed time is run at by onClaim; the refresh only while
@@ -301,13 +303,14 @@ func (pl *poller) onClaim() {
 // request): a wake-up then leads to a run. The caller holds h.mu.
 func (pl *poller) wanted() bool { return pl.busy.Load() || pl.d.hasWaiting(pl.part) }
 
-// watched reports whether the blocker blocks on the poller's keys: a
-// wanted one's, and a clean one's whose class has had callers wait, so it
-// stays clean until something changes. A dirty poller no caller wants runs
-// once one comes; a marker popped for it now would have to go back. A class
-// only ever fetched without a poll timeout has nothing to block for. The
-// caller holds h.mu.
-func (pl *poller) watched() bool { return (!pl.dirty && pl.d.waited.Load()) || pl.wanted() }
+// watched reports whether the blocker blocks on the poller's keys: those of
+// a class that has had callers wait (one only ever fetched without a poll
+// timeout has nothing to block for), unless a marker popped for it went back
+// because no caller wanted it: it stays out until a caller comes, so the
+// marker is not popped here again. Slots that come and go keep their keys
+// blocked on, so a slot back from its work costs no extra call. The caller
+// holds h.mu.
+func (pl *poller) watched() bool { return pl.wanted() || (pl.d.waited.Load() && !pl.shunned) }
 
 // cover makes the blocker block on pl's keys when its call in flight does
 // not (pl just became watched), starting it if needed. The caller holds
@@ -545,6 +548,7 @@ func (h *hub) wakeOn(key string) bool {
 	for _, pl := range h.pollers {
 		if slices.Contains(pl.spec.keys, key) {
 			pl.wake()
+			pl.shunned = true
 		}
 	}
 	return false
