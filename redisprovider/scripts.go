@@ -8,7 +8,7 @@ package redisprovider
 // method name, the Operation of its errors). Where one script serves several
 // methods it carries one of their names: read_history also serves read,
 // read_with_execution and read_history_with_execution_id; prune_executions
-// also serves prune_executions_bulk. rearm_wake and release_due serve the waiters, no method;
+// also serves prune_executions_bulk. rearm_wake and release_due serve the pollers, no method;
 // open_namespace and relay_messages serve Partitioned.
 // enqueue_for_orchestrator_checked serves the optional CheckedEnqueuer.
 // enqueue_for_orchestrator and enqueue_for_worker also serve the batch
