@@ -47,6 +47,7 @@ type instancesData struct {
 	Filter   instanceFilter
 	Statuses []string
 	Page     instancePage
+	Rows     []instanceRow // the page's instances, with what the list shows of them
 	NextURL  string
 	// Pending are the starts no runtime that fetched them could run: they
 	// have no record to list, so the first page shows them apart.
@@ -71,8 +72,17 @@ func (u *uiServer) instances(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := instancesData{Filter: f, Statuses: instanceStatuses, Page: p}
+	s := u.s.withContext(ctx)
+	for _, info := range p.Instances {
+		row, err := listRow(s, info)
+		if err != nil {
+			u.fail(w, r, err)
+			return
+		}
+		d.Rows = append(d.Rows, row)
+	}
 	if q.Get("cursor") == "" && f.Status == "" {
-		if d.Pending, err = u.s.withContext(ctx).pendingStarts(f.Name, f.Prefix); err != nil {
+		if d.Pending, err = s.pendingStarts(f.Name, f.Prefix); err != nil {
 			u.fail(w, r, err)
 			return
 		}
@@ -82,4 +92,41 @@ func (u *uiServer) instances(w http.ResponseWriter, r *http.Request) {
 		d.NextURL = "/instances?" + next.Encode()
 	}
 	u.render(w, r, http.StatusOK, "instances", "Instances", d)
+}
+
+// instanceRow is one instance of the list.
+type instanceRow struct {
+	duroxide.InstanceInfo
+	// Shown is the status the list shows: Cancelled for an instance that
+	// failed because it was cancelled.
+	Shown string
+	// Reason is a failed instance's failure message (its stored output).
+	Reason string
+	// CustomStatus is the instance's custom status, "" when it has none.
+	CustomStatus string
+}
+
+// cancelledPrefix starts duroxide's message of a cancellation failure
+// (AppErrorKind Cancelled), which is what a failed execution's output
+// stores; the instance page reads the failure event itself.
+const cancelledPrefix = "canceled: "
+
+// listRow adds to a listed record its failure and custom status: one more
+// read per row, of the custom status.
+func listRow(s *session, info duroxide.InstanceInfo) (instanceRow, error) {
+	row := instanceRow{InstanceInfo: info, Shown: info.Status}
+	if info.Status == "Failed" && info.Output != nil {
+		row.Reason = *info.Output
+		if strings.HasPrefix(row.Reason, cancelledPrefix) {
+			row.Shown = "Cancelled"
+		}
+	}
+	cs, err := s.prov.GetCustomStatus(s.ctx, info.InstanceID, 0)
+	if err != nil {
+		return row, err
+	}
+	if cs != nil && cs.Status != nil {
+		row.CustomStatus = *cs.Status
+	}
+	return row, nil
 }
