@@ -2,8 +2,11 @@ package redisprovider
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/alicebob/miniredis/v2"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
@@ -63,6 +66,50 @@ func TestFilterText(t *testing.T) {
 	for enc, want := range map[string]string{"*": "any", "": "none", "1.0.0,2.0.0;3.0.0,": "1.0.0..2.0.0, 3.0.0.."} {
 		if got := filterText(enc); got != want {
 			t.Errorf("filterText(%q) = %q, want %q", enc, got, want)
+		}
+	}
+}
+
+// TestPartitionedRuntimesMerge: sessions held in two partitions are listed
+// together, latest expiry first, and counted once each.
+func TestPartitionedRuntimesMerge(t *testing.T) {
+	t.Parallel()
+	m := miniredis.RunT(t)
+	ctx := context.Background()
+	pp, err := NewPartitioned(ctx, Options{URL: "redis://" + m.Addr() + "/0", Namespace: "rt", Partitions: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pp.Close() })
+	// one instance per partition, each with a session item an owner takes
+	ids := map[int]string{}
+	for i := 0; len(ids) < 2; i++ {
+		id := fmt.Sprintf("i-%d", i)
+		if _, ok := ids[pp.PartitionOf(id)]; !ok {
+			ids[pp.PartitionOf(id)] = id
+		}
+	}
+	for part, id := range ids {
+		sid := "s-" + id
+		if err := pp.EnqueueForWorker(ctx, duroxide.ActivityExecute{Instance: id, ExecutionID: 1, ID: 2, Name: "A", SessionID: &sid}); err != nil {
+			t.Fatal(err)
+		}
+		owner := fmt.Sprintf("node-%d", part)
+		lock := time.Duration(part+1) * time.Minute
+		if it, err := pp.parts[part].FetchWorkItem(ctx, time.Minute, 0, &duroxide.SessionFetchConfig{OwnerID: owner, LockTimeout: lock}, duroxide.TagFilter{}); err != nil || it == nil {
+			t.Fatalf("fetch in partition %d: %v %v", part, it, err)
+		}
+	}
+	rt, err := pp.Runtimes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rt.ClaimedSessions != 2 || len(rt.Sessions) != 2 || rt.Sessions[0].Owner != "node-1" || rt.Sessions[1].Owner != "node-0" || rt.LockedActivities != 2 {
+		t.Errorf("merged runtimes: %+v", rt)
+	}
+	for _, id := range ids {
+		if ia, err := pp.InstanceActivity(ctx, id); err != nil || len(ia.Items) != 1 || ia.Items[0].State != "locked" {
+			t.Errorf("%s: %+v %v", id, ia, err)
 		}
 	}
 }
