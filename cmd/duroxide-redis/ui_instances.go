@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
@@ -44,7 +45,10 @@ const instancesPageSize = 25
 
 // instancesData is the instances page.
 type instancesData struct {
-	Filter   instanceFilter
+	Filter instanceFilter
+	// Status is the status filter as chosen: Filter's, or Cancelled, which
+	// the page reads as the Failed instances that were cancelled
+	Status   string
 	Statuses []string
 	Page     instancePage
 	Rows     []instanceRow // the page's instances, with what the list shows of them
@@ -57,12 +61,18 @@ type instancesData struct {
 func (u *uiServer) instances(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := instanceFilter{Name: strings.TrimSpace(q.Get("name")), Prefix: strings.TrimSpace(q.Get("prefix"))}
-	if st := q.Get("status"); st != "" {
+	statuses := append(slices.Clone(instanceStatuses), "Cancelled")
+	shown := ""
+	if st := q.Get("status"); strings.EqualFold(st, "Cancelled") {
+		// duroxide stores a cancellation as Failed: the page keeps those
+		f.Status, shown = "Failed", "Cancelled"
+	} else if st != "" {
 		var ok bool
 		if f.Status, ok = canonicalStatus(st); !ok {
-			u.fail(w, r, usageErr("instances", "unknown status %q (one of %s)", st, strings.Join(instanceStatuses, ", ")))
+			u.fail(w, r, usageErr("instances", "unknown status %q (one of %s)", st, strings.Join(statuses, ", ")))
 			return
 		}
+		shown = f.Status
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), u.c.timeout)
 	defer cancel()
@@ -71,13 +81,16 @@ func (u *uiServer) instances(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, err)
 		return
 	}
-	d := instancesData{Filter: f, Statuses: instanceStatuses, Page: p}
+	d := instancesData{Filter: f, Status: shown, Statuses: statuses, Page: p}
 	s := u.s.withContext(ctx)
 	for _, info := range p.Instances {
 		row, err := listRow(s, info)
 		if err != nil {
 			u.fail(w, r, err)
 			return
+		}
+		if shown == "Cancelled" && row.Shown != "Cancelled" {
+			continue
 		}
 		d.Rows = append(d.Rows, row)
 	}
@@ -88,7 +101,7 @@ func (u *uiServer) instances(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if p.Next != "" {
-		next := url.Values{"status": {f.Status}, "name": {f.Name}, "prefix": {f.Prefix}, "cursor": {p.Next}}
+		next := url.Values{"status": {shown}, "name": {f.Name}, "prefix": {f.Prefix}, "cursor": {p.Next}}
 		d.NextURL = "/instances?" + next.Encode()
 	}
 	u.render(w, r, http.StatusOK, "instances", "Instances", d)

@@ -228,6 +228,11 @@ func TestUIListColumnsAndOverviewNames(t *testing.T) {
 	if r := row("g-1"); !strings.Contains(r, `<td class="custom" title="greeting">greeting</td>`) || !strings.Contains(r, `<td class="reason" title=""></td>`) {
 		t.Errorf("a completed row with custom status: %s", r)
 	}
+	cancelled := get(t, ts, "/instances?status=cancelled", 200, `data-status="Cancelled"`, `href="/instances/w-1"`, "1 shown")
+	if strings.Contains(cancelled, `href="/instances/f-1"`) {
+		t.Errorf("the Cancelled filter lists a failure")
+	}
+	get(t, ts, "/instances?status=Failed", 200, `href="/instances/w-1"`, `href="/instances/f-1"`)
 	get(t, ts, "/instances/w-1", 200, `id="status">Cancelled<`, "<th>Cancelled</th>")
 	get(t, ts, "/instances/f-1", 200, `id="status">Failed<`, "<th>Failure</th>")
 
