@@ -248,6 +248,11 @@ func TestListColumnsOverviewAndRerun(t *testing.T) {
 	if r := row("order-41"); !strings.Contains(r, "awaiting approval") {
 		t.Errorf("the custom status: %q", r)
 	}
+	do(t, ctx, chromedp.SetValue(css("#status"), "Cancelled"), chromedp.Click(css("#filter")),
+		chromedp.WaitVisible(css(`#instances[data-status="Cancelled"]`)))
+	if list := text(t, ctx, "#instances tbody"); !strings.Contains(list, "order-43") || strings.Contains(list, "order-40") {
+		t.Errorf("filtered by Cancelled:\n%s", list)
+	}
 
 	do(t, ctx, chromedp.Navigate(base+"/"), chromedp.WaitVisible(css("#names")))
 	names := func(name string) string {
