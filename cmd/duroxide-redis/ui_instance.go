@@ -131,7 +131,11 @@ func (u *uiServer) instance(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	current := data.Execution == d.Execution
-	data.Cancelled = d.Status == "Failed" && current && cancelledBy(events)
+	if d.Status == "Failed" {
+		// the failure event says it for sure; an older execution's page
+		// has only the stored message of the current one
+		data.Cancelled = current && cancelledBy(events) || !current && strings.HasPrefix(optional(d.Output), cancelledPrefix)
+	}
 	data.Live = d.Status == "Running"
 	if current && d.Status == "Running" {
 		var ia redisprovider.InstanceActivity

@@ -38,7 +38,13 @@ type sampler struct {
 	// the newest instances and of the runtimes the queues know
 	names    nameWindow
 	runtimes redisprovider.Runtimes
+	count    int // samples taken, for reading names every namesEvery
 }
+
+// namesEvery is how many samples apart the orchestrations table is read:
+// it reads up to nameWindowSize records per partition, where a sample's
+// other reads cost a few counters.
+const namesEvery = 5
 
 func newSampler(s *session, keep int) *sampler { return &sampler{s: s, keep: keep} }
 
@@ -59,9 +65,13 @@ func (sm *sampler) sample(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	nr, err := sm.s.readStats(ctx)
-	var names nameWindow
+	sm.mu.Lock()
+	names := sm.names
+	readNamesNow := sm.count%namesEvery == 0
+	sm.count++
+	sm.mu.Unlock()
 	var rt redisprovider.Runtimes
-	if err == nil {
+	if err == nil && readNamesNow {
 		names, err = readNames(sm.s.withContext(ctx))
 	}
 	if err == nil {
