@@ -53,7 +53,9 @@ func TestUIWaitingFor(t *testing.T) {
 	d := newDeployment(t)
 	d.startBusy(t, "b-1")
 	ts, _ := d.ui(t, uiOptions{})
-	page := get(t, ts, "/instances/b-1", 200, `data-live="/instances/b-1?execution=1&amp;partial=1"`, `id="waiting"`)
+	// the runtime routes its instances' turns to itself (sticky routing),
+	// which the queue records
+	page := get(t, ts, "/instances/b-1", 200, `data-live="/instances/b-1?execution=1&amp;partial=1"`, `id="waiting"`, `id="sticky"`)
 	if in := section(t, page, "input", "pre"); !strings.Contains(in, `&#34;order&#34;: 7`) {
 		t.Errorf("the input is not shown indented: %s", in)
 	}
