@@ -156,7 +156,7 @@ func exitCode(err error) int {
 		return exitInvalid
 	case errors.Is(err, duroxide.ErrNotFound):
 		return exitNotFound
-	case errors.Is(err, duroxide.ErrConflict):
+	case errors.Is(err, duroxide.ErrConflict), errors.Is(err, duroxide.ErrAlreadyExists):
 		return exitConflict
 	case untrustedServer(err), errors.As(err, new(errNoTLSAnswer)):
 		// checked before retryable: a failed dial is retryable, but waiting
