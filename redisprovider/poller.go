@@ -31,7 +31,8 @@ import (
 // marker to one of them (dirty, so it runs). A marker no poller here wants
 // (no caller waits: every slot is busy) is put back for another process, and
 // the pollers on its key leave the blocked set until a caller comes, so it
-// is not popped here again. A poller that joins the set while the call in
+// is not popped here again; it is held for 50 ms first, as a slot of this
+// process back from its work answers it with its next script. A poller that joins the set while the call in
 // flight does not cover its keys sets the hub's control key, so the call
 // returns and blocks again on the new set.
 //
@@ -56,6 +57,9 @@ const (
 	// rearmTimeout bounds putting back a popped wake-up marker, and the
 	// other calls a hub makes on its own.
 	rearmTimeout = 5 * time.Second
+	// holdMarker is how long a marker popped for classes whose callers
+	// are all busy is kept for them before it goes back to Redis.
+	holdMarker = 50 * time.Millisecond
 	// closeTimeout bounds giving back claims in Close.
 	closeTimeout = time.Second
 	// poolWarnEvery spaces the warnings of blockers that got no connection.
@@ -97,6 +101,10 @@ type hub struct {
 	watching     map[string]bool
 	interrupting bool
 	next         int // where the search for a poller to wake starts
+	// held are popped markers no poller wanted, kept for holdMarker
+	held      []string
+	holdTimer *time.Timer
+	holdFor   time.Duration // holdMarker (tests change it)
 
 	// started holds, per queue, when the latest fetch script of this
 	// partition was sent (unix ns): a claim whose time it passed needs no
@@ -112,7 +120,7 @@ type hub struct {
 }
 
 func newHub(p *Provider) *hub {
-	return &hub{p: p, ctl: p.keys.WaiterControl(uuid.NewString())}
+	return &hub{p: p, ctl: p.keys.WaiterControl(uuid.NewString()), holdFor: holdMarker}
 }
 
 // queueIndex maps a claim queue to its slot in hub.started.
@@ -221,6 +229,7 @@ func (pl *poller) begin(own bool) uint64 {
 	h.started[queueIndex(pl.spec.queue)].Store(time.Now().UnixNano())
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.answered(pl)
 	if own {
 		pl.shunned = false
 		h.cover(pl) // wanted now
@@ -402,9 +411,17 @@ func (h *hub) close() {
 			pl.rerun.Stop()
 		}
 	}
+	if h.holdTimer != nil {
+		h.holdTimer.Stop()
+	}
+	held := h.held
+	h.held = nil
 	h.mu.Unlock()
 	for _, q := range pending {
 		h.release(q, false)
+	}
+	for _, k := range held {
+		h.p.rearm(k) // nobody here answers them now
 	}
 }
 
@@ -545,13 +562,55 @@ func (h *hub) wakeOn(key string) bool {
 			return true
 		}
 	}
+	var holder *poller
 	for _, pl := range h.pollers {
 		if slices.Contains(pl.spec.keys, key) {
 			pl.wake()
 			pl.shunned = true
+			holder = pl
 		}
 	}
-	return false
+	if holder == nil || h.p.isClosed() {
+		return false
+	}
+	h.hold(key)
+	return true
+}
+
+// hold keeps a popped marker no poller wanted for holdMarker: a slot of
+// this process back from its work within it runs its class's script, which
+// answers it; else it goes back to Redis, for another process. Slots busy
+// for a moment (the usual case under load) then cost no put-back. The
+// caller holds h.mu.
+func (h *hub) hold(key string) {
+	if !slices.Contains(h.held, key) {
+		h.held = append(h.held, key)
+	}
+	if h.holdTimer == nil {
+		h.holdTimer = time.AfterFunc(h.holdFor, h.endHold)
+	} else if len(h.held) == 1 {
+		h.holdTimer.Reset(h.holdFor)
+	}
+}
+
+// answered drops the held markers that a script of pl, begun now, answers.
+// The caller holds h.mu.
+func (h *hub) answered(pl *poller) {
+	if len(h.held) == 0 {
+		return
+	}
+	h.held = slices.DeleteFunc(h.held, func(k string) bool { return slices.Contains(pl.spec.keys, k) })
+}
+
+// endHold puts back the markers no script answered within their hold.
+func (h *hub) endHold() {
+	h.mu.Lock()
+	keys := h.held
+	h.held = nil
+	h.mu.Unlock()
+	for _, k := range keys {
+		h.p.rearm(k)
+	}
 }
 
 // warnBlocked logs, at most every poolWarnEvery, that the blocker got no
