@@ -547,9 +547,9 @@ func (h *hub) deliver(res any, err error, keys int) {
 }
 
 // wakeOn hands the marker popped from key to a wanted poller on it, taking
-// turns; false when none is wanted: the pollers on key become dirty (and
-// leave the blocked set), and the caller puts the marker back for another
-// process.
+// turns. With none wanted, the pollers on key become dirty and the marker
+// is held (hold); false when they all left the blocked set already (a call
+// in flight popped a marker put back): the caller puts it back again.
 func (h *hub) wakeOn(key string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -562,15 +562,14 @@ func (h *hub) wakeOn(key string) bool {
 			return true
 		}
 	}
-	var holder *poller
+	found := false // a poller on key still blocked on: the marker is held for it
 	for _, pl := range h.pollers {
 		if slices.Contains(pl.spec.keys, key) {
 			pl.wake()
-			pl.shunned = true
-			holder = pl
+			found = found || !pl.shunned
 		}
 	}
-	if holder == nil || h.p.isClosed() {
+	if !found || h.p.isClosed() {
 		return false
 	}
 	h.hold(key)
@@ -602,11 +601,18 @@ func (h *hub) answered(pl *poller) {
 	h.held = slices.DeleteFunc(h.held, func(k string) bool { return slices.Contains(pl.spec.keys, k) })
 }
 
-// endHold puts back the markers no script answered within their hold.
+// endHold puts back the markers no script answered within their hold; the
+// pollers on them leave the blocked set until a caller comes, so they are
+// not popped here again.
 func (h *hub) endHold() {
 	h.mu.Lock()
 	keys := h.held
 	h.held = nil
+	for _, pl := range h.pollers {
+		if pl.dirty && !pl.wanted() && slices.ContainsFunc(pl.spec.keys, func(k string) bool { return slices.Contains(keys, k) }) {
+			pl.shunned = true
+		}
+	}
 	h.mu.Unlock()
 	for _, k := range keys {
 		h.p.rearm(k)
