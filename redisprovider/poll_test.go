@@ -627,8 +627,10 @@ func TestMarkerOfAClassWithoutCallersGoesBack(t *testing.T) {
 	if !dirty || watched {
 		t.Fatalf("after the marker went back: dirty %v, blocked on %v; want true, false", dirty, watched)
 	}
-	if n := b.rearms.n.Load(); n != 1 {
-		t.Fatalf("%d rearm_wake calls, want 1: the marker was popped here again", n)
+	// the blocker's call in flight when it went back may pop it once more;
+	// its next call leaves the key out
+	if n := b.rearms.n.Load(); n > 2 {
+		t.Fatalf("%d rearm_wake calls, want at most 2: the marker keeps being popped here", n)
 	}
 	item, err := b.p.FetchOrchestrationItem(b.ctx, time.Minute, 10*time.Second, nil)
 	if err != nil || item == nil || item.Instance != "x" {
@@ -745,5 +747,39 @@ func TestWakeFetchersAfterAClockJump(t *testing.T) {
 				t.Fatalf("fetch after the jump took %v, want the instance made due", item)
 			}
 		})
+	}
+}
+
+// Idle slots that are each their own session owner share one refresh per
+// partition: their classes differ only in the owner's key, and the
+// refresher's maintenance marks every owner's work. Without sharing, each
+// class ran its own script every 10 s (30 scripts/s for 300 slots).
+func TestOwnersShareOneRefresh(t *testing.T) {
+	t.Parallel()
+	_, p := newMiniProvider(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const owners = 5
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	for i := range owners {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = p.FetchWorkItem(ctx, time.Minute, time.Minute, sessionOwner(fmt.Sprint("o", i)), duroxide.DefaultOnly())
+		}()
+	}
+	waitSleeping(t, p, owners)
+	p.hub.mu.Lock()
+	refreshing := 0
+	for _, pl := range p.hub.pollers {
+		if pl.refreshing {
+			refreshing++
+		}
+	}
+	p.hub.mu.Unlock()
+	if refreshing != 1 {
+		t.Fatalf("%d of %d idle owners' pollers run a refresh, want 1", refreshing, owners)
 	}
 }

@@ -79,6 +79,7 @@ const (
 type fetchSpec struct {
 	keys     []string
 	queue    byte
+	group    string // its queue and keys but for session owners' (hub.refreshed)
 	once     func(ctx context.Context) (item any, due time.Duration, err error)
 	giveBack func(item any)
 
@@ -134,6 +135,13 @@ func queueIndex(q byte) int {
 // add creates the poller of a class with demand d in this partition and
 // starts it (it begins dirty, so its first caller runs the script).
 func (h *hub) add(d *demand, part int, spec fetchSpec) *poller {
+	spec.group = string(spec.queue)
+	for _, k := range spec.keys {
+		// an owner's sessions, a sticky owner's instances: not shared
+		if f := h.p.keys.Family(k); f != "wo" && f != "osw" {
+			spec.group += "\x00" + k
+		}
+	}
 	pl := &poller{h: h, d: d, part: part, spec: spec, dirty: true, kickc: make(chan struct{}, 1), inbox: make(chan *request, 1)}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -164,7 +172,9 @@ type poller struct {
 	shunned bool   // a marker for it went back: out of the blocked set until wanted
 	epoch   uint64 // counts wake-ups: a run older than one proves nothing
 	rerun   *time.Timer
-	claims  dueTimes // due times its scripts claimed
+	// refreshing says its rerun timer runs its group's refresh
+	refreshing bool
+	claims     dueTimes // due times its scripts claimed
 }
 
 // kick makes the poller's loop look at its state.
@@ -255,7 +265,7 @@ func (pl *poller) end(epoch uint64, took bool, due time.Duration, err error) {
 	}
 	pl.dirty, pl.shunned = false, false
 	pl.d.unwant(pl)
-	if due >= refresh {
+	if due >= refresh && !h.refreshed(pl) {
 		// a claimed time is run at by onClaim; the refresh only while
 		// nothing else happens
 		if pl.rerun == nil {
@@ -263,8 +273,24 @@ func (pl *poller) end(epoch uint64, took bool, due time.Duration, err error) {
 		} else {
 			pl.rerun.Reset(due)
 		}
+		pl.refreshing = true
 	}
 	h.cover(pl)
+}
+
+// refreshed reports whether another clean poller of pl's group (the same
+// keys but for session owners') runs a refresh: one per group is enough.
+// Its script applies what became due and claims the next due time, and
+// the markers that maintenance sets reach every poller of the group,
+// owners' included, so the idle cost of a partition does not grow with
+// the slots that are each their own session owner. The caller holds h.mu.
+func (h *hub) refreshed(pl *poller) bool {
+	for _, q := range h.pollers {
+		if q != pl && q.refreshing && q.spec.group == pl.spec.group {
+			return true
+		}
+	}
+	return false
 }
 
 // wake makes the poller dirty and runs it. The caller holds h.mu.
@@ -274,6 +300,7 @@ func (pl *poller) wake() {
 	if pl.rerun != nil {
 		pl.rerun.Stop()
 	}
+	pl.refreshing = false
 	pl.kick()
 }
 
