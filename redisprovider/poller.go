@@ -229,7 +229,9 @@ func (pl *poller) serve(r *request) {
 		pl.d.putBack(r)
 		return
 	}
-	r.answer(pollResult{item: item, part: pl.part, err: err})
+	if !r.answer(pollResult{item: item, part: pl.part, err: err}) && item != nil {
+		pl.spec.giveBack(item) // its caller left
+	}
 }
 
 // begin notes a run of the class's script about to be sent (own: by the
