@@ -123,7 +123,7 @@ func (o *observedProvider) AckOrchestrationItemAndFetchLazy(ctx context.Context,
 // lazy, its history-free form) that runs applied once the ack applied, as
 // an application's provider does (duroxide.OrchestrationAckReporter): the
 // runtime caches the turn's engine then, not when the call returns. Before
-// the twelfth recorded run the wrapper lacked it, and the application's
+// the eleventh recorded run the wrapper lacked it, and the application's
 // path it measured waited for the fetch half's poll before the next turn of
 // a sequence could run on another dispatcher.
 func (o *observedProvider) AckOrchestrationItemAndFetchReporting(ctx context.Context, token string, commit duroxide.OrchestrationCommit,

@@ -116,8 +116,9 @@ func (r *request) leave() bool {
 	}
 }
 
-// answer hands res to a taken request's caller; true unless its caller
-// left before it was taken.
+// answer hands res to a taken request's caller; false when its caller left
+// (before it was taken, or while its script ran past the caller's grace):
+// the answerer then gives back an item.
 func (r *request) answer(res pollResult) bool {
 	if r.state.CompareAndSwap(reqTaken, reqDone) || r.state.CompareAndSwap(reqLeaving, reqDone) {
 		r.out <- res
@@ -219,8 +220,8 @@ func (d *demand) hasWaiting(part int) bool {
 // passes, ctx ends or the provider closes: the item and its partition, or
 // (nil, 0, nil) for none in time. part restricts it to one partition (-1:
 // any). A caller whose request a poller took waits for its script's answer
-// (a round trip) before it leaves, and gives back an item answered as ctx
-// ended.
+// (a round trip; detachGrace at most) before it leaves, and gives back an
+// item answered as ctx ended.
 func (s *pollSet) wait(ctx context.Context, d *demand, part int, pollTimeout time.Duration) (any, int, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
@@ -245,6 +246,18 @@ func (s *pollSet) wait(ctx context.Context, d *demand, part int, pollTimeout tim
 	}
 	if r.leave() {
 		return nil, 0, ctx.Err()
+	}
+	// a script runs for it: its answer, for as long as a script the caller
+	// ran itself would be waited for past the caller's deadline
+	grace := time.NewTimer(detachGrace)
+	defer grace.Stop()
+	select {
+	case res := <-r.out:
+		return s.result(ctx, d, res)
+	case <-grace.C:
+	}
+	if r.state.CompareAndSwap(reqLeaving, reqGone) {
+		return nil, 0, ctx.Err() // its poller gives back what it takes
 	}
 	return s.result(ctx, d, <-r.out)
 }

@@ -113,5 +113,7 @@ func (g *piggyback) finish(res any, err error) {
 		pl.d.putBack(g.r)
 		return
 	}
-	g.r.answer(pollResult{item: item, part: pl.part, err: err})
+	if !g.r.answer(pollResult{item: item, part: pl.part, err: err}) && item != nil {
+		pl.spec.giveBack(item) // its caller left
+	}
 }

@@ -31,7 +31,8 @@ import (
 // marker to one of them (dirty, so it runs). A marker no poller here wants
 // (no caller waits: every slot is busy) is put back for another process, and
 // the pollers on its key leave the blocked set until a caller comes, so it
-// is not popped here again. A poller that joins the set while the call in
+// is not popped here again; it is held for 50 ms first, as a slot of this
+// process back from its work answers it with its next script. A poller that joins the set while the call in
 // flight does not cover its keys sets the hub's control key, so the call
 // returns and blocks again on the new set.
 //
@@ -56,6 +57,9 @@ const (
 	// rearmTimeout bounds putting back a popped wake-up marker, and the
 	// other calls a hub makes on its own.
 	rearmTimeout = 5 * time.Second
+	// holdMarker is how long a marker popped for classes whose callers
+	// are all busy is kept for them before it goes back to Redis.
+	holdMarker = 50 * time.Millisecond
 	// closeTimeout bounds giving back claims in Close.
 	closeTimeout = time.Second
 	// poolWarnEvery spaces the warnings of blockers that got no connection.
@@ -75,6 +79,7 @@ const (
 type fetchSpec struct {
 	keys     []string
 	queue    byte
+	group    string // its queue and keys but for session owners' (hub.refreshed)
 	once     func(ctx context.Context) (item any, due time.Duration, err error)
 	giveBack func(item any)
 
@@ -97,6 +102,10 @@ type hub struct {
 	watching     map[string]bool
 	interrupting bool
 	next         int // where the search for a poller to wake starts
+	// held are popped markers no poller wanted, kept for holdMarker
+	held      []string
+	holdTimer *time.Timer
+	holdFor   time.Duration // holdMarker (tests change it)
 
 	// started holds, per queue, when the latest fetch script of this
 	// partition was sent (unix ns): a claim whose time it passed needs no
@@ -112,7 +121,7 @@ type hub struct {
 }
 
 func newHub(p *Provider) *hub {
-	return &hub{p: p, ctl: p.keys.WaiterControl(uuid.NewString())}
+	return &hub{p: p, ctl: p.keys.WaiterControl(uuid.NewString()), holdFor: holdMarker}
 }
 
 // queueIndex maps a claim queue to its slot in hub.started.
@@ -126,6 +135,13 @@ func queueIndex(q byte) int {
 // add creates the poller of a class with demand d in this partition and
 // starts it (it begins dirty, so its first caller runs the script).
 func (h *hub) add(d *demand, part int, spec fetchSpec) *poller {
+	spec.group = string(spec.queue)
+	for _, k := range spec.keys {
+		// an owner's sessions, a sticky owner's instances: not shared
+		if f := h.p.keys.Family(k); f != "wo" && f != "osw" {
+			spec.group += "\x00" + k
+		}
+	}
 	pl := &poller{h: h, d: d, part: part, spec: spec, dirty: true, kickc: make(chan struct{}, 1), inbox: make(chan *request, 1)}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -156,7 +172,9 @@ type poller struct {
 	shunned bool   // a marker for it went back: out of the blocked set until wanted
 	epoch   uint64 // counts wake-ups: a run older than one proves nothing
 	rerun   *time.Timer
-	claims  dueTimes // due times its scripts claimed
+	// refreshing says its rerun timer runs its group's refresh
+	refreshing bool
+	claims     dueTimes // due times its scripts claimed
 }
 
 // kick makes the poller's loop look at its state.
@@ -211,7 +229,9 @@ func (pl *poller) serve(r *request) {
 		pl.d.putBack(r)
 		return
 	}
-	r.answer(pollResult{item: item, part: pl.part, err: err})
+	if !r.answer(pollResult{item: item, part: pl.part, err: err}) && item != nil {
+		pl.spec.giveBack(item) // its caller left
+	}
 }
 
 // begin notes a run of the class's script about to be sent (own: by the
@@ -221,6 +241,7 @@ func (pl *poller) begin(own bool) uint64 {
 	h.started[queueIndex(pl.spec.queue)].Store(time.Now().UnixNano())
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.answered(pl)
 	if own {
 		pl.shunned = false
 		h.cover(pl) // wanted now
@@ -246,7 +267,7 @@ func (pl *poller) end(epoch uint64, took bool, due time.Duration, err error) {
 	}
 	pl.dirty, pl.shunned = false, false
 	pl.d.unwant(pl)
-	if due >= refresh {
+	if due >= refresh && !h.refreshed(pl) {
 		// a claimed time is run at by onClaim; the refresh only while
 		// nothing else happens
 		if pl.rerun == nil {
@@ -254,8 +275,24 @@ func (pl *poller) end(epoch uint64, took bool, due time.Duration, err error) {
 		} else {
 			pl.rerun.Reset(due)
 		}
+		pl.refreshing = true
 	}
 	h.cover(pl)
+}
+
+// refreshed reports whether another clean poller of pl's group (the same
+// keys but for session owners') runs a refresh: one per group is enough.
+// Its script applies what became due and claims the next due time, and
+// the markers that maintenance sets reach every poller of the group,
+// owners' included, so the idle cost of a partition does not grow with
+// the slots that are each their own session owner. The caller holds h.mu.
+func (h *hub) refreshed(pl *poller) bool {
+	for _, q := range h.pollers {
+		if q != pl && q.refreshing && q.spec.group == pl.spec.group {
+			return true
+		}
+	}
+	return false
 }
 
 // wake makes the poller dirty and runs it. The caller holds h.mu.
@@ -265,6 +302,7 @@ func (pl *poller) wake() {
 	if pl.rerun != nil {
 		pl.rerun.Stop()
 	}
+	pl.refreshing = false
 	pl.kick()
 }
 
@@ -402,9 +440,17 @@ func (h *hub) close() {
 			pl.rerun.Stop()
 		}
 	}
+	if h.holdTimer != nil {
+		h.holdTimer.Stop()
+	}
+	held := h.held
+	h.held = nil
 	h.mu.Unlock()
 	for _, q := range pending {
 		h.release(q, false)
+	}
+	for _, k := range held {
+		h.p.rearm(k) // nobody here answers them now
 	}
 }
 
@@ -530,9 +576,9 @@ func (h *hub) deliver(res any, err error, keys int) {
 }
 
 // wakeOn hands the marker popped from key to a wanted poller on it, taking
-// turns; false when none is wanted: the pollers on key become dirty (and
-// leave the blocked set), and the caller puts the marker back for another
-// process.
+// turns. With none wanted, the pollers on key become dirty and the marker
+// is held (hold); false when they all left the blocked set already (a call
+// in flight popped a marker put back): the caller puts it back again.
 func (h *hub) wakeOn(key string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -545,13 +591,61 @@ func (h *hub) wakeOn(key string) bool {
 			return true
 		}
 	}
+	found := false // a poller on key still blocked on: the marker is held for it
 	for _, pl := range h.pollers {
 		if slices.Contains(pl.spec.keys, key) {
 			pl.wake()
+			found = found || !pl.shunned
+		}
+	}
+	if !found || h.p.isClosed() {
+		return false
+	}
+	h.hold(key)
+	return true
+}
+
+// hold keeps a popped marker no poller wanted for holdMarker: a slot of
+// this process back from its work within it runs its class's script, which
+// answers it; else it goes back to Redis, for another process. Slots busy
+// for a moment (the usual case under load) then cost no put-back. The
+// caller holds h.mu.
+func (h *hub) hold(key string) {
+	if !slices.Contains(h.held, key) {
+		h.held = append(h.held, key)
+	}
+	if h.holdTimer == nil {
+		h.holdTimer = time.AfterFunc(h.holdFor, h.endHold)
+	} else if len(h.held) == 1 {
+		h.holdTimer.Reset(h.holdFor)
+	}
+}
+
+// answered drops the held markers that a script of pl, begun now, answers.
+// The caller holds h.mu.
+func (h *hub) answered(pl *poller) {
+	if len(h.held) == 0 {
+		return
+	}
+	h.held = slices.DeleteFunc(h.held, func(k string) bool { return slices.Contains(pl.spec.keys, k) })
+}
+
+// endHold puts back the markers no script answered within their hold; the
+// pollers on them leave the blocked set until a caller comes, so they are
+// not popped here again.
+func (h *hub) endHold() {
+	h.mu.Lock()
+	keys := h.held
+	h.held = nil
+	for _, pl := range h.pollers {
+		if pl.dirty && !pl.wanted() && slices.ContainsFunc(pl.spec.keys, func(k string) bool { return slices.Contains(keys, k) }) {
 			pl.shunned = true
 		}
 	}
-	return false
+	h.mu.Unlock()
+	for _, k := range keys {
+		h.p.rearm(k)
+	}
 }
 
 // warnBlocked logs, at most every poolWarnEvery, that the blocker got no
