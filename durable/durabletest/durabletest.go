@@ -70,6 +70,8 @@ type Env struct {
 	skipChecks atomic.Int64
 	stop       chan struct{}
 	done       chan struct{}
+	// runtimes are the Env's runtimes, whose schedulers Advance wakes.
+	runtimes []*durable.Runtime
 }
 
 // Option adjusts the environment.
@@ -152,6 +154,9 @@ func (e *Env) newRuntime(p duroxide.Provider, reg *durable.Registry, opts durabl
 	if err != nil {
 		e.t.Fatalf("durabletest: runtime: %v", err)
 	}
+	e.mu.Lock()
+	e.runtimes = append(e.runtimes, rt)
+	e.mu.Unlock()
 	return rt
 }
 

@@ -2,6 +2,7 @@ package durabletest
 
 import (
 	"os"
+	"time"
 
 	"github.com/duroxide-go/duroxide-redis/durable"
 )
@@ -18,6 +19,11 @@ const EnvInstanceCache = "DUROXIDE_INSTANCE_CACHE"
 // (EnvInstanceCache): what an Env's runtimes get, for test harnesses that
 // build their runtimes themselves.
 func EnvOptions(o durable.Options) durable.Options {
+	if o.ScheduleRefresh == 0 {
+		// the scheduler sees a jump of the clock, and a buffered firing's
+		// instance end, this soon
+		o.ScheduleRefresh = 20 * time.Millisecond
+	}
 	if os.Getenv(EnvInstanceCache) == "off" && o.InstanceCacheEntries == 0 {
 		o.InstanceCacheEntries = -1
 	}
