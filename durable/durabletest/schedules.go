@@ -11,10 +11,8 @@ import (
 // with outcome "started" and returns their instance ids, oldest nominal
 // time first. Time skips while it waits (as Wait), to each schedule's next
 // due time when nothing else can run, so a daily schedule's firings come at
-// once. It fails the test if they do not come within DefaultWaitTimeout.
-//
-//	env.Client.CreateSchedule(ctx, durable.Schedule{ID: "nightly", Orchestration: "Report", Cron: "0 2 * * *"})
-//	ids := env.WaitForFirings(t, "nightly", 3) // three nights, at once
+// once (the README's "Schedules" shows it). It fails the test if they do
+// not come within DefaultWaitTimeout.
 func (e *Env) WaitForFirings(t testing.TB, schedule string, n int) []string {
 	t.Helper()
 	var (
