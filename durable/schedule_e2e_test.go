@@ -10,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/duroxide-go/duroxide-redis/durable"
 	"github.com/duroxide-go/duroxide-redis/durable/durabletest"
+	"github.com/duroxide-go/duroxide-redis/redisprovider"
 )
 
 // firingRuns counts the runs of the "Count" activity per instance: a
@@ -72,6 +75,41 @@ func waitRecords(t *testing.T, c *durable.Client, id string, n int) []durable.Sc
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("schedule %s: %d firing records, want %d: %+v", id, len(d.Recent), n, d.Recent)
+		}
+		time.Sleep(delay)
+		delay = min(2*delay, 20*time.Millisecond)
+	}
+}
+
+// waitAllRecorded waits until every instance that ran is a started
+// firing of schedule id: a firing started under an id of its own, or
+// started twice, would leave an instance no record names.
+func waitAllRecorded(t *testing.T, cl *durable.Client, id string, c *firingRuns) {
+	t.Helper()
+	deadline := time.Now().Add(durabletest.DefaultWaitTimeout)
+	delay := time.Millisecond
+	for {
+		d, err := cl.DescribeSchedule(context.Background(), id, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recorded := map[string]bool{}
+		for _, f := range d.Recent {
+			if f.Outcome == "started" {
+				recorded[f.Instance] = true
+			}
+		}
+		var missing []string
+		for inst := range c.snapshot() {
+			if !recorded[inst] {
+				missing = append(missing, inst)
+			}
+		}
+		if len(missing) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("instances %v ran, but no firing of %s records them", missing, id)
 		}
 		time.Sleep(delay)
 		delay = min(2*delay, 20*time.Millisecond)
@@ -189,6 +227,7 @@ func TestScheduleFiresOnceAcrossThreeRuntimesAndCrashes(t *testing.T) {
 	if len(runs) < len(ids) {
 		t.Fatalf("%d instances ran for %d firings", len(runs), len(ids))
 	}
+	waitAllRecorded(t, env.Client, "hourly", c)
 }
 
 // TestScheduleCatchesUpWithinItsWindowAfterDowntime stops the only
@@ -321,5 +360,81 @@ func TestScheduleOverlapPolicies(t *testing.T) {
 				}
 			})
 		}
+	})
+}
+
+// TestScheduleFiresOnceAcrossThreeProcesses runs three schedulers, each on
+// a provider and Redis connection of its own as separate processes would
+// have, every second in real time; the first firing claimed is dropped
+// between claim and start and another between start and confirm. Each
+// nominal time is recorded once, with its own instance, run once.
+func TestScheduleFiresOnceAcrossThreeProcesses(t *testing.T) {
+	t.Parallel()
+	durabletest.Each(t, func(t *testing.T, b durabletest.Backend) {
+		t.Parallel()
+		c := &firingRuns{runs: map[string]int{}}
+		reg := scheduledRegistry(c)
+		env := durabletest.Start(t, reg, durabletest.WithBackend(b), durabletest.WithTimeSkipping(false),
+			durabletest.WithOptions(durable.Options{DisableScheduler: true}))
+		ns := strings.TrimSuffix(strings.TrimPrefix(env.Provider.Namespace().Prefix(), "{"), "}:")
+		var mu sync.Mutex
+		dropped := map[string]bool{}
+		for range 3 {
+			var rdb redis.UniversalClient
+			if env.Redis != nil {
+				rdb = redis.NewClient(&redis.Options{Addr: env.Redis.Addr()})
+			} else {
+				rdb = b.Client(t)
+			}
+			p, err := redisprovider.NewPartitioned(context.Background(), redisprovider.Options{Client: rdb, Namespace: ns})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rt, err := durable.NewRuntime(p, reg, durable.Options{ScheduleLease: 300 * time.Millisecond, ScheduleRefresh: 50 * time.Millisecond,
+				LongPollTimeout: 100 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			durable.SetScheduleHook(rt, func(stage, _ string, _ time.Time) bool {
+				mu.Lock()
+				defer mu.Unlock()
+				if dropped[stage] {
+					return true
+				}
+				dropped[stage] = true
+				return false
+			})
+			t.Cleanup(func() {
+				sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				_ = rt.Shutdown(sctx)
+				_ = p.Close()
+				_ = rdb.Close()
+			})
+		}
+		ctx := context.Background()
+		if err := env.Client.CreateSchedule(ctx, durable.Schedule{ID: "tick", Orchestration: "Tick", Every: time.Second, Overlap: durable.OverlapAllowAll}); err != nil {
+			t.Fatal(err)
+		}
+		recs := waitRecords(t, env.Client, "tick", 4)
+		seen := map[time.Time]bool{}
+		for _, r := range recs {
+			if r.Outcome != "started" || seen[r.Nominal] || r.Instance != durable.FiringInstanceID("tick", r.Nominal) {
+				t.Fatalf("firing records %+v: want one started record per nominal time, with its own instance", recs)
+			}
+			seen[r.Nominal] = true
+			env.Wait(t, r.Instance)
+		}
+		mu.Lock()
+		if !dropped["claimed"] || !dropped["started"] {
+			t.Errorf("dropped %v: the crashes did not happen", dropped)
+		}
+		mu.Unlock()
+		for _, r := range recs {
+			if n := c.snapshot()[r.Instance]; n != 1 {
+				t.Fatalf("%s ran %d times", r.Instance, n)
+			}
+		}
+		waitAllRecorded(t, env.Client, "tick", c)
 	})
 }

@@ -139,7 +139,7 @@ func (e *Env) NewRuntime(t testing.TB, reg *durable.Registry, opts durable.Optio
 	t.Helper()
 	var p duroxide.Provider = e.Provider
 	if e.plain {
-		p = PlainProvider{p}
+		p = plain(p)
 	}
 	rt := e.newRuntime(p, reg, opts)
 	t.Cleanup(func() { shutdown(t, rt) })
