@@ -438,3 +438,30 @@ func TestScheduleFiresOnceAcrossThreeProcesses(t *testing.T) {
 		waitAllRecorded(t, env.Client, "tick", c)
 	})
 }
+
+// TestScheduleOnPartitionedNamespace fires a schedule of a 4-partition
+// namespace: its record is in the namespace's own tag, its firings'
+// instances land in several partitions, and time skipping sees it.
+func TestScheduleOnPartitionedNamespace(t *testing.T) {
+	t.Parallel()
+	c := &firingRuns{runs: map[string]int{}}
+	b := durabletest.Miniredis()
+	b.Partitions = 4
+	env := durabletest.Start(t, scheduledRegistry(c), durabletest.WithBackend(b))
+	if err := env.Client.CreateSchedule(context.Background(), durable.Schedule{ID: "p", Orchestration: "Tick", Every: 10 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	parts := map[int]bool{}
+	for _, id := range env.WaitForFirings(t, "p", 8) {
+		if st := env.Wait(t, id); st.Status != durable.StatusCompleted {
+			t.Fatalf("%s: %v", id, st.Status)
+		}
+		parts[env.Provider.PartitionOf(id)] = true
+	}
+	if len(parts) < 2 {
+		t.Fatalf("the firings' instances are all in partition %v: the test crossed no partitions", parts)
+	}
+	if !env.Redis.Exists(env.Provider.Namespace().Schedule("p")) {
+		t.Fatal("the schedule is not in the namespace's own tag")
+	}
+}
