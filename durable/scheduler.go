@@ -77,22 +77,11 @@ func (r *Runtime) schedulerLoop() {
 	}
 }
 
-// scheduleOnce claims and fires what is due and returns how long to sleep.
+// scheduleOnce reads when the next firing is due, claims and fires what
+// is due now, and returns how long to sleep. An idle namespace costs one
+// read-only script per refresh: the claim, which writes, runs only when
+// something is due.
 func (r *Runtime) scheduleOnce(ctx context.Context, store duroxide.ScheduleStore) (time.Duration, error) {
-	claims, err := store.ClaimScheduleFirings(ctx, r.opts.ScheduleLease, maxClaim)
-	if err != nil {
-		return 0, err
-	}
-	for _, c := range claims {
-		if err := r.fire(ctx, store, c); err != nil {
-			// the firing stays claimed: its lease ends and it is claimed again
-			r.opts.Logger.Warn("durable: schedule firing failed; it is retried when its lease ends",
-				"schedule", c.ID, "nominal", msTime(c.PendingMs), "error", err)
-		}
-	}
-	if len(claims) == maxClaim {
-		return 0, nil
-	}
 	due, err := store.NextScheduleDue(ctx)
 	if err != nil {
 		return 0, err
@@ -107,15 +96,30 @@ func (r *Runtime) scheduleOnce(ctx context.Context, store duroxide.ScheduleStore
 		ms  uint64
 		set bool
 	}{{due.NextDueMs, due.HasDue}, {due.LeaseEndMs, due.HasLease}} {
-		if !at.set {
-			continue
+		if at.set {
+			wait = min(wait, time.Duration(int64(at.ms)-int64(due.NowMs))*time.Millisecond)
 		}
-		if at.ms <= due.NowMs {
-			return 0, nil
-		}
-		wait = min(wait, time.Duration(at.ms-due.NowMs)*time.Millisecond)
 	}
-	return wait, nil
+	if wait > 0 {
+		return wait, nil
+	}
+	claims, err := store.ClaimScheduleFirings(ctx, r.opts.ScheduleLease, maxClaim)
+	if err != nil {
+		return 0, err
+	}
+	for _, c := range claims {
+		if err := r.fire(ctx, store, c); err != nil {
+			// the firing stays claimed: its lease ends and it is claimed again
+			r.opts.Logger.Warn("durable: schedule firing failed; it is retried when its lease ends",
+				"schedule", c.ID, "nominal", msTime(c.PendingMs), "error", err)
+		}
+	}
+	if len(claims) == 0 {
+		// another scheduler took what was due: sleep a little rather than
+		// read again at once
+		return min(r.opts.ScheduleRefresh, 10*time.Millisecond), nil
+	}
+	return 0, nil
 }
 
 // hook runs the test hook, if any: false drops the firing.

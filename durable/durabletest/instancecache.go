@@ -20,9 +20,10 @@ const EnvInstanceCache = "DUROXIDE_INSTANCE_CACHE"
 // build their runtimes themselves.
 func EnvOptions(o durable.Options) durable.Options {
 	if o.ScheduleRefresh == 0 {
-		// the scheduler sees a jump of the clock, and a buffered firing's
-		// instance end, this soon
-		o.ScheduleRefresh = 20 * time.Millisecond
+		// the scheduler sees a buffered firing's instance end, or a
+		// schedule created through another runtime's client, this soon
+		// (Advance wakes the Env's schedulers at once)
+		o.ScheduleRefresh = 50 * time.Millisecond
 	}
 	if os.Getenv(EnvInstanceCache) == "off" && o.InstanceCacheEntries == 0 {
 		o.InstanceCacheEntries = -1
