@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestSchedulesVerbs drives a schedule through every verb of the
@@ -82,5 +83,39 @@ func TestSchedulesRejectsBadDefinitions(t *testing.T) {
 	}
 	if r := d.cli("schedules", "list"); r.code != exitOK || strings.TrimSpace(r.stdout) != "no schedules" {
 		t.Fatalf("list after refusals: %d %q", r.code, r.stdout)
+	}
+}
+
+// TestUISchedulesPage shows a schedule with its next times and a firing
+// linked to its instance.
+func TestUISchedulesPage(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t)
+	ts, _ := d.ui(t, uiOptions{})
+	get(t, ts, "/schedules", 200, "no schedules")
+	if r := d.cli("schedules", "create", "greeter", "--orchestration", "Greet", "--input", `"ada"`, "--cron", "@daily", "--tz", "Europe/Paris"); r.code != exitOK {
+		t.Fatalf("create: %q", r.stderr)
+	}
+	r := d.cli("schedules", "trigger", "greeter", "--json")
+	var act actionJSON
+	if r.code != exitOK || json.Unmarshal([]byte(r.stdout), &act) != nil {
+		t.Fatalf("trigger: %d %q", r.code, r.stderr)
+	}
+	inst := strings.TrimPrefix(act.Detail, "instance ")
+	d.wait(t, inst)
+	waitFor := func() string {
+		for range 100 {
+			page := get(t, ts, "/schedules", 200, "greeter", "@daily (Europe/Paris)", "active")
+			if strings.Contains(page, "started") {
+				return page
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatal("the schedules page never shows the triggered firing")
+		return ""
+	}
+	page := waitFor()
+	if !strings.Contains(page, instanceURL(inst)) {
+		t.Fatalf("the firing does not link its instance %s:\n%s", inst, page)
 	}
 }
