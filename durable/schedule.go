@@ -86,7 +86,8 @@ type Schedule struct {
 type ScheduleFiring struct {
 	// Nominal is the time the firing was for; At when it was recorded.
 	Nominal, At time.Time
-	// Outcome: "started", "skipped", "buffered", "missed" or "invalid" (the
+	// Outcome: "started", "skipped", "buffered", "missed", "failed" (the
+	// start was refused: its input or version is invalid) or "invalid" (the
 	// stored schedule could not be read).
 	Outcome string
 	// Instance is the instance it started ("" for none).
@@ -142,6 +143,9 @@ func compile(op string, s Schedule) (*timetable, error) {
 	}
 	if s.Orchestration == "" {
 		return bad("Orchestration is required")
+	}
+	if len(s.Input) > MaxPayloadBytes {
+		return bad("Input is %d bytes, over MaxPayloadBytes (%d)", len(s.Input), MaxPayloadBytes)
 	}
 	if (s.Cron == "") == (s.Every == 0) {
 		return bad("set one of Cron and Every")
@@ -382,8 +386,8 @@ func describe(rec duroxide.ScheduleRecord, n int) (ScheduleDescription, error) {
 	var at time.Time
 	if rec.NextMs > 0 {
 		at = msTime(rec.NextMs)
-	} else { // not computed yet: from now, as the scheduler will
-		at = t.next(time.Now())
+	} else { // not computed yet: from the write that reset it, as the scheduler will
+		at = t.next(msTime(rec.UpdatedMs))
 	}
 	for ; len(d.Next) < n && !at.IsZero(); at = t.next(at) {
 		d.Next = append(d.Next, at)

@@ -465,3 +465,61 @@ func TestScheduleOnPartitionedNamespace(t *testing.T) {
 		t.Fatal("the schedule is not in the namespace's own tag")
 	}
 }
+
+// TestSchedulePauseResumeTriggerUpdate: a paused schedule does not fire on
+// its times and does not catch them up when resumed; a trigger fires it
+// paused or not; an update moves its times; a deleted one is gone.
+func TestSchedulePauseResumeTriggerUpdate(t *testing.T) {
+	t.Parallel()
+	c := &firingRuns{runs: map[string]int{}}
+	env := durabletest.Start(t, scheduledRegistry(c), durabletest.WithTimeSkipping(false))
+	ctx := context.Background()
+	start := env.Now().Truncate(time.Hour).Add(time.Hour)
+	s := durable.Schedule{ID: "pr", Orchestration: "Tick", Every: time.Hour, StartAt: start, Overlap: durable.OverlapAllowAll}
+	if err := env.Client.CreateSchedule(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	env.Advance(start.Sub(env.Now()) + time.Second)
+	waitRecords(t, env.Client, "pr", 1)
+	if err := env.Client.PauseSchedule(ctx, "pr", "maintenance"); err != nil {
+		t.Fatal(err)
+	}
+	env.Advance(3 * time.Hour) // start+3h: three times pass while paused
+	inst, err := env.Client.TriggerSchedule(ctx, "pr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := waitRecords(t, env.Client, "pr", 2)
+	if recs[1].Instance != inst || recs[1].Outcome != "started" {
+		t.Fatalf("the trigger of a paused schedule: %+v, want %s started", recs, inst)
+	}
+	d, err := env.Client.DescribeSchedule(ctx, "pr", 1)
+	if err != nil || !d.Paused || d.Note != "maintenance" || len(d.Next) != 0 {
+		t.Fatalf("paused: %+v %v", d, err)
+	}
+	if err := env.Client.ResumeSchedule(ctx, "pr"); err != nil {
+		t.Fatal(err)
+	}
+	env.Advance(time.Hour) // start+4h: the first time after the resume
+	recs = waitRecords(t, env.Client, "pr", 3)
+	if got := outcomes(recs, start, time.Hour); got != "started@0 started@3 started@4" { // @3: the trigger at start+3h+1s
+		t.Fatalf("after resume: %s, want no catch-up of the paused hours", got)
+	}
+	s.Every = 2 * time.Hour
+	if err := env.Client.UpdateSchedule(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	d, err = env.Client.DescribeSchedule(ctx, "pr", 2)
+	if err != nil || len(d.Next) != 2 || !d.Next[0].Equal(start.Add(6*time.Hour)) || !d.Next[1].Equal(start.Add(8*time.Hour)) {
+		t.Fatalf("after update: next %v %v, want start+6h, start+8h", d.Next, err)
+	}
+	if err := env.Client.DeleteSchedule(ctx, "pr"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Client.DescribeSchedule(ctx, "pr", 0); !errors.Is(err, durable.ErrNotFound) {
+		t.Fatalf("describe after delete: %v", err)
+	}
+	if err := env.Client.DeleteSchedule(ctx, "pr"); !errors.Is(err, durable.ErrNotFound) {
+		t.Fatalf("delete twice: %v", err)
+	}
+}

@@ -163,6 +163,13 @@ func (r *Runtime) fire(ctx context.Context, store duroxide.ScheduleStore, c duro
 	default:
 		return fmt.Errorf("schedule %s: unknown firing kind %q", c.ID, c.PendingKind)
 	}
+	var invalid *InvalidInputError
+	if errors.As(err, &invalid) {
+		// a start that can never succeed (the stored input or version is
+		// refused) is recorded rather than claimed again forever
+		r.opts.Logger.Error("durable: schedule firing refused; recorded as failed", "schedule", c.ID, "nominal", nominal, "error", err)
+		conf.Outcome, conf.Instance, err = "failed", "", nil
+	}
 	if err != nil {
 		return err
 	}

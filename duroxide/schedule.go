@@ -15,8 +15,9 @@ type ScheduleRecord struct {
 	// Spec is the schedule's definition, opaque to the store (durable writes
 	// JSON).
 	Spec string
-	// Rev counts the writes of Spec: a confirm carrying an older Rev does not
-	// move the schedule's next time (the update reset it).
+	// Rev counts the writes that reset the next time (of Spec, and
+	// resumes): a confirm carrying an older Rev does not move the schedule's
+	// next time (the write reset it).
 	Rev uint64
 	// Paused and Note: a paused schedule does not fire on its times; Note
 	// says why (free text).

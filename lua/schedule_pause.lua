@@ -15,6 +15,9 @@ redis.call('HSET', key, 'paused', paused, 'note', note, 'updated', U.now())
 if paused == '1' then
   redis.call('ZREM', K.scheddue(), id)
 elseif was then
+  -- a new rev: a firing in progress, claimed before the pause, confirms
+  -- without moving next, so this reset stands
+  redis.call('HINCRBY', key, 'rev', 1)
   redis.call('HDEL', key, 'next', 'fireat')
   if not redis.call('HGET', key, 'pnom') then
     redis.call('ZADD', K.scheddue(), 0, id)
