@@ -365,8 +365,9 @@ func TestScheduleOverlapPolicies(t *testing.T) {
 
 // TestScheduleFiresOnceAcrossThreeProcesses runs three schedulers, each on
 // a provider and Redis connection of its own as separate processes would
-// have, every second in real time; the first firing claimed is dropped
-// between claim and start and another between start and confirm. Each
+// have, every second in real time; the process that claims the first
+// firing shuts down before starting it, and another firing is dropped
+// between start and confirm. Each
 // nominal time is recorded once, with its own instance, run once.
 func TestScheduleFiresOnceAcrossThreeProcesses(t *testing.T) {
 	t.Parallel()
@@ -402,6 +403,15 @@ func TestScheduleFiresOnceAcrossThreeProcesses(t *testing.T) {
 					return true
 				}
 				dropped[stage] = true
+				if stage == "claimed" {
+					// this process dies with the firing claimed: the
+					// other two carry on
+					go func() {
+						sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+						defer cancel()
+						_ = rt.Shutdown(sctx)
+					}()
+				}
 				return false
 			})
 			t.Cleanup(func() {
