@@ -114,7 +114,7 @@ var families = []family{
 	{"sorphan", "sorph", nil, "SET: expired sessions without items, removed by CleanupOrphanedSessions"},
 	{"cwake", "wc", []partKind{str}, "ZSET: wake-up marker for session-aware fetchers: claimable sessions of one tag queue"},
 	{"owned", "wo", []partKind{str, str}, "ZSET: wake-up marker for one owner's sessions of one tag queue"},
-	{"wctl", "wx", []partKind{str}, "ZSET: wake-up marker one process's waiter blocks on besides its wake keys, set to make it block again on a changed key set"},
+	{"wctl", "wx", []partKind{str}, "ZSET: wake-up marker one process's partition blocker blocks on besides its wake keys, set to make it block again on a changed key set"},
 
 	// key-value store
 	{"kv", "kv", []partKind{str}, "HASH: KV store of an instance (key -> '<updated ms>:<value>')"},
@@ -389,9 +389,9 @@ func (k Keys) ClaimableWake(queue string) string { return k.build("wc", queue) }
 // one tag queue.
 func (k Keys) OwnedWake(queue, owner string) string { return k.build("wo", queue, owner) }
 
-// WaiterControl names the control marker of one process's waiter (id: its
-// random name): set, it ends the waiter's blocking call so that it blocks
-// again on the wake keys of fetchers that joined meanwhile.
+// WaiterControl names the control marker of one process's blocker of a
+// partition (id: its random name): set, it ends the blocking call so that
+// it blocks again on the wake keys of pollers that joined meanwhile.
 func (k Keys) WaiterControl(id string) string { return k.build("wx", id) }
 
 // KV names the KV store of an instance.

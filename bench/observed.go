@@ -35,11 +35,14 @@ type observedProvider struct {
 	locked   sync.Map // lock token -> *duroxide.OrchestrationItem, between fetch and ack
 }
 
-// ackFetcher is what a provider needs for both dispatchers' ack-and-fetch
-// and the runtime's history-free fetches (its instance cache).
+// ackFetcher is what a provider needs for both dispatchers' ack-and-fetch,
+// the report of an applied ack before the fetch half waits (the runtime
+// caches a turn's engine then) and the runtime's history-free fetches (its
+// instance cache).
 type ackFetcher interface {
 	duroxide.WorkAckFetcher
 	duroxide.OrchestrationAckFetcher
+	duroxide.OrchestrationAckReporter
 	duroxide.LazyHistoryFetcher
 }
 
@@ -113,6 +116,20 @@ func (o *observedProvider) AckOrchestrationItemAndFetchLazy(ctx context.Context,
 	lock, poll time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
 	return o.ackAndFetch(ctx, token, commit, func(ctx context.Context) (*duroxide.OrchestrationItem, error) {
 		return o.af.AckOrchestrationItemAndFetchLazy(ctx, token, commit, lock, o.pollOf(poll), filter)
+	})
+}
+
+// AckOrchestrationItemAndFetchReporting is AckOrchestrationItemAndFetch (or,
+// lazy, its history-free form) that runs applied once the ack applied, as
+// an application's provider does (duroxide.OrchestrationAckReporter): the
+// runtime caches the turn's engine then, not when the call returns. Before
+// the twelfth recorded run the wrapper lacked it, and the application's
+// path it measured waited for the fetch half's poll before the next turn of
+// a sequence could run on another dispatcher.
+func (o *observedProvider) AckOrchestrationItemAndFetchReporting(ctx context.Context, token string, commit duroxide.OrchestrationCommit,
+	lock, poll time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool, applied func()) (*duroxide.OrchestrationItem, error) {
+	return o.ackAndFetch(ctx, token, commit, func(ctx context.Context) (*duroxide.OrchestrationItem, error) {
+		return o.af.AckOrchestrationItemAndFetchReporting(ctx, token, commit, lock, o.pollOf(poll), filter, lazy, applied)
 	})
 }
 

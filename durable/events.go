@@ -24,3 +24,16 @@ func UndeliveredExternalEvents(history []duroxide.Event) []uint64 {
 func WaitingExternalEvents(history []duroxide.Event) []string {
 	return engine.WaitingExternalEvents(history)
 }
+
+// Subscription is a wait of an execution for an external event
+// (WaitForEvent) or, with Queue set, a queue message (Dequeue) that
+// nothing has answered yet.
+type Subscription = engine.Subscription
+
+// WaitingSubscriptions returns the subscriptions of one execution's history
+// still waiting, in event id order, by the rules a turn applies (an
+// external event is matched to the waits of its name in subscription
+// order; a cancelled wait waits for nothing).
+func WaitingSubscriptions(history []duroxide.Event) []Subscription {
+	return engine.WaitingSubscriptions(history)
+}

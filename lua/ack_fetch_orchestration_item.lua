@@ -1,14 +1,24 @@
 -- ack_fetch_orchestration_item: ack_orchestration_item, then, only if the
 -- turn was committed, fetch_orchestration_item, in one step: an orchestration
 -- dispatcher commits a turn and locks its next instance in one round trip.
+-- It can also take, for a worker of the caller's process parked in a long
+-- poll, an activity the turn scheduled: the activity then goes to that
+-- worker without a wake-up marker, a blocked call or a fetch of its own.
 --
 -- KEYS[1]  namespace prefix
--- ARGV     fetch_orchestration_item's ARGV, then ack_orchestration_item's
--- Reply    fetch_orchestration_item's reply, or ack_orchestration_item's
---          error (nothing fetched)
+-- ARGV     fetch_orchestration_item's ARGV, then ack_orchestration_item's,
+--          then optionally 'w' and fetch_work_item's ARGV (the parked
+--          worker's fetch)
+-- Reply    fetch_orchestration_item's reply, or with 'w' {that reply,
+--          fetch_work_item's reply}; or ack_orchestration_item's error
+--          (nothing fetched)
 local token, lock_ms, enc, fid, lazy, owner = O.fetch_args()
 local ack_token, c = U.arg(), O.commit_args()
+local also = U.arg()
 local now = U.now()
 local err = O.commit(ack_token, c, now)
 if err then return err end
-return O.fetch(token, lock_ms, enc, fid, lazy, now, U.KEEP, owner)
+local res = O.fetch(token, lock_ms, enc, fid, lazy, now, U.KEEP, owner)
+if also ~= 'w' then return res end
+local wtoken, wlock_ms, wowner, wsession_ms, queues = W.fetch_args()
+return { res, W.fetch(wtoken, wlock_ms, wowner, wsession_ms, queues, now, U.KEEP) }

@@ -10,9 +10,9 @@ import (
 // The optional ack-and-fetch calls (duroxide.WorkAckFetcher,
 // duroxide.OrchestrationAckFetcher): one script acks and, when the ack
 // applied, fetches, saving a dispatcher one round trip per item. That call
-// is the first round of the plain fetch's long-poll loop: when it finds
-// nothing, its answer tells the waiter when to run again, like any empty
-// fetch, and the later rounds run the plain fetch script.
+// runs on the caller's goroutine as a round of the fetch's class: when it
+// finds nothing, its answer tells the class's poller when to run again, like
+// any empty fetch, and the caller then waits in the class's line.
 
 var (
 	_ duroxide.WorkAckFetcher           = (*Provider)(nil)
@@ -31,15 +31,16 @@ func (p *Provider) AckWorkItemAndFetch(ctx context.Context, lockToken string, co
 	if err != nil {
 		return nil, err
 	}
-	fetch, wake, err := p.workFetchArgs("fetch_work_item", lockTimeout, pollTimeout, session, tags)
+	c, fetch, err := workClass("fetch_work_item", p.lockFor(lockTimeout), lockTimeout, pollTimeout, session, tags)
 	if err != nil {
 		return nil, err
 	}
-	if len(wake) == 0 { // the filter takes nothing: ack only
+	if c.empty { // the filter takes nothing: ack only
 		return ackOnly[duroxide.LockedWorkItem](ctx, p, op, scriptAckWorkItem, ack, pollTimeout, nil)
 	}
 	once := func(ctx context.Context) (*duroxide.LockedWorkItem, time.Duration, bool, error) {
-		r, _, err := p.fetchScript(ctx, op, scriptAckFetchWorkItem, scriptAbandonWorkItem, append(fetch, ack...))
+		pig := p.reserveFor(queueOrch, !isNilItem(completion))
+		r, _, err := p.fetchScriptWith(ctx, op, scriptAckFetchWorkItem, scriptAbandonWorkItem, append(fetch, ack...), pig)
 		if r == nil {
 			return nil, 0, false, fail(op, err)
 		}
@@ -49,9 +50,7 @@ func (p *Provider) AckWorkItemAndFetch(ctx context.Context, lockToken string, co
 		item, due, err := workReply("fetch_work_item", r)
 		return item, due, true, err
 	}
-	return ackThenFetch(ctx, p, op, "fetch_work_item", wake, pollTimeout, nil, once, func(ctx context.Context) (*duroxide.LockedWorkItem, time.Duration, error) {
-		return p.fetchWorkOnce(ctx, "fetch_work_item", fetch)
-	})
+	return ackThenFetch(ctx, p, op, "fetch_work_item", c, pollTimeout, nil, once)
 }
 
 // AckOrchestrationItemAndFetch commits a turn as AckOrchestrationItem does
@@ -82,52 +81,53 @@ func (p *Provider) ackOrchestrationAndFetch(ctx context.Context, lockToken strin
 	if err != nil {
 		return nil, err
 	}
-	fetch, wake, err := p.orchestrationFetchArgs(ctx, "fetch_orchestration_item", lockTimeout, pollTimeout, filter, lazy)
+	c, fetch, err := orchestrationClass(ctx, "fetch_orchestration_item", p.lockFor(lockTimeout), lockTimeout, pollTimeout, filter, lazy)
 	if err != nil {
 		return nil, err
 	}
-	if len(wake) == 0 { // the filter accepts nothing: ack only
+	if c.empty { // the filter accepts nothing: ack only
 		return ackOnly[duroxide.OrchestrationItem](ctx, p, op, scriptAckOrchestrationItem, ack, pollTimeout, applied)
 	}
 	once := func(ctx context.Context) (*duroxide.OrchestrationItem, time.Duration, bool, error) {
-		r, _, err := p.fetchScript(ctx, op, scriptAckFetchOrchestrationItem, scriptAbandonOrchestrationItem, append(fetch, ack...))
+		pig := p.reserveFor(queueWork, len(commit.WorkerItems) > 0)
+		r, _, err := p.fetchScriptWith(ctx, op, scriptAckFetchOrchestrationItem, scriptAbandonOrchestrationItem, append(fetch, ack...), pig)
 		if r == nil {
 			return nil, 0, false, fail(op, err)
 		}
 		item, due, err := p.orchestrationReply(r, err, lazy)
 		return item, due, true, err
 	}
-	return ackThenFetch(ctx, p, op, "fetch_orchestration_item", wake, pollTimeout, applied, once, func(ctx context.Context) (*duroxide.OrchestrationItem, time.Duration, error) {
-		return p.fetchOrchestrationOnce(ctx, "fetch_orchestration_item", fetch, lazy)
-	})
+	return ackThenFetch(ctx, p, op, "fetch_orchestration_item", c, pollTimeout, applied, once)
 }
 
-// ackThenFetch runs an ack-and-fetch as the first round of a fetch loop on
-// keys: once acks and, when the ack applied (acked), fetches; the later
-// rounds, if it found nothing, run again for the rest of pollTimeout. Errors
-// before the ack applied are named ackOp; every error after it is named
-// fetchOp and wrapped in a FetchAfterAckError. applied, when not nil, runs
-// once the ack applied, before the later rounds wait.
-func ackThenFetch[T any](ctx context.Context, p *Provider, ackOp, fetchOp string, keys []string, pollTimeout time.Duration,
-	applied func(),
-	once func(ctx context.Context) (item *T, due time.Duration, acked bool, err error),
-	again func(ctx context.Context) (*T, time.Duration, error)) (*T, error) {
+// ackThenFetch runs an ack-and-fetch of class c: once acks and, when the ack
+// applied (acked), fetches, as a round of the class in p's partition; if it
+// found nothing, the class's pollers fetch for the rest of pollTimeout.
+// Errors before the ack applied are named ackOp; every error after it is
+// named fetchOp and wrapped in a FetchAfterAckError. applied, when not nil,
+// runs once the ack applied, before the wait.
+func ackThenFetch[T any](ctx context.Context, p *Provider, ackOp, fetchOp string, c fetchClass, pollTimeout time.Duration,
+	applied func(), once func(ctx context.Context) (item *T, due time.Duration, acked bool, err error)) (*T, error) {
+	d := c.demand(p)
 	acked := false
-	first := func(ctx context.Context) (*T, time.Duration, error) {
+	item, err := p.round(ctx, d, true, func(ctx context.Context) (any, time.Duration, error) {
 		item, due, ok, err := once(ctx)
 		acked = ok
-		if ok && applied != nil {
-			// before the later rounds wait: the caller may act on the
-			// applied ack now (duroxide.OrchestrationAckReporter)
-			applied()
-		}
-		return item, due, err
-	}
-	item, err := pollItem(ctx, p, keys, pollTimeout, first, again)
+		return untyped(item), due, err
+	})
 	if !acked {
 		return nil, fail(ackOp, err)
 	}
-	return item, afterAck(fail(fetchOp, err))
+	if applied != nil {
+		// before the wait: the caller may act on the applied ack now
+		// (duroxide.OrchestrationAckReporter)
+		applied()
+	}
+	if item != nil || err != nil || pollTimeout <= 0 {
+		return typed[T](item), afterAck(fail(fetchOp, err))
+	}
+	item, _, err = p.set.wait(ctx, d, p.part, pollTimeout)
+	return typed[T](item), afterAck(fail(fetchOp, err))
 }
 
 // ackOnly runs the plain ack of an ack-and-fetch whose filter takes

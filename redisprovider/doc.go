@@ -18,10 +18,11 @@
 // Every key of a namespace shares one hash tag, so the provider runs on a
 // single node, behind Sentinel, or on Redis Cluster. Time is Redis's clock.
 //
-// A fetch with a poll timeout blocks without polling: a per-process waiter
-// blocks in BZPOPMIN on the wake-up keys of the work its callers can take and
-// wakes them when work arrives or becomes due. Blocking uses its own
-// connections (see Options), so parked waiters never starve other calls.
+// A fetch with a poll timeout blocks without polling: each partition parks
+// one connection per process in BZPOPMIN on the wake-up keys of the work its
+// callers can take, and a long-lived poller per kind of fetch runs the fetch
+// script for them when work arrives or becomes due. Blocking uses its own
+// connections (see Options), so parked ones never starve other calls.
 //
 // # Errors
 //

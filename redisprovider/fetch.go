@@ -7,8 +7,8 @@ import (
 	"github.com/google/uuid"
 )
 
-// What both queues' fetches share: the long-poll loop around a fetch script,
-// and one run of that script with a new lock token.
+// What both queues' fetches share: a fetch class and its rounds, and one
+// run of a fetch script with a new lock token.
 
 // The replies of lua/fetch_orchestration_item.lua and lua/fetch_work_item.lua
 // start with whether the script took work. Without work they go on with the
@@ -21,44 +21,68 @@ const (
 	emptyDropped        // fetch_orchestration_item only: orphan messages dropped
 )
 
-// fetchLoop polls once until it returns an item, pollTimeout passes or ctx
-// ends. No wake keys means the caller's filter accepts nothing: it waits out
-// the poll without asking Redis.
-func fetchLoop[T any](ctx context.Context, p *Provider, op string, keys []string, pollTimeout time.Duration,
-	once func(ctx context.Context) (*T, time.Duration, error)) (*T, error) {
-	if len(keys) == 0 {
-		passTurn(ctx)
-		return nil, fail(op, p.sleep(ctx, pollTimeout))
-	}
-	item, err := pollItem(ctx, p, keys, pollTimeout, nil, once)
-	return item, fail(op, err)
+// fetchClass is a fetch's class (see poller.go): its id, whether its filter
+// takes nothing (then it has no wake keys and waits out its poll without
+// asking Redis), and how a partition runs it.
+type fetchClass struct {
+	id    string
+	empty bool
+	build func(p *Provider) fetchSpec
 }
 
-// pollItem is fetchLoop's poll with the error unnamed; early, when not nil,
-// is its first round (see poll).
-func pollItem[T any](ctx context.Context, p *Provider, keys []string, pollTimeout time.Duration,
-	early, once func(ctx context.Context) (*T, time.Duration, error)) (*T, error) {
-	var item *T
-	round := func(f func(ctx context.Context) (*T, time.Duration, error)) tryFunc {
-		return func(ctx context.Context) (bool, time.Duration, error) {
-			leave, err := enterRace(ctx)
-			if err != nil {
-				return false, 0, err
-			}
-			var due time.Duration
-			item, due, err = f(ctx)
-			leave(item != nil)
-			return item != nil, due, err
-		}
+// demand returns the class's demand in p's set, creating its pollers.
+func (c fetchClass) demand(p *Provider) *demand { return p.set.class(c.id, c.build) }
+
+// fetchOne fetches with class c from partition p: one round at once when
+// pollTimeout is 0, else through the class's pollers, waiting up to
+// pollTimeout.
+func fetchOne[T any](ctx context.Context, p *Provider, op string, c fetchClass, pollTimeout time.Duration) (*T, error) {
+	if c.empty {
+		return nil, fail(op, p.sleep(ctx, pollTimeout))
 	}
-	var first tryFunc
-	if early != nil {
-		first = round(early)
+	d := c.demand(p)
+	if pollTimeout <= 0 {
+		item, err := p.round(ctx, d, false, d.pollers[p.part].spec.once)
+		return typed[T](item), fail(op, err)
 	}
-	if err := p.poll(ctx, keys, pollTimeout, first, round(once)); err != nil {
-		return nil, err
+	item, _, err := p.set.wait(ctx, d, p.part, pollTimeout)
+	return typed[T](item), fail(op, err)
+}
+
+// round runs one round of d's class in partition p on the caller's
+// goroutine (a fetch with no poll timeout, or an ack-and-fetch), and records
+// what it learned with p's poller of the class. A due time it claimed goes
+// to a poller of its queue with callers when waits is false (the caller
+// will not wait): else it goes back to Redis at once, so that a process
+// that never waits leaves nothing running behind its calls.
+func (p *Provider) round(ctx context.Context, d *demand, waits bool, once func(ctx context.Context) (any, time.Duration, error)) (any, error) {
+	pl := d.pollers[p.part]
+	epoch := pl.begin(false)
+	item, due, err := once(ctx)
+	if err != nil || waits || due < 0 || due >= refresh {
+		pl.end(epoch, item != nil, due, err)
+		return item, err
 	}
+	pl.end(epoch, item != nil, refresh, nil)
+	p.hub.adopt(pl.spec.queue, time.Now().Add(due))
 	return item, nil
+}
+
+// typed returns a fetched item as its type (nil for none).
+func typed[T any](item any) *T {
+	if item == nil {
+		return nil
+	}
+	return item.(*T)
+}
+
+// untyped returns a fetched item as a pollResult's item: nil for none (a
+// nil *T in an interface would not be).
+func untyped[T any](item *T) any {
+	if item == nil {
+		return nil
+	}
+	return item
 }
 
 // fetchScript runs a fetch script once with a new lock token as its first
@@ -67,17 +91,27 @@ func pollItem[T any](ctx context.Context, p *Provider, keys []string, pollTimeou
 // abandon script) when the reply is lost or the caller has left meanwhile.
 // r is nil when the script's reply never arrived.
 func (p *Provider) fetchScript(ctx context.Context, op string, script, abandon luaScript, a args) (r *reply, token string, err error) {
+	return p.fetchScriptWith(ctx, op, script, abandon, a, nil)
+}
+
+// fetchScriptWith is fetchScript for an ack-and-fetch script that may also
+// fetch for a parked caller (pig, nil for none): its part of the reply goes
+// to pig.
+func (p *Provider) fetchScriptWith(ctx context.Context, op string, script, abandon luaScript, a args, pig *piggyback) (r *reply, token string, err error) {
 	if err := ctx.Err(); err != nil {
+		pig.finish(nil, err)
 		return nil, "", err
 	}
 	token = uuid.NewString()
 	sctx, cancel := detach(ctx)
 	defer cancel()
-	res, err := p.run(sctx, op, script, append(args{token}, a...))
+	res, err := p.run(sctx, op, script, pig.args(append(args{token}, a...)))
 	if err != nil {
 		p.lostReply(op, abandon, token, err)
+		pig.finish(nil, err)
 		return nil, "", err
 	}
+	res = pig.split(op, res)
 	r = newReply(op, res)
 	if r.int(fetchTook) != 0 && ctx.Err() != nil {
 		p.giveBack(op, abandon, token)

@@ -23,35 +23,50 @@ func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, poll
 // FetchOrchestrationItemLazy.
 func (p *Provider) fetchOrchestration(ctx context.Context, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool) (*duroxide.OrchestrationItem, error) {
 	const op = "fetch_orchestration_item"
-	a, keys, err := p.orchestrationFetchArgs(ctx, op, lockTimeout, pollTimeout, filter, lazy)
+	c, _, err := orchestrationClass(ctx, op, p.lockFor(lockTimeout), lockTimeout, pollTimeout, filter, lazy)
 	if err != nil {
 		return nil, err
 	}
-	return fetchLoop(ctx, p, op, keys, pollTimeout, func(ctx context.Context) (*duroxide.OrchestrationItem, time.Duration, error) {
-		return p.fetchOrchestrationOnce(ctx, op, a, lazy)
-	})
+	return fetchOne[duroxide.OrchestrationItem](ctx, p, op, c, pollTimeout)
 }
 
-// orchestrationFetchArgs validates an orchestration fetch and encodes it,
-// with the sticky route of ctx, for lua/fetch_orchestration_item.lua (the
-// token is added per call), with the wake keys its waits listen on. lazy
-// asks for the history's cursor instead of its events.
-func (p *Provider) orchestrationFetchArgs(ctx context.Context, op string, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool) (args, []string, error) {
+// orchestrationClass validates an orchestration fetch and encodes it, with
+// the sticky route of ctx, for lua/fetch_orchestration_item.lua (the token
+// is added per call): its class and arguments. lock is the lock duration
+// the script takes (lockTimeout, or the provider's default). lazy asks for
+// the history's cursor instead of its events.
+func orchestrationClass(ctx context.Context, op string, lock, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool) (fetchClass, args, error) {
 	if err := checkDurations(op, lockTimeout, pollTimeout); err != nil {
-		return nil, nil, err
+		return fetchClass{}, nil, err
 	}
 	route, err := routeOf(ctx, op)
 	if err != nil {
-		return nil, nil, err
+		return fetchClass{}, nil, err
 	}
 	enc, fid := filterSpec(filter)
-	var keys []string
-	if enc != "" { // an empty range list accepts nothing
-		keys = []string{p.keys.OrchWake(fid)}
-	}
 	var a args
-	a.ms(p.lockFor(lockTimeout)).str(enc).str(fid).flag(lazy)
-	return a, route.fetchArgs(p, &a, keys), nil
+	a.ms(lock).str(enc).str(fid).flag(lazy).str(route.owner)
+	c := fetchClass{id: classID(op, a), empty: enc == ""} // an empty range list accepts nothing
+	c.build = func(p *Provider) fetchSpec {
+		keys := []string{p.keys.OrchWake(fid)}
+		if route.owner != "" {
+			keys = append(keys, p.keys.OrchStickyWake(route.owner))
+		}
+		return fetchSpec{keys: keys, queue: queueOrch,
+			once: func(ctx context.Context) (any, time.Duration, error) {
+				item, due, err := p.fetchOrchestrationOnce(ctx, op, a, lazy)
+				return untyped(item), due, err
+			},
+			giveBack: func(item any) {
+				p.giveBack(op, scriptAbandonOrchestrationItem, item.(*duroxide.OrchestrationItem).LockToken)
+			},
+			op: op, args: a, abandon: scriptAbandonOrchestrationItem,
+			decode: func(r *reply) (any, time.Duration, error) {
+				item, due, err := p.orchestrationReply(r, nil, lazy)
+				return untyped(item), due, err
+			}}
+	}
+	return c, a, nil
 }
 
 // Reply of lua/fetch_orchestration_item.lua when it took work (after

@@ -37,6 +37,7 @@ type Partitioned struct {
 	base  *Provider   // the namespace's own tag: its layout record, the clients
 	parts []*Provider // one per partition, sharing base's clients
 	rr    atomic.Uint64
+	set   *pollSet // the fetch classes' demands over parts
 	relay *relay
 
 	closeOnce sync.Once
@@ -90,6 +91,7 @@ func NewPartitioned(ctx context.Context, opts Options) (*Partitioned, error) {
 			pp.parts = append(pp.parts, base.sibling(dxredis.NewKeys(tag)))
 		}
 	}
+	pp.set = newPollSet(pp.parts)
 	pp.relay = newRelay(pp)
 	return pp, nil
 }
@@ -144,7 +146,7 @@ func (p *Provider) storedPartitions(ctx context.Context) (int, error) {
 }
 
 // sibling returns a provider of another tag of p's namespace: same clients
-// and scripts, its own keys and waiters. Closing it closes only its waiters.
+// and scripts, its own keys and pollers. Closing it closes only its pollers.
 func (p *Provider) sibling(keys dxredis.Keys) *Provider {
 	s := &Provider{
 		rdb: p.rdb, pipe: p.pipe, blocking: p.blocking,
@@ -152,7 +154,7 @@ func (p *Provider) sibling(keys dxredis.Keys) *Provider {
 		scripts: p.scripts, funcs: p.funcs, blockingPoolSize: p.blockingPoolSize,
 		closed: make(chan struct{}),
 	}
-	s.waits = newWaitRegistry(s)
+	s.hub = newHub(s)
 	return s
 }
 
@@ -213,7 +215,7 @@ func (pp *Partitioned) WakeFetchers() {
 }
 
 // Close stops the relay, gives back every partition's claims, stops their
-// waiters and closes the clients NewPartitioned created.
+// pollers and closes the clients NewPartitioned created.
 func (pp *Partitioned) Close() error {
 	var err error
 	pp.closeOnce.Do(func() {

@@ -25,93 +25,54 @@ func (pp *Partitioned) FetchOrchestrationItemLazy(ctx context.Context, lockTimeo
 }
 
 func (pp *Partitioned) fetchOrchestration(ctx context.Context, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool) (*duroxide.OrchestrationItem, error) {
+	const op = "fetch_orchestration_item"
 	pp.relay.start()
-	item, part, err := race(ctx, pp, pollTimeout, func(ctx context.Context, p *Provider, poll time.Duration) (*duroxide.OrchestrationItem, error) {
-		return p.fetchOrchestration(ctx, lockTimeout, poll, filter, lazy)
-	}, func(p *Provider, item *duroxide.OrchestrationItem) error {
-		return p.AbandonOrchestrationItem(context.WithoutCancel(ctx), item.LockToken, 0, true)
-	})
+	c, _, err := orchestrationClass(ctx, op, pp.base.lockFor(lockTimeout), lockTimeout, pollTimeout, filter, lazy)
+	if err != nil {
+		return nil, err
+	}
+	item, part, err := fetchAny[duroxide.OrchestrationItem](ctx, pp, op, c, pollTimeout)
 	return withOrchToken(item, part, 0), err
 }
 
 // FetchWorkItem locks one visible activity in any partition (see
 // Provider.FetchWorkItem); sessions are held per partition.
 func (pp *Partitioned) FetchWorkItem(ctx context.Context, lockTimeout, pollTimeout time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
-	item, part, err := race(ctx, pp, pollTimeout, func(ctx context.Context, p *Provider, poll time.Duration) (*duroxide.LockedWorkItem, error) {
-		return p.FetchWorkItem(ctx, lockTimeout, poll, session, tags)
-	}, func(p *Provider, item *duroxide.LockedWorkItem) error {
-		return p.AbandonWorkItem(context.WithoutCancel(ctx), item.LockToken, 0, true)
-	})
+	const op = "fetch_work_item"
+	c, _, err := workClass(op, pp.base.lockFor(lockTimeout), lockTimeout, pollTimeout, session, tags)
+	if err != nil {
+		return nil, err
+	}
+	item, part, err := fetchAny[duroxide.LockedWorkItem](ctx, pp, op, c, pollTimeout)
 	return withWorkToken(item, part, 0), err
 }
 
-// race fetches from every partition at once, starting at a rotating one:
-// with one partition, or no poll timeout, it asks them in turn once; else
-// each partition's fetch long-polls, their scripts run one at a time and
-// their first rounds in that order (enterRace), and the first item ends the
-// others. An item taken after the
-// race was decided (a reply that crossed the cancellation) is given back.
-// Errors count only when no partition found work.
-func race[T any](ctx context.Context, pp *Partitioned, pollTimeout time.Duration,
-	fetch func(ctx context.Context, p *Provider, poll time.Duration) (*T, error),
-	giveBack func(p *Provider, item *T) error) (*T, int, error) {
+// fetchAny fetches with class c from any partition: with no poll timeout,
+// one round in each in turn, starting at a rotating one, until one finds
+// work (errors count only when none did); else through the class's pollers
+// in every partition, whichever has work first.
+func fetchAny[T any](ctx context.Context, pp *Partitioned, op string, c fetchClass, pollTimeout time.Duration) (*T, int, error) {
+	if c.empty {
+		return nil, 0, fail(op, pp.base.sleep(ctx, pollTimeout))
+	}
+	d := pp.set.class(c.id, c.build)
+	if pollTimeout > 0 {
+		item, part, err := pp.set.wait(ctx, d, -1, pollTimeout)
+		return typed[T](item), part, fail(op, err)
+	}
 	n := len(pp.parts)
 	first := int(pp.rr.Add(1) % uint64(n))
-	if n == 1 {
-		item, err := fetch(ctx, pp.parts[0], pollTimeout)
-		return item, 0, err
-	}
-	if pollTimeout <= 0 {
-		var firstErr error
-		for i := range n {
-			k := (first + i) % n
-			item, err := fetch(ctx, pp.parts[k], pollTimeout) // < 0 is refused
-			if item != nil {
-				return item, k, nil
-			}
-			firstErr = cmp.Or(firstErr, err)
-		}
-		return nil, 0, firstErr
-	}
-	type result struct {
-		item *T
-		part int
-		err  error
-	}
-	rctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	gate := newRaceGate(n)
-	results := make(chan result, n)
+	var firstErr error
 	for i := range n {
 		k := (first + i) % n
-		go func() {
-			fctx := withRacer(rctx, gate, i)
-			item, err := fetch(fctx, pp.parts[k], pollTimeout)
-			passTurn(fctx)
-			results <- result{item, k, err}
-		}()
-	}
-	var won *result
-	var firstErr error
-	for range n {
-		r := <-results
-		switch {
-		case r.item != nil && won == nil:
-			won = &r
-			cancel()
-		case r.item != nil:
-			_ = giveBack(pp.parts[r.part], r.item)
-		case r.err != nil && !errors.Is(r.err, errRaceLost) && rctx.Err() == nil:
-			firstErr = cmp.Or(firstErr, r.err)
+		p := pp.parts[k]
+		item, err := p.round(ctx, d, false, d.pollers[k].spec.once)
+		if item != nil {
+			return typed[T](item), k, nil
 		}
+		firstErr = cmp.Or(firstErr, err)
 	}
-	if won != nil {
-		return won.item, won.part, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, 0, fail("fetch", err)
-	}
-	return nil, 0, firstErr
+	return nil, 0, fail(op, firstErr)
 }
 
 // AckOrchestrationItem commits a turn in its partition; messages to other

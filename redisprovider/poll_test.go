@@ -43,8 +43,8 @@ func TestRearmedMarkerExpires(t *testing.T) {
 	}
 }
 
-// fetchClass is one kind of fetcher: its session routing and tag filter.
-type fetchClass struct {
+// workerKind is one kind of fetcher: its session routing and tag filter.
+type workerKind struct {
 	session *duroxide.SessionFetchConfig
 	tags    duroxide.TagFilter
 }
@@ -61,7 +61,7 @@ func sessionOwner(owner string) *duroxide.SessionFetchConfig {
 // that returns nothing.
 func TestFetchersOfDifferentClassesBothWake(t *testing.T) {
 	const rounds = 40
-	cases := map[string][2]fetchClass{
+	cases := map[string][2]workerKind{
 		"session owners": {
 			{sessionOwner("o1"), duroxide.DefaultOnly()},
 			{sessionOwner("o2"), duroxide.DefaultOnly()},
@@ -85,7 +85,7 @@ func TestFetchersOfDifferentClassesBothWake(t *testing.T) {
 
 // wakeBoth starts one long poll of p per class, enqueues two plain items once both
 // sleep and returns how many of the polls got an item.
-func wakeBoth(t *testing.T, p *Provider, classes [2]fetchClass) int {
+func wakeBoth(t *testing.T, p *Provider, classes [2]workerKind) int {
 	t.Helper()
 	ctx := context.Background()
 	got := make(chan *duroxide.LockedWorkItem, len(classes))
@@ -119,8 +119,9 @@ func wakeBoth(t *testing.T, p *Provider, classes [2]fetchClass) int {
 	return n
 }
 
-// waitSleeping returns once n fetchers of p sleep in a waiter, so work put
-// after it must reach them through wake-up markers.
+// waitSleeping returns once n callers of p wait for work while their
+// classes' pollers are clean and blocked on, so work put after it must reach
+// them through wake-up markers.
 func waitSleeping(t *testing.T, p *Provider, n int) {
 	t.Helper()
 	for start := time.Now(); time.Since(start) < 30*time.Second; time.Sleep(time.Millisecond) {
@@ -131,15 +132,48 @@ func waitSleeping(t *testing.T, p *Provider, n int) {
 	t.Fatalf("%d fetchers never slept (now %d)", n, sleepingFetchers(p))
 }
 
-// sleepingFetchers counts the fetchers of p waiting for a wake-up.
+// demandsOf returns the demands of p's fetch classes.
+func demandsOf(p *Provider) []*demand {
+	p.set.mu.Lock()
+	defer p.set.mu.Unlock()
+	var out []*demand
+	for _, d := range p.set.classes {
+		out = append(out, d)
+	}
+	return out
+}
+
+// asleep reports whether pl is clean, idle and blocked on.
+func (pl *poller) asleep() bool {
+	h := pl.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if pl.dirty || pl.busy.Load() {
+		return false
+	}
+	for _, k := range pl.spec.keys {
+		if !h.watching[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// sleepingFetchers counts the callers of p waiting for work whose class's
+// poller sleeps.
 func sleepingFetchers(p *Provider) int {
-	p.waits.mu.Lock()
-	defer p.waits.mu.Unlock()
 	n := 0
-	for _, w := range p.waits.m {
-		w.mu.Lock()
-		n += len(w.sleepers)
-		w.mu.Unlock()
+	for _, d := range demandsOf(p) {
+		if !d.pollers[p.part].asleep() {
+			continue
+		}
+		d.mu.Lock()
+		for _, r := range d.waiting {
+			if r.state.Load() == reqWaiting {
+				n++
+			}
+		}
+		d.mu.Unlock()
 	}
 	return n
 }
@@ -338,27 +372,16 @@ func startItem(id string) duroxide.StartOrchestration {
 	return duroxide.StartOrchestration{Instance: id, Orchestration: "O", Input: `""`, ExecutionID: duroxide.InitialExecutionID}
 }
 
-// refreshAll wakes one fetcher of every waiter of p, as its refresh does.
-func refreshAll(p *Provider) {
-	p.waits.mu.Lock()
-	defer p.waits.mu.Unlock()
-	for _, w := range p.waits.m {
-		w.onDue()
-	}
-}
+// refreshAll runs every poller of p, as its refresh does.
+func refreshAll(p *Provider) { p.hub.rouse() }
 
-// waitSettled returns once every fetcher of p sleeps and every waiter has
-// recorded an empty fetch since its last wake-up.
+// waitSettled returns once every poller of p sleeps with a caller waiting:
+// each has recorded an empty fetch since its last wake-up.
 func waitSettled(t *testing.T, p *Provider) {
 	t.Helper()
 	settled := func() bool {
-		p.waits.mu.Lock()
-		defer p.waits.mu.Unlock()
-		for _, w := range p.waits.m {
-			w.mu.Lock()
-			ok := w.fetchers == len(w.sleepers) && !w.due.IsZero()
-			w.mu.Unlock()
-			if !ok {
+		for _, d := range demandsOf(p) {
+			if !d.pollers[p.part].asleep() || !d.hasWaiting(p.part) {
 				return false
 			}
 		}
@@ -390,10 +413,10 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// A waiter that gets no connection from the blocking pool says so: its
-// fetchers would otherwise wait for unannounced work in silence. Two kinds
-// of fetcher (orchestrations, activities) need two parked connections; the
-// pool here has one.
+// A long poll that gets no connection from the blocking pool says so: its
+// callers would otherwise wait for unannounced work in silence. A process
+// parks one connection per partition; here another call holds the pool's
+// only one.
 func TestWaiterWithoutConnectionWarns(t *testing.T) {
 	t.Parallel()
 	m := miniredis.RunT(t)
@@ -410,14 +433,20 @@ func TestWaiterWithoutConnectionWarns(t *testing.T) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
+	holding := make(chan struct{})
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		_, _ = p.FetchOrchestrationItem(ctx, time.Minute, time.Minute, nil)
+		close(holding)
+		_ = p.blocking.Do(ctx, "BLPOP", "held", 2).Err() // returns when its block ends, not at cancel
 	}()
+	<-holding
+	for st := p.blocking.PoolStats(); st.TotalConns-st.IdleConns < 1; st = p.blocking.PoolStats() {
+		time.Sleep(time.Millisecond) // until BLPOP has the connection
+	}
 	go func() {
 		defer wg.Done()
-		_, _ = p.FetchWorkItem(ctx, time.Minute, time.Minute, nil, duroxide.DefaultOnly())
+		_, _ = p.FetchOrchestrationItem(ctx, time.Minute, time.Minute, nil)
 	}()
 	for start := time.Now(); time.Since(start) < 5*time.Second; time.Sleep(5 * time.Millisecond) {
 		if strings.Contains(log.String(), "BlockingPoolSize") {
@@ -485,7 +514,7 @@ func TestOneFetchClaimsADueTime(t *testing.T) {
 	t.Parallel()
 	_, p := newMiniProvider(t)
 	ctx := context.Background()
-	a, _, err := p.workFetchArgs("fetch_work_item", time.Minute, time.Second, nil, duroxide.DefaultOnly())
+	_, a, err := workClass("fetch_work_item", time.Minute, time.Minute, time.Second, nil, duroxide.DefaultOnly())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -524,19 +553,17 @@ func TestOneFetchClaimsADueTime(t *testing.T) {
 	}
 }
 
-// holdBundle is a provider on miniredis whose rearm_wake calls are counted,
-// with a waiter whose only fetcher has just left: a fetch that found
-// nothing.
-type holdBundle struct {
-	m       *miniredis.Miniredis
-	p       *Provider
-	rearms  *scriptCounter
-	ctx     context.Context
-	waiting *waiter
-	held    chan struct{} // a signal each time a waiter starts holding
+// rearmBundle is a provider on miniredis whose rearm_wake calls are
+// counted, with an orchestration class whose poller has run once and found
+// nothing, and no caller waiting.
+type rearmBundle struct {
+	m      *miniredis.Miniredis
+	p      *Provider
+	rearms *scriptCounter
+	ctx    context.Context
 }
 
-func newHoldBundle(t *testing.T, hold time.Duration) *holdBundle {
+func newRearmBundle(t *testing.T) *rearmBundle {
 	t.Helper()
 	m := miniredis.RunT(t)
 	client := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
@@ -544,145 +571,99 @@ func newHoldBundle(t *testing.T, hold time.Duration) *holdBundle {
 	rearms := &scriptCounter{hit: make(chan struct{}, 1)}
 	client.AddHook(rearms)
 	ctx := context.Background()
-	p, err := New(ctx, Options{Client: client, Namespace: "hold"})
+	p, err := New(ctx, Options{Client: client, Namespace: "rearm"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
 	rearms.sha = p.scripts[scriptRearmWake].Hash()
-	rearms.n.Store(0) // New's own scripts, counted before the hash was set
-	select {
-	case <-rearms.hit:
-	default:
-	}
-	p.waits.hold = hold
-	held := make(chan struct{}, 1)
-	p.waits.onHold = func() {
-		select {
-		case held <- struct{}{}:
-		default:
-		}
-	}
 	if item, err := p.FetchOrchestrationItem(ctx, time.Minute, 20*time.Millisecond, nil); item != nil || err != nil {
 		t.Fatalf("fetch on an empty namespace: %v, %v", item, err)
 	}
-	b := &holdBundle{m: m, p: p, rearms: rearms, ctx: ctx, held: held}
-	p.waits.mu.Lock()
-	for _, w := range p.waits.m {
-		b.waiting = w
-	}
-	p.waits.mu.Unlock()
-	if b.waiting == nil {
-		t.Fatal("the fetch left no waiter")
-	}
-	return b
-}
-
-// announce enqueues a start, whose marker the waiter's blocker pops, and
-// returns once the waiter holds it.
-func (b *holdBundle) announce(t *testing.T, id string) {
-	t.Helper()
-	if err := b.p.EnqueueForOrchestrator(b.ctx, startItem(id), 0); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-b.held:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("the waiter did not hold the marker popped for %s (rearm_wake calls: %d)", id, b.rearms.n.Load())
-	}
-}
-
-// markerBack reports whether a wake-up marker is set on the waiter's keys.
-// Only its absence is firm: a marker put back may be popped again.
-func (b *holdBundle) markerBack() bool {
-	for _, k := range b.waiting.keys {
-		if b.m.Exists(k) {
-			return true
+	for start := time.Now(); ; time.Sleep(time.Millisecond) {
+		ds := demandsOf(p)
+		if len(ds) == 1 && ds[0].pollers[0].asleep() {
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("the class's poller never went to sleep")
 		}
 	}
-	return false
+	rearms.n.Store(0) // the control key's, as the poller joined the blocked set
+	for len(rearms.hit) > 0 {
+		<-rearms.hit
+	}
+	return &rearmBundle{m: m, p: p, rearms: rearms, ctx: ctx}
 }
 
-// A marker popped for a waiter whose fetcher left a moment ago is held, not
-// put back: the fetcher, back, takes the work it announced at once, and the
-// marker never went back to Redis.
-func TestWaiterHoldsAMarkerForItsFetcher(t *testing.T) {
+// A marker popped for a class no caller waits for (every slot is busy) goes
+// back to Redis at once, for a fetcher of another process, and the class's
+// poller leaves the blocked set, so it is not popped here again; the next
+// caller runs the script and takes the work.
+func TestMarkerOfAClassWithoutCallersGoesBack(t *testing.T) {
 	t.Parallel()
-	b := newHoldBundle(t, time.Minute)
-	b.announce(t, "x")
-	item, err := b.p.FetchOrchestrationItem(b.ctx, time.Minute, 10*time.Second, nil)
-	if err != nil || item == nil || item.Instance != "x" {
-		t.Fatalf("the fetcher back: %v, %v; want x", item, err)
-	}
-	if n := b.rearms.n.Load(); n != 0 {
-		t.Fatalf("the held marker went back to Redis (%d rearm_wake calls), want 0", n)
-	}
-}
-
-// When no fetcher comes back within the hold, the marker goes back to
-// Redis (a fetcher of another process takes the work) and the waiter is
-// dropped, so its blocker does not pop it again; Close puts back what is
-// held at once.
-func TestHeldMarkerGoesBack(t *testing.T) {
-	t.Parallel()
-	for _, end := range []string{"hold", "close"} {
-		t.Run(end, func(t *testing.T) {
-			t.Parallel()
-			b := newHoldBundle(t, time.Minute)
-			b.announce(t, "x")
-			if n := b.rearms.n.Load(); n != 0 || b.markerBack() {
-				t.Fatalf("while the waiter holds the marker: %d rearm_wake calls, marker set %v; want 0, false", n, b.markerBack())
-			}
-			if end == "hold" {
-				b.p.waits.endHold(b.waiting) // the timer's call, a minute early
-			} else {
-				b.p.Close()
-			}
-			// (the blocker's call in flight may pop it once more, and put it
-			// back again: no waiter listens on it any more)
-			if n := b.rearms.n.Load(); n == 0 {
-				t.Fatalf("after the %s ended the marker did not go back to Redis", end)
-			}
-			if end == "close" {
-				return
-			}
-			b.p.waits.mu.Lock()
-			_, kept := b.p.waits.m[b.waiting.id]
-			b.p.waits.mu.Unlock()
-			if kept {
-				t.Fatal("the waiter whose hold ended is still registered")
-			}
-			other, err := New(b.ctx, Options{Client: b.p.rdb.(*redis.Client), Namespace: "hold"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer other.Close()
-			item, err := other.FetchOrchestrationItem(b.ctx, time.Minute, 10*time.Second, nil)
-			if err != nil || item == nil || item.Instance != "x" {
-				t.Fatalf("another process's fetch: %v, %v; want x", item, err)
-			}
-		})
-	}
-}
-
-// A marker popped for a waiter idle for longer than the hold goes back at
-// once: its fetchers are not about to come back.
-func TestIdleWaiterPutsAMarkerBackAtOnce(t *testing.T) {
-	t.Parallel()
-	b := newHoldBundle(t, time.Nanosecond)
+	b := newRearmBundle(t)
 	if err := b.p.EnqueueForOrchestrator(b.ctx, startItem("x"), 0); err != nil {
 		t.Fatal(err)
 	}
+	pl := demandsOf(b.p)[0].pollers[0]
 	select {
 	case <-b.rearms.hit:
 	case <-time.After(10 * time.Second):
-		t.Fatal("the marker popped for an idle waiter never went back")
+		t.Fatal("the marker popped for a class without callers never went back")
 	}
-	b.waiting.mu.Lock()
-	holding := b.waiting.holding
-	b.waiting.mu.Unlock()
-	if holding {
-		t.Fatal("the idle waiter holds the marker it put back")
+	// the hook signals as the call is sent: the marker is back once it returns
+	for start := time.Now(); !b.m.Exists(pl.spec.keys[0]); time.Sleep(time.Millisecond) {
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("the marker is not in Redis after it went back")
+		}
+	}
+	b.p.hub.mu.Lock()
+	dirty, watched := pl.dirty, pl.watched()
+	b.p.hub.mu.Unlock()
+	if !dirty || watched {
+		t.Fatalf("after the marker went back: dirty %v, blocked on %v; want true, false", dirty, watched)
+	}
+	if n := b.rearms.n.Load(); n != 1 {
+		t.Fatalf("%d rearm_wake calls, want 1: the marker was popped here again", n)
+	}
+	item, err := b.p.FetchOrchestrationItem(b.ctx, time.Minute, 10*time.Second, nil)
+	if err != nil || item == nil || item.Instance != "x" {
+		t.Fatalf("the next caller: %v, %v; want x", item, err)
+	}
+}
+
+// A caller that leaves while a poller's script runs for it waits for the
+// script's answer, and gives work taken as its context ended back with its
+// attempt undone: it never returns leaving a lock behind.
+func TestCallerLeavingDuringItsScriptLeavesNoLock(t *testing.T) {
+	t.Parallel()
+	b := newRearmBundle(t)
+	d := demandsOf(b.p)[0]
+	pl := d.pollers[0]
+	if err := b.p.EnqueueForOrchestrator(b.ctx, startItem("x"), 0); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(b.ctx)
+	r := &request{part: -1, out: make(chan pollResult, 1)}
+	r.state.Store(reqTaken) // as a poller took it
+	cancel()
+	if r.leave() {
+		t.Fatal("a taken request left without its answer")
+	}
+	item, _, err := pl.spec.once(b.ctx)
+	if err != nil || item == nil {
+		t.Fatalf("fetch: %v, %v", item, err)
+	}
+	if !r.answer(pollResult{item: item}) {
+		t.Fatal("the answer of a leaving caller was refused")
+	}
+	if got, _, err := b.p.set.result(ctx, d, <-r.out); got != nil || !errors.Is(err, context.Canceled) {
+		t.Fatalf("result for a cancelled caller: %v, %v; want nil, context.Canceled", got, err)
+	}
+	again, err := b.p.FetchOrchestrationItem(b.ctx, time.Minute, 0, nil)
+	if err != nil || again == nil || again.Instance != "x" || again.AttemptCount != 1 {
+		t.Fatalf("fetch after the give-back: %v, %v; want x at attempt 1", again, err)
 	}
 }
 

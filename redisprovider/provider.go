@@ -38,7 +38,7 @@ type Options struct {
 	// block on a separate client built from Client's options (PoolSize
 	// BlockingPoolSize, ReadTimeout fitted to the blocking calls); any other
 	// UniversalClient is used for blocking too, and then its pool must leave
-	// room for one parked connection per distinct kind of fetcher (see
+	// room for one parked connection per partition (see
 	// docs/internals.md, "Long polling and connection pools").
 	Client redis.UniversalClient
 	// URL is parsed with redis.ParseURL when Client is nil, e.g.
@@ -51,9 +51,9 @@ type Options struct {
 	// LockTimeout is the lock duration for callers that pass 0. Default 30s.
 	LockTimeout time.Duration
 	// BlockingPoolSize caps the connections parked in BZPOPMIN. One is used
-	// per distinct kind of fetcher in this process: one per orchestrator
-	// capability filter and one per worker tag filter, shared by all its
-	// session owners. A waiter that gets none logs a warning. Default 128.
+	// per partition in this process, whatever the number of fetchers, filters
+	// and session owners. A partition that gets none logs a warning. Default
+	// 128.
 	BlockingPoolSize int
 	// Logger receives the few events worth reporting that are not errors of
 	// a call (dropped orphan messages, skipped corrupt queue messages).
@@ -114,7 +114,12 @@ type Provider struct {
 	scripts     [scriptCount]*redis.Script
 	sources     [scriptCount]string // for EVAL when the server lost a script
 	funcs       *functions          // nil: EVALSHA
-	waits       *waitRegistry
+	// hub runs the partition's pollers; set holds the demands of its
+	// fetch classes, shared with the other partitions of a Partitioned,
+	// where it is partition part
+	hub  *hub
+	set  *pollSet
+	part int
 	// blockingPoolSize is the blocking client's pool size, for warnings
 	blockingPoolSize int
 
@@ -194,7 +199,8 @@ func newUnloaded(opts Options) (*Provider, error) {
 	if err := p.connect(opts); err != nil {
 		return nil, err
 	}
-	p.waits = newWaitRegistry(p)
+	p.hub = newHub(p)
+	newPollSet([]*Provider{p})
 	return p, nil
 }
 
@@ -322,18 +328,18 @@ func (p *Provider) UsesFunctions() bool { return p.funcs != nil }
 
 // Close gives back the due times this process claimed for its fetchers to
 // run at (so that a fetcher elsewhere runs at them), stops the provider's
-// waiters, waits (up to 2 s) for their long polls in flight to return, and
+// pollers, waits (up to 2 s) for their long polls in flight to return, and
 // closes the clients New created. A Client passed in Options
 // stays open.
 func (p *Provider) Close() error {
 	var err error
 	p.closeOnce.Do(func() {
-		if p.waits != nil {
-			p.waits.close() // while the clients are open
+		if p.hub != nil {
+			p.hub.close() // while the clients are open
 		}
 		close(p.closed)
-		if p.waits != nil {
-			p.waits.stopBlockers(closeWait)
+		if p.hub != nil {
+			p.hub.stopBlocker(closeWait)
 		}
 		if p.ownsBlocker {
 			err = p.blocking.Close()
@@ -359,8 +365,8 @@ const closeWait = 2 * time.Second
 // as stale by a script that ran at the new time. Fetches of other providers
 // (other processes) are not reached.
 func (p *Provider) WakeFetchers() {
-	if p.waits != nil {
-		p.waits.rouse()
+	if p.hub != nil {
+		p.hub.rouse()
 	}
 }
 

@@ -8,7 +8,7 @@ package redisprovider
 // method name, the Operation of its errors). Where one script serves several
 // methods it carries one of their names: read_history also serves read,
 // read_with_execution and read_history_with_execution_id; prune_executions
-// also serves prune_executions_bulk. rearm_wake and release_due serve the waiters, no method;
+// also serves prune_executions_bulk. rearm_wake and release_due serve the pollers, no method;
 // open_namespace and relay_messages serve Partitioned.
 // enqueue_for_orchestrator_checked serves the optional CheckedEnqueuer.
 // The schedule_* scripts serve duroxide.ScheduleStore.
@@ -16,6 +16,8 @@ package redisprovider
 // methods, enqueue_for_orchestrator_batch and enqueue_for_worker_batch.
 // abandon_orchestration_item_with_note, get_pending_start and
 // list_pending_starts serve duroxide.PendingStartNoter.
+// get_instance_activities and get_runtimes serve operators' views
+// (InstanceActivity, Runtimes), no duroxide method.
 // ack_fetch_work_item and ack_fetch_orchestration_item serve the optional
 // ack-and-fetch methods, whose failed ack must read exactly like the plain
 // ack's: their errors carry ack_work_item and ack_orchestration_item.
@@ -40,6 +42,7 @@ const (
 	scriptFetchOrchestrationItem
 	scriptFetchWorkItem
 	scriptGetExecutionInfo
+	scriptGetInstanceActivities
 	scriptGetInstanceInfo
 	scriptGetInstanceStats
 	scriptGetInstanceTree
@@ -47,6 +50,7 @@ const (
 	scriptGetKVValue
 	scriptGetPendingStart
 	scriptGetQueueDepths
+	scriptGetRuntimes
 	scriptGetSystemMetrics
 	scriptLatestExecutionID
 	scriptListInstancesPage
@@ -94,6 +98,7 @@ var scriptFiles = [scriptCount]string{
 	scriptFetchOrchestrationItem:           "fetch_orchestration_item",
 	scriptFetchWorkItem:                    "fetch_work_item",
 	scriptGetExecutionInfo:                 "get_execution_info",
+	scriptGetInstanceActivities:            "get_instance_activities",
 	scriptGetInstanceInfo:                  "get_instance_info",
 	scriptGetInstanceStats:                 "get_instance_stats",
 	scriptGetInstanceTree:                  "get_instance_tree",
@@ -101,6 +106,7 @@ var scriptFiles = [scriptCount]string{
 	scriptGetKVValue:                       "get_kv_value",
 	scriptGetPendingStart:                  "get_pending_start",
 	scriptGetQueueDepths:                   "get_queue_depths",
+	scriptGetRuntimes:                      "get_runtimes",
 	scriptGetSystemMetrics:                 "get_system_metrics",
 	scriptLatestExecutionID:                "latest_execution_id",
 	scriptListInstancesPage:                "list_instances_page",

@@ -223,6 +223,8 @@ func scriptCalls(p *Provider) []func() error {
 			return err
 		},
 		func() error { return errOf(p.GetInstanceTree(ctx, "i")) },
+		func() error { return errOf(p.InstanceActivity(ctx, "i")) },
+		func() error { return errOf(p.Runtimes(ctx)) },
 		func() error { return errOf(p.DeleteInstance(ctx, "i", false)) },
 		func() error { return errOf(p.DeleteInstancesAtomic(ctx, []string{"i"}, false)) },
 		func() error { return errOf(p.DeleteInstanceBulk(ctx, ids)) },

@@ -41,16 +41,6 @@ func routeOf(ctx context.Context, op string) (stickyRoute, error) {
 	return stickyRoute{owner: r.Owner, wait: r.Wait, ttl: r.TTL}, nil
 }
 
-// fetchArgs adds the route to a fetch's arguments and wake keys: owner's
-// fetchers also wake when one of its instances is offered.
-func (r stickyRoute) fetchArgs(p *Provider, a *args, keys []string) []string {
-	a.str(r.owner)
-	if r.owner != "" && len(keys) > 0 {
-		keys = append(keys, p.keys.OrchStickyWake(r.owner))
-	}
-	return keys
-}
-
 // ackArgs adds the route to an ack's arguments.
 func (r stickyRoute) ackArgs(a *args) {
 	a.str(r.owner).ms(r.wait).ms(r.ttl)

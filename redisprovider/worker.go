@@ -27,37 +27,35 @@ func (p *Provider) FetchWorkItem(ctx context.Context, lockTimeout, pollTimeout t
 // fetchWork is FetchWorkItem.
 func (p *Provider) fetchWork(ctx context.Context, lockTimeout, pollTimeout time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
 	const op = "fetch_work_item"
-	a, wake, err := p.workFetchArgs(op, lockTimeout, pollTimeout, session, tags)
+	c, _, err := workClass(op, p.lockFor(lockTimeout), lockTimeout, pollTimeout, session, tags)
 	if err != nil {
 		return nil, err
 	}
-	// NoTags: no queues, no wake keys, this worker takes nothing
-	return fetchLoop(ctx, p, op, wake, pollTimeout, func(ctx context.Context) (*duroxide.LockedWorkItem, time.Duration, error) {
-		return p.fetchWorkOnce(ctx, op, a)
-	})
+	return fetchOne[duroxide.LockedWorkItem](ctx, p, op, c, pollTimeout)
 }
 
-// workFetchArgs validates a worker fetch and encodes it for
-// lua/fetch_work_item.lua (the token is added per call), with the wake keys
-// its waits listen on.
-func (p *Provider) workFetchArgs(op string, lockTimeout, pollTimeout time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (args, []string, error) {
+// workClass validates a worker fetch and encodes it for
+// lua/fetch_work_item.lua (the token is added per call): its class and
+// arguments. lock is the lock duration the script takes. NoTags: no queues,
+// no wake keys, the class takes nothing.
+func workClass(op string, lock, lockTimeout, pollTimeout time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (fetchClass, args, error) {
 	if err := checkDurations(op, lockTimeout, pollTimeout); err != nil {
-		return nil, nil, err
+		return fetchClass{}, nil, err
 	}
 	queues, err := tagQueues(op, tags)
 	if err != nil {
-		return nil, nil, err
+		return fetchClass{}, nil, err
 	}
 	if session != nil {
 		if session.OwnerID == "" {
-			return nil, nil, invalid(op, "session config with an empty owner id")
+			return fetchClass{}, nil, invalid(op, "session config with an empty owner id")
 		}
 		if err := checkDurations(op, session.LockTimeout); err != nil {
-			return nil, nil, err
+			return fetchClass{}, nil, err
 		}
 	}
 	var a args
-	a.ms(p.lockFor(lockTimeout))
+	a.ms(lock)
 	if session != nil {
 		a.flag(true).str(session.OwnerID).ms(session.LockTimeout)
 	} else {
@@ -67,11 +65,27 @@ func (p *Provider) workFetchArgs(op string, lockTimeout, pollTimeout time.Durati
 	for _, q := range queues {
 		a.str(q)
 	}
-	return a, p.workWakeKeys(queues, session), nil
+	c := fetchClass{id: classID(op, a), empty: len(queues) == 0}
+	c.build = func(p *Provider) fetchSpec {
+		return fetchSpec{keys: p.workWakeKeys(queues, session), queue: queueWork,
+			once: func(ctx context.Context) (any, time.Duration, error) {
+				item, due, err := p.fetchWorkOnce(ctx, op, a)
+				return untyped(item), due, err
+			},
+			giveBack: func(item any) {
+				p.giveBack(op, scriptAbandonWorkItem, item.(*duroxide.LockedWorkItem).LockToken)
+			},
+			op: op, args: a, abandon: scriptAbandonWorkItem,
+			decode: func(r *reply) (any, time.Duration, error) {
+				item, due, err := workReply(op, r)
+				return untyped(item), due, err
+			}}
+	}
+	return c, a, nil
 }
 
 // tagQueues lists the tag queues a filter reads ('d' untagged, 't:<tag>',
-// '*' any), sorted so equal filters share one waiter.
+// '*' any), sorted so equal filters share one fetch class.
 func tagQueues(op string, f duroxide.TagFilter) ([]string, error) {
 	if err := f.Validate(); err != nil {
 		return nil, invalid(op, "tag filter: %v", err)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -132,8 +133,45 @@ func testRegistry() *durable.Registry {
 		}
 		return "looped " + in, nil
 	})
+	// Hold runs, in a session, until its test releases it or the runtime
+	// stops, so its item stays locked by a worker that owns the session;
+	// it says when it starts.
+	reg.MustAddActivity("Hold", func(a *durable.ActivityContext, in string) (string, error) {
+		h := holdOf(a.InstanceID())
+		select {
+		case h.started <- struct{}{}:
+		default:
+		}
+		select {
+		case <-a.Done():
+			return "", a.Err()
+		case <-h.release:
+			return "released", nil
+		}
+	})
+	// Busy leaves one of each thing an instance can wait for: an activity
+	// running (Hold), one no worker takes (the tag "nobody"), a timer, a
+	// child waiting for its own event, and its wait for "approve".
+	reg.MustAddOrchestration("Busy", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		ctx.ScheduleActivity("Hold", in, durable.WithSession("s-"+ctx.InstanceID()))
+		ctx.ScheduleActivity("Hello", in, durable.WithTag("nobody"))
+		ctx.Timer(time.Hour)
+		ctx.ScheduleSubOrchestration("Waiter", "", durable.WithInstanceID(ctx.InstanceID()+"-child"))
+		return ctx.WaitForEvent("approve").Get()
+	})
 	addProcessOrder(reg)
 	return reg
+}
+
+// hold is the Hold activity of one instance: it signals started, and
+// returns when release is closed.
+type hold struct{ started, release chan struct{} }
+
+var holds sync.Map // instance -> *hold
+
+func holdOf(instance string) *hold {
+	h, _ := holds.LoadOrStore(instance, &hold{started: make(chan struct{}, 1), release: make(chan struct{})})
+	return h.(*hold)
 }
 
 // cli runs the command in-process against the deployment, which it names

@@ -101,6 +101,8 @@ type uiServer struct {
 	lister  instanceLister
 	sampler *sampler
 	handler http.Handler
+	// histories keeps the last histories read, for paging and refreshes
+	histories historyCache
 }
 
 func newUIServer(c *cli, s *session, o uiOptions) (*uiServer, error) {
@@ -123,6 +125,7 @@ func newUIServer(c *cli, s *session, o uiOptions) (*uiServer, error) {
 	mux.HandleFunc("POST /instances/{id}/cancel", u.action(u.cancel))
 	mux.HandleFunc("POST /instances/{id}/raise", u.action(u.raise))
 	mux.HandleFunc("POST /instances/{id}/delete", u.action(u.delete))
+	mux.HandleFunc("POST /instances/{id}/rerun", u.action(u.rerun))
 	u.handler = u.authenticate(securityHeaders(mux))
 	return u, nil
 }
@@ -152,6 +155,7 @@ func (u *uiServer) funcs() template.FuncMap {
 		"pretty":   prettyJSON,
 		"optional": optional,
 		"instURL":  instanceURL,
+		"deref":    deref,
 	}
 }
 

@@ -5,6 +5,9 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/duroxide-go/duroxide-redis/durable"
+	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
 // action wraps a POST handler with the checks every action needs: not
@@ -84,4 +87,47 @@ func (u *uiServer) delete(s *session, id string, r *http.Request) (string, strin
 		return "", "", err
 	}
 	return "/instances", fmt.Sprintf("deleted %s (%d instances, %d events)", id, res.InstancesDeleted, res.EventsDeleted), nil
+}
+
+// rerun starts a failed root instance's orchestration again, as a new
+// instance: duroxide has no retry in place (a failed execution is final,
+// and the runtime acks messages to a finished instance without running
+// them). It takes the name, version and input of the failed execution's
+// start, so a continue-as-new chain starts again from the execution that
+// failed.
+func (u *uiServer) rerun(s *session, id string, r *http.Request) (string, string, error) {
+	const op = "rerun"
+	newID := strings.TrimSpace(r.PostForm.Get("new"))
+	if newID == "" {
+		return "", "", usageErr(op, "the new instance's id is required")
+	}
+	info, err := s.instanceInfo(op, id)
+	if err != nil {
+		return "", "", err
+	}
+	if info.Status != "Failed" {
+		return "", "", duroxide.Errorf(op, duroxide.ErrConflict, "instance %s is %s, not Failed: nothing was started", id, info.Status)
+	}
+	if info.ParentInstanceID != "" {
+		return "", "", duroxide.Errorf(op, duroxide.ErrConflict, "instance %s is a sub-orchestration of %s, which has received its failure: start the parent again instead", id, info.ParentInstanceID)
+	}
+	events, err := s.admin.ReadHistoryWithExecutionID(s.ctx, id, info.CurrentExecutionID)
+	if err != nil {
+		return "", "", err
+	}
+	var start duroxide.OrchestrationStartedEvent
+	if len(events) > 0 {
+		start, _ = events[0].Kind.(duroxide.OrchestrationStartedEvent)
+	}
+	if start.Name == "" {
+		return "", "", duroxide.Errorf(op, duroxide.ErrConflict, "execution %d of instance %s has no start event to run again", info.CurrentExecutionID, id)
+	}
+	var opts []durable.OrchestrationOption
+	if start.Version != "" {
+		opts = append(opts, durable.WithVersion(start.Version))
+	}
+	if err := s.client.StartOrchestration(s.ctx, newID, start.Name, start.Input, opts...); err != nil {
+		return "", "", err
+	}
+	return instanceURL(newID), fmt.Sprintf("started %s %s as %s with the input of %s", start.Name, start.Version, newID, id), nil
 }

@@ -4,9 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+	"github.com/duroxide-go/duroxide-redis/redisprovider"
 )
 
 // sample is one reading of the provider's counters and queue depths: the
@@ -29,7 +34,17 @@ type sampler struct {
 	mu      sync.Mutex
 	samples []sample
 	err     error // of the last reading
+	// names and runtimes are the last readings of the orchestrations of
+	// the newest instances and of the runtimes the queues know
+	names    nameWindow
+	runtimes redisprovider.Runtimes
+	count    int // samples taken, for reading names every namesEvery
 }
+
+// namesEvery is how many samples apart the orchestrations table is read:
+// it reads up to nameWindowSize records per partition, where a sample's
+// other reads cost a few counters.
+const namesEvery = 5
 
 func newSampler(s *session, keep int) *sampler { return &sampler{s: s, keep: keep} }
 
@@ -51,25 +66,104 @@ func (sm *sampler) sample(ctx context.Context) {
 	defer cancel()
 	nr, err := sm.s.readStats(ctx)
 	sm.mu.Lock()
+	names := sm.names
+	readNamesNow := sm.count%namesEvery == 0
+	sm.count++
+	sm.mu.Unlock()
+	var rt redisprovider.Runtimes
+	if err == nil && readNamesNow {
+		names, err = readNames(sm.s.withContext(ctx))
+	}
+	if err == nil {
+		rt, err = sm.s.prov.Runtimes(ctx)
+	}
+	sm.mu.Lock()
 	defer sm.mu.Unlock()
 	sm.err = err
 	if err != nil {
 		return
 	}
+	sm.names, sm.runtimes = names, rt
 	sm.samples = append(sm.samples, sample{At: time.Now(), reading: nr.Total, Parts: nr.Parts})
 	if len(sm.samples) > sm.keep {
 		sm.samples = sm.samples[len(sm.samples)-sm.keep:]
 	}
 }
 
-func (sm *sampler) snapshot() ([]sample, error) {
+func (sm *sampler) snapshot() ([]sample, nameWindow, redisprovider.Runtimes, error) {
 	sm.mu.Lock()
 	defer sm.mu.Unlock()
-	return append([]sample(nil), sm.samples...), sm.err
+	return append([]sample(nil), sm.samples...), sm.names, sm.runtimes, sm.err
+}
+
+// nameWindowSize is how many of the newest instances the overview's table
+// of orchestrations counts: one page of the instance index, whatever the
+// namespace holds (the provider keeps no count per orchestration name).
+const nameWindowSize = 1000
+
+// nameWindow counts the newest instances by orchestration name.
+type nameWindow struct {
+	Instances int // counted (at most nameWindowSize)
+	Since     uint64
+	Names     []nameCount
+}
+
+// nameCount is one orchestration's instances among the newest, by status.
+type nameCount struct {
+	Name                                         string
+	Total, Running, Completed, Failed, Cancelled int
+	// FailureRate is Failed over the finished (completed, failed or
+	// cancelled), as text; cancellations are not failures.
+	FailureRate string
+}
+
+// readNames counts the newest instances by orchestration and status.
+func readNames(s *session) (nameWindow, error) {
+	infos, _, err := s.page(duroxide.InstancePageFilter{}, "", nameWindowSize)
+	if err != nil {
+		return nameWindow{}, err
+	}
+	w := nameWindow{Instances: len(infos)}
+	by := map[string]*nameCount{}
+	for _, i := range infos {
+		if w.Since == 0 || i.CreatedAt < w.Since {
+			w.Since = i.CreatedAt
+		}
+		n := by[i.OrchestrationName]
+		if n == nil {
+			n = &nameCount{Name: i.OrchestrationName}
+			by[i.OrchestrationName] = n
+		}
+		n.Total++
+		switch {
+		case i.Status == "Running":
+			n.Running++
+		case i.Status == "Completed":
+			n.Completed++
+		case i.Status == "Failed" && i.Output != nil && strings.HasPrefix(*i.Output, cancelledPrefix):
+			n.Cancelled++
+		case i.Status == "Failed":
+			n.Failed++
+		}
+	}
+	for _, n := range by {
+		n.FailureRate = "-"
+		if done := n.Completed + n.Failed + n.Cancelled; done > 0 {
+			n.FailureRate = strconv.FormatFloat(100*float64(n.Failed)/float64(done), 'f', 1, 64) + "%"
+		}
+		w.Names = append(w.Names, *n)
+	}
+	sort.Slice(w.Names, func(i, j int) bool {
+		a, b := w.Names[i], w.Names[j]
+		return a.Total > b.Total || a.Total == b.Total && a.Name < b.Name
+	})
+	return w, nil
 }
 
 // overviewData is the overview page.
 type overviewData struct {
+	Names     nameWindow
+	Runtimes  redisprovider.Runtimes
 	Latest    sample
 	Err       error
 	Finished  series // instances completed or failed per second
@@ -88,8 +182,8 @@ type series struct {
 }
 
 func (u *uiServer) overview(w http.ResponseWriter, r *http.Request) {
-	samples, err := u.sampler.snapshot()
-	d := overviewData{Err: err}
+	samples, names, rt, err := u.sampler.snapshot()
+	d := overviewData{Err: err, Names: names, Runtimes: rt}
 	if len(samples) > 0 {
 		d.Latest = samples[len(samples)-1]
 		d.SampledAt = d.Latest.At.UTC().Format(time.RFC3339)

@@ -85,6 +85,7 @@ type deployment struct {
 	url       string // of Redis
 	namespace string
 	client    *durable.Client
+	prov      *redisprovider.Partitioned
 }
 
 func newDeployment(t *testing.T) *deployment {
@@ -115,7 +116,7 @@ func newDeploymentOf(t *testing.T, partitions int) *deployment {
 		rt.Shutdown(ctx)
 		p.Close()
 	})
-	return &deployment{t: t, url: url, namespace: ns, client: rt.Client()}
+	return &deployment{t: t, url: url, namespace: ns, client: rt.Client(), prov: p}
 }
 
 // registry holds orchestrations that leave what the dashboard shows: an
@@ -150,6 +151,28 @@ func registry() *durable.Registry {
 	reg.MustAddOrchestration("AwaitApproval", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetCustomStatus("awaiting approval")
 		return ctx.WaitForEvent("approve").Get()
+	})
+	// Pack runs, in a session, until its test releases it (see packOf).
+	reg.MustAddActivity("Pack", func(a *durable.ActivityContext, in string) (string, error) {
+		p := packOf(a.InstanceID())
+		select {
+		case p.started <- struct{}{}:
+		default:
+		}
+		select {
+		case <-a.Done():
+			return "", a.Err()
+		case <-p.release:
+			return `"packed"`, nil
+		}
+	})
+	// Fulfil waits for one of everything at once: Pack running, a timer,
+	// a child waiting for approval, and its own "ship" event.
+	reg.MustAddOrchestration("Fulfil", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		ctx.ScheduleActivity("Pack", in, durable.WithSession("packer-"+ctx.InstanceID()))
+		ctx.Timer(2 * time.Hour)
+		ctx.ScheduleSubOrchestration("AwaitApproval", "", durable.WithInstanceID(ctx.InstanceID()+"-approval"))
+		return ctx.WaitForEvent("ship").Get()
 	})
 	return reg
 }

@@ -1,6 +1,7 @@
 package browsertest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,7 +18,8 @@ const EnvScreenshots = "DUROXIDE_UI_SCREENSHOTS"
 
 // TestScreenshots makes a deployment look busy for a few seconds (waves of
 // orders of varying size, a failure, instances waiting for approval) and
-// captures the overview, the instance list and an instance's timeline.
+// captures the overview, the instance list, an instance's timeline and
+// what a running instance waits for.
 func TestScreenshots(t *testing.T) {
 	dir := os.Getenv(EnvScreenshots)
 	if dir == "" {
@@ -42,11 +44,19 @@ func TestScreenshots(t *testing.T) {
 	d.start("AwaitApproval", "order-41", "")
 	d.finish("ProcessOrder", "order-42", `{"sku":"A1","qty":2}`)
 	d.running("order-41")
+	d.start("AwaitApproval", "order-43", "")
+	d.running("order-43")
+	if err := d.client.CancelInstance(context.Background(), "order-43", "customer called"); err != nil {
+		t.Fatal(err)
+	}
+	d.wait("order-43")
+	d.startFulfil("order-44")
 	ctx := tab(t)
 	shots := []struct{ file, path, ready string }{
 		{"ui-overview.png", "/", "#live svg"},
 		{"ui-instances.png", "/instances", "#instances"},
 		{"ui-instance.png", "/instances/order-42", "#timeline"},
+		{"ui-waiting.png", "/instances/order-44", "#waiting"},
 	}
 	for _, s := range shots {
 		do(t, ctx, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(base+s.path), chromedp.WaitVisible(css(s.ready)))

@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/duroxide-go/duroxide-redis/duroxide"
+import (
+	"sort"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
 
 // WaitingExternalEvents lists, in subscription order, the names of the
 // external-event subscriptions of an execution's history that are still
@@ -34,4 +38,27 @@ func UndeliveredExternalEvents(h []duroxide.Event) []uint64 {
 		w.observe(ev)
 	}
 	return ids
+}
+
+// Subscription is a wait of an execution for an external event or a queue
+// message that nothing has answered yet.
+type Subscription struct {
+	EventID uint64 // of its ExternalSubscribed or ExternalSubscribedPersistent
+	Name    string
+	Queue   bool // a persistent queue's (Dequeue), not an external event's
+}
+
+// WaitingSubscriptions lists the subscriptions of an execution's history
+// still waiting, in event id order, by the rules a turn applies.
+func WaitingSubscriptions(h []duroxide.Event) []Subscription {
+	w := waitsOf(h)
+	var out []Subscription
+	for _, id := range w.externals.waiting() {
+		out = append(out, Subscription{EventID: id, Name: w.externals.name[id]})
+	}
+	for _, id := range w.queues.waiting() {
+		out = append(out, Subscription{EventID: id, Name: w.queues.name[id], Queue: true})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].EventID < out[j].EventID })
+	return out
 }

@@ -55,3 +55,24 @@ func TestUndeliveredExternalEventsAreThoseNoSubscriptionWaitedFor(t *testing.T) 
 		t.Fatalf("an empty history: %v", got)
 	}
 }
+
+func TestWaitingSubscriptionsNameTheWaitsByEventID(t *testing.T) {
+	t.Parallel()
+	h := []duroxide.Event{
+		duroxide.NewEvent(1, "i", 1, nil, duroxide.OrchestrationStartedEvent{Name: "O", Version: "1.0.0"}),
+		duroxide.NewEvent(2, "i", 1, nil, duroxide.ExternalSubscribedEvent{Name: "A"}),
+		duroxide.NewEvent(3, "i", 1, nil, duroxide.QueueSubscribedEvent{Name: "jobs"}),
+		duroxide.NewEvent(4, "i", 1, nil, duroxide.ExternalSubscribedEvent{Name: "A"}),
+		duroxide.NewEvent(5, "i", 1, nil, duroxide.ExternalEventEvent{Name: "A", Data: "1"}),
+		duroxide.NewEvent(6, "i", 1, nil, duroxide.QueueSubscribedEvent{Name: "jobs"}),
+		duroxide.NewEvent(7, "i", 1, nil, duroxide.QueueEventDeliveredEvent{Name: "jobs", Data: "j"}),
+	}
+	// the first A and the first jobs wait are answered: the second of each waits
+	want := []Subscription{{EventID: 4, Name: "A"}, {EventID: 6, Name: "jobs", Queue: true}}
+	if got := WaitingSubscriptions(h); !slices.Equal(got, want) {
+		t.Fatalf("waiting %+v, want %+v", got, want)
+	}
+	if got := WaitingSubscriptions(h[:1]); got != nil {
+		t.Fatalf("no subscription: %+v", got)
+	}
+}

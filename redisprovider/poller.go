@@ -1,0 +1,665 @@
+package redisprovider
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+)
+
+// Long polling: long-lived pollers.
+//
+// Scripts that make work eligible set a one-member marker on the wake key of
+// each class of fetcher that can take it (a capability filter, a tag queue,
+// the claimable sessions of a queue, an owner's sessions). A fetch class (one
+// set of fetch arguments: filter, tags, session owner, lock timeout) has one
+// poller per partition per process, alive as long as the provider: it alone
+// runs the class's fetch script for the callers that wait (demand.go), one
+// run at a time, and only when it may find something (it is dirty): at its
+// start, after a marker of its keys was popped, when a due time it claimed
+// or its refresh comes, or after a failure. A run that finds nothing makes
+// it clean until one of those happens, so waiting callers cost nothing.
+//
+// Each partition's hub parks one connection in BZPOPMIN on the wake keys of
+// its pollers that are clean or have callers waiting, and hands each popped
+// marker to one of them (dirty, so it runs). A marker no poller here wants
+// (no caller waits: every slot is busy) is put back for another process, and
+// the pollers on its key leave the blocked set until a caller comes, so it
+// is not popped here again. A poller that joins the set while the call in
+// flight does not cover its keys sets the hub's control key, so the call
+// returns and blocks again on the new set.
+//
+// An empty fetch also says when to run again: when the next delayed item,
+// timer or lock expiry is due, if its script claimed that time (only one
+// fetch per due time is needed, by anyone: it applies what is due, which
+// sets the markers of the fetchers that can take it), else after 10 s (U.REFRESH
+// in lua/lib_util.lua). A claimed time is run at by the poller, or by
+// another poller of its queue with callers, or given back to Redis
+// (lua/release_due.lua), which wakes the queue's standby; Close gives back
+// the claims still ahead.
+
+const (
+	// maxBlock caps one BZPOPMIN: Redis is asked again at least this often,
+	// and a failover is noticed within it even without a connection error.
+	maxBlock = 10 * time.Second
+	// refresh is U.REFRESH: an empty fetch runs again after it at the
+	// latest, and a rerun time below it is a due time its script claimed.
+	refresh = 10 * time.Second
+	// retryPause spaces the blocker's attempts while Redis fails.
+	retryPause = 200 * time.Millisecond
+	// rearmTimeout bounds putting back a popped wake-up marker, and the
+	// other calls a hub makes on its own.
+	rearmTimeout = 5 * time.Second
+	// closeTimeout bounds giving back claims in Close.
+	closeTimeout = time.Second
+	// poolWarnEvery spaces the warnings of blockers that got no connection.
+	poolWarnEvery = 10 * time.Second
+)
+
+// Queues of due-time claims, as lua/lib_util.lua names them (U.queue_of).
+const (
+	queueOrch byte = 'o'
+	queueWork byte = 'w'
+)
+
+// fetchSpec is one partition's side of a fetch class: the wake keys its
+// poller blocks on, its claims' queue, one run of its fetch script, and how
+// to give back an item nobody waits for any more (its attempt undone). op,
+// args, abandon and decode let an ack's script fetch for it (piggyback.go).
+type fetchSpec struct {
+	keys     []string
+	queue    byte
+	once     func(ctx context.Context) (item any, due time.Duration, err error)
+	giveBack func(item any)
+
+	op      string
+	args    args // the fetch script's arguments after the lock token
+	abandon luaScript
+	decode  func(r *reply) (item any, due time.Duration, err error)
+}
+
+// hub is a partition's pollers and the one blocking connection they share.
+type hub struct {
+	p   *Provider
+	ctl string // the control key, popped only to block again
+
+	mu      sync.Mutex
+	pollers []*poller
+	// blocking says the blocker runs; watching holds the keys of its call
+	// in flight, and interrupting that the control key is being set
+	blocking     bool
+	watching     map[string]bool
+	interrupting bool
+	next         int // where the search for a poller to wake starts
+
+	// started holds, per queue, when the latest fetch script of this
+	// partition was sent (unix ns): a claim whose time it passed needs no
+	// run of its own (its maintenance applied what was due)
+	started [2]atomic.Int64
+
+	warnMu sync.Mutex
+	warned time.Time // last warning of a blocker without connection
+
+	// running counts the pollers' and the blocker's goroutines, which
+	// Close waits for before it closes the blocking client
+	running sync.WaitGroup
+}
+
+func newHub(p *Provider) *hub {
+	return &hub{p: p, ctl: p.keys.WaiterControl(uuid.NewString())}
+}
+
+// queueIndex maps a claim queue to its slot in hub.started.
+func queueIndex(q byte) int {
+	if q == queueOrch {
+		return 0
+	}
+	return 1
+}
+
+// add creates the poller of a class with demand d in this partition and
+// starts it (it begins dirty, so its first caller runs the script).
+func (h *hub) add(d *demand, part int, spec fetchSpec) *poller {
+	pl := &poller{h: h, d: d, part: part, spec: spec, dirty: true, kickc: make(chan struct{}, 1), inbox: make(chan *request, 1)}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.pollers = append(h.pollers, pl)
+	if h.p.isClosed() {
+		return pl
+	}
+	h.running.Add(1)
+	go pl.loop()
+	pl.kick() // dirty: it queues for the first request
+	return pl
+}
+
+// poller runs one class's fetch script in one partition for the callers
+// waiting in its demand. h.mu guards its state fields.
+type poller struct {
+	h     *hub
+	d     *demand
+	part  int
+	spec  fetchSpec
+	kickc chan struct{}
+	inbox chan *request // the request its demand handed it
+
+	// busy says its demand handed it a request it has not answered yet
+	busy atomic.Bool
+
+	dirty   bool   // a run may find something
+	shunned bool   // a marker for it went back: out of the blocked set until wanted
+	epoch   uint64 // counts wake-ups: a run older than one proves nothing
+	rerun   *time.Timer
+	claims  dueTimes // due times its scripts claimed
+}
+
+// kick makes the poller's loop look at its state.
+func (pl *poller) kick() {
+	select {
+	case pl.kickc <- struct{}{}:
+	default:
+	}
+}
+
+// loop queues the poller for a request while it is dirty and serves the
+// requests it is handed, until Close.
+func (pl *poller) loop() {
+	defer pl.h.running.Done()
+	closed := pl.h.p.closed
+	for {
+		select {
+		case <-pl.kickc:
+			if pl.isDirty() {
+				pl.d.want(pl)
+			}
+		case r := <-pl.inbox:
+			if !pl.isDirty() {
+				pl.busy.Store(false)
+				pl.d.putBack(r) // cleaned by a caller's own round meanwhile
+				continue
+			}
+			pl.serve(r)
+			pl.busy.Store(false)
+			if pl.isDirty() {
+				pl.d.want(pl) // behind the others: partitions take turns
+			}
+		case <-closed:
+			return
+		}
+	}
+}
+
+func (pl *poller) isDirty() bool {
+	pl.h.mu.Lock()
+	defer pl.h.mu.Unlock()
+	return pl.dirty
+}
+
+// serve runs the script once for the caller r: work or an error goes to r,
+// nothing puts r back in line (see demand.putBack).
+func (pl *poller) serve(r *request) {
+	epoch := pl.begin(true)
+	item, due, err := pl.spec.once(context.Background())
+	pl.end(epoch, item != nil, due, err)
+	if err == nil && item == nil {
+		pl.d.putBack(r)
+		return
+	}
+	r.answer(pollResult{item: item, part: pl.part, err: err})
+}
+
+// begin notes a run of the class's script about to be sent (own: by the
+// poller's loop, else a caller's own round) and returns its epoch.
+func (pl *poller) begin(own bool) uint64 {
+	h := pl.h
+	h.started[queueIndex(pl.spec.queue)].Store(time.Now().UnixNano())
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if own {
+		pl.shunned = false
+		h.cover(pl) // wanted now
+	}
+	return pl.epoch
+}
+
+// end records a run begun in epoch: a claimed due time is kept whatever
+// happened since; a run that saw nothing more eligible (nothing taken, or
+// due >= 0) makes the poller clean when no wake-up came meanwhile.
+func (pl *poller) end(epoch uint64, took bool, due time.Duration, err error) {
+	h := pl.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err != nil || due < 0 {
+		return // stays dirty: more is eligible, or the failure is retried
+	}
+	if due < refresh {
+		pl.claims.add(time.Now().Add(due), pl.onClaim)
+	}
+	if pl.epoch != epoch {
+		return // a wake-up came meanwhile: the result is already stale
+	}
+	pl.dirty, pl.shunned = false, false
+	pl.d.unwant(pl)
+	if due >= refresh {
+		// a claimed time is run at by onClaim; the refresh only while
+		// nothing else happens
+		if pl.rerun == nil {
+			pl.rerun = time.AfterFunc(due, pl.onRerun)
+		} else {
+			pl.rerun.Reset(due)
+		}
+	}
+	h.cover(pl)
+}
+
+// wake makes the poller dirty and runs it. The caller holds h.mu.
+func (pl *poller) wake() {
+	pl.dirty = true
+	pl.epoch++
+	if pl.rerun != nil {
+		pl.rerun.Stop()
+	}
+	pl.kick()
+}
+
+// wake makes pl dirty and runs it.
+func (h *hub) wake(pl *poller) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	pl.wake()
+}
+
+// onRerun runs the poller when its refresh comes: its script renews its
+// registration.
+func (pl *poller) onRerun() {
+	pl.h.mu.Lock()
+	defer pl.h.mu.Unlock()
+	pl.wake()
+}
+
+// onClaim runs a fetch when a claimed due time comes: this poller's when a
+// caller waits for it, else another of its queue's here (runDue). A script
+// of the queue sent since needs no run of its own.
+func (pl *poller) onClaim() {
+	h := pl.h
+	h.mu.Lock()
+	at := pl.claims.fire()
+	if at.IsZero() || h.started[queueIndex(pl.spec.queue)].Load() >= at.UnixNano() {
+		h.mu.Unlock()
+		return
+	}
+	pl.wake()
+	h.mu.Unlock()
+	h.runDue(pl.spec.queue)
+}
+
+// wanted reports whether a caller waits for the poller (or it holds one's
+// request): a wake-up then leads to a run. The caller holds h.mu.
+func (pl *poller) wanted() bool { return pl.busy.Load() || pl.d.hasWaiting(pl.part) }
+
+// watched reports whether the blocker blocks on the poller's keys: those of
+// a class that has had callers wait (one only ever fetched without a poll
+// timeout has nothing to block for), unless a marker popped for it went back
+// because no caller wanted it: it stays out until a caller comes, so the
+// marker is not popped here again. Slots that come and go keep their keys
+// blocked on, so a slot back from its work costs no extra call. The caller
+// holds h.mu.
+func (pl *poller) watched() bool { return pl.wanted() || (pl.d.waited.Load() && !pl.shunned) }
+
+// cover makes the blocker block on pl's keys when its call in flight does
+// not (pl just became watched), starting it if needed. The caller holds
+// h.mu.
+func (h *hub) cover(pl *poller) {
+	if !pl.watched() || h.p.isClosed() {
+		return
+	}
+	if !h.blocking {
+		h.blocking = true
+		h.running.Add(1)
+		go h.block()
+		return
+	}
+	if h.interrupting {
+		return
+	}
+	for _, k := range pl.spec.keys {
+		if !h.watching[k] {
+			h.interrupting = true
+			go h.interrupt()
+			return
+		}
+	}
+}
+
+// adopt gives a due time that a round of a caller that will not wait
+// claimed to a poller of queue q with callers, or back to Redis at once.
+func (h *hub) adopt(q byte, at time.Time) {
+	h.mu.Lock()
+	for _, pl := range h.pollers {
+		if pl.spec.queue == q && pl.wanted() {
+			pl.claims.add(at, pl.onClaim)
+			h.mu.Unlock()
+			return
+		}
+	}
+	h.mu.Unlock()
+	h.release(q, false)
+}
+
+// runDue has a fetch of queue q run now for a claimed due time: a poller
+// of q with callers waiting, else the claim goes back to Redis.
+func (h *hub) runDue(q byte) {
+	if h.p.isClosed() {
+		return
+	}
+	h.mu.Lock()
+	for _, pl := range h.pollers {
+		if pl.spec.queue == q && pl.wanted() {
+			pl.wake()
+			h.mu.Unlock()
+			return
+		}
+	}
+	h.mu.Unlock()
+	h.release(q, true)
+}
+
+// release gives back the claim of queue q (see lua/release_due.lua): come
+// says its time has come; otherwise (Close) a claim still ahead is dropped.
+// Best effort: without it the due time is run at by the next fetch of the
+// queue, U.REFRESH later at the latest.
+func (h *hub) release(q byte, come bool) {
+	timeout := rearmTimeout
+	if !come {
+		timeout = closeTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var a args
+	a.str(string(q)).flag(come)
+	if _, err := h.p.run(ctx, "release_due", scriptReleaseDue, a); err != nil && (!come || !h.p.isClosed()) {
+		h.p.log.Warn("duroxide-redis: could not give back a claimed due time", "queue", string(q), "err", err)
+	}
+}
+
+// close gives back the claims this process still holds (their times have
+// not come, and no poller of this process will run at them) and stops the
+// refresh timers. The clients must still be open.
+func (h *hub) close() {
+	h.mu.Lock()
+	var pending []byte
+	for _, pl := range h.pollers {
+		if pl.claims.stop() && !slices.Contains(pending, pl.spec.queue) {
+			pending = append(pending, pl.spec.queue)
+		}
+		if pl.rerun != nil {
+			pl.rerun.Stop()
+		}
+	}
+	h.mu.Unlock()
+	for _, q := range pending {
+		h.release(q, false)
+	}
+}
+
+// stopBlocker makes the blocker's call in flight return (its control key
+// set) and waits, for at most wait, until the pollers and the blocker have
+// stopped: they stop once the provider is closed. The clients must still be
+// open.
+func (h *hub) stopBlocker(wait time.Duration) {
+	h.mu.Lock()
+	blocking := h.blocking
+	h.mu.Unlock()
+	if blocking {
+		h.interrupt()
+	}
+	stopped := make(chan struct{})
+	go func() {
+		h.running.Wait()
+		close(stopped)
+	}()
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-stopped:
+	case <-t.C: // a server that does not answer: close under the calls
+	}
+}
+
+// rouse makes every poller run its script again (WakeFetchers): the next
+// run of each waits for no marker, and a run in flight runs again.
+func (h *hub) rouse() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, pl := range h.pollers {
+		pl.wake()
+	}
+}
+
+// interrupt sets the control key, so the call in flight returns and the
+// next one covers the keys of every watched poller. Should it fail, those
+// keys are blocked on from the next call, maxBlock later at the latest.
+func (h *hub) interrupt() {
+	ctx, cancel := context.WithTimeout(context.Background(), rearmTimeout)
+	defer cancel()
+	var a args
+	if _, err := h.p.run(ctx, "rearm_wake", scriptRearmWake, *a.str(h.ctl)); err != nil && !h.p.isClosed() {
+		h.p.log.Warn("duroxide-redis: could not make a long poll block on a new wake key", "key", h.ctl, "err", err)
+	}
+}
+
+// block is the blocker's loop, until Close.
+func (h *hub) block() {
+	defer h.running.Done()
+	for !h.p.isClosed() {
+		keys := h.prepare()
+		args := make([]any, 0, len(keys)+2)
+		args = append(args, "BZPOPMIN")
+		for _, k := range keys {
+			args = append(args, k)
+		}
+		args = append(args, strconv.FormatFloat(maxBlock.Seconds(), 'f', 3, 64))
+		// sent once: a re-sent BZPOPMIN whose first reply was lost would pop
+		// a second marker, announced work nobody is told of
+		cmd := redis.NewCmd(context.Background(), args...)
+		_ = h.p.blocking.Process(context.Background(), sendOnce(cmd))
+		res, err := cmd.Result()
+		if h.p.isClosed() {
+			return
+		}
+		h.deliver(res, err, len(keys))
+	}
+}
+
+// prepare returns the keys of the next call: the watched pollers', then the
+// control key.
+func (h *hub) prepare() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.watching = make(map[string]bool, len(h.watching))
+	keys := make([]string, 0, len(h.watching)+1)
+	for _, pl := range h.pollers {
+		if !pl.watched() {
+			continue
+		}
+		for _, k := range pl.spec.keys {
+			if !h.watching[k] {
+				h.watching[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	h.interrupting = false
+	return append(keys, h.ctl)
+}
+
+// deliver acts on what a call returned: a popped marker wakes a poller on
+// its key; a failure wakes every poller, whose callers see it in the
+// script's reply.
+func (h *hub) deliver(res any, err error, keys int) {
+	switch {
+	case err == nil:
+		key := poppedKey(res)
+		if key == "" || key == h.ctl {
+			return
+		}
+		if !h.wakeOn(key) {
+			h.p.rearm(key)
+		}
+	case errors.Is(err, redis.Nil):
+	default:
+		// a killed connection, failover or restart: the pollers find out
+		// with their next script; the pause keeps a dead server from being
+		// hammered
+		h.mu.Lock()
+		for _, pl := range h.pollers {
+			pl.wake()
+		}
+		h.mu.Unlock()
+		if errors.Is(err, redis.ErrPoolTimeout) {
+			h.warnBlocked(keys)
+		}
+		time.Sleep(retryPause)
+	}
+}
+
+// wakeOn hands the marker popped from key to a wanted poller on it, taking
+// turns; false when none is wanted: the pollers on key become dirty (and
+// leave the blocked set), and the caller puts the marker back for another
+// process.
+func (h *hub) wakeOn(key string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := len(h.pollers)
+	for i := range n {
+		pl := h.pollers[(h.next+i)%n]
+		if pl.wanted() && slices.Contains(pl.spec.keys, key) {
+			pl.wake()
+			h.next = (h.next + i + 1) % n
+			return true
+		}
+	}
+	for _, pl := range h.pollers {
+		if slices.Contains(pl.spec.keys, key) {
+			pl.wake()
+			pl.shunned = true
+		}
+	}
+	return false
+}
+
+// warnBlocked logs, at most every poolWarnEvery, that the blocker got no
+// connection from the blocking pool: its pollers then run their scripts
+// only at their due times, so work waits unannounced.
+func (h *hub) warnBlocked(keys int) {
+	h.warnMu.Lock()
+	defer h.warnMu.Unlock()
+	now := time.Now()
+	if now.Sub(h.warned) < poolWarnEvery {
+		return
+	}
+	h.warned = now
+	h.p.log.Warn("duroxide-redis: a long poll got no connection from the blocking pool; its fetchers wait unannounced work out until their next due time: raise Options.BlockingPoolSize",
+		"blocking_pool_size", h.p.blockingPoolSize, "wake_keys", keys)
+}
+
+// dueTimes are pending claimed due times, earliest first, with a timer for
+// the earliest. Every one is run at, even one superseded since: a claim is
+// anonymous in Redis, so which of several replies holds the current one is
+// not known, and one fetch too many costs less than a missed due time. The
+// hub's mutex guards it.
+type dueTimes struct {
+	at    []time.Time
+	timer *time.Timer
+}
+
+// add records a claimed time; onFire runs (in its own goroutine) when the
+// earliest comes.
+func (d *dueTimes) add(at time.Time, onFire func()) {
+	i, found := slices.BinarySearchFunc(d.at, at, time.Time.Compare)
+	if found {
+		return
+	}
+	d.at = slices.Insert(d.at, i, at)
+	if i != 0 {
+		return
+	}
+	wait := time.Until(at)
+	if d.timer == nil {
+		d.timer = time.AfterFunc(wait, onFire)
+	} else {
+		d.timer.Reset(wait)
+	}
+}
+
+// fire drops the times that have come and re-arms the timer for the next;
+// it returns the latest that had come (zero: none).
+func (d *dueTimes) fire() time.Time {
+	now := time.Now()
+	n := 0
+	for n < len(d.at) && !d.at[n].After(now) {
+		n++
+	}
+	var last time.Time
+	if n > 0 {
+		last = d.at[n-1]
+	}
+	d.at = d.at[n:]
+	if len(d.at) > 0 {
+		d.timer.Reset(time.Until(d.at[0]))
+	}
+	return last
+}
+
+// stop forgets the pending times; it reports whether there were any.
+func (d *dueTimes) stop() bool {
+	if d.timer != nil {
+		d.timer.Stop()
+	}
+	pending := len(d.at) > 0
+	d.at = nil
+	return pending
+}
+
+// isClosed reports whether Close was called.
+func (p *Provider) isClosed() bool {
+	select {
+	case <-p.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// poppedKey returns the key of a BZPOPMIN reply, or "" for none.
+func poppedKey(res any) string {
+	const popKey = 0 // BZPOPMIN replies key, member, score
+	v, ok := res.([]any)
+	if !ok || len(v) <= popKey {
+		return ""
+	}
+	key, _ := v[popKey].(string)
+	return key
+}
+
+// rearm puts back a popped marker nobody here will answer (no caller
+// waits), so a fetcher elsewhere still gets it. Best effort: a failure only
+// delays that fetcher until its next scheduled run.
+func (p *Provider) rearm(key string) {
+	if key == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), rearmTimeout)
+	defer cancel()
+	var a args
+	if _, err := p.run(ctx, "rearm_wake", scriptRearmWake, *a.str(key)); err != nil && !p.isClosed() {
+		// after Close the clients may be gone: the attempt was all that was owed
+		p.log.Warn("duroxide-redis: could not put back a wake-up marker", "key", key, "err", err)
+	}
+}
