@@ -139,7 +139,8 @@ type Options struct {
 	// ScheduleRefresh bounds how long the scheduler sleeps before it reads
 	// the next due time again (default 1s): it sleeps until the earliest
 	// firing is due, and this is how soon it sees a schedule created, changed
-	// or triggered elsewhere, and a buffered firing's instance end.
+	// or triggered through another runtime's client (its own client's writes
+	// wake it); while a firing is buffered it looks every 100ms at most.
 	ScheduleRefresh time.Duration
 	// ScheduleLease is how long a claimed firing is this runtime's to start
 	// (default 30s): a firing not confirmed by then (its runtime stopped

@@ -77,6 +77,7 @@ func newRuntime(p duroxide.Provider, reg *Registry, opts Options) (*Runtime, err
 		execs: newExecutionIDs(maxRememberedExecutions), sessions: newSessionTracker(), schedWake: make(chan struct{}, 1),
 		cache: newInstanceCache(opts.InstanceCacheEntries, opts.InstanceCacheBytes, opts.OrchestratorLockTimeout),
 	}
+	rt.client.wake = rt.WakeScheduler
 	base := stickyContext(context.Background(), p, rt.id, opts, rt.cache.enabled())
 	rt.ctx, rt.stop = context.WithCancel(base)
 	rt.work, rt.abort = context.WithCancel(base)

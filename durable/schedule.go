@@ -269,7 +269,16 @@ func (c *Client) putSchedule(ctx context.Context, op, mode string, s Schedule) e
 		return invalidInput(op, "schedule %q: %v", s.ID, err)
 	}
 	_, err = st.UpsertSchedule(ctx, s.ID, string(spec), mode, nil)
+	c.wakeScheduler(err)
 	return err
+}
+
+// wakeScheduler wakes the scheduler of the client's runtime, if any, after
+// a successful schedule write.
+func (c *Client) wakeScheduler(err error) {
+	if err == nil && c.wake != nil {
+		c.wake()
+	}
 }
 
 // DeleteSchedule removes a schedule and its firing records (ErrNotFound
@@ -304,7 +313,9 @@ func (c *Client) ResumeSchedule(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	return st.PauseSchedule(ctx, id, false, "")
+	err = st.PauseSchedule(ctx, id, false, "")
+	c.wakeScheduler(err)
+	return err
 }
 
 // TriggerSchedule fires a schedule now, outside its times (paused or not),
@@ -320,6 +331,7 @@ func (c *Client) TriggerSchedule(ctx context.Context, id string) (string, error)
 	if err != nil {
 		return "", err
 	}
+	c.wakeScheduler(nil)
 	return FiringInstanceID(id, time.UnixMilli(int64(ms))), nil
 }
 

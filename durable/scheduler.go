@@ -9,6 +9,9 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
+// bufferedPoll bounds the sleep while a schedule holds a buffered firing.
+const bufferedPoll = 100 * time.Millisecond
+
 // maxClaim is how many firings one claim takes; a full claim is followed
 // by another at once.
 const maxClaim = 16
@@ -92,6 +95,11 @@ func (r *Runtime) scheduleOnce(ctx context.Context, store duroxide.ScheduleStore
 		}
 	}
 	wait := r.opts.ScheduleRefresh
+	if due.Buffered > 0 {
+		// a buffered firing waits for an instance to end, which nothing
+		// announces: look more often while one is held
+		wait = min(wait, bufferedPoll)
+	}
 	for _, at := range []struct {
 		ms  uint64
 		set bool

@@ -2,7 +2,6 @@ package durabletest
 
 import (
 	"os"
-	"time"
 
 	"github.com/duroxide-go/duroxide-redis/durable"
 )
@@ -19,12 +18,6 @@ const EnvInstanceCache = "DUROXIDE_INSTANCE_CACHE"
 // (EnvInstanceCache): what an Env's runtimes get, for test harnesses that
 // build their runtimes themselves.
 func EnvOptions(o durable.Options) durable.Options {
-	if o.ScheduleRefresh == 0 {
-		// the scheduler sees a buffered firing's instance end, or a
-		// schedule created through another runtime's client, this soon
-		// (Advance wakes the Env's schedulers at once)
-		o.ScheduleRefresh = 50 * time.Millisecond
-	}
 	if os.Getenv(EnvInstanceCache) == "off" && o.InstanceCacheEntries == 0 {
 		o.InstanceCacheEntries = -1
 	}
