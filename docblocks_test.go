@@ -67,6 +67,7 @@ var docHolders = map[string]docHolder{
 	"durable/doc.go:package": {file: "durable/example_test.go",
 		compileOnly: "the block is a whole program; Example runs its main on an embedded Redis and checks the output"},
 	"README.md#Testing your workflows": {file: "durable/durabletest/readme_test.go", fn: "TestProcessOrder"},
+	"README.md#Schedules":              {file: "durable/durabletest/readme_schedules_test.go", fn: "TestNightlyReport"},
 	"redisprovider/redislog.go:RedisLogger": {file: "docblocks_holders_test.go", fn: "docRedisLogger",
 		compileOnly: "it sets go-redis's process-wide logger, which a test cannot restore"},
 	"durable/durabletest/backend.go:Each": {file: "durable/docblocks_test.go", fn: "TestDocDurabletestEach"},

@@ -129,6 +129,14 @@ var families = []family{
 	// starts that a runtime fetched and handed back (duroxide.PendingStartNoter)
 	{"pending", "pend", []partKind{str}, "HASH: why the start of an instance without record did not run (orchestration, version, attempt, max attempts, reason, noted at); removed when the instance is created or deleted"},
 	{"ipending", "ipend", nil, "ZSET: instances that have a pending-start note (instance -> noted at)"},
+
+	// schedules (duroxide.ScheduleStore): namespace-wide, in the namespace's own tag
+	{"sched", "sch", []partKind{str}, "HASH: a schedule (spec JSON, rev, paused, note, next nominal time or 'end', fire time, the firing in progress (pnom, pkind), the buffered firing, the last started instance, created and updated times)"},
+	{"schedall", "scha", nil, "ZSET: every schedule (id -> created at)"},
+	{"scheddue", "schd", nil, "ZSET: active schedules with no firing in progress (id -> when the next firing is due; 0: its next time is to be computed)"},
+	{"schedpend", "schp", nil, "ZSET: schedules with a claimed firing not yet confirmed (id -> lease expiry; due now: claimable again)"},
+	{"schedbuf", "schb", nil, "ZSET: schedules holding a buffered firing (id -> buffered at)"},
+	{"schedfires", "schf", []partKind{str}, "ZSET: recent firings of a schedule ('<nominal> <outcome> <at> <instance>' -> nominal time), the newest 100"},
 }
 
 // familyByToken indexes families for build.
@@ -200,6 +208,27 @@ func (k Keys) PendingStart(instance string) string { return k.build("pend", inst
 // PendingStarts names the index of the instances that have a pending-start
 // note, by the time it was written.
 func (k Keys) PendingStarts() string { return k.build("ipend") }
+
+// Schedule names the record of a schedule.
+func (k Keys) Schedule(id string) string { return k.build("sch", id) }
+
+// SchedulesAll names the index of every schedule by creation time.
+func (k Keys) SchedulesAll() string { return k.build("scha") }
+
+// SchedulesDue names the index of active schedules by the time their next
+// firing is due: what a scheduler claims from.
+func (k Keys) SchedulesDue() string { return k.build("schd") }
+
+// SchedulesPending names the index of claimed, unconfirmed firings by lease
+// expiry: an expired one is claimed again (its start is idempotent).
+func (k Keys) SchedulesPending() string { return k.build("schp") }
+
+// SchedulesBuffered names the index of schedules holding a buffered firing
+// (overlap policy BufferOne).
+func (k Keys) SchedulesBuffered() string { return k.build("schb") }
+
+// ScheduleFirings names the recent firings of a schedule.
+func (k Keys) ScheduleFirings(id string) string { return k.build("schf", id) }
 
 // Meta names the namespace's layout record (see NamespaceLayout).
 func (k Keys) Meta() string { return k.build("meta") }

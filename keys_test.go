@@ -21,6 +21,12 @@ func TestKeysGoAndLuaAgree(t *testing.T) {
 		got  string
 	}{
 		{"seq", nil, k.Seq()},
+		{"sched", []string{"a:b"}, k.Schedule("a:b")},
+		{"schedall", nil, k.SchedulesAll()},
+		{"scheddue", nil, k.SchedulesDue()},
+		{"schedpend", nil, k.SchedulesPending()},
+		{"schedbuf", nil, k.SchedulesBuffered()},
+		{"schedfires", []string{"a:b"}, k.ScheduleFirings("a:b")},
 		{"stats", nil, k.Stats()},
 		{"wakedue", nil, k.WakeDue()},
 		{"dueclaim", nil, k.DueClaim()},

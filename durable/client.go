@@ -34,6 +34,10 @@ var ErrNoManagement = errors.New("durable: provider has no management capability
 type Client struct {
 	p          duroxide.Provider
 	maxPayload int // MaxPayloadBytes unless a test lowers it
+	// wake, set on a runtime's own client, wakes its scheduler after a
+	// schedule write, so the write is acted on without waiting for a
+	// refresh.
+	wake func()
 }
 
 // NewClient returns a client on p.

@@ -131,6 +131,23 @@ type Options struct {
 	// the storage server (durabletest does) so timers can be run forward.
 	Clock func() time.Time
 
+	// DisableScheduler turns off the runtime's scheduler, the loop that
+	// fires schedules (Client.CreateSchedule) on a provider that stores them
+	// (duroxide.ScheduleStore). Any number of runtimes may run it: each
+	// firing is claimed by one of them, atomically in the store.
+	DisableScheduler bool
+	// ScheduleRefresh bounds how long the scheduler sleeps before it reads
+	// the next due time again (default 1s): it sleeps until the earliest
+	// firing is due, and this is how soon it sees a schedule created, changed
+	// or triggered through another runtime's client (its own client's writes
+	// wake it); while a firing is buffered it looks every 100ms at most.
+	ScheduleRefresh time.Duration
+	// ScheduleLease is how long a claimed firing is this runtime's to start
+	// (default 30s): a firing not confirmed by then (its runtime stopped
+	// between claim and start) is claimed again by any scheduler, and its
+	// start, under the same instance id, is not doubled.
+	ScheduleLease time.Duration
+
 	// maxPayloadBytes is MaxPayloadBytes unless a test lowers it, so tests
 	// of the limit need not build payloads of that size.
 	maxPayloadBytes int
@@ -165,6 +182,8 @@ func (o Options) withDefaults() Options {
 	setDur(&o.SessionLockRenewalBuffer, 5*time.Second)
 	setDur(&o.SessionIdleTimeout, 5*time.Minute)
 	setDur(&o.SessionCleanupInterval, 5*time.Minute)
+	setDur(&o.ScheduleRefresh, time.Second)
+	setDur(&o.ScheduleLease, 30*time.Second)
 	if o.InstanceCacheEntries == 0 {
 		o.InstanceCacheEntries = 1000
 	}

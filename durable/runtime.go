@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
@@ -40,6 +41,9 @@ type Runtime struct {
 	execs    *executionIDs // the executions parentExecution answers with
 	sessions *sessionTracker
 	inflight inflightSet // the turns and activities running, for Shutdown
+
+	schedWake chan struct{}                // WakeScheduler's signal
+	schedHook atomic.Pointer[scheduleHook] // tests' stops between claim and confirm
 }
 
 // NewRuntime validates the options and starts the dispatchers. The registry
@@ -70,9 +74,10 @@ func newRuntime(p duroxide.Provider, reg *Registry, opts Options) (*Runtime, err
 	rt := &Runtime{
 		p: p, reg: reg, opts: opts, id: randomID(), client: &Client{p: p, maxPayload: opts.maxPayloadBytes},
 		support: support, filter: duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemverRange{support}},
-		execs: newExecutionIDs(maxRememberedExecutions), sessions: newSessionTracker(),
+		execs: newExecutionIDs(maxRememberedExecutions), sessions: newSessionTracker(), schedWake: make(chan struct{}, 1),
 		cache: newInstanceCache(opts.InstanceCacheEntries, opts.InstanceCacheBytes, opts.OrchestratorLockTimeout),
 	}
+	rt.client.wake = rt.WakeScheduler
 	base := stickyContext(context.Background(), p, rt.id, opts, rt.cache.enabled())
 	rt.ctx, rt.stop = context.WithCancel(base)
 	rt.work, rt.abort = context.WithCancel(base)
@@ -153,6 +158,7 @@ func (r *Runtime) startDispatchers() {
 		r.goLoop(func() { r.workerLoop(i) })
 	}
 	r.goLoop(r.sessionManager)
+	r.goLoop(r.schedulerLoop)
 }
 
 func (r *Runtime) goLoop(fn func()) {

@@ -11,6 +11,7 @@ package redisprovider
 // also serves prune_executions_bulk. rearm_wake and release_due serve the pollers, no method;
 // open_namespace and relay_messages serve Partitioned.
 // enqueue_for_orchestrator_checked serves the optional CheckedEnqueuer.
+// The schedule_* scripts serve duroxide.ScheduleStore.
 // enqueue_for_orchestrator and enqueue_for_worker also serve the batch
 // methods, enqueue_for_orchestrator_batch and enqueue_for_worker_batch.
 // abandon_orchestration_item_with_note, get_pending_start and
@@ -63,6 +64,16 @@ const (
 	scriptRenewOrchestrationItemLock
 	scriptRenewSessionLock
 	scriptRenewWorkItemLock
+	scriptScheduleClaim
+	scriptScheduleConfirm
+	scriptScheduleDelete
+	scriptScheduleGet
+	scriptScheduleList
+	scriptScheduleNextDue
+	scriptSchedulePause
+	scriptScheduleTakeBuffered
+	scriptScheduleTrigger
+	scriptScheduleUpsert
 	scriptCount // not a script: the number of them
 )
 
@@ -109,6 +120,16 @@ var scriptFiles = [scriptCount]string{
 	scriptRenewOrchestrationItemLock:       "renew_orchestration_item_lock",
 	scriptRenewSessionLock:                 "renew_session_lock",
 	scriptRenewWorkItemLock:                "renew_work_item_lock",
+	scriptScheduleClaim:                    "schedule_claim",
+	scriptScheduleConfirm:                  "schedule_confirm",
+	scriptScheduleDelete:                   "schedule_delete",
+	scriptScheduleGet:                      "schedule_get",
+	scriptScheduleList:                     "schedule_list",
+	scriptScheduleNextDue:                  "schedule_next_due",
+	scriptSchedulePause:                    "schedule_pause",
+	scriptScheduleTakeBuffered:             "schedule_take_buffered",
+	scriptScheduleTrigger:                  "schedule_trigger",
+	scriptScheduleUpsert:                   "schedule_upsert",
 }
 
 // String returns the script's name, which is its file's and, for most, its

@@ -34,7 +34,7 @@ type command struct {
 }
 
 // commandOrder is the order in which help lists the commands.
-var commandOrder = []string{"instances", "show", "history", "tree", "stats", "ui", "start", "raise", "enqueue", "cancel", "delete", "prune", "functions"}
+var commandOrder = []string{"instances", "show", "history", "tree", "stats", "ui", "start", "raise", "enqueue", "cancel", "delete", "prune", "schedules", "functions"}
 
 // commands is the subcommand table.
 func commands() map[string]command {
@@ -51,6 +51,7 @@ func commands() map[string]command {
 		"cancel":    {"INSTANCE [--reason R]", "cancel a running instance", runCancel},
 		"delete":    {"INSTANCE [--force] | --completed-before T", "delete an instance tree, or old terminal ones", runDelete},
 		"prune":     {"INSTANCE|--all --keep-last N", "delete old executions, keeping the newest N", runPrune},
+		"schedules": {"list | VERB ID [--cron C | --every D ...]", "schedules that start an orchestration on cron times or an interval; VERB: describe, create, update, pause, resume, trigger, delete", runSchedules},
 		"functions": {"[--delete-stale]", "list (or delete) function libraries of older versions", runFunctions},
 	}
 }
@@ -262,7 +263,7 @@ Exit codes:
   %d  failure of another kind
   %d  invalid usage or input (nothing was changed)
   %d  instance or execution not found
-  %d  conflict: the instance's state forbids the operation
+  %d  conflict: the instance's (or schedule's) state forbids the operation, or it already exists
   %d  Redis unreachable or busy (retrying later may work)
 `, exitOK, exitFailure, exitInvalid, exitNotFound, exitConflict, exitUnavailable)
 }

@@ -111,7 +111,7 @@ func newUIServer(c *cli, s *session, o uiOptions) (*uiServer, error) {
 		return nil, err
 	}
 	u := &uiServer{c: c, s: s, opts: o, csrf: hex.EncodeToString(b[:]), lister: providerLister{s}, sampler: newSampler(s, 120)}
-	if err := u.parsePages("overview", "instances", "instance", "error"); err != nil {
+	if err := u.parsePages("overview", "instances", "instance", "schedules", "error"); err != nil {
 		return nil, err
 	}
 	u.sampler.sample(c.base) // the overview has figures from its first view
@@ -121,6 +121,7 @@ func newUIServer(c *cli, s *session, o uiOptions) (*uiServer, error) {
 	mux.HandleFunc("GET /{$}", u.overview)
 	mux.HandleFunc("GET /instances", u.instances)
 	mux.HandleFunc("GET /instances/{id}", u.instance)
+	mux.HandleFunc("GET /schedules", u.schedules)
 	mux.HandleFunc("POST /instances/{id}/cancel", u.action(u.cancel))
 	mux.HandleFunc("POST /instances/{id}/raise", u.action(u.raise))
 	mux.HandleFunc("POST /instances/{id}/delete", u.action(u.delete))
@@ -147,6 +148,7 @@ func (u *uiServer) parsePages(names ...string) error {
 func (u *uiServer) funcs() template.FuncMap {
 	return template.FuncMap{
 		"rel":      func(ms uint64) string { return relTime(msTime(ms), u.c.now()) },
+		"relt":     func(t time.Time) string { return relTime(t, u.c.now()) },
 		"rfc":      func(ms uint64) string { return rfcTime(ms) },
 		"span":     spanText,
 		"short":    func(s string) string { return abbreviate(s, payloadWidth) },

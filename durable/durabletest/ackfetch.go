@@ -32,7 +32,24 @@ func (c *config) runtimeProvider(p duroxide.Provider) duroxide.Provider {
 		p = c.wrap(p)
 	}
 	if c.plain {
-		p = PlainProvider{p}
+		p = plain(p)
 	}
 	return p
+}
+
+// scheduledPlainProvider is a PlainProvider that keeps the schedule store:
+// schedules are no fast path of the runtime, and without them the Env's
+// client could not create any.
+type scheduledPlainProvider struct {
+	PlainProvider
+	duroxide.ScheduleStore
+}
+
+// plain hides p's ack-and-fetch calls: PlainProvider, keeping
+// duroxide.ScheduleStore when p has it.
+func plain(p duroxide.Provider) duroxide.Provider {
+	if s, ok := p.(duroxide.ScheduleStore); ok {
+		return scheduledPlainProvider{PlainProvider{p}, s}
+	}
+	return PlainProvider{p}
 }

@@ -1,6 +1,7 @@
 package durabletest
 
 import (
+	"slices"
 	"time"
 )
 
@@ -16,7 +17,7 @@ func (e *Env) Now() time.Time {
 // Advance moves the clock forward by d: timers due by then fire, delayed
 // messages become visible and locks held longer than that expire. It wakes
 // the fetchers of every runtime of the Env (they share its Provider) so they
-// look again at once; a provider of your own on the Env's server sees the
+// look again at once, and so do their schedulers; a provider of your own on the Env's server sees the
 // jump at its next refresh, within 10 s.
 //
 // Only a Clocked backend (miniredis) has a clock to move: on a real server
@@ -35,6 +36,12 @@ func (e *Env) Advance(d time.Duration) {
 	// again (a marker through Redis would miss a fetcher whose registration
 	// a script at the new time just purged as stale).
 	e.Provider.WakeFetchers()
+	e.mu.Lock()
+	runtimes := slices.Clone(e.runtimes)
+	e.mu.Unlock()
+	for _, rt := range runtimes {
+		rt.WakeScheduler()
+	}
 }
 
 // syncClock sets Redis's clock to Now. miniredis's clock stands still once

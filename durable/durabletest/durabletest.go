@@ -70,6 +70,8 @@ type Env struct {
 	skipChecks atomic.Int64
 	stop       chan struct{}
 	done       chan struct{}
+	// runtimes are the Env's runtimes, whose schedulers Advance wakes.
+	runtimes []*durable.Runtime
 }
 
 // Option adjusts the environment.
@@ -137,7 +139,7 @@ func (e *Env) NewRuntime(t testing.TB, reg *durable.Registry, opts durable.Optio
 	t.Helper()
 	var p duroxide.Provider = e.Provider
 	if e.plain {
-		p = PlainProvider{p}
+		p = plain(p)
 	}
 	rt := e.newRuntime(p, reg, opts)
 	t.Cleanup(func() { shutdown(t, rt) })
@@ -152,6 +154,9 @@ func (e *Env) newRuntime(p duroxide.Provider, reg *durable.Registry, opts durabl
 	if err != nil {
 		e.t.Fatalf("durabletest: runtime: %v", err)
 	}
+	e.mu.Lock()
+	e.runtimes = append(e.runtimes, rt)
+	e.mu.Unlock()
 	return rt
 }
 

@@ -97,6 +97,9 @@ type idleState struct {
 // moving from a queue to a lock, or from an outbox to its partition, cannot
 // hide between two reads.
 func (e *Env) idle(ctx context.Context) (idleState, bool) {
+	if e.bufferedReleasable(ctx) {
+		return idleState{}, false
+	}
 	parts := make([]*partIdle, e.Provider.Partitions())
 	for i := range parts {
 		k := e.Provider.Partition(i).Keys()
@@ -107,10 +110,15 @@ func (e *Env) idle(ctx context.Context) (idleState, bool) {
 		parts[i] = &partIdle{k: k, queues: queues}
 	}
 	now := "(" + strconv.FormatInt(e.Now().UnixMilli(), 10)
+	ns := e.Provider.Namespace()
+	var schedDue *redis.ZSliceCmd
+	var schedPending *redis.IntCmd
 	_, err := e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		for _, part := range parts {
 			part.read(ctx, p, now)
 		}
+		schedDue = p.ZRangeWithScores(ctx, ns.SchedulesDue(), 0, 0)
+		schedPending = p.ZCard(ctx, ns.SchedulesPending())
 		return nil
 	})
 	if err != nil && err != redis.Nil {
@@ -118,6 +126,14 @@ func (e *Env) idle(ctx context.Context) (idleState, bool) {
 	}
 	var st idleState
 	due := int64(-1)
+	// A firing claimed and not confirmed is a start under way; a due
+	// schedule is a due time like a timer's.
+	if schedPending.Val() > 0 {
+		return idleState{}, false
+	}
+	if z := schedDue.Val(); len(z) > 0 {
+		due = int64(z[0].Score)
+	}
 	for _, part := range parts {
 		d, ok := part.idle()
 		if !ok {
@@ -244,4 +260,27 @@ func (e *Env) waitSkippingUnless(hold func() bool, wait func()) {
 	defer wg.Wait()
 	defer close(stop)
 	wait()
+}
+
+// bufferedReleasable reports whether a schedule holds a buffered firing
+// whose awaited instance has ended: the scheduler is about to start it, so
+// time must not move. It reads before the idle snapshot: an instance ending
+// after this read needs a turn the snapshot sees.
+func (e *Env) bufferedReleasable(ctx context.Context) bool {
+	ns := e.Provider.Namespace()
+	ids, err := e.rdb.ZRange(ctx, ns.SchedulesBuffered(), 0, -1).Result()
+	if err != nil {
+		return true
+	}
+	for _, id := range ids {
+		last, err := e.rdb.HGet(ctx, ns.Schedule(id), "last").Result()
+		if err != nil {
+			return true
+		}
+		st, err := e.Client.Status(ctx, last)
+		if err != nil || st.IsTerminal() {
+			return true
+		}
+	}
+	return false
 }

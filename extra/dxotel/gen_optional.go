@@ -25,6 +25,7 @@ var passThroughs = []struct{ iface, mixin string }{
 	{"CheckedEnqueuer", "checkedEnqueue"},
 	{"PendingStartNoter", "pendingStartNote"},
 	{"OrchestrationAckReporter", "orchestrationAckReport"},
+	{"ScheduleStore", "scheduleStore"},
 }
 
 func main() {

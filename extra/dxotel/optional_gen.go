@@ -18,6 +18,7 @@ var optional = [...]reflect.Type{
 	reflect.TypeFor[duroxide.CheckedEnqueuer](),
 	reflect.TypeFor[duroxide.PendingStartNoter](),
 	reflect.TypeFor[duroxide.OrchestrationAckReporter](),
+	reflect.TypeFor[duroxide.ScheduleStore](),
 }
 
 // withCapabilities returns w as a value whose type implements exactly the
@@ -980,6 +981,1094 @@ func withCapabilities(w *provider, mask uint) Provider {
 			pendingStartNote
 			orchestrationAckReport
 		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}}
+	case 128:
+		return &struct {
+			*provider
+			scheduleStore
+		}{w, scheduleStore{w}}
+	case 129:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, scheduleStore{w}}
+	case 130:
+		return &struct {
+			*provider
+			workAckFetch
+			scheduleStore
+		}{w, workAckFetch{w}, scheduleStore{w}}
+	case 131:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, scheduleStore{w}}
+	case 132:
+		return &struct {
+			*provider
+			batchEnqueue
+			scheduleStore
+		}{w, batchEnqueue{w}, scheduleStore{w}}
+	case 133:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, scheduleStore{w}}
+	case 134:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			scheduleStore
+		}{w, workAckFetch{w}, batchEnqueue{w}, scheduleStore{w}}
+	case 135:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, scheduleStore{w}}
+	case 136:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			scheduleStore
+		}{w, lazyHistoryFetch{w}, scheduleStore{w}}
+	case 137:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, scheduleStore{w}}
+	case 138:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			scheduleStore
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, scheduleStore{w}}
+	case 139:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, scheduleStore{w}}
+	case 140:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			scheduleStore
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, scheduleStore{w}}
+	case 141:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, scheduleStore{w}}
+	case 142:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			scheduleStore
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, scheduleStore{w}}
+	case 143:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, scheduleStore{w}}
+	case 144:
+		return &struct {
+			*provider
+			checkedEnqueue
+			scheduleStore
+		}{w, checkedEnqueue{w}, scheduleStore{w}}
+	case 145:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			checkedEnqueue
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, checkedEnqueue{w}, scheduleStore{w}}
+	case 146:
+		return &struct {
+			*provider
+			workAckFetch
+			checkedEnqueue
+			scheduleStore
+		}{w, workAckFetch{w}, checkedEnqueue{w}, scheduleStore{w}}
+	case 147:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			checkedEnqueue
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, checkedEnqueue{w}, scheduleStore{w}}
+	case 148:
+		return &struct {
+			*provider
+			batchEnqueue
+			checkedEnqueue
+			scheduleStore
+		}{w, batchEnqueue{w}, checkedEnqueue{w}, scheduleStore{w}}
+	case 149:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			checkedEnqueue
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, scheduleStore{w}}
+	case 150:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			scheduleStore
+		}{w, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, scheduleStore{w}}
+	case 151:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, scheduleStore{w}}
+	case 152:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			checkedEnqueue
+			scheduleStore
+		}{w, lazyHistoryFetch{w}, checkedEnqueue{w}, scheduleStore{w}}
+	case 153:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, scheduleStore{w}}
+	case 154:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			scheduleStore
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, scheduleStore{w}}
+	case 155:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, scheduleStore{w}}
+	case 156:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			scheduleStore
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, scheduleStore{w}}
+	case 157:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, scheduleStore{w}}
+	case 158:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			scheduleStore
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, scheduleStore{w}}
+	case 159:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, scheduleStore{w}}
+	case 160:
+		return &struct {
+			*provider
+			pendingStartNote
+			scheduleStore
+		}{w, pendingStartNote{w}, scheduleStore{w}}
+	case 161:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			pendingStartNote
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 162:
+		return &struct {
+			*provider
+			workAckFetch
+			pendingStartNote
+			scheduleStore
+		}{w, workAckFetch{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 163:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			pendingStartNote
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 164:
+		return &struct {
+			*provider
+			batchEnqueue
+			pendingStartNote
+			scheduleStore
+		}{w, batchEnqueue{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 165:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			pendingStartNote
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 166:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			pendingStartNote
+			scheduleStore
+		}{w, workAckFetch{w}, batchEnqueue{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 167:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			pendingStartNote
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 168:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			pendingStartNote
+			scheduleStore
+		}{w, lazyHistoryFetch{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 169:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			pendingStartNote
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 170:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			pendingStartNote
+			scheduleStore
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 171:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			pendingStartNote
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 172:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+			scheduleStore
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 173:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 174:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+			scheduleStore
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 175:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 176:
+		return &struct {
+			*provider
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+		}{w, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 177:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 178:
+		return &struct {
+			*provider
+			workAckFetch
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+		}{w, workAckFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 179:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 180:
+		return &struct {
+			*provider
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+		}{w, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 181:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 182:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+		}{w, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 183:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 184:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+		}{w, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 185:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 186:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 187:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 188:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 189:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 190:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 191:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}}
+	case 192:
+		return &struct {
+			*provider
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckReport{w}, scheduleStore{w}}
+	case 193:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 194:
+		return &struct {
+			*provider
+			workAckFetch
+			orchestrationAckReport
+			scheduleStore
+		}{w, workAckFetch{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 195:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 196:
+		return &struct {
+			*provider
+			batchEnqueue
+			orchestrationAckReport
+			scheduleStore
+		}{w, batchEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 197:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 198:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			orchestrationAckReport
+			scheduleStore
+		}{w, workAckFetch{w}, batchEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 199:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 200:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			orchestrationAckReport
+			scheduleStore
+		}{w, lazyHistoryFetch{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 201:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 202:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			orchestrationAckReport
+			scheduleStore
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 203:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 204:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			orchestrationAckReport
+			scheduleStore
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 205:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 206:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			orchestrationAckReport
+			scheduleStore
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 207:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 208:
+		return &struct {
+			*provider
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+		}{w, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 209:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 210:
+		return &struct {
+			*provider
+			workAckFetch
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+		}{w, workAckFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 211:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 212:
+		return &struct {
+			*provider
+			batchEnqueue
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+		}{w, batchEnqueue{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 213:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 214:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+		}{w, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 215:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 216:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+		}{w, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 217:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 218:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 219:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 220:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 221:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 222:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 223:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 224:
+		return &struct {
+			*provider
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 225:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 226:
+		return &struct {
+			*provider
+			workAckFetch
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, workAckFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 227:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 228:
+		return &struct {
+			*provider
+			batchEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, batchEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 229:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 230:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, workAckFetch{w}, batchEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 231:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 232:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 233:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 234:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 235:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 236:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 237:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 238:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 239:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 240:
+		return &struct {
+			*provider
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 241:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 242:
+		return &struct {
+			*provider
+			workAckFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, workAckFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 243:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 244:
+		return &struct {
+			*provider
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 245:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 246:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 247:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 248:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 249:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 250:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 251:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 252:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 253:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 254:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 255:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
 	}
 	return w
 }
