@@ -16,3 +16,12 @@ func UnregisteredDelay(o Options, attempt uint32) time.Duration {
 	r := &Runtime{opts: o.withDefaults()}
 	return r.unregisteredDelay(attempt)
 }
+
+// EffectiveOptions is o with the runtime's defaults filled in.
+func EffectiveOptions(o Options) Options { return o.withDefaults() }
+
+// RenewalInterval is how often a lock of lockTimeout with the given
+// renewal buffer is renewed.
+func RenewalInterval(lockTimeout, buffer time.Duration) time.Duration {
+	return renewalInterval(lockTimeout, buffer)
+}
