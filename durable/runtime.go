@@ -146,6 +146,11 @@ func (r *Runtime) Shutdown(ctx context.Context) error {
 func (r *Runtime) CacheStats() CacheStats { return r.cache.snapshot() }
 
 func (r *Runtime) startDispatchers() {
+	// duroxide declares its capability at startup; Debug here, since a plain
+	// run logs nothing at Info.
+	r.opts.Logger.Debug("durable: runtime started", "runtime", r.id,
+		"supported_replay_versions", ">="+r.support.Min.String()+" <="+r.support.Max.String(),
+		"orchestration_concurrency", r.opts.OrchestrationConcurrency, "worker_concurrency", r.opts.WorkerConcurrency)
 	for i := 0; i < r.opts.OrchestrationConcurrency; i++ {
 		r.goLoop(func() { r.orchestrationLoop(i) })
 	}
