@@ -95,8 +95,8 @@ func TestTagSerde(t *testing.T) {
 	t.Run("kv_event_kinds_backward_compat", func(t *testing.T) {
 		for s, want := range map[string]duroxide.EventKind{
 			`"type":"KeyValueSet","key":"k","value":"v"}`: duroxide.KeyValueSetEvent{Key: "k", Value: "v"},
-			`"type":"KeyValueCleared","key":"k"}`:          duroxide.KeyValueClearedEvent{Key: "k"},
-			`"type":"KeyValuesCleared"}`:                   duroxide.KeyValuesClearedEvent{},
+			`"type":"KeyValueCleared","key":"k"}`:         duroxide.KeyValueClearedEvent{Key: "k"},
+			`"type":"KeyValuesCleared"}`:                  duroxide.KeyValuesClearedEvent{},
 		} {
 			if k := decodeEvent(t, eventEnvelope+s); k != want {
 				t.Errorf("%s decoded as %#v, want %#v", s, k, want)
