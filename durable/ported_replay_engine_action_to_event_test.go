@@ -48,8 +48,8 @@ func eventsOf[K duroxide.EventKind](delta []duroxide.Event) []K {
 	return out
 }
 
-
-// TestActionToEvent mirrors action_to_event.rs, one subtest per Rust test.
+// TestActionToEvent ports the tests of replay_engine/action_to_event.rs, one
+// subtest each.
 func TestActionToEvent(t *testing.T) {
 	t.Parallel()
 	started := startedEv("Orch", "")
