@@ -83,7 +83,9 @@ func TestReplayEngineKVMore(t *testing.T) {
 		}
 	}
 	read := func(k string) durable.OrchestrationFunc {
-		return func(ctx *durable.OrchestrationContext, _ string) (string, error) { return kvGet(ctx, k, "missing"), nil }
+		return func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			return kvGet(ctx, k, "missing"), nil
+		}
 	}
 	incr := func(ctx *durable.OrchestrationContext) int {
 		n, _ := strconv.Atoi(kvGet(ctx, "counter", "0"))
