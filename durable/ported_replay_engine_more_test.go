@@ -25,7 +25,9 @@ func twoSteps(first, second func(ctx *durable.OrchestrationContext) (string, err
 }
 
 func actStep(name, input string) func(ctx *durable.OrchestrationContext) (string, error) {
-	return func(ctx *durable.OrchestrationContext) (string, error) { return ctx.ScheduleActivity(name, input).Get() }
+	return func(ctx *durable.OrchestrationContext) (string, error) {
+		return ctx.ScheduleActivity(name, input).Get()
+	}
 }
 
 func timerStep(d time.Duration) func(ctx *durable.OrchestrationContext) (string, error) {
@@ -51,7 +53,9 @@ func TestReplayNondeterminismMore(t *testing.T) {
 	act := func(id uint64, name, input string) duroxide.Event {
 		return ev(id, 0, duroxide.ActivityScheduledEvent{Name: name, Input: input})
 	}
-	done := func(id, src uint64, r string) duroxide.Event { return ev(id, src, duroxide.ActivityCompletedEvent{Result: r}) }
+	done := func(id, src uint64, r string) duroxide.Event {
+		return ev(id, src, duroxide.ActivityCompletedEvent{Result: r})
+	}
 	timer := func(id uint64, at uint64) duroxide.Event { return ev(id, 0, duroxide.TimerCreatedEvent{FireAtMs: at}) }
 	fired := func(id, src, at uint64) duroxide.Event { return ev(id, src, duroxide.TimerFiredEvent{FireAtMs: at}) }
 	sub := func(id uint64) duroxide.Event {
