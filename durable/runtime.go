@@ -63,6 +63,13 @@ func newRuntime(p duroxide.Provider, reg *Registry, opts Options) (*Runtime, err
 	if err := opts.WorkerTagFilter.Validate(); err != nil {
 		return nil, invalidInput(op, "worker tag filter: %v", err)
 	}
+	// A session's idle clock is reset by its activities' lock renewals; an
+	// idle timeout not above the renewal interval could expire a session
+	// whose activity is still running (duroxide refuses it at startup too).
+	if renew := renewalInterval(opts.WorkerLockTimeout, opts.WorkerLockRenewalBuffer); opts.SessionIdleTimeout <= renew {
+		return nil, invalidInput(op, "SessionIdleTimeout %v must exceed the worker lock renewal interval %v (from WorkerLockTimeout %v and WorkerLockRenewalBuffer %v)",
+			opts.SessionIdleTimeout, renew, opts.WorkerLockTimeout, opts.WorkerLockRenewalBuffer)
+	}
 	support, err := supportedRange(opts.SupportedReplayVersions)
 	if err != nil {
 		return nil, invalidInput(op, "%v", err)
