@@ -248,8 +248,15 @@ func timerThen(d time.Duration, label string) func(ctx *durable.OrchestrationCon
 // block with the shortest timer wins.
 func TestAsyncBlockSelect3WithTimers(t *testing.T) {
 	t.Parallel()
+	// Only A's activity answers: the blocks of the longer timers would
+	// otherwise race A's activity once their timers fire too.
 	reg := durable.NewRegistry().
-		MustAddActivity("Work", prefixActivity("work")).
+		MustAddActivity("Work", func(ctx *durable.ActivityContext, in string) (string, error) {
+			if in != "A" {
+				return untilCancelled(ctx, in)
+			}
+			return "work:" + in, nil
+		}).
 		MustAddOrchestration("P", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 			fs := []durable.Future[string]{
 				ctx.Go(timerThen(10*time.Millisecond, "A")),
