@@ -115,3 +115,83 @@ func TestSampleMixedStringAndTypedTypedOrch(t *testing.T) {
 		t.Fatalf("status %v output %q, want sum=3 or up=HELLO", st.Status, st.Output)
 	}
 }
+
+// TestSampleConfigHotReloadPersistentEvents mirrors sample_config_hot_reload_persistent_events_fs:
+// queued config updates are applied in FIFO order, and one enqueued while a
+// cycle runs is drained after that cycle.
+func TestSampleConfigHotReloadPersistentEvents(t *testing.T) {
+	t.Parallel()
+	env := durabletest.Start(t, durable.NewRegistry().
+		MustAddActivity("ApplyConfig", prefixActivity("applied")).
+		MustAddOrchestration("ConfigHotReload", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			var log []string
+			drain := func() error {
+				for {
+					upd := ctx.Dequeue("ConfigUpdate")
+					if ctx.Select(upd, ctx.Timer(100*time.Millisecond)) == 1 {
+						return nil
+					}
+					cfg, err := upd.Get()
+					if err != nil {
+						return err
+					}
+					r, err := ctx.ScheduleActivity("ApplyConfig", cfg).Get()
+					if err != nil {
+						return err
+					}
+					log = append(log, r)
+				}
+			}
+			for cycle := range 3 {
+				if err := drain(); err != nil {
+					return "", err
+				}
+				if _, err := ctx.Timer(time.Second).Get(); err != nil {
+					return "", err
+				}
+				if _, err := ctx.ScheduleActivity("ApplyConfig", "cycle_"+strconv.Itoa(cycle)).Get(); err != nil {
+					return "", err
+				}
+				log = append(log, "cycle:"+strconv.Itoa(cycle))
+			}
+			if err := drain(); err != nil {
+				return "", err
+			}
+			return strings.Join(log, ","), nil
+		}))
+	const id = "inst-hot-reload"
+	if err := env.Client.StartOrchestration(t.Context(), id, "ConfigHotReload", ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"v1", "v2"} {
+		if err := env.Client.EnqueueEvent(t.Context(), id, "ConfigUpdate", v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// v3 arrives once cycle 0's activity is scheduled: mid-flight.
+	deadline := time.Now().Add(durabletest.DefaultWaitTimeout)
+	for !hasEvent(read(t, env, id), func(k duroxide.EventKind) bool {
+		a, ok := k.(duroxide.ActivityScheduledEvent)
+		return ok && a.Input == "cycle_0"
+	}) {
+		if time.Now().After(deadline) {
+			t.Fatal("cycle 0 never scheduled its activity")
+		}
+		time.Sleep(5 * time.Millisecond) // a poll interval: the loop waits for the history
+	}
+	if err := env.Client.EnqueueEvent(t.Context(), id, "ConfigUpdate", "v3"); err != nil {
+		t.Fatal(err)
+	}
+	st := env.Wait(t, id)
+	if st.Status != durable.StatusCompleted {
+		t.Fatalf("status %v: %s", st.Status, st.FailureMessage())
+	}
+	pos := map[string]int{}
+	for i, e := range strings.Split(st.Output, ",") {
+		pos[e] = i + 1
+	}
+	v1, v2, v3, c0 := pos["applied:v1"], pos["applied:v2"], pos["applied:v3"], pos["cycle:0"]
+	if v1 == 0 || v2 == 0 || v3 == 0 || c0 == 0 || !(v1 < v2 && v2 < v3 && v3 > c0) {
+		t.Fatalf("output %q: want v1, v2, v3 in order and v3 after cycle:0", st.Output)
+	}
+}
