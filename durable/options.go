@@ -74,7 +74,9 @@ type Options struct {
 	// SessionLockTimeout is the lease of a session owned by this runtime
 	// (default 30s); SessionLockRenewalBuffer is how long before expiry it is
 	// renewed (default 5s); SessionIdleTimeout is how long a session stays
-	// pinned after its last activity (default 5m); SessionCleanupInterval is
+	// pinned after its last activity (default 5m; it must exceed the worker
+	// lock renewal interval, or NewRuntime refuses the options, as a running
+	// activity's renewals are what keep its session busy); SessionCleanupInterval is
 	// how often orphaned sessions are swept (default 5m).
 	SessionLockTimeout       time.Duration
 	SessionLockRenewalBuffer time.Duration

@@ -67,6 +67,13 @@ func newRuntime(p duroxide.Provider, reg *Registry, opts Options) (*Runtime, err
 	if err := opts.WorkerTagFilter.Validate(); err != nil {
 		return nil, invalidInput(op, "worker tag filter: %v", err)
 	}
+	// A session's idle clock is reset by its activities' lock renewals; an
+	// idle timeout not above the renewal interval could expire a session
+	// whose activity is still running (duroxide refuses it at startup too).
+	if renew := renewalInterval(opts.WorkerLockTimeout, opts.WorkerLockRenewalBuffer); opts.SessionIdleTimeout <= renew {
+		return nil, invalidInput(op, "SessionIdleTimeout %v must exceed the worker lock renewal interval %v (from WorkerLockTimeout %v and WorkerLockRenewalBuffer %v)",
+			opts.SessionIdleTimeout, renew, opts.WorkerLockTimeout, opts.WorkerLockRenewalBuffer)
+	}
 	support, err := supportedRange(opts.SupportedReplayVersions)
 	if err != nil {
 		return nil, invalidInput(op, "%v", err)
@@ -151,6 +158,11 @@ func (r *Runtime) Shutdown(ctx context.Context) error {
 func (r *Runtime) CacheStats() CacheStats { return r.cache.snapshot() }
 
 func (r *Runtime) startDispatchers() {
+	// duroxide declares its capability at startup; Debug here, since a plain
+	// run logs nothing at Info.
+	r.opts.Logger.Debug("durable: runtime started", "runtime", r.id,
+		"supported_replay_versions", ">="+r.support.Min.String()+" <="+r.support.Max.String(),
+		"orchestration_concurrency", r.opts.OrchestrationConcurrency, "worker_concurrency", r.opts.WorkerConcurrency)
 	for i := 0; i < r.opts.OrchestrationConcurrency; i++ {
 		r.goLoop(func() { r.orchestrationLoop(i) })
 	}
