@@ -168,8 +168,10 @@ func TestLargeHistoryOpensPaged(t *testing.T) {
 	}
 
 	// the kind filter keeps the failures alone
-	do(t, ctx, chromedp.SetValue(css("#kind"), "ActivityFailed"), chromedp.Click(css("#kind-filter")),
-		chromedp.WaitVisible(css(`#timeline li.failed`)))
+	// the page shown before the filter has a failed event too: wait for
+	// the filtered page itself
+	do(t, ctx, chromedp.SetValue(css("#kind"), "ActivityFailed"), chromedp.Click(css("#kind-filter")))
+	pollAcrossReload(t, ctx, "the filtered page never showed", `location.search.includes("kind=ActivityFailed") && document.querySelector("#timeline li.failed") !== null`)
 	if n, all := count(t, ctx, "#timeline > li"), count(t, ctx, "#timeline > li.failed"); n != len(failed) || all != n {
 		t.Errorf("filtered by ActivityFailed: %d events, %d failed, want %d", n, all, len(failed))
 	}
