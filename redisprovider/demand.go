@@ -79,7 +79,10 @@ type pollResult struct {
 
 // request is a caller waiting for work.
 type request struct {
-	part  int // the partition it takes from; -1: any
+	part int // the partition it takes from; -1: any
+	// done is closed when its caller's context ends: no script is run for
+	// a caller that is leaving anyway
+	done  <-chan struct{}
 	state atomic.Int32
 	out   chan pollResult // buffered: a delivery never blocks
 }
@@ -95,6 +98,16 @@ const (
 	reqDone
 	reqGone
 )
+
+// ended reports whether the caller's context has ended.
+func (r *request) ended() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
 
 // leave withdraws the request: true when no poller had taken it; false
 // when the caller must read its answer from out (answered already, or a
@@ -233,7 +246,7 @@ func (s *pollSet) wait(ctx context.Context, d *demand, part int, pollTimeout tim
 			pl.h.wake(pl)
 		}
 	}
-	r := &request{part: part, out: make(chan pollResult, 1)}
+	r := &request{part: part, done: ctx.Done(), out: make(chan pollResult, 1)}
 	d.push(r)
 	t := time.NewTimer(pollTimeout)
 	defer t.Stop()

@@ -61,7 +61,7 @@ func (d *demand) reserve(part int) *request {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for i, r := range d.waiting {
-		if (r.part < 0 || r.part == part) && r.state.CompareAndSwap(reqWaiting, reqTaken) {
+		if (r.part < 0 || r.part == part) && !r.ended() && r.state.CompareAndSwap(reqWaiting, reqTaken) {
 			d.waiting = append(d.waiting[:i], d.waiting[i+1:]...)
 			return r
 		}

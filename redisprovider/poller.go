@@ -222,6 +222,10 @@ func (pl *poller) isDirty() bool {
 // serve runs the script once for the caller r: work or an error goes to r,
 // nothing puts r back in line (see demand.putBack).
 func (pl *poller) serve(r *request) {
+	if r.ended() {
+		r.answer(pollResult{}) // its caller is leaving: no lock taken for it
+		return
+	}
 	epoch := pl.begin(true)
 	item, due, err := pl.spec.once(context.Background())
 	pl.end(epoch, item != nil, due, err)
