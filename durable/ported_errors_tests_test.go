@@ -198,12 +198,15 @@ func TestEventAfterCompletionIsIgnored(t *testing.T) {
 // TestEventBeforeSubscriptionAfterStartIsIgnored mirrors
 // event_before_subscription_after_start_is_ignored: an event raised while
 // the orchestration is still in its first timer is recorded but never
-// delivered to the subscription made later, so the deadline wins.
+// delivered to the subscription made later, so the deadline wins. The first
+// timer is an hour of skipped time, not duroxide's 10 ms of real time: the
+// event must be recorded before the timer fires, and a raise slower than the
+// timer (a loaded machine) made the event arrive after the subscription.
 func TestEventBeforeSubscriptionAfterStartIsIgnored(t *testing.T) {
 	t.Parallel()
 	const instance = "inst-pre-sub-drop-1"
 	reg := durable.NewRegistry().MustAddOrchestration("PreSubscriptionTest", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		if _, err := ctx.Timer(10 * time.Millisecond).Get(); err != nil {
+		if _, err := ctx.Timer(time.Hour).Get(); err != nil {
 			return "", err
 		}
 		ev := ctx.WaitForEvent("Evt")
