@@ -184,14 +184,16 @@ func (d *demand) push(r *request) {
 	d.match()
 }
 
-// want queues a dirty poller for the next request, behind the others.
-func (d *demand) want(pl *poller) {
+// want queues a dirty poller for the next request, behind the others; it
+// reports whether the poller holds a request now.
+func (d *demand) want(pl *poller) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !pl.busy.Load() && !slices.Contains(d.wanting, pl) {
 		d.wanting = append(d.wanting, pl)
 	}
 	d.match()
+	return pl.busy.Load()
 }
 
 // unwant takes a poller that became clean out of line.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -265,5 +266,107 @@ func TestCrossPartitionDeletionRefusedWhenAStatusReadFails(t *testing.T) {
 		if d, err := b.pp.of(id).GetQueueDepths(b.ctx); err != nil || d.OrchestratorQueue != 1 {
 			t.Fatalf("partition of %s after the refused deletion: %+v, %v; want its start still queued", id, d, err)
 		}
+	}
+}
+
+// TestPartitionedOwnersBothWake: two session owners each wait over two
+// partitions and a plain item lands in each. Each partition's marker wakes
+// one poller; when both wake the same owner's pollers, one of them finds
+// that owner's only caller served by the other partition, and the other
+// owner sleeps until its next refresh with the item waiting
+// (TestClusterPartitioned's SessionOwnersBothWokenByPlainWork on CI). The
+// two partitions' pops are lined up (popBarrier) so that both markers are
+// handed out at once, as on a loaded machine.
+func TestPartitionedOwnersBothWake(t *testing.T) {
+	t.Parallel()
+	const rounds = 50
+	b := newRelayBundle(t, 2)
+	newPopBarrier(b.pp)
+	for round := range rounds {
+		got := make(chan *duroxide.LockedWorkItem, 2)
+		for _, owner := range []string{"o1", "o2"} {
+			go func() {
+				it, err := b.pp.FetchWorkItem(b.ctx, time.Minute, 5*time.Second, sessionOwner(owner), duroxide.DefaultOnly())
+				if err != nil {
+					t.Error(err)
+				}
+				got <- it
+			}()
+		}
+		for k := range 2 {
+			h := b.pp.Partition(k).hub
+			waitSleeping(t, b.pp.Partition(k), 2)
+			h.mu.Lock()
+			h.next = 0 // both partitions offer their marker to the same owner first
+			h.mu.Unlock()
+		}
+		for k := range 2 {
+			act := duroxide.ActivityExecute{Instance: b.instanceIn(k, fmt.Sprint("owners-", round)), ExecutionID: 1, ID: 1, Name: "a", Input: "x"}
+			if err := b.pp.EnqueueForWorker(b.ctx, act); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range 2 {
+			it := <-got
+			if it == nil {
+				t.Fatalf("round %d: a session owner's long poll returned nothing while a plain item waited for it", round)
+			}
+			if err := b.pp.AckWorkItem(b.ctx, it.LockToken, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// popBarrier is a hook for the blocking clients of a Partitioned's
+// partitions: a BZPOPMIN that popped a marker returns only once one has in
+// every partition (or after a second), so their markers are handed out
+// together.
+type popBarrier struct {
+	ctl     map[string]bool // control keys: their pops are not lined up
+	n       int
+	mu      sync.Mutex
+	arrived int
+	release chan struct{}
+}
+
+func newPopBarrier(pp *Partitioned) *popBarrier {
+	b := &popBarrier{ctl: map[string]bool{}, n: len(pp.parts), release: make(chan struct{})}
+	hooked := map[redis.UniversalClient]bool{}
+	for _, p := range pp.parts {
+		b.ctl[p.hub.ctl] = true
+		if !hooked[p.blocking] {
+			hooked[p.blocking] = true
+			p.blocking.AddHook(b)
+		}
+	}
+	return b
+}
+
+func (b *popBarrier) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (b *popBarrier) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (b *popBarrier) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if cmd.Name() != "bzpopmin" || err != nil || b.ctl[poppedKey(cmd.(onceCmd).Val())] {
+			return err
+		}
+		b.mu.Lock()
+		b.arrived++
+		release := b.release
+		if b.arrived == b.n {
+			close(b.release)
+			b.arrived, b.release = 0, make(chan struct{})
+		}
+		b.mu.Unlock()
+		select {
+		case <-release:
+		case <-time.After(time.Second):
+		}
+		return err
 	}
 }

@@ -579,18 +579,28 @@ func (h *hub) deliver(res any, err error, keys int) {
 	}
 }
 
-// wakeOn hands the marker popped from key to a wanted poller on it, taking
-// turns. With none wanted, the pollers on key become dirty and the marker
-// is held (hold); false when they all left the blocked set already (a call
-// in flight popped a marker put back): the caller puts it back again.
+// wakeOn hands the marker popped from key to a poller on it that takes a
+// waiting caller's request at once, taking turns: the marker then leads to
+// a run. Taking the request here, not when the poller's loop gets to it,
+// keeps another partition's hub from handing its marker to a poller of the
+// same class for the same caller (one of the two runs would not happen, and
+// the work its marker announced would wait for the next refresh). With
+// none, the pollers on key become dirty and the marker is held (hold) until
+// a run on key begins: a busy poller's run in flight may have been sent
+// before the work was there. false when they all left the blocked set
+// already (a call in flight popped a marker put back): the caller puts it
+// back again.
 func (h *hub) wakeOn(key string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	n := len(h.pollers)
 	for i := range n {
 		pl := h.pollers[(h.next+i)%n]
-		if pl.wanted() && slices.Contains(pl.spec.keys, key) {
-			pl.wake()
+		if pl.busy.Load() || !slices.Contains(pl.spec.keys, key) || !pl.d.hasWaiting(pl.part) {
+			continue
+		}
+		pl.wake()
+		if pl.d.want(pl) { // else another partition's poller took it meanwhile
 			h.next = (h.next + i + 1) % n
 			return true
 		}
