@@ -10,8 +10,9 @@
 --          then optionally 'w' and fetch_work_item's ARGV (the parked
 --          worker's fetch)
 -- Reply    fetch_orchestration_item's reply, or with 'w' {that reply,
---          fetch_work_item's reply}; or ack_orchestration_item's error
---          (nothing fetched)
+--          fetch_work_item's reply, or nil when the turn made no activity
+--          eligible (U.readied: that fetch could not find one)}; or
+--          ack_orchestration_item's error (nothing fetched)
 local token, lock_ms, enc, fid, lazy, owner = O.fetch_args()
 local ack_token, c = U.arg(), O.commit_args()
 local also = U.arg()
@@ -20,5 +21,6 @@ local err = O.commit(ack_token, c, now)
 if err then return err end
 local res = O.fetch(token, lock_ms, enc, fid, lazy, now, U.KEEP, owner)
 if also ~= 'w' then return res end
+if not U.readied('w') then return { res, false } end
 local wtoken, wlock_ms, wowner, wsession_ms, queues = W.fetch_args()
 return { res, W.fetch(wtoken, wlock_ms, wowner, wsession_ms, queues, now, U.KEEP) }

@@ -10,8 +10,9 @@
 --          'o' and fetch_orchestration_item's ARGV (the parked
 --          dispatcher's fetch)
 -- Reply    fetch_work_item's reply, or with 'o' {that reply,
---          fetch_orchestration_item's reply}; or ack_work_item's error
---          (nothing fetched)
+--          fetch_orchestration_item's reply, or nil when the ack made no
+--          instance ready (U.readied: that fetch could not find one)}; or
+--          ack_work_item's error (nothing fetched)
 local token, lock_ms, owner, session_ms, queues = W.fetch_args()
 local ack_token, has, target, json = U.arg(), U.arg() == '1', U.arg(), U.arg()
 local also = U.arg()
@@ -20,5 +21,6 @@ local err = W.ack(ack_token, has, target, json, now)
 if err then return err end
 local res = W.fetch(token, lock_ms, owner, session_ms, queues, now, U.KEEP)
 if also ~= 'o' then return res end
+if not U.readied('o') then return { res, false } end
 local otoken, olock_ms, enc, fid, lazy, oowner = O.fetch_args()
 return { res, O.fetch(otoken, olock_ms, enc, fid, lazy, now, U.KEEP, oowner) }

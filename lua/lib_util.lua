@@ -90,10 +90,23 @@ local function mark(key, member)
   return true
 end
 
+-- readied holds the queues ('o', 'w': U.queue_of) this call made work
+-- eligible in (U.ready), for U.readied.
+local readied = {}
+
 -- ready tells the fetchers blocked on key that they have work they can take
 -- now; it reports whether no such news was pending (the marker is new).
 function U.ready(key)
+  readied[U.queue_of(key)] = true
   return mark(key, 'w')
+end
+
+-- readied reports whether this call made work eligible now in queue q: a
+-- fetch for a caller whose last fetch found nothing can only find what
+-- this call readied (due work is run at by its claim), so an ack's
+-- piggybacked fetch is skipped when nothing was.
+function U.readied(q)
+  return readied[q] == true
 end
 
 -- Due-time claims. Whatever becomes eligible later (a timer, a delayed
@@ -111,10 +124,10 @@ end
 -- again, at the latest U.REFRESH later.
 
 -- queue_of names the queue of a wake key: 'o' for the orchestrator's
--- filter keys, 'w' for every worker class.
+-- filter keys and sticky owners' keys, 'w' for every worker class.
 function U.queue_of(key)
-  local ow = K.owake('')
-  if string.sub(key, 1, #ow) == ow then return 'o' end
+  local ow, osw = K.owake(''), K.oswake('')
+  if string.sub(key, 1, #ow) == ow or string.sub(key, 1, #osw) == osw then return 'o' end
   return 'w'
 end
 
@@ -274,10 +287,11 @@ function U.settle(key, sets)
 end
 
 -- reset starts the next U.arg() at ARGV's first value and forgets the
--- gates read. A function library keeps its chunk's locals from call to
+-- gates read and the queues readied. A function library keeps its chunk's locals from call to
 -- call, so each of its functions resets them first; a script gets a fresh
 -- chunk per call.
 function U.reset()
   argi = 0
   gates = {}
+  readied = {}
 end

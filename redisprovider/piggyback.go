@@ -28,6 +28,7 @@ type piggyback struct {
 	r     *request
 	epoch uint64
 	token string
+	sent  int64 // when its script was sent (unix ns)
 }
 
 // reserve takes the oldest request waiting for a clean poller of queue q in
@@ -74,7 +75,7 @@ func (g *piggyback) args(a args) args {
 	if g == nil {
 		return a
 	}
-	g.pl.h.started[queueIndex(g.pl.spec.queue)].Store(time.Now().UnixNano())
+	g.sent = time.Now().UnixNano()
 	a = append(a, string(g.pl.spec.queue), g.token)
 	return append(a, g.pl.spec.args...)
 }
@@ -90,8 +91,19 @@ func (g *piggyback) split(op string, res any) any {
 		g.finish(nil, duroxide.Permanent(op, "reply without the piggybacked fetch's part"))
 		return res
 	}
-	g.finish(parts[1], nil)
+	if parts[1] == nil {
+		g.skipped()
+	} else {
+		g.finish(parts[1], nil)
+	}
 	return parts[0]
+}
+
+// skipped puts back the reserved caller's request when the script did not
+// run its fetch (the ack made nothing of its queue eligible): the poller's
+// clean state still holds, and no maintenance ran for its claims.
+func (g *piggyback) skipped() {
+	g.pl.d.putBack(g.r)
 }
 
 // finish answers the reserved caller: with the item fetched for it, or
@@ -107,6 +119,7 @@ func (g *piggyback) finish(res any, err error) {
 		pl.d.putBack(g.r)
 		return
 	}
+	pl.h.noteSent(pl.spec.queue, g.sent)
 	item, due, err := pl.spec.decode(newReply(pl.spec.op, res))
 	pl.end(g.epoch, item != nil, due, err)
 	if item == nil && err == nil {

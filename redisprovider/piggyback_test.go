@@ -130,3 +130,75 @@ func TestAckHandsWorkToAParkedCaller(t *testing.T) {
 		t.Fatalf("the handoff cost %d fetch_orchestration_item scripts and %d popped markers, want 0 and 0", n, pops)
 	}
 }
+
+// replyCatcher is a go-redis hook keeping the replies of one script
+// (EVALSHA of sha).
+type replyCatcher struct {
+	sha     string
+	replies chan any
+}
+
+func (c *replyCatcher) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *replyCatcher) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (c *replyCatcher) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if a := cmd.Args(); len(a) > 1 && cmd.Name() == "evalsha" && a[1] == c.sha {
+			if v, ok := cmd.(interface{ Val() any }); ok && err == nil {
+				c.replies <- v.Val()
+			}
+		}
+		return err
+	}
+}
+
+// An activity's ack whose completion goes to an instance locked by a turn
+// in flight makes nothing ready, so its script runs no fetch for the
+// dispatcher parked in this process (the fetch could not find anything,
+// and its idle bookkeeping was most of the script's commands in a fan-in):
+// its reply's piggybacked part is nil, and the dispatcher stays parked
+// until the instance is released with the completion, which then reaches it.
+func TestAckSkipsAPiggybackThatCannotFind(t *testing.T) {
+	t.Parallel()
+	b := newPigBundle(t)
+	catcher := &replyCatcher{sha: b.p.scripts[scriptAckFetchWorkItem].Hash(), replies: make(chan any, 1)}
+	b.p.rdb.AddHook(catcher)
+	turn := b.started(t, "i") // the instance stays locked by this turn
+	act := duroxide.ActivityExecute{Instance: "i", ExecutionID: 1, ID: 2, Name: "A", Input: `"x"`}
+	if err := b.p.EnqueueForWorker(b.ctx, act); err != nil {
+		t.Fatal(err)
+	}
+	w, err := b.p.FetchWorkItem(b.ctx, time.Minute, 0, nil, duroxide.DefaultOnly())
+	if err != nil || w == nil {
+		t.Fatalf("fetch of the activity: %v, %v", w, err)
+	}
+	dispatcher := park(t, b.p, func() (*duroxide.OrchestrationItem, error) {
+		return b.p.FetchOrchestrationItem(b.ctx, time.Minute, 30*time.Second, nil)
+	})
+	done := duroxide.ActivityCompleted{Instance: "i", ExecutionID: 1, ID: 2, Result: `"ok"`}
+	if again, err := b.p.AckWorkItemAndFetch(b.ctx, w.LockToken, done, time.Minute, 0, nil, duroxide.DefaultOnly()); err != nil || again != nil {
+		t.Fatalf("ack-and-fetch of the activity: %v, %v; want nothing fetched", again, err)
+	}
+	parts, ok := (<-catcher.replies).([]any)
+	if !ok || len(parts) != 2 {
+		t.Fatalf("ack_fetch_work_item replied %v, want its own part and the piggybacked one", parts)
+	}
+	if parts[1] != nil {
+		t.Fatalf("the piggybacked fetch ran (reply %v) for an instance the ack left locked", parts[1])
+	}
+	waitSleeping(t, b.p, 1) // put back in line, its poller still clean
+	started := duroxide.NewEvent(1, "i", 1, nil, duroxide.OrchestrationStartedEvent{Name: "O", Input: `""`})
+	if err := b.p.AckOrchestrationItem(b.ctx, turn.LockToken, duroxide.OrchestrationCommit{
+		ExecutionID: 1, HistoryDelta: []duroxide.Event{started},
+		Metadata: duroxide.ExecutionMetadata{OrchestrationName: "O", Status: "Running"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if d := <-dispatcher; d == nil || d.Instance != "i" || len(d.Messages) != 1 {
+		t.Fatalf("the parked dispatcher got %+v, want instance i with the completion", d)
+	}
+}

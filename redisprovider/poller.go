@@ -238,11 +238,24 @@ func (pl *poller) serve(r *request) {
 	}
 }
 
+// noteSent notes a fetch of queue q whose script was sent at sent (unix
+// ns) and runs (or ran) it: a claimed due time it passed needs no run of
+// its own (see onClaim).
+func (h *hub) noteSent(q byte, sent int64) {
+	at := &h.started[queueIndex(q)]
+	for {
+		old := at.Load()
+		if old >= sent || at.CompareAndSwap(old, sent) {
+			return
+		}
+	}
+}
+
 // begin notes a run of the class's script about to be sent (own: by the
 // poller's loop, else a caller's own round) and returns its epoch.
 func (pl *poller) begin(own bool) uint64 {
 	h := pl.h
-	h.started[queueIndex(pl.spec.queue)].Store(time.Now().UnixNano())
+	h.noteSent(pl.spec.queue, time.Now().UnixNano())
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.answered(pl)
