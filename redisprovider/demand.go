@@ -27,6 +27,8 @@ import (
 // pollSet is the demands of a provider's fetch classes over its partitions.
 type pollSet struct {
 	parts []*Provider
+	// bell rings at every change of its pollers' and callers' state
+	bell bell
 
 	mu      sync.Mutex
 	classes map[string]*demand
@@ -62,7 +64,7 @@ func (s *pollSet) class(id string, spec func(p *Provider) fetchSpec) *demand {
 	if d := s.classes[id]; d != nil {
 		return d
 	}
-	d := &demand{}
+	d := &demand{bell: &s.bell}
 	for k, p := range s.parts {
 		d.pollers = append(d.pollers, p.hub.add(d, k, spec(p)))
 	}
@@ -144,6 +146,7 @@ func (r *request) answer(res pollResult) bool {
 // order: a hub's mutex before a demand's.
 type demand struct {
 	pollers []*poller // by partition
+	bell    *bell     // its pollSet's
 	// waited says a caller has waited for the class: from then on its
 	// clean pollers are blocked on
 	waited atomic.Bool
@@ -174,6 +177,7 @@ func (d *demand) match() {
 	}
 	clear(d.waiting[len(kept):])
 	d.waiting = kept
+	d.bell.ring()
 }
 
 // push queues r, for the poller that has waited longest.
@@ -203,6 +207,7 @@ func (d *demand) unwant(pl *poller) {
 	if i := slices.Index(d.wanting, pl); i >= 0 {
 		d.wanting = slices.Delete(d.wanting, i, i+1)
 	}
+	d.bell.ring()
 }
 
 // putBack returns a request whose run found nothing (or that a clean
@@ -259,7 +264,9 @@ func (s *pollSet) wait(ctx context.Context, d *demand, part int, pollTimeout tim
 	case <-ctx.Done():
 	case <-s.parts[0].closed:
 	}
-	if r.leave() {
+	left := r.leave()
+	d.bell.ring()
+	if left {
 		return nil, 0, ctx.Err()
 	}
 	// a script runs for it: its answer, for as long as a script the caller
@@ -288,4 +295,32 @@ func (s *pollSet) result(ctx context.Context, d *demand, res pollResult) (any, i
 		return nil, 0, err
 	}
 	return res.item, res.part, res.err
+}
+
+// bell tells whoever waits for a state of the pollers (tests, through
+// wait) that it may have changed. Nothing is allocated while nobody waits.
+type bell struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+// ring wakes the waiters.
+func (b *bell) ring() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ch != nil {
+		close(b.ch)
+		b.ch = nil
+	}
+}
+
+// wait returns a channel closed at the next ring: take it, check the
+// state, then wait on it, and no change is missed.
+func (b *bell) wait() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ch == nil {
+		b.ch = make(chan struct{})
+	}
+	return b.ch
 }

@@ -64,6 +64,7 @@ func (d *demand) reserve(part int) *request {
 	for i, r := range d.waiting {
 		if (r.part < 0 || r.part == part) && !r.ended() && r.state.CompareAndSwap(reqWaiting, reqTaken) {
 			d.waiting = append(d.waiting[:i], d.waiting[i+1:]...)
+			d.bell.ring()
 			return r
 		}
 	}

@@ -125,12 +125,27 @@ func wakeBoth(t *testing.T, p *Provider, classes [2]workerKind) int {
 // them through wake-up markers.
 func waitSleeping(t *testing.T, p *Provider, n int) {
 	t.Helper()
-	for start := time.Now(); time.Since(start) < 30*time.Second; time.Sleep(time.Millisecond) {
-		if sleepingFetchers(p) == n {
+	waitPollers(t, p, fmt.Sprintf("%d sleeping fetchers", n), func() bool { return sleepingFetchers(p) == n })
+}
+
+// waitPollers returns once ok holds, checking it at each change of the
+// state of p's pollers and callers (their pollSet's bell); it fails the
+// test, naming what, after 30 s.
+func waitPollers(t *testing.T, p *Provider, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.NewTimer(30 * time.Second)
+	defer deadline.Stop()
+	for {
+		changed := p.set.bell.wait()
+		if ok() {
 			return
 		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			t.Fatalf("waited 30 s for %s", what)
+		}
 	}
-	t.Fatalf("%d fetchers never slept (now %d)", n, sleepingFetchers(p))
 }
 
 // demandsOf returns the demands of p's fetch classes.
@@ -393,24 +408,38 @@ func waitSettled(t *testing.T, p *Provider) {
 		}
 		return true
 	}
-	for start := time.Now(); time.Since(start) < 30*time.Second; time.Sleep(time.Millisecond) {
-		if settled() {
-			return
-		}
-	}
-	t.Fatal("the fetchers never settled")
+	waitPollers(t, p, "the fetchers to settle", settled)
 }
 
 // syncBuffer is a bytes.Buffer safe for a logger and a test to share.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	written bell // rings at every write
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
+	defer s.written.ring()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
+}
+
+// waitFor returns once the buffer holds sub, or false after wait.
+func (s *syncBuffer) waitFor(sub string, wait time.Duration) bool {
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	for {
+		written := s.written.wait()
+		if strings.Contains(s.String(), sub) {
+			return true
+		}
+		select {
+		case <-written:
+		case <-deadline.C:
+			return false
+		}
+	}
 }
 
 func (s *syncBuffer) String() string {
@@ -454,12 +483,9 @@ func TestWaiterWithoutConnectionWarns(t *testing.T) {
 		defer wg.Done()
 		_, _ = p.FetchOrchestrationItem(ctx, time.Minute, time.Minute, nil)
 	}()
-	for start := time.Now(); time.Since(start) < 5*time.Second; time.Sleep(5 * time.Millisecond) {
-		if strings.Contains(log.String(), "BlockingPoolSize") {
-			return
-		}
+	if !log.waitFor("BlockingPoolSize", 5*time.Second) {
+		t.Fatalf("no warning about the blocking pool; log: %q", log.String())
 	}
-	t.Fatalf("no warning about the blocking pool; log: %q", log.String())
 }
 
 // The waiter reads an empty fetch's rerun time below refresh as a claimed
@@ -587,15 +613,10 @@ func newRearmBundle(t *testing.T) *rearmBundle {
 	if item, err := p.FetchOrchestrationItem(ctx, time.Minute, 20*time.Millisecond, nil); item != nil || err != nil {
 		t.Fatalf("fetch on an empty namespace: %v, %v", item, err)
 	}
-	for start := time.Now(); ; time.Sleep(time.Millisecond) {
+	waitPollers(t, p, "the class's poller to sleep", func() bool {
 		ds := demandsOf(p)
-		if len(ds) == 1 && ds[0].pollers[0].asleep() {
-			break
-		}
-		if time.Since(start) > 10*time.Second {
-			t.Fatal("the class's poller never went to sleep")
-		}
-	}
+		return len(ds) == 1 && ds[0].pollers[0].asleep()
+	})
 	return &rearmBundle{m: m, p: p, rearms: rearms, ctx: ctx}
 }
 
@@ -616,11 +637,7 @@ func TestMarkerOfAClassWithoutCallersGoesBack(t *testing.T) {
 		t.Fatal("the marker popped for a class without callers never went back")
 	}
 	// the hook signals as the call is sent: the marker is back once it returns
-	for start := time.Now(); !b.m.Exists(pl.spec.keys[0]); time.Sleep(time.Millisecond) {
-		if time.Since(start) > 10*time.Second {
-			t.Fatal("the marker is not in Redis after it went back")
-		}
-	}
+	waitPollers(t, b.p, "the marker back in Redis", func() bool { return b.m.Exists(pl.spec.keys[0]) })
 	b.p.hub.mu.Lock()
 	dirty, watched := pl.dirty, pl.watched()
 	b.p.hub.mu.Unlock()
@@ -650,17 +667,11 @@ func TestMarkerIsHeldForACallerBackSoon(t *testing.T) {
 	if err := b.p.EnqueueForOrchestrator(b.ctx, startItem("x"), 0); err != nil {
 		t.Fatal(err)
 	}
-	for start := time.Now(); ; time.Sleep(time.Millisecond) {
+	waitPollers(t, b.p, "the marker popped for a busy class to be held", func() bool {
 		b.p.hub.mu.Lock()
-		held := len(b.p.hub.held)
-		b.p.hub.mu.Unlock()
-		if held == 1 {
-			break
-		}
-		if time.Since(start) > 10*time.Second {
-			t.Fatal("the marker popped for a busy class was not held")
-		}
-	}
+		defer b.p.hub.mu.Unlock()
+		return len(b.p.hub.held) == 1
+	})
 	item, err := b.p.FetchOrchestrationItem(b.ctx, time.Minute, 10*time.Second, nil)
 	if err != nil || item == nil || item.Instance != "x" {
 		t.Fatalf("the caller back: %v, %v; want x", item, err)

@@ -124,6 +124,10 @@ func newHub(p *Provider) *hub {
 	return &hub{p: p, ctl: p.keys.WaiterControl(uuid.NewString()), holdFor: holdMarker}
 }
 
+// ring tells waiters for a state of the pollers that it may have changed
+// (see bell).
+func (h *hub) ring() { h.p.set.bell.ring() }
+
 // queueIndex maps a claim queue to its slot in hub.started.
 func queueIndex(q byte) int {
 	if q == queueOrch {
@@ -204,6 +208,7 @@ func (pl *poller) loop() {
 			}
 			pl.serve(r)
 			pl.busy.Store(false)
+			pl.h.ring()
 			if pl.isDirty() {
 				pl.d.want(pl) // behind the others: partitions take turns
 			}
@@ -283,7 +288,7 @@ func (pl *poller) end(epoch uint64, took bool, due time.Duration, err error) {
 		return // a wake-up came meanwhile: the result is already stale
 	}
 	pl.dirty, pl.shunned = false, false
-	pl.d.unwant(pl)
+	pl.d.unwant(pl) // rings
 	if due >= refresh && !h.refreshed(pl) {
 		// a claimed time is run at by onClaim; the refresh only while
 		// nothing else happens
@@ -316,6 +321,7 @@ func (h *hub) refreshed(pl *poller) bool {
 func (pl *poller) wake() {
 	pl.dirty = true
 	pl.epoch++
+	pl.h.ring()
 	if pl.rerun != nil {
 		pl.rerun.Stop()
 	}
@@ -559,6 +565,7 @@ func (h *hub) prepare() []string {
 		}
 	}
 	h.interrupting = false
+	h.ring()
 	return append(keys, h.ctl)
 }
 
@@ -640,6 +647,7 @@ func (h *hub) wakeOn(key string) bool {
 func (h *hub) hold(key string) {
 	if !slices.Contains(h.held, key) {
 		h.held = append(h.held, key)
+		h.ring()
 	}
 	if h.holdTimer == nil {
 		h.holdTimer = time.AfterFunc(h.holdFor, h.endHold)
@@ -655,6 +663,7 @@ func (h *hub) answered(pl *poller) {
 		return
 	}
 	h.held = slices.DeleteFunc(h.held, func(k string) bool { return slices.Contains(pl.spec.keys, k) })
+	h.ring()
 }
 
 // endHold puts back the markers no script answered within their hold; the
@@ -673,6 +682,7 @@ func (h *hub) endHold() {
 	for _, k := range keys {
 		h.p.rearm(k)
 	}
+	h.ring() // the markers are back in Redis
 }
 
 // warnBlocked logs, at most every poolWarnEvery, that the blocker got no
