@@ -274,10 +274,16 @@ function W.take(seq, sid, owner, nonce, lock_ms, session_ms, now)
 end
 
 -- left reports whether class c still has eligible entries after the take of
--- seq. A plain index lost at most seq since pick read it; a session index
--- may have gained or lost sessions through the claim, so it is counted.
-function W.left(c, seq)
-  if c[3] then return redis.call('ZCARD', c[1]) > 0 end
+-- seq (of session sid, or false). A plain index lost at most seq since pick
+-- read it. A session index may have gained or lost sessions through the
+-- claim of sid, so it is counted then; a plain take leaves it as pick read
+-- it (its members are session ids, which a seq may equal: c.first is not
+-- compared).
+function W.left(c, seq, sid)
+  if c[3] then
+    if sid then return redis.call('ZCARD', c[1]) > 0 end
+    return c.seen > 0
+  end
   return c.seen == 2 or (c.seen == 1 and c.first ~= seq)
 end
 
@@ -336,7 +342,7 @@ function W.fetch(nonce, lock_ms, owner, session_ms, queues, now, pass)
   local res = W.take(seq, sid, owner, nonce, lock_ms, session_ms, now)
   local more = false
   for _, c in ipairs(classes) do
-    if W.left(c, seq) then
+    if W.left(c, seq, sid) then
       if pass then U.ready(c[2]) end
       more = true
     end
