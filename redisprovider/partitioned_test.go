@@ -337,36 +337,27 @@ func newPopBarrier(pp *Partitioned) *popBarrier {
 		b.ctl[p.hub.ctl] = true
 		if !hooked[p.blocking] {
 			hooked[p.blocking] = true
-			p.blocking.AddHook(b)
+			p.blocking.AddHook(afterHook(b.after))
 		}
 	}
 	return b
 }
 
-func (b *popBarrier) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (b *popBarrier) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
-func (b *popBarrier) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		if cmd.Name() != "bzpopmin" || err != nil || b.ctl[poppedKey(cmd.(onceCmd).Val())] {
-			return err
-		}
-		b.mu.Lock()
-		b.arrived++
-		release := b.release
-		if b.arrived == b.n {
-			close(b.release)
-			b.arrived, b.release = 0, make(chan struct{})
-		}
-		b.mu.Unlock()
-		select {
-		case <-release:
-		case <-time.After(time.Second):
-		}
-		return err
+// after lines up a BZPOPMIN that popped a marker (see popBarrier).
+func (b *popBarrier) after(cmd redis.Cmder, err error) {
+	if cmd.Name() != "bzpopmin" || err != nil || b.ctl[poppedKey(cmd.(onceCmd).Val())] {
+		return
+	}
+	b.mu.Lock()
+	b.arrived++
+	release := b.release
+	if b.arrived == b.n {
+		close(b.release)
+		b.arrived, b.release = 0, make(chan struct{})
+	}
+	b.mu.Unlock()
+	select {
+	case <-release:
+	case <-time.After(time.Second):
 	}
 }

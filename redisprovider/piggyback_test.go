@@ -131,31 +131,6 @@ func TestAckHandsWorkToAParkedCaller(t *testing.T) {
 	}
 }
 
-// replyCatcher is a go-redis hook keeping the replies of one script
-// (EVALSHA of sha).
-type replyCatcher struct {
-	sha     string
-	replies chan any
-}
-
-func (c *replyCatcher) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (c *replyCatcher) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
-func (c *replyCatcher) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		if a := cmd.Args(); len(a) > 1 && cmd.Name() == "evalsha" && a[1] == c.sha {
-			if v, ok := cmd.(interface{ Val() any }); ok && err == nil {
-				c.replies <- v.Val()
-			}
-		}
-		return err
-	}
-}
-
 // An activity's ack whose completion goes to an instance locked by a turn
 // in flight makes nothing ready, so its script runs no fetch for the
 // dispatcher parked in this process (the fetch could not find anything,
@@ -165,8 +140,12 @@ func (c *replyCatcher) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func TestAckSkipsAPiggybackThatCannotFind(t *testing.T) {
 	t.Parallel()
 	b := newPigBundle(t)
-	catcher := &replyCatcher{sha: b.p.scripts[scriptAckFetchWorkItem].Hash(), replies: make(chan any, 1)}
-	b.p.rdb.AddHook(catcher)
+	sha, replies := b.p.scripts[scriptAckFetchWorkItem].Hash(), make(chan any, 1)
+	b.p.rdb.AddHook(afterHook(func(cmd redis.Cmder, err error) {
+		if a := cmd.Args(); err == nil && len(a) > 1 && cmd.Name() == "evalsha" && a[1] == sha {
+			replies <- cmd.(interface{ Val() any }).Val()
+		}
+	}))
 	turn := b.started(t, "i") // the instance stays locked by this turn
 	act := duroxide.ActivityExecute{Instance: "i", ExecutionID: 1, ID: 2, Name: "A", Input: `"x"`}
 	if err := b.p.EnqueueForWorker(b.ctx, act); err != nil {
@@ -183,7 +162,7 @@ func TestAckSkipsAPiggybackThatCannotFind(t *testing.T) {
 	if again, err := b.p.AckWorkItemAndFetch(b.ctx, w.LockToken, done, time.Minute, 0, nil, duroxide.DefaultOnly()); err != nil || again != nil {
 		t.Fatalf("ack-and-fetch of the activity: %v, %v; want nothing fetched", again, err)
 	}
-	parts, ok := (<-catcher.replies).([]any)
+	parts, ok := (<-replies).([]any)
 	if !ok || len(parts) != 2 {
 		t.Fatalf("ack_fetch_work_item replied %v, want its own part and the piggybacked one", parts)
 	}

@@ -194,6 +194,24 @@ func sleepingFetchers(p *Provider) int {
 	return n
 }
 
+// afterHook is a go-redis hook that calls itself with each single command
+// (not pipelines) and its error once the command has returned.
+type afterHook func(cmd redis.Cmder, err error)
+
+func (afterHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (afterHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (h afterHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		h(cmd, err)
+		return err
+	}
+}
+
 // scriptCounter is a go-redis hook that counts the scripts its clients run
 // (EVALSHA, EVAL or FCALL, whichever the provider uses), or with sha set,
 // the EVALSHA calls of that one script.
