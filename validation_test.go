@@ -290,3 +290,10 @@ func (c *mrClock) run() {
 		}
 	}
 }
+
+// The long-poll suite waits for parked fetches through providertest.Parker
+// rather than sleeping: both provider types must keep offering it.
+var (
+	_ providertest.Parker = (*redisprovider.Provider)(nil)
+	_ providertest.Parker = (*redisprovider.Partitioned)(nil)
+)

@@ -333,7 +333,7 @@ func lzLongPoll(e *env) {
 		item, err = e.lz().FetchOrchestrationItemLazy(e.ctx, longLock, lpWait, nil)
 		return lpGot{id: lzName(item)}, err
 	})
-	lpBlock()
+	lpBlock(e, 1)
 	select {
 	case r := <-ch:
 		e.t.Fatalf("the fetch returned %s, %v before any work arrived", r.got.id, r.err)

@@ -125,8 +125,39 @@ func lpGo(fetch func() (lpGot, error)) <-chan lpResult {
 	return ch
 }
 
-// lpBlock gives fetches just started time to find nothing and block.
-func lpBlock() { time.Sleep(lpSettle) }
+// Parker is implemented by providers that can tell when fetch calls are
+// parked in a long poll: they found nothing and only a wake-up (new work, a
+// due time) or their timeout returns them. The long-poll cases then start
+// work once the fetches they started are parked, instead of sleeping
+// lpSettle and trusting that they are. redisprovider's Provider and
+// Partitioned implement it.
+type Parker interface {
+	// WaitParked returns once at least n fetch calls are parked, or ctx's
+	// error when it ends first.
+	WaitParked(ctx context.Context, n int) error
+}
+
+// lpSettleUnseen gives a fetch that takes nothing (an empty filter, no
+// tags) time to start its wait: it parks nowhere a Parker could see, as it
+// needs no wake-up, so there is no signal to wait on.
+func lpSettleUnseen() { time.Sleep(lpSettle) }
+
+// lpBlock waits until the n fetches just started have found nothing and
+// block: with Parker, until they are parked (failing the test after
+// lpWait); without it, it sleeps lpSettle.
+func lpBlock(e *env, n int) {
+	e.t.Helper()
+	pk, ok := e.p.(Parker)
+	if !ok {
+		time.Sleep(lpSettle)
+		return
+	}
+	ctx, cancel := context.WithTimeout(e.ctx, lpWait)
+	defer cancel()
+	if err := pk.WaitParked(ctx, n); err != nil {
+		e.t.Fatalf("%d fetches did not park within %v: %v", n, lpWait, err)
+	}
+}
 
 // lpRecv waits up to limit for a background fetch to return.
 func lpRecv(t *testing.T, ch <-chan lpResult, limit time.Duration) lpResult {
@@ -286,7 +317,7 @@ func lpNoWork(e *env, q lpQueue) {
 // goroutine soon after the enqueue, long before its timeout, holding the lock.
 func lpWakesOnEnqueue(e *env, q lpQueue) {
 	ch := lpWaiter(e, q, e.ctx, lpWait)
-	lpBlock()
+	lpBlock(e, 1)
 	at := time.Now()
 	q.put(e, "lp-wake")
 	done := time.Now()
@@ -305,7 +336,7 @@ func lpAbandonDelay(e *env, q lpQueue) {
 	q.put(e, "lp-abandon")
 	held := lpMustNow(e, q, "lp-abandon", longLock)
 	ch := lpWaiter(e, q, e.ctx, lpWait)
-	lpBlock()
+	lpBlock(e, 1)
 	at := time.Now()
 	if err := q.abandon(e, held.token, lpDelay); err != nil {
 		e.t.Fatalf("abandon: %v", err)
@@ -342,7 +373,7 @@ func lpShortenedLock(e *env, q lpQueue) {
 	q.put(e, "lp-renew")
 	held := lpMustNow(e, q, "lp-renew", longLock)
 	ch := lpWaiter(e, q, e.ctx, lpWait)
-	lpBlock()
+	lpBlock(e, 1)
 	at := time.Now()
 	if err := q.renew(e, held.token, lpDelay); err != nil {
 		e.t.Fatalf("renew: %v", err)
@@ -365,7 +396,7 @@ func lpBurst(e *env, q lpQueue, waiters, items int, loop bool) {
 	for range waiters {
 		go lpBurstWaiter(e, q, ctx, loop, results, done)
 	}
-	lpBlock()
+	lpBlock(e, waiters)
 	for i := range items {
 		q.put(e, fmt.Sprintf("lp-burst-%02d", i))
 	}
@@ -432,7 +463,7 @@ func lpCollect(t *testing.T, results <-chan lpResult, n int, deadline time.Time)
 func lpCancel(e *env, q lpQueue) {
 	ctx, cancel := context.WithCancel(e.ctx)
 	ch := lpWaiter(e, q, ctx, lpWait)
-	lpBlock()
+	lpBlock(e, 1)
 	cancel()
 	r := lpRecv(e.t, ch, lpSlack)
 	lpWantCtxErr(e.t, ctx, r, q.op)
@@ -465,7 +496,7 @@ func lpCancelRace(e *env, q lpQueue) {
 		id := fmt.Sprintf("lp-race-%d", i)
 		ctx, cancel := context.WithCancel(e.ctx)
 		ch := lpWaiter(e, q, ctx, lpWait)
-		lpBlock()
+		lpBlock(e, 1)
 		q.put(e, id)
 		time.Sleep(time.Duration(i) * time.Millisecond)
 		cancel()
@@ -548,7 +579,7 @@ func lpWantKinds(t *testing.T, r lpResult, kinds ...string) {
 // before.
 func lpDelayedEnqueue(e *env) {
 	ch := lpOrchWaiter(e, e.ctx, lpWait, nil)
-	lpBlock()
+	lpBlock(e, 1)
 	at := time.Now()
 	e.enqueue(startItem("lp-delayed", "Orch"), lpDelay)
 	done := time.Now()
@@ -565,7 +596,7 @@ func lpTimerFired(e *env) {
 	e.enqueue(startItem("lp-timer", "Orch"), 0)
 	item := e.fetchInstance("lp-timer")
 	ch := lpOrchWaiter(e, e.ctx, lpWait, nil)
-	lpBlock()
+	lpBlock(e, 1)
 	fire := time.Now().Add(lpDelay).Truncate(time.Millisecond)
 	e.ack(item.LockToken, duroxide.OrchestrationCommit{
 		ExecutionID: 1,
@@ -598,7 +629,7 @@ func lpRaise(e *env, instance string) {
 func lpFilterWoken(e *env) {
 	lpPinned(e, "lp-pinned")
 	ch := lpOrchWaiter(e, e.ctx, lpWait, filter(e.t, "1.0.0", "1.9.9"))
-	lpBlock()
+	lpBlock(e, 1)
 	at := time.Now()
 	lpRaise(e, "lp-pinned")
 	r := lpRecv(e.t, ch, lpWait)
@@ -614,7 +645,7 @@ func lpFilterNotHanded(e *env) {
 	start := time.Now()
 	other := lpOrchWaiter(e, e.ctx, lpPoll+lpSettle, filter(e.t, "2.0.0", "2.9.9"))
 	open := lpOrchWaiter(e, e.ctx, lpWait, nil)
-	lpBlock()
+	lpBlock(e, 2)
 	at := time.Now()
 	lpRaise(e, "lp-pinned")
 	r := lpRecv(e.t, open, lpWait)
@@ -640,7 +671,7 @@ func lpEmptyRangeWaits(e *env) {
 func lpEmptyRangeCancel(e *env) {
 	ctx, cancel := context.WithCancel(e.ctx)
 	ch := lpOrchWaiter(e, ctx, lpWait, filter(e.t))
-	lpBlock()
+	lpSettleUnseen()
 	cancel()
 	lpWantCtxErr(e.t, ctx, lpRecv(e.t, ch, lpSlack), "fetch_orchestration_item")
 }
@@ -656,7 +687,7 @@ func lpTagged(instance, tag string) duroxide.ActivityExecute {
 // tag.
 func lpTagWoken(e *env) {
 	ch := lpWorkWaiter(e, e.ctx, lpWait, nil, duroxide.TagsOnly("gpu"))
-	lpBlock()
+	lpBlock(e, 1)
 	at := time.Now()
 	e.enqueueWork(lpTagged("lp-gpu", "gpu"))
 	lpWantItem(e.t, lpRecv(e.t, ch, lpWait), "lp-gpu", at, at.Add(lpSlack))
@@ -666,7 +697,7 @@ func lpTagWoken(e *env) {
 // a tag nobody used before it blocked.
 func lpAnyWokenByNewTag(e *env) {
 	ch := lpWorkWaiter(e, e.ctx, lpWait, nil, duroxide.AnyTag())
-	lpBlock()
+	lpBlock(e, 1)
 	at := time.Now()
 	e.enqueueWork(lpTagged("lp-new-tag", "fresh"))
 	lpWantItem(e.t, lpRecv(e.t, ch, lpWait), "lp-new-tag", at, at.Add(lpSlack))
@@ -682,7 +713,7 @@ func lpAnyWokenAfterTagWork(e *env) {
 	lpMustWork(e, "lp-gpu-1", duroxide.TagsOnly("gpu"))
 	lpMustWork(e, "lp-gpu-2", duroxide.AnyTag())
 	ch := lpWorkWaiter(e, e.ctx, lpWait, nil, duroxide.AnyTag())
-	lpBlock()
+	lpBlock(e, 1)
 	at := time.Now()
 	e.enqueueWork(lpTagged("lp-gpu-3", "gpu"))
 	lpWantItem(e.t, lpRecv(e.t, ch, lpWait), "lp-gpu-3", at, at.Add(lpSlack))
@@ -713,7 +744,7 @@ func lpTagNotHanded(e *env) {
 	start := time.Now()
 	gpu := lpWorkWaiter(e, e.ctx, lpPoll+lpSettle, nil, duroxide.TagsOnly("gpu"))
 	def := lpWorkWaiter(e, e.ctx, lpWait, nil, duroxide.DefaultOnly())
-	lpBlock()
+	lpBlock(e, 2)
 	at := time.Now()
 	e.enqueueWork(activity("lp-default", 1))
 	lpWantItem(e.t, lpRecv(e.t, def, lpWait), "lp-default", at, at.Add(lpSlack))
@@ -743,7 +774,7 @@ func lpSessionWoken(e *env) {
 	other := lpWorkWaiter(e, e.ctx, lpPoll+lpSettle, b, duroxide.DefaultOnly())
 	plain := lpWorkWaiter(e, e.ctx, lpPoll+lpSettle, nil, duroxide.DefaultOnly())
 	owner := lpWorkWaiter(e, e.ctx, lpWait, a, duroxide.DefaultOnly())
-	lpBlock()
+	lpBlock(e, 3)
 	at := time.Now()
 	e.enqueueWork(lpSessionItem("lp-sess", 2, "s1"))
 	lpWantItem(e.t, lpRecv(e.t, owner, lpWait), "lp-sess", at, at.Add(lpSlack))
@@ -766,7 +797,7 @@ func lpOwnersBothWoken(e *env) {
 			s := &duroxide.SessionFetchConfig{OwnerID: owner, LockTimeout: longLock}
 			waiters = append(waiters, lpWorkWaiter(e, e.ctx, lpWait, s, duroxide.DefaultOnly()))
 		}
-		lpBlock()
+		lpBlock(e, 2)
 		at := time.Now()
 		ids := map[string]bool{}
 		for i := range waiters {
@@ -803,7 +834,7 @@ func lpNoTagsWaits(e *env) {
 func lpNoTagsCancel(e *env) {
 	ctx, cancel := context.WithCancel(e.ctx)
 	ch := lpWorkWaiter(e, ctx, lpWait, nil, duroxide.NoTags())
-	lpBlock()
+	lpSettleUnseen()
 	cancel()
 	lpWantCtxErr(e.t, ctx, lpRecv(e.t, ch, lpSlack), "fetch_work_item")
 }

@@ -149,47 +149,16 @@ func waitPollers(t *testing.T, p *Provider, what string, ok func() bool) {
 }
 
 // demandsOf returns the demands of p's fetch classes.
-func demandsOf(p *Provider) []*demand {
-	p.set.mu.Lock()
-	defer p.set.mu.Unlock()
-	var out []*demand
-	for _, d := range p.set.classes {
-		out = append(out, d)
-	}
-	return out
-}
-
-// asleep reports whether pl is clean, idle and blocked on.
-func (pl *poller) asleep() bool {
-	h := pl.h
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if pl.dirty || pl.busy.Load() {
-		return false
-	}
-	for _, k := range pl.spec.keys {
-		if !h.watching[k] {
-			return false
-		}
-	}
-	return true
-}
+func demandsOf(p *Provider) []*demand { return p.set.demands() }
 
 // sleepingFetchers counts the callers of p waiting for work whose class's
 // poller sleeps.
 func sleepingFetchers(p *Provider) int {
 	n := 0
 	for _, d := range demandsOf(p) {
-		if !d.pollers[p.part].asleep() {
-			continue
+		if d.pollers[p.part].asleep() {
+			n += d.waitingCount()
 		}
-		d.mu.Lock()
-		for _, r := range d.waiting {
-			if r.state.Load() == reqWaiting {
-				n++
-			}
-		}
-		d.mu.Unlock()
 	}
 	return n
 }
