@@ -771,9 +771,9 @@ func capLongPoll(e *env) {
 		item, err := e.p.FetchOrchestrationItem(e.ctx, longLock, poll, filter(e.t, "1.0.0", "1.5.0"))
 		done <- result{item, err, time.Since(begin)}
 	}()
-	time.Sleep(200 * time.Millisecond)
+	lpBlock(e, 1)
 	capPoke(e, "old")
-	time.Sleep(200 * time.Millisecond)
+	lpBlock(e, 1) // parked again, or still: the old instance is not for it
 	capPoke(e, "ok")
 	r := <-done
 	if r.err != nil || r.item == nil || r.item.Instance != "ok" {

@@ -177,7 +177,7 @@ func orcBatchOrder(e *env) {
 func orcBatchNotVisibilityOrder(e *env) {
 	e.enqueue(orcRaise("A", "first-delayed"), 300*time.Millisecond)
 	e.enqueue(orcRaise("A", "second-now"), 0)
-	time.Sleep(time.Second)
+	e.wait(time.Second)
 	e.wantMessages(e.fetchInstance("A"), orcRaise("A", "first-delayed"), orcRaise("A", "second-now"))
 }
 

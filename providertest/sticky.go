@@ -165,7 +165,7 @@ func (e *env) longPoll(who string, v stView) <-chan *duroxide.OrchestrationItem 
 		}
 		got <- item
 	}()
-	time.Sleep(lpSettle) // lets the fetch block
+	lpBlock(e, 1)
 	return got
 }
 
