@@ -14,26 +14,11 @@ import (
 // replay whose call differs from the recorded event (session, tag) is
 // nondeterministic. One RunTurn per case, as runUnobserved does.
 
-// turnDelta runs one turn of fn (see runUnobserved: a history of the started
-// event alone is the starting turn) and returns its outcome and delta.
+// turnDelta runs one turn of fn (runEngineTurn) and returns its outcome and
+// delta.
 func turnDelta(t *testing.T, fn durable.OrchestrationFunc, history []duroxide.Event, msgs ...duroxide.WorkItem) (string, []duroxide.Event) {
 	t.Helper()
-	for i := range history {
-		history[i].InstanceID, history[i].ExecutionID, history[i].DuroxideVersion = "inst", 1, duroxide.CurrentDuroxideVersion
-	}
-	switch {
-	case len(msgs) == 0 && len(history) == 1:
-		version := "1.0.0"
-		history, msgs = nil, []duroxide.WorkItem{duroxide.StartOrchestration{Instance: "inst", Orchestration: "Orch", Version: &version, ExecutionID: 1}}
-	case len(msgs) == 0:
-		msgs = []duroxide.WorkItem{duroxide.ExternalRaised{Instance: "inst", Name: "poke", Data: ""}}
-	}
-	item := duroxide.OrchestrationItem{Instance: "inst", OrchestrationName: "Orch", ExecutionID: 1, Version: "1.0.0",
-		History: history, Messages: msgs, AttemptCount: 1, LockToken: "runturn"}
-	out, err := durable.RunTurn(replayReg(fn), item, durable.Options{})
-	if err != nil || out.Abandoned {
-		t.Fatalf("RunTurn: %v (abandoned %v)", err, out.Abandoned)
-	}
+	out := runEngineTurn(t, replayReg(fn), history, msgs...)
 	return turnOutcome(t, out.Commit.HistoryDelta), out.Commit.HistoryDelta
 }
 

@@ -17,27 +17,13 @@ import (
 // history_delta; here a RunTurn commit's WorkerItems and OrchestratorItems
 // are the actions and its HistoryDelta the delta.
 
-// engineTurn runs one turn like turnDelta and returns the whole outcome.
+// engineTurn runs one turn of fn (runEngineTurn), with activities C, A1 and
+// A2 registered, and returns the whole outcome.
 func engineTurn(t *testing.T, fn durable.OrchestrationFunc, history []duroxide.Event, msgs ...duroxide.WorkItem) durable.TurnOutcome {
 	t.Helper()
-	for i := range history {
-		history[i].InstanceID, history[i].ExecutionID, history[i].DuroxideVersion = "inst", 1, duroxide.CurrentDuroxideVersion
-	}
-	switch {
-	case len(msgs) == 0 && len(history) == 1:
-		version := "1.0.0"
-		history, msgs = nil, []duroxide.WorkItem{duroxide.StartOrchestration{Instance: "inst", Orchestration: "Orch", Version: &version, ExecutionID: 1}}
-	case len(msgs) == 0:
-		msgs = []duroxide.WorkItem{duroxide.ExternalRaised{Instance: "inst", Name: "poke", Data: ""}}
-	}
-	item := duroxide.OrchestrationItem{Instance: "inst", OrchestrationName: "Orch", ExecutionID: 1, Version: "1.0.0",
-		History: history, Messages: msgs, AttemptCount: 1, LockToken: "runturn"}
-	out, err := durable.RunTurn(replayReg(fn).MustAddActivity("C", constActivity("c")).MustAddActivity("A1", constActivity("a1")).
-		MustAddActivity("A2", constActivity("a2")), item, durable.Options{})
-	if err != nil || out.Abandoned {
-		t.Fatalf("RunTurn: %v (abandoned %v)", err, out.Abandoned)
-	}
-	return out
+	reg := replayReg(fn).MustAddActivity("C", constActivity("c")).MustAddActivity("A1", constActivity("a1")).
+		MustAddActivity("A2", constActivity("a2"))
+	return runEngineTurn(t, reg, history, msgs...)
 }
 
 // activityActions lists the ids of the activities a turn sends to workers.

@@ -18,6 +18,32 @@ import (
 // children, with the *CancelRequested events of the history delta. Rust's
 // drop(fut) is fut.Cancel().
 
+// runEngineTurn runs one turn of instance "inst" (orchestration "Orch",
+// version 1.0.0) with reg: history (its events given the instance's ids)
+// and msgs, or duroxide's fresh engine when history is the started event
+// alone and msgs are none (the turn that starts the execution), or a poke
+// event when only msgs are none. The turn must not be abandoned.
+func runEngineTurn(t *testing.T, reg *durable.Registry, history []duroxide.Event, msgs ...duroxide.WorkItem) durable.TurnOutcome {
+	t.Helper()
+	for i := range history {
+		history[i].InstanceID, history[i].ExecutionID, history[i].DuroxideVersion = "inst", 1, duroxide.CurrentDuroxideVersion
+	}
+	switch {
+	case len(msgs) == 0 && len(history) == 1:
+		version := "1.0.0"
+		history, msgs = nil, []duroxide.WorkItem{duroxide.StartOrchestration{Instance: "inst", Orchestration: "Orch", Version: &version, ExecutionID: 1}}
+	case len(msgs) == 0:
+		msgs = []duroxide.WorkItem{duroxide.ExternalRaised{Instance: "inst", Name: "poke", Data: ""}}
+	}
+	item := duroxide.OrchestrationItem{Instance: "inst", OrchestrationName: "Orch", ExecutionID: 1, Version: "1.0.0",
+		History: history, Messages: msgs, AttemptCount: 1, LockToken: "runturn"}
+	out, err := durable.RunTurn(reg, item, durable.Options{})
+	if err != nil || out.Abandoned {
+		t.Fatalf("RunTurn: %v (abandoned %v)", err, out.Abandoned)
+	}
+	return out
+}
+
 // unobservedTurn is what one turn cancelled.
 type unobservedTurn struct {
 	outcome            string
@@ -30,24 +56,7 @@ type unobservedTurn struct {
 
 func runUnobserved(t *testing.T, fn durable.OrchestrationFunc, history []duroxide.Event, msgs ...duroxide.WorkItem) unobservedTurn {
 	t.Helper()
-	for i := range history {
-		history[i].InstanceID, history[i].ExecutionID, history[i].DuroxideVersion = "inst", 1, duroxide.CurrentDuroxideVersion
-	}
-	switch {
-	case len(msgs) == 0 && len(history) == 1:
-		// duroxide's fresh engine (history = the started event alone) is
-		// the turn that starts the execution.
-		version := "1.0.0"
-		history, msgs = nil, []duroxide.WorkItem{duroxide.StartOrchestration{Instance: "inst", Orchestration: "Orch", Version: &version, ExecutionID: 1}}
-	case len(msgs) == 0:
-		msgs = []duroxide.WorkItem{duroxide.ExternalRaised{Instance: "inst", Name: "poke", Data: ""}}
-	}
-	item := duroxide.OrchestrationItem{Instance: "inst", OrchestrationName: "Orch", ExecutionID: 1, Version: "1.0.0",
-		History: history, Messages: msgs, AttemptCount: 1, LockToken: "runturn"}
-	out, err := durable.RunTurn(replayReg(fn), item, durable.Options{})
-	if err != nil || out.Abandoned {
-		t.Fatalf("RunTurn: %v (abandoned %v)", err, out.Abandoned)
-	}
+	out := runEngineTurn(t, replayReg(fn), history, msgs...)
 	r := unobservedTurn{outcome: turnOutcome(t, out.Commit.HistoryDelta)}
 	for _, a := range out.Commit.CancelledActivities {
 		r.activities = append(r.activities, a.ActivityID)
