@@ -604,10 +604,11 @@ func (h *hub) deliver(res any, err error, keys int) {
 // a run. Taking the request here, not when the poller's loop gets to it,
 // keeps another partition's hub from handing its marker to a poller of the
 // same class for the same caller (one of the two runs would not happen, and
-// the work its marker announced would wait for the next refresh). With
-// none, the pollers on key become dirty and the marker is held (hold) until
-// a run on key begins: a busy poller's run in flight may have been sent
-// before the work was there. false when they all left the blocked set
+// the work its marker announced would wait for the next refresh). Else a
+// busy poller on key gets it: its run in flight may have been sent before
+// the work was there, so it stays dirty and runs again for its caller's
+// next fetch, which comes soon. With none, the pollers on key become dirty
+// and the marker is held (hold). false when they all left the blocked set
 // already (a call in flight popped a marker put back): the caller puts it
 // back again.
 func (h *hub) wakeOn(key string) bool {
@@ -622,6 +623,14 @@ func (h *hub) wakeOn(key string) bool {
 		pl.wake()
 		if pl.d.want(pl) { // else another partition's poller took it meanwhile
 			h.next = (h.next + i + 1) % n
+			return true
+		}
+	}
+	for _, pl := range h.pollers {
+		if pl.busy.Load() && slices.Contains(pl.spec.keys, key) {
+			// its run in flight may predate the work: it runs again when
+			// its caller, or the next, comes back (answering the marker)
+			pl.wake()
 			return true
 		}
 	}
