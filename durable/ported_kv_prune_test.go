@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/duroxide-go/duroxide-redis/duroxide"
 	"github.com/duroxide-go/duroxide-redis/durable"
+	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
 // Ports of the prune_kv_values_updated_before tests of duroxide's
