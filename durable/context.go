@@ -266,8 +266,9 @@ func (c *OrchestrationContext) ClearAllValues() {
 // cutoff (compared in Unix milliseconds) and returns how many it cleared,
 // each as a ClearValue would (duroxide's prune_kv_values_updated_before).
 // A key's time is the runtime clock at its SetValue, kept with the value
-// across turns and ContinueAsNew; keys set earlier in this very turn count
-// too, so a cutoff from UtcNow taken before a SetValue keeps that key. A
+// across turns and ContinueAsNew (a replay uses the time history recorded);
+// keys set earlier in this very turn count too, so a cutoff from UtcNow
+// taken before a SetValue keeps that key. A
 // cutoff at or before the Unix epoch (the zero Time among them) clears
 // nothing. Take the cutoff from UtcNow or the input, never from time.Now:
 // the choice of keys must replay the same.

@@ -181,3 +181,37 @@ func TestKVPruneSelectiveByAge(t *testing.T) {
 	h.wantCleared("kv-prune-sel", "old_key")
 	h.wantExecutions("kv-prune-sel", 1, 2, 3)
 }
+
+// TestKVPruneReplaysTheRecordedTimes: a key set in an earlier turn of this
+// execution is pruned by the time its KeyValueSet event recorded, not by
+// the time a replay re-ran its SetValue, so a turn that replays (here every
+// turn: no instance cache) chooses as a cached one would. duroxide, which
+// replays every turn, re-stamps a replayed set_kv_value with the replay's
+// wall clock: there this key counts as set in the pruning turn and stays
+// (removed:0), and a later replay of a prune can choose differently from
+// the first run. Fails if replayed SetValues keep their replay-time stamps.
+func TestKVPruneReplaysTheRecordedTimes(t *testing.T) {
+	t.Parallel()
+	reg := durable.NewRegistry().
+		MustAddActivity("Noop", constActivity("")).
+		MustAddOrchestration("KV", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			ctx.SetValue("k", "v")
+			if _, err := ctx.Timer(10 * msec).Get(); err != nil {
+				return "", err
+			}
+			cutoff, err := ctx.UtcNow().Get()
+			if err != nil {
+				return "", err
+			}
+			removed := ctx.PruneValuesUpdatedBefore(cutoff)
+			if _, err := ctx.ScheduleActivity("Noop", "").Get(); err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("removed:%d", removed), nil
+		})
+	h := newHarnessWith(t, reg, durable.Options{InstanceCacheEntries: -1})
+	h.start("kv-prune-replay", "KV", "")
+	h.wantCompleted("kv-prune-replay", "removed:1")
+	h.wantKV("kv-prune-replay", "k", "", false)
+	h.wantCleared("kv-prune-replay", "k")
+}

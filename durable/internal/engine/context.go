@@ -174,7 +174,9 @@ func (c *Context) ClearAllValues() {
 // PruneValuesUpdatedBefore clears every key last set before updatedBeforeMs
 // (Unix ms) and returns how many it cleared. A key set in this turn carries
 // the clock time of its SetValue, as in duroxide, so it is prunable too:
-// the cutoff alone decides. Keys are cleared in sorted order, so a replay
+// the cutoff alone decides. A key set in an earlier turn carries the time
+// its KeyValueSet event recorded (keepRecordedKVTime), where duroxide
+// re-stamps it on replay. Keys are cleared in sorted order, so a replay
 // emits the same KeyValueCleared events in the same order (duroxide walks a
 // HashMap, whose order is not stable).
 func (c *Context) PruneValuesUpdatedBefore(updatedBeforeMs uint64) int {
