@@ -262,6 +262,20 @@ func (c *OrchestrationContext) ClearAllValues() {
 	c.c.ClearAllValues()
 }
 
+// PruneValuesUpdatedBefore clears every key whose last SetValue was before
+// cutoff (compared in Unix milliseconds) and returns how many it cleared,
+// each as a ClearValue would (duroxide's prune_kv_values_updated_before).
+// A key's time is the runtime clock at its SetValue, kept with the value
+// across turns and ContinueAsNew (a replay uses the time history recorded);
+// keys set earlier in this very turn count too, so a cutoff from UtcNow
+// taken before a SetValue keeps that key. A
+// cutoff at or before the Unix epoch (the zero Time among them) clears
+// nothing. Take the cutoff from UtcNow or the input, never from time.Now:
+// the choice of keys must replay the same.
+func (c *OrchestrationContext) PruneValuesUpdatedBefore(cutoff time.Time) int {
+	return c.c.PruneValuesUpdatedBefore(uint64(max(cutoff.UnixMilli(), 0)))
+}
+
 // ValueFromInstance reads key from another instance's key-value store
 // through duroxide's get_kv_value system activity; the value is nil when the
 // key is not set.

@@ -198,6 +198,7 @@
 //	continue_as_new[_versioned]                    ContinueAsNew (never returns)
 //	set/reset/get_custom_status                    SetCustomStatus / ResetCustomStatus / CustomStatus
 //	set/get/clear/clear_all kv, from instance      SetValue / Value / ClearValue / ClearAllValues / ValueFromInstance
+//	prune_kv_values_updated_before                 PruneValuesUpdatedBefore (a time.Time cutoff)
 //	new_guid / utc_now                             NewGUID / UtcNow (system-call activities)
 //	select2/select3, join                          Select, Join
 //	async { ... } inside select/join               Go

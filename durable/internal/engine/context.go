@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 )
 
@@ -168,6 +169,28 @@ func (c *Context) ClearAllValues() {
 	c.st.kv = map[string]string{}
 	c.st.kvUpdated = map[string]uint64{}
 	c.st.emit(&action{kind: actClearKeyValues})
+}
+
+// PruneValuesUpdatedBefore clears every key last set before updatedBeforeMs
+// (Unix ms) and returns how many it cleared. A key set in this turn carries
+// the clock time of its SetValue, as in duroxide, so it is prunable too:
+// the cutoff alone decides. A key set in an earlier turn carries the time
+// its KeyValueSet event recorded (keepRecordedKVTime), where duroxide
+// re-stamps it on replay. Keys are cleared in sorted order, so a replay
+// emits the same KeyValueCleared events in the same order (duroxide walks a
+// HashMap, whose order is not stable).
+func (c *Context) PruneValuesUpdatedBefore(updatedBeforeMs uint64) int {
+	var keys []string
+	for k, ts := range c.st.kvUpdated {
+		if _, live := c.st.kv[k]; live && ts < updatedBeforeMs {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		c.ClearValue(k)
+	}
+	return len(keys)
 }
 
 // Select waits until one of fs resolves and returns its index; the first

@@ -110,10 +110,26 @@ func (r *replayRun) matchOptional(ev duroxide.Event) *duroxide.ErrorDetails {
 	r.queue = r.queue[1:]
 	r.compared = a
 	if a.matches(ev.Kind) {
+		r.keepRecordedKVTime(ev, a)
 		return nil
 	}
 	d := nondeterminism(mismatchMessage(optionalLabel(ev.Kind), ev, a))
 	return &d
+}
+
+// keepRecordedKVTime gives a key the time its KeyValueSet event recorded
+// when the code's SetValue a, replayed, is still the key's last write: the
+// replay stamped it with the clock of now, and PruneValuesUpdatedBefore
+// must choose by the first run's times to choose the same keys again.
+func (r *replayRun) keepRecordedKVTime(ev duroxide.Event, a *action) {
+	k, ok := ev.Kind.(duroxide.KeyValueSetEvent)
+	if !ok {
+		return
+	}
+	st := r.ctx.st
+	if _, live := st.kv[k.Key]; live && st.kvUpdated[k.Key] == a.updatedAtMs {
+		st.kvUpdated[k.Key] = k.LastUpdatedAtMs
+	}
 }
 
 func optionalLabel(k duroxide.EventKind) string {
