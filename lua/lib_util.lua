@@ -94,6 +94,9 @@ end
 -- eligible in (U.ready), for U.readied.
 local readied = {}
 
+-- swept says this call has dropped the stale entries of K.wakedue (U.sleep).
+local swept = false
+
 -- ready tells the fetchers blocked on key that they have work they can take
 -- now; it reports whether no such news was pending (the marker is new).
 function U.ready(key)
@@ -203,7 +206,10 @@ function U.sleep(key, wake, now)
   if not latest or tonumber(latest) <= now or tonumber(latest) < wake then
     redis.call('ZADD', K.wakedue(), U.id(wake), key)
   end
-  redis.call('ZREMRANGEBYSCORE', K.wakedue(), '-inf', now - U.WAKE_TTL)
+  if not swept then -- once per call: a fetch goes idle on several keys
+    swept = true
+    redis.call('ZREMRANGEBYSCORE', K.wakedue(), '-inf', now - U.WAKE_TTL)
+  end
 end
 
 -- idle records that a fetcher blocked on key found nothing to take; it will
@@ -300,11 +306,12 @@ function U.settle(key, sets)
 end
 
 -- reset starts the next U.arg() at ARGV's first value and forgets the
--- gates read and the queues readied. A function library keeps its chunk's locals from call to
+-- gates read, the queues readied and the sweep of wakedue. A function library keeps its chunk's locals from call to
 -- call, so each of its functions resets them first; a script gets a fresh
 -- chunk per call.
 function U.reset()
   argi = 0
   gates = {}
   readied = {}
+  swept = false
 end
