@@ -71,7 +71,7 @@ var families = []family{
 	{"rmark", "rmark", nil, "HASH: per source partition, the highest outbox id relayed into this partition (applying an id at or below it again is skipped)"},
 
 	// instances and executions
-	{"inst", "i", []partKind{str}, "HASH: instance record (name, version, current execution, parent, custom status, incarnation, ...)"},
+	{"inst", "i", []partKind{str}, "HASH: instance record (name, version, current execution, parent, custom status, incarnation, paused since ms 'pz', ...)"},
 	{"exec", "ex", []partKind{str, num}, "HASH: execution record (status, output, pinned version, times, last event id, bytes)"},
 	{"execs", "exs", []partKind{str}, "ZSET: execution ids of an instance"},
 	{"history", "h", []partKind{str, num}, "LIST: events of one execution as JSON, oldest first"},

@@ -9,6 +9,9 @@
 --   's<version>' offered to its sticky owner alone (lib_stky.lua)
 --   'p<version>' ready as 'r', and still preferred by its sticky owner
 --   'l'          locked: in olocked
+--   'z'          held: its instance is paused (record field 'pz'), in no
+--                index, so no fetch sees it; messages keep arriving and
+--                resuming files it again (O.reindex)
 --   absent       no pending message
 -- Ready partitions are keyed by the pinned version of the instance's current
 -- execution, so a fetch with a capability filter looks only at compatible
@@ -82,11 +85,14 @@ function O.compatible(ver, enc)
 end
 
 -- partition is the pinned version of the instance's current execution, the
--- ready partition it belongs to ('' when unpinned or unknown).
+-- ready partition it belongs to ('' when unpinned or unknown), and whether
+-- the instance is paused: the flag rides on the record read that finds the
+-- execution, so filing an instance costs no command more for it.
 function O.partition(inst)
-  local cur = redis.call('HGET', K.inst(inst), 'cur')
-  if not cur then return '' end
-  return redis.call('HGET', K.exec(inst, cur), 'pin') or ''
+  local r = redis.call('HMGET', K.inst(inst), 'cur', 'pz')
+  local paused = r[2] ~= false
+  if not r[1] then return '', paused end
+  return redis.call('HGET', K.exec(inst, r[1]), 'pin') or '', paused
 end
 
 -- filters calls fn(filter id) for every registered filter compatible with ver.
@@ -169,7 +175,12 @@ end
 -- when it has one, else ready in the partition of its pinned version. extra
 -- as for O.file_ready.
 local function make_ready(inst, order, now, extra)
-  local ver = O.partition(inst)
+  local ver, paused = O.partition(inst)
+  if paused then
+    -- held: indexed nowhere and nobody woken; resuming files it again
+    redis.call('HSET', K.om(inst), 'st', 'z', unpack(extra or {}))
+    return
+  end
   if T.offer(inst, ver, order, extra, now) then return end
   O.file_ready(inst, ver, order, 'r' .. ver, extra)
 end
@@ -222,7 +233,8 @@ local START = '{"StartOrchestration":'
 local QUEUED = '{"QueueMessage":'
 
 -- enqueue adds a message for inst, visible at vis. A locked instance is not
--- indexed: releasing its lock does that. A start for an instance without a
+-- indexed: releasing its lock does that; a held (paused) one neither:
+-- resuming does. A start for an instance without a
 -- record marks it 'ps' (start waiting) until the record is made, so that a
 -- checked enqueue knows of it (I.known).
 function O.enqueue(inst, json, vis, now)
@@ -238,7 +250,7 @@ function O.enqueue(inst, json, vis, now)
   -- the body goes with the new state when the instance gets one
   local body = { 'm' .. seq, json }
   local c = st and string.sub(st, 1, 1)
-  if c ~= 'l' and c ~= 'r' and c ~= 's' and c ~= 'p' then
+  if c ~= 'l' and c ~= 'r' and c ~= 's' and c ~= 'p' and c ~= 'z' then
     if vis <= now then
       O.unindex(inst, st)
       return make_ready(inst, seq, now, body)

@@ -11,7 +11,8 @@ package redisprovider
 // also serves prune_executions_bulk. rearm_wake and release_due serve the pollers, no method;
 // open_namespace and relay_messages serve Partitioned.
 // enqueue_for_orchestrator_checked serves the optional CheckedEnqueuer.
-// The schedule_* scripts serve duroxide.ScheduleStore.
+// The schedule_* scripts serve duroxide.ScheduleStore; pause_instance
+// serves duroxide.InstancePauser (also resume_instance).
 // enqueue_for_orchestrator and enqueue_for_worker also serve the batch
 // methods, enqueue_for_orchestrator_batch and enqueue_for_worker_batch.
 // abandon_orchestration_item_with_note, get_pending_start and
@@ -56,6 +57,7 @@ const (
 	scriptListInstancesPage
 	scriptListPendingStarts
 	scriptOpenNamespace
+	scriptPauseInstance
 	scriptPruneExecutions
 	scriptReadHistory
 	scriptRearmWake
@@ -112,6 +114,7 @@ var scriptFiles = [scriptCount]string{
 	scriptListInstancesPage:                "list_instances_page",
 	scriptListPendingStarts:                "list_pending_starts",
 	scriptOpenNamespace:                    "open_namespace",
+	scriptPauseInstance:                    "pause_instance",
 	scriptPruneExecutions:                  "prune_executions",
 	scriptReadHistory:                      "read_history",
 	scriptRearmWake:                        "rearm_wake",

@@ -1,0 +1,82 @@
+package redisprovider
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+var _ duroxide.InstancePauser = (*Provider)(nil)
+
+// PauseInstance holds the instance: its messages are stored, not delivered,
+// until ResumeInstance (duroxide.InstancePauser, lua/pause_instance.lua).
+func (p *Provider) PauseInstance(ctx context.Context, instance string) (bool, error) {
+	return p.setPaused(ctx, "pause_instance", instance, true)
+}
+
+// ResumeInstance files a paused instance again by its held messages and
+// wakes the fetchers (duroxide.InstancePauser).
+func (p *Provider) ResumeInstance(ctx context.Context, instance string) (bool, error) {
+	return p.setPaused(ctx, "resume_instance", instance, false)
+}
+
+func (p *Provider) setPaused(ctx context.Context, op, instance string, paused bool) (bool, error) {
+	if instance == "" {
+		return false, invalid(op, "empty instance id")
+	}
+	var a args
+	a.str(instance).flag(paused)
+	res, err := p.run(ctx, op, scriptPauseInstance, a)
+	if err != nil {
+		return false, err
+	}
+	n, ok := res.(int64)
+	if !ok {
+		return false, undecodable(op, "instance %s: unexpected reply %v", instance, res)
+	}
+	return n == 1, nil
+}
+
+// InstancePauseState reads the pause flag of the instance's record
+// (duroxide.InstancePauser): one HMGET, which also tells an unknown
+// instance (no record) apart.
+func (p *Provider) InstancePauseState(ctx context.Context, instance string) (duroxide.PauseState, error) {
+	const op = "instance_pause_state"
+	if instance == "" {
+		return duroxide.PauseState{}, invalid(op, "empty instance id")
+	}
+	r, err := p.rdb.HMGet(ctx, p.keys.Instance(instance), "cur", "pz").Result()
+	if err != nil {
+		return duroxide.PauseState{}, fail(op, err)
+	}
+	if r[0] == nil {
+		return duroxide.PauseState{}, notFound(op, "instance "+instance)
+	}
+	s, ok := r[1].(string)
+	if !ok {
+		return duroxide.PauseState{}, nil
+	}
+	since, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return duroxide.PauseState{}, undecodable(op, "instance %s: pause time %q", instance, s)
+	}
+	return duroxide.PauseState{Paused: true, SinceMs: since}, nil
+}
+
+var _ duroxide.InstancePauser = (*Partitioned)(nil)
+
+// PauseInstance pauses the instance in its partition.
+func (pp *Partitioned) PauseInstance(ctx context.Context, instance string) (bool, error) {
+	return pp.of(instance).PauseInstance(ctx, instance)
+}
+
+// ResumeInstance resumes the instance in its partition.
+func (pp *Partitioned) ResumeInstance(ctx context.Context, instance string) (bool, error) {
+	return pp.of(instance).ResumeInstance(ctx, instance)
+}
+
+// InstancePauseState reads the instance's pause state in its partition.
+func (pp *Partitioned) InstancePauseState(ctx context.Context, instance string) (duroxide.PauseState, error) {
+	return pp.of(instance).InstancePauseState(ctx, instance)
+}

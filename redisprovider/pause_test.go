@@ -1,0 +1,155 @@
+package redisprovider
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// pauserProvider is what the pause tests drive: a provider that pauses.
+type pauserProvider interface {
+	duroxide.Provider
+	duroxide.InstancePauser
+}
+
+// TestPauseInstanceHoldsMessages walks one instance through pause and
+// resume on a Provider and on a Partitioned: while paused, an event and a
+// timer that fires are stored but no fetch hands the instance out; resume
+// delivers both, in order; a turn fetched before the pause commits, and
+// what arrived meanwhile is held after it.
+func TestPauseInstanceHoldsMessages(t *testing.T) {
+	t.Parallel()
+	m, _ := newMiniProvider(t)
+	url := "redis://" + m.Addr() + "/0"
+	now := time.UnixMilli(1_800_000_000_000)
+	m.SetTime(now)
+	for name, open := range map[string]func(ctx context.Context) (pauserProvider, error){
+		"provider": func(ctx context.Context) (pauserProvider, error) {
+			return New(ctx, Options{URL: url, Namespace: "pause"})
+		},
+		"partitioned": func(ctx context.Context) (pauserProvider, error) {
+			return NewPartitioned(ctx, Options{URL: url, Namespace: "pause-p", Partitions: 3})
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			p, err := open(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = p.(interface{ Close() error }).Close() })
+			testPauseInstance(ctx, t, p, func(d time.Duration) { now = now.Add(d); m.SetTime(now) })
+		})
+	}
+}
+
+func testPauseInstance(ctx context.Context, t *testing.T, p pauserProvider, advance func(time.Duration)) {
+	if _, err := p.PauseInstance(ctx, ""); !errors.Is(err, duroxide.ErrInvalidInput) {
+		t.Fatalf("pause of an empty id: %v, want ErrInvalidInput", err)
+	}
+	_, err := p.ResumeInstance(ctx, "nope")
+	var pe *duroxide.ProviderError
+	if !errors.Is(err, duroxide.ErrNotFound) || !errors.As(err, &pe) || pe.Operation != "resume_instance" {
+		t.Fatalf("resume of an unknown instance: %v, want an ErrNotFound of resume_instance", err)
+	}
+	if _, err := p.InstancePauseState(ctx, "nope"); !errors.Is(err, duroxide.ErrNotFound) {
+		t.Fatalf("pause state of an unknown instance: %v, want ErrNotFound", err)
+	}
+	fetch := func() *duroxide.OrchestrationItem {
+		t.Helper()
+		item, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return item
+	}
+	raise := func(name string, delay time.Duration) {
+		t.Helper()
+		if err := p.EnqueueForOrchestrator(ctx, duroxide.ExternalRaised{Instance: "i", Name: name, Data: `""`}, delay); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := func(item *duroxide.OrchestrationItem) []string {
+		var out []string
+		for _, w := range item.Messages {
+			switch k := w.(type) {
+			case duroxide.ExternalRaised:
+				out = append(out, k.Name)
+			case duroxide.TimerFired:
+				out = append(out, "timer")
+			}
+		}
+		return out
+	}
+	if err := p.EnqueueForOrchestrator(ctx, startItem("i"), 0); err != nil {
+		t.Fatal(err)
+	}
+	item := fetch()
+	if item == nil {
+		t.Fatal("the start was not fetched")
+	}
+	if err := p.AckOrchestrationItem(ctx, item.LockToken, started("i")); err != nil {
+		t.Fatal(err)
+	}
+
+	if ok, err := p.PauseInstance(ctx, "i"); err != nil || !ok {
+		t.Fatalf("pause: %v %v, want a change", ok, err)
+	}
+	if ok, err := p.PauseInstance(ctx, "i"); err != nil || ok {
+		t.Fatalf("second pause: %v %v, want no change", ok, err)
+	}
+	st, err := p.InstancePauseState(ctx, "i")
+	if err != nil || !st.Paused || st.SinceMs == 0 {
+		t.Fatalf("pause state %+v %v, want paused with a time", st, err)
+	}
+	raise("e1", 0)
+	timer := duroxide.TimerFired{Instance: "i", ExecutionID: 1, ID: 9}
+	if err := p.EnqueueForOrchestrator(ctx, timer, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got := fetch(); got != nil {
+		t.Fatalf("a paused instance was fetched: %v", names(got))
+	}
+	advance(2 * time.Second) // the timer fires while the instance is paused
+	if got := fetch(); got != nil {
+		t.Fatalf("a paused instance was fetched once its timer fired: %v", names(got))
+	}
+
+	if ok, err := p.ResumeInstance(ctx, "i"); err != nil || !ok {
+		t.Fatalf("resume: %v %v, want a change", ok, err)
+	}
+	if st, err := p.InstancePauseState(ctx, "i"); err != nil || st.Paused {
+		t.Fatalf("pause state after resume %+v %v", st, err)
+	}
+	item = fetch()
+	if item == nil {
+		t.Fatal("the resumed instance was not fetched")
+	}
+	if got := names(item); len(got) != 2 || got[0] != "e1" || got[1] != "timer" {
+		t.Fatalf("resumed with %v, want [e1 timer]", got)
+	}
+
+	// a turn in flight commits; the instance is held after it
+	raise("e2", 0)
+	if ok, err := p.PauseInstance(ctx, "i"); err != nil || !ok {
+		t.Fatalf("pause of a locked instance: %v %v", ok, err)
+	}
+	commit := duroxide.OrchestrationCommit{ExecutionID: 1,
+		Metadata: duroxide.ExecutionMetadata{OrchestrationName: "O", OrchestrationVersion: "1.0.0"}}
+	if err := p.AckOrchestrationItem(ctx, item.LockToken, commit); err != nil {
+		t.Fatalf("ack of a turn fetched before the pause: %v", err)
+	}
+	if got := fetch(); got != nil {
+		t.Fatalf("fetched after its in-flight turn, while paused: %v", names(got))
+	}
+	if ok, err := p.ResumeInstance(ctx, "i"); err != nil || !ok {
+		t.Fatalf("resume: %v %v", ok, err)
+	}
+	if got := fetch(); got == nil || len(names(got)) != 1 || names(got)[0] != "e2" {
+		t.Fatalf("after resume: %v, want [e2]", got)
+	}
+}
