@@ -152,7 +152,8 @@ func (c *Client) CancelInstance(ctx context.Context, instance, reason string, op
 // An instance without history whose start a runtime handed back is
 // StatusPending with the reason in Pending (on a provider that keeps such
 // notes, duroxide.PendingStartNoter); a poison failure the runtime could
-// name the cause of has it in FailureCause.
+// name the cause of has it in FailureCause; a running instance that is
+// paused has Paused set.
 func (c *Client) Status(ctx context.Context, instance string) (OrchestrationStatus, error) {
 	hist, err := c.p.Read(ctx, instance)
 	if err != nil {
@@ -176,7 +177,8 @@ func (c *Client) Status(ctx context.Context, instance string) (OrchestrationStat
 	}
 	if len(hist) > 0 {
 		st.Status = StatusRunning
-		return st, nil
+		st.Paused, err = c.pausedFlag(ctx, instance)
+		return st, err
 	}
 	// No history: a start a runtime handed back is pending, with its
 	// reason, rather than not found.

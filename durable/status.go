@@ -66,6 +66,11 @@ type OrchestrationStatus struct {
 	// cause is read from the execution's output, where the runtime stores it
 	// after the display message.
 	FailureCause string
+	// Paused: a StatusRunning instance is paused (Client.PauseInstance): no
+	// turn of it runs until it is resumed. Pausing is not a status of
+	// duroxide's; it is read apart, on a provider that pauses
+	// (duroxide.InstancePauser).
+	Paused bool
 }
 
 // IsTerminal reports Completed or Failed.

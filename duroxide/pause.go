@@ -9,6 +9,9 @@ type PauseState struct {
 	// SinceMs is when it was paused (the store's clock, Unix ms); 0 when
 	// not paused.
 	SinceMs uint64
+	// Held counts the messages waiting for the instance's next turn (timers
+	// not yet due included), paused or not.
+	Held uint64
 }
 
 // InstancePauser is an optional extension of Provider that pauses and

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
@@ -38,30 +40,40 @@ func (p *Provider) setPaused(ctx context.Context, op, instance string, paused bo
 	return n == 1, nil
 }
 
-// InstancePauseState reads the pause flag of the instance's record
-// (duroxide.InstancePauser): one HMGET, which also tells an unknown
-// instance (no record) apart.
+// InstancePauseState reads the pause flag of the instance's record and
+// counts its pending messages (duroxide.InstancePauser): an HMGET, which
+// also tells an unknown instance (no record) apart, and a ZCARD, sent
+// together.
 func (p *Provider) InstancePauseState(ctx context.Context, instance string) (duroxide.PauseState, error) {
 	const op = "instance_pause_state"
 	if instance == "" {
 		return duroxide.PauseState{}, invalid(op, "empty instance id")
 	}
-	r, err := p.rdb.HMGet(ctx, p.keys.Instance(instance), "cur", "pz").Result()
+	var rec *redis.SliceCmd
+	var held *redis.IntCmd
+	_, err := p.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
+		rec = pl.HMGet(ctx, p.keys.Instance(instance), "cur", "pz")
+		held = pl.ZCard(ctx, p.keys.OrchPending(instance))
+		return nil
+	})
 	if err != nil {
 		return duroxide.PauseState{}, fail(op, err)
 	}
+	r := rec.Val()
 	if r[0] == nil {
 		return duroxide.PauseState{}, notFound(op, "instance "+instance)
 	}
+	st := duroxide.PauseState{Held: uint64(held.Val())}
 	s, ok := r[1].(string)
 	if !ok {
-		return duroxide.PauseState{}, nil
+		return st, nil
 	}
 	since, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
 		return duroxide.PauseState{}, undecodable(op, "instance %s: pause time %q", instance, s)
 	}
-	return duroxide.PauseState{Paused: true, SinceMs: since}, nil
+	st.Paused, st.SinceMs = true, since
+	return st, nil
 }
 
 var _ duroxide.InstancePauser = (*Partitioned)(nil)

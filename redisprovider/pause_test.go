@@ -111,6 +111,9 @@ func testPauseInstance(ctx context.Context, t *testing.T, p pauserProvider, adva
 	if err := p.EnqueueForOrchestrator(ctx, timer, time.Second); err != nil {
 		t.Fatal(err)
 	}
+	if st, err := p.InstancePauseState(ctx, "i"); err != nil || st.Held != 2 {
+		t.Fatalf("pause state %+v %v, want 2 messages held", st, err)
+	}
 	if got := fetch(); got != nil {
 		t.Fatalf("a paused instance was fetched: %v", names(got))
 	}
