@@ -187,3 +187,46 @@ func (c *cli) reportWarnedAction(action, instance, detail, warning string) error
 	}
 	return nil
 }
+
+// runPause holds an instance: what is sent to it is stored and delivered
+// on resume; no turn of it runs meanwhile.
+func runPause(c *cli, args []string) error {
+	return setPaused(c, "pause", args, true)
+}
+
+// runResume delivers what a paused instance held, in order.
+func runResume(c *cli, args []string) error {
+	return setPaused(c, "resume", args, false)
+}
+
+func setPaused(c *cli, op string, args []string, paused bool) error {
+	pos, s, err := c.parseAndOpen(c.flags(op), args, 1, 1)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	instance := pos[0]
+	var changed bool
+	if paused {
+		changed, err = s.prov.PauseInstance(s.ctx, instance)
+	} else {
+		changed, err = s.prov.ResumeInstance(s.ctx, instance)
+	}
+	if err != nil {
+		return err
+	}
+	st, err := s.prov.InstancePauseState(s.ctx, instance)
+	if err != nil {
+		return err
+	}
+	action := "resumed"
+	switch {
+	case paused && changed:
+		action = "paused"
+	case paused:
+		action = "already paused"
+	case !changed:
+		action = "not paused"
+	}
+	return c.reportAction(action, instance, fmt.Sprintf("held: %d", st.Held))
+}

@@ -34,7 +34,7 @@ type command struct {
 }
 
 // commandOrder is the order in which help lists the commands.
-var commandOrder = []string{"instances", "show", "history", "tree", "stats", "ui", "start", "raise", "enqueue", "cancel", "delete", "prune", "schedules", "functions"}
+var commandOrder = []string{"instances", "show", "history", "tree", "stats", "ui", "start", "raise", "enqueue", "cancel", "pause", "resume", "delete", "prune", "schedules", "functions"}
 
 // commands is the subcommand table.
 func commands() map[string]command {
@@ -49,6 +49,8 @@ func commands() map[string]command {
 		"raise":     {"INSTANCE EVENT [--data JSON]", "raise an external event; one raised before the orchestration waits for it is recorded but not delivered (see enqueue)", runRaise},
 		"enqueue":   {"INSTANCE QUEUE [--data JSON]", "queue a message for the instance's ctx.Dequeue(QUEUE), kept until the code reads it", runEnqueue},
 		"cancel":    {"INSTANCE [--reason R]", "cancel a running instance", runCancel},
+		"pause":     {"INSTANCE", "hold a started instance: events, results and fired timers sent to it are stored, not delivered, until resume", runPause},
+		"resume":    {"INSTANCE", "resume a paused instance: what it held is delivered in order", runResume},
 		"delete":    {"INSTANCE [--force] | --completed-before T", "delete an instance tree, or old terminal ones", runDelete},
 		"prune":     {"INSTANCE|--all --keep-last N", "delete old executions, keeping the newest N", runPrune},
 		"schedules": {"list | VERB ID [--cron C | --every D ...]", "schedules that start an orchestration on cron times or an interval; VERB: describe, create, update, pause, resume, trigger, delete", runSchedules},

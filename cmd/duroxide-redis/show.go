@@ -40,6 +40,16 @@ type instanceDetail struct {
 	// Pending is set, with Status "Pending", for an instance that has no
 	// record yet because no runtime that fetched its start could run it.
 	Pending *pendingJSON `json:"pending,omitempty"`
+	// Paused is set for a paused instance (duroxide-redis pause).
+	Paused *pausedJSON `json:"paused,omitempty"`
+}
+
+// pausedJSON is the pause state of a paused instance.
+type pausedJSON struct {
+	Since *string `json:"since"`
+	// Held counts the messages waiting for its next turn.
+	Held    uint64 `json:"held"`
+	sinceMs uint64
 }
 
 func runShow(c *cli, args []string) error {
@@ -60,6 +70,13 @@ func (s *session) detail(instance string) (instanceDetail, error) {
 		return instanceDetail{}, err
 	}
 	d := instanceDetail{instanceJSON: toInstanceJSON(info), Executions: []executionJSON{}}
+	ps, err := s.prov.InstancePauseState(s.ctx, instance)
+	if err != nil {
+		return d, err
+	}
+	if ps.Paused {
+		d.Paused = &pausedJSON{Since: jsonTime(ps.SinceMs), Held: ps.Held, sinceMs: ps.SinceMs}
+	}
 	if d.Executions, err = s.executions(instance); err != nil {
 		return d, err
 	}
@@ -134,6 +151,9 @@ func (c *cli) printDetail(d instanceDetail) error {
 	kv.row("Instance:", d.Instance)
 	kv.row("Orchestration:", d.Name+" "+d.Version)
 	kv.row("Status:", d.Status)
+	if p := d.Paused; p != nil {
+		kv.row("Paused:", fmt.Sprintf("since %s, held: %d (duroxide-redis resume %s)", relTime(msTime(p.sinceMs), now), p.Held, d.Instance))
+	}
 	kv.row("Execution:", strconv.FormatUint(d.Execution, 10))
 	kv.row("Parent:", orDash(d.Parent))
 	kv.row("Created:", relTime(msTime(d.createdMs), now))
