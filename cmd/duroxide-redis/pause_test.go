@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/duroxide-go/duroxide-redis/durable"
@@ -31,5 +34,41 @@ func TestPauseAndResumeCommands(t *testing.T) {
 	expect(t, d.cli("resume", "p-1"), 0, "not paused: p-1")
 	if got := decode[instanceDetail](t, d.cli("show", "p-1", "--json")); got.Paused != nil {
 		t.Fatalf("show --json after resume: paused %+v", got.Paused)
+	}
+}
+
+// The dashboard's instance page shows a Paused badge and offers resume
+// for a paused instance, pause for a running one; both actions work and
+// are refused in read-only mode.
+func TestPauseDashboard(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t)
+	ctx := context.Background()
+	if err := d.client.StartOrchestration(ctx, "p-ui", "Waiter", ""); err != nil {
+		t.Fatal(err)
+	}
+	d.waitRunning(t, "p-ui")
+	ts, u := d.ui(t, uiOptions{})
+	page := get(t, ts, "/instances/p-ui", 200, `id="pause-form"`)
+	if strings.Contains(page, `id="paused"`) {
+		t.Fatal("a running instance shows the Paused badge")
+	}
+	form := url.Values{"csrf": {u.csrf}, "confirm": {"yes"}}
+	if resp := post(t, ts, "/instances/p-ui/pause", form, nil); resp.StatusCode != 303 {
+		t.Fatalf("pause: %d, want 303", resp.StatusCode)
+	}
+	if st, err := d.prov.InstancePauseState(ctx, "p-ui"); err != nil || !st.Paused {
+		t.Fatalf("after the pause action: %+v %v", st, err)
+	}
+	get(t, ts, "/instances/p-ui", 200, `id="paused"`, "Paused · 0 held", `id="resume"`)
+	ro, _ := d.ui(t, uiOptions{readOnly: true})
+	if resp := post(t, ro, "/instances/p-ui/resume", form, nil); resp.StatusCode != 403 {
+		t.Fatalf("resume in read-only mode: %d, want 403", resp.StatusCode)
+	}
+	if resp := post(t, ts, "/instances/p-ui/resume", form, nil); resp.StatusCode != 303 {
+		t.Fatalf("resume: %d, want 303", resp.StatusCode)
+	}
+	if st, err := d.prov.InstancePauseState(ctx, "p-ui"); err != nil || st.Paused {
+		t.Fatalf("after the resume action: %+v %v", st, err)
 	}
 }

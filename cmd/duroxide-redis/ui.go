@@ -36,7 +36,7 @@ func runUI(c *cli, args []string) error {
 	fs := c.flags("ui")
 	var o uiOptions
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:8080", "address to serve the dashboard on")
-	fs.BoolVar(&o.readOnly, "read-only", false, "hide and refuse cancel, raise and delete")
+	fs.BoolVar(&o.readOnly, "read-only", false, "hide and refuse cancel, raise, pause, resume and delete")
 	fs.StringVar(&o.token, "token", c.getenv("DUROXIDE_UI_TOKEN"), "require this bearer token (Authorization header, or one visit with ?token= which sets a cookie); default $DUROXIDE_UI_TOKEN, which keeps it out of process listings")
 	fs.StringVar(&o.basicAuth, "basic-auth", "", "require HTTP basic authentication as USER:PASS")
 	fs.DurationVar(&o.sample, "sample", 3*time.Second, "how often the overview samples counters and queue depths")
@@ -124,6 +124,8 @@ func newUIServer(c *cli, s *session, o uiOptions) (*uiServer, error) {
 	mux.HandleFunc("GET /schedules", u.schedules)
 	mux.HandleFunc("POST /instances/{id}/cancel", u.action(u.cancel))
 	mux.HandleFunc("POST /instances/{id}/raise", u.action(u.raise))
+	mux.HandleFunc("POST /instances/{id}/pause", u.action(u.pause(true)))
+	mux.HandleFunc("POST /instances/{id}/resume", u.action(u.pause(false)))
 	mux.HandleFunc("POST /instances/{id}/delete", u.action(u.delete))
 	mux.HandleFunc("POST /instances/{id}/rerun", u.action(u.rerun))
 	u.handler = u.authenticate(securityHeaders(mux))

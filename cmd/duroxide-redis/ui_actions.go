@@ -55,6 +55,30 @@ func (u *uiServer) cancel(s *session, id string, r *http.Request) (string, strin
 	return instanceURL(id), "cancel requested: " + reason, nil
 }
 
+// pause returns the action that pauses (or resumes) a running instance,
+// as the pause and resume commands do.
+func (u *uiServer) pause(paused bool) func(s *session, id string, r *http.Request) (string, string, error) {
+	return func(s *session, id string, _ *http.Request) (string, string, error) {
+		op, done := "resume", "resumed: what it held is delivered"
+		if paused {
+			op, done = "pause", "paused: what is sent to it is held until resume"
+		}
+		if _, err := s.requireRunning(op, id); err != nil {
+			return "", "", err
+		}
+		var err error
+		if paused {
+			_, err = s.prov.PauseInstance(s.ctx, id)
+		} else {
+			_, err = s.prov.ResumeInstance(s.ctx, id)
+		}
+		if err != nil {
+			return "", "", err
+		}
+		return instanceURL(id), done, nil
+	}
+}
+
 func (u *uiServer) raise(s *session, id string, r *http.Request) (string, string, error) {
 	event, data := strings.TrimSpace(r.PostForm.Get("event")), r.PostForm.Get("data")
 	if event == "" {
