@@ -68,6 +68,7 @@ var docHolders = map[string]docHolder{
 		compileOnly: "the block is a whole program; Example runs its main on an embedded Redis and checks the output"},
 	"README.md#Testing your workflows": {file: "durable/durabletest/readme_test.go", fn: "TestProcessOrder"},
 	"README.md#Schedules":              {file: "durable/durabletest/readme_schedules_test.go", fn: "TestNightlyReport"},
+	"README.md#Pausing an instance":    {file: "durable/durabletest/readme_pause_test.go", fn: "TestPauseAnApproval"},
 	"redisprovider/redislog.go:RedisLogger": {file: "docblocks_holders_test.go", fn: "docRedisLogger",
 		compileOnly: "it sets go-redis's process-wide logger, which a test cannot restore"},
 	"durable/durabletest/backend.go:Each": {file: "durable/docblocks_test.go", fn: "TestDocDurabletestEach"},
