@@ -37,9 +37,9 @@ func TestPauseAndResumeCommands(t *testing.T) {
 	}
 }
 
-// The dashboard's instance page shows a Paused badge and offers resume
-// for a paused instance, pause for a running one; both actions work and
-// are refused in read-only mode.
+// The dashboard's instance page and list show a Paused badge, the page
+// offers resume for a paused instance and pause for a running one; both
+// actions work and are refused in read-only mode.
 func TestPauseDashboard(t *testing.T) {
 	t.Parallel()
 	d := newDeployment(t)
@@ -61,6 +61,7 @@ func TestPauseDashboard(t *testing.T) {
 		t.Fatalf("after the pause action: %+v %v", st, err)
 	}
 	get(t, ts, "/instances/p-ui", 200, `id="paused"`, "Paused · 0 held", `id="resume"`)
+	get(t, ts, "/instances?prefix=p-ui", 200, `<span class="status Paused">Paused</span>`)
 	ro, _ := d.ui(t, uiOptions{readOnly: true})
 	if resp := post(t, ro, "/instances/p-ui/resume", form, nil); resp.StatusCode != 403 {
 		t.Fatalf("resume in read-only mode: %d, want 403", resp.StatusCode)
@@ -70,5 +71,8 @@ func TestPauseDashboard(t *testing.T) {
 	}
 	if st, err := d.prov.InstancePauseState(ctx, "p-ui"); err != nil || st.Paused {
 		t.Fatalf("after the resume action: %+v %v", st, err)
+	}
+	if page := get(t, ts, "/instances?prefix=p-ui", 200, "p-ui"); strings.Contains(page, "status Paused") {
+		t.Fatal("the list shows a resumed instance as paused")
 	}
 }

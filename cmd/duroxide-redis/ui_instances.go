@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -117,6 +118,8 @@ type instanceRow struct {
 	Reason string
 	// CustomStatus is the instance's custom status, "" when it has none.
 	CustomStatus string
+	// Paused: a running instance is paused.
+	Paused bool
 }
 
 // cancelledPrefix starts duroxide's message of a cancellation failure
@@ -124,8 +127,9 @@ type instanceRow struct {
 // stores; the instance page reads the failure event itself.
 const cancelledPrefix = "canceled: "
 
-// listRow adds to a listed record its failure and custom status: one more
-// read per row, of the custom status.
+// listRow adds to a listed record its failure, custom status and, for a
+// running instance, whether it is paused: one more read per row, of the
+// custom status, and one per running row, of the pause flag.
 func listRow(s *session, info duroxide.InstanceInfo) (instanceRow, error) {
 	row := instanceRow{InstanceInfo: info, Shown: info.Status}
 	if info.Status == "Failed" && info.Output != nil {
@@ -140,6 +144,13 @@ func listRow(s *session, info duroxide.InstanceInfo) (instanceRow, error) {
 	}
 	if cs != nil && cs.Status != nil {
 		row.CustomStatus = *cs.Status
+	}
+	if info.Status == "Running" {
+		ps, err := s.prov.InstancePauseState(s.ctx, info.InstanceID)
+		if err != nil && !errors.Is(err, duroxide.ErrNotFound) { // deleted since listed
+			return row, err
+		}
+		row.Paused = ps.Paused
 	}
 	return row, nil
 }
