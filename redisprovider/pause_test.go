@@ -156,3 +156,78 @@ func testPauseInstance(ctx context.Context, t *testing.T, p pauserProvider, adva
 		t.Fatalf("after resume: %v, want [e2]", got)
 	}
 }
+
+// Pausing takes an instance out of whichever index it is in: ready, delayed
+// (its timer then fires into the hold) or offered to its sticky owner; no
+// fetch, with the owner's route or without, takes it until resume.
+func TestPauseInstanceLeavesEveryIndex(t *testing.T) {
+	t.Parallel()
+	m, p := newMiniProvider(t)
+	now := time.UnixMilli(1_800_000_000_000)
+	m.SetTime(now)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	owned := duroxide.WithStickyRoute(ctx, duroxide.StickyRoute{Owner: "rt-1", Wait: time.Minute, TTL: time.Hour})
+	fetch := func(ctx context.Context) *duroxide.OrchestrationItem {
+		t.Helper()
+		item, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return item
+	}
+	create := func(inst string, ackCtx context.Context) {
+		t.Helper()
+		if err := p.EnqueueForOrchestrator(ctx, startItem(inst), 0); err != nil {
+			t.Fatal(err)
+		}
+		item := fetch(ctx)
+		if item == nil || item.Instance != inst {
+			t.Fatalf("fetch of %s's start: %v", inst, item)
+		}
+		if err := p.AckOrchestrationItem(ackCtx, item.LockToken, started(inst)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create("ready", ctx)
+	create("delayed", ctx)
+	create("sticky", owned)
+	send := func(inst string, delay time.Duration) {
+		t.Helper()
+		if err := p.EnqueueForOrchestrator(ctx, duroxide.ExternalRaised{Instance: inst, Name: "e", Data: `""`}, delay); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("ready", 0)
+	send("delayed", time.Second)
+	send("sticky", 0) // offered to rt-1 alone
+	for _, inst := range []string{"ready", "delayed", "sticky"} {
+		if ok, err := p.PauseInstance(ctx, inst); err != nil || !ok {
+			t.Fatalf("pause %s: %v %v", inst, ok, err)
+		}
+	}
+	now = now.Add(2 * time.Second) // the delayed message is due
+	m.SetTime(now)
+	if got := fetch(owned); got != nil {
+		t.Fatalf("the owner fetched paused %s", got.Instance)
+	}
+	if got := fetch(ctx); got != nil {
+		t.Fatalf("fetched paused %s", got.Instance)
+	}
+	for _, inst := range []string{"ready", "delayed", "sticky"} {
+		if ok, err := p.ResumeInstance(ctx, inst); err != nil || !ok {
+			t.Fatalf("resume %s: %v %v", inst, ok, err)
+		}
+	}
+	got := map[string]bool{}
+	for _, c := range []context.Context{owned, owned, owned} { // the owner takes any instance too
+		item := fetch(c)
+		if item == nil {
+			t.Fatalf("after resume, fetched only %v", got)
+		}
+		got[item.Instance] = true
+	}
+	if !got["ready"] || !got["delayed"] || !got["sticky"] {
+		t.Fatalf("after resume fetched %v, want all three", got)
+	}
+}
