@@ -109,13 +109,12 @@ function O.arm_ready(ver)
 end
 
 -- arm_due tells those fetchers that an instance of partition ver (false:
--- inst's, read when needed) becomes eligible at t. Nothing is armed for a t
--- past the longest sleep (every lock of U.REFRESH or more) or after a
--- claimed due time (U.covered), so neither the filters nor the partition
--- are read then.
+-- inst's, read when needed) becomes eligible at t. U.due arms nothing for a
+-- t past the longest sleep (every lock of U.REFRESH or more), so neither
+-- the filters nor the partition are read then.
 function O.arm_due(ver, t, now, inst)
-  if U.covered('o', t, now) then return end
-  each_filter(ver or O.partition(inst), function(fid) U.due_uncovered(K.owake(fid), t, now) end)
+  if t >= now + U.REFRESH then return end
+  each_filter(ver or O.partition(inst), function(fid) U.due(K.owake(fid), t, now) end)
 end
 
 -- register keeps a blocked fetcher's filter known to the arming functions and

@@ -176,22 +176,9 @@ end
 -- U.REFRESH, so a later t needs no read: a lock taken for longer than that,
 -- the usual case, arms nothing.
 function U.due(key, t, now)
-  if U.covered(U.queue_of(key), t, now) then return end
-  U.due_uncovered(key, t, now)
-end
-
--- covered reports whether the fetchers of queue q see something eligible
--- at t in time without news (U.due): t is past the longest sleep, or a
--- claimed due time comes no later. The same for every wake key of q, so a
--- caller arming several keys asks once, then calls U.due_uncovered.
-function U.covered(q, t, now)
-  if t >= now + U.REFRESH then return true end
-  local c = U.claimed(q, now)
-  return c ~= false and c <= t
-end
-
--- due_uncovered is U.due for a time U.covered says is not covered.
-function U.due_uncovered(key, t, now)
+  if t >= now + U.REFRESH then return end
+  local c = U.claimed(U.queue_of(key), now)
+  if c and c <= t then return end
   local wake = redis.call('ZSCORE', K.wakedue(), key)
   if wake and tonumber(wake) > now and tonumber(wake) > t then mark(key, 'd') end
 end

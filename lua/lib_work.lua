@@ -60,18 +60,19 @@ end
 -- arm_due tells the fetchers that will be able to take an item of queue q
 -- (session sid or false) that it becomes eligible at t.
 function W.arm_due(q, sid, t, now)
-  if U.covered('w', t, now) then return end
-  local a, b = K.wwake(q), K.wwake('*')
-  if sid then
-    local owner = S.owner(sid, now)
-    if owner then
-      a, b = K.owned(q, owner), K.owned('*', owner)
-    else
-      a, b = K.cwake(q), K.cwake('*')
-    end
+  if not sid then
+    U.due(K.wwake(q), t, now)
+    U.due(K.wwake('*'), t, now)
+    return
   end
-  U.due_uncovered(a, t, now)
-  U.due_uncovered(b, t, now)
+  local owner = S.owner(sid, now)
+  if owner then
+    U.due(K.owned(q, owner), t, now)
+    U.due(K.owned('*', owner), t, now)
+  else
+    U.due(K.cwake(q), t, now)
+    U.due(K.cwake('*'), t, now)
+  end
 end
 
 -- enqueue adds an ActivityExecute; e and a identify it for cancellation.
