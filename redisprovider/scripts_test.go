@@ -109,6 +109,7 @@ func TestOperationsNameTheirScripts(t *testing.T) {
 		"ack_fetch_orchestration_item": {"ack_orchestration_item"},
 		"enqueue_for_orchestrator":     {"enqueue_for_orchestrator_batch"},
 		"enqueue_for_worker":           {"enqueue_for_worker_batch"},
+		"pause_instance":               {"resume_instance"},
 	}
 	m := miniredis.RunT(t)
 	trap := &scriptTrap{shas: map[string]string{}}
@@ -171,6 +172,8 @@ func scriptCalls(p *Provider) []func() error {
 			return p.AbandonOrchestrationItemWithNote(ctx, "t", 0, false, duroxide.PendingStart{Orchestration: "O", Reason: "r"})
 		},
 		func() error { return errOf(p.PendingStart(ctx, "i")) },
+		func() error { return errOf(p.PauseInstance(ctx, "i")) },
+		func() error { return errOf(p.ResumeInstance(ctx, "i")) },
 		func() error { return errOf(p.ListPendingStarts(ctx, 1)) },
 		func() error { return errOf(p.UpsertSchedule(ctx, "s", "{}", "put", nil)) },
 		func() error { return errOf(p.DeleteSchedule(ctx, "s")) },
