@@ -26,6 +26,7 @@ var passThroughs = []struct{ iface, mixin string }{
 	{"PendingStartNoter", "pendingStartNote"},
 	{"OrchestrationAckReporter", "orchestrationAckReport"},
 	{"ScheduleStore", "scheduleStore"},
+	{"InstancePauser", "instancePauser"},
 }
 
 func main() {

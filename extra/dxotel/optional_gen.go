@@ -19,6 +19,7 @@ var optional = [...]reflect.Type{
 	reflect.TypeFor[duroxide.PendingStartNoter](),
 	reflect.TypeFor[duroxide.OrchestrationAckReporter](),
 	reflect.TypeFor[duroxide.ScheduleStore](),
+	reflect.TypeFor[duroxide.InstancePauser](),
 }
 
 // withCapabilities returns w as a value whose type implements exactly the
@@ -2069,6 +2070,2310 @@ func withCapabilities(w *provider, mask uint) Provider {
 			orchestrationAckReport
 			scheduleStore
 		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}}
+	case 256:
+		return &struct {
+			*provider
+			instancePauser
+		}{w, instancePauser{w}}
+	case 257:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			instancePauser
+		}{w, orchestrationAckFetch{w}, instancePauser{w}}
+	case 258:
+		return &struct {
+			*provider
+			workAckFetch
+			instancePauser
+		}{w, workAckFetch{w}, instancePauser{w}}
+	case 259:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, instancePauser{w}}
+	case 260:
+		return &struct {
+			*provider
+			batchEnqueue
+			instancePauser
+		}{w, batchEnqueue{w}, instancePauser{w}}
+	case 261:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, instancePauser{w}}
+	case 262:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, instancePauser{w}}
+	case 263:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, instancePauser{w}}
+	case 264:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			instancePauser
+		}{w, lazyHistoryFetch{w}, instancePauser{w}}
+	case 265:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			instancePauser
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, instancePauser{w}}
+	case 266:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			instancePauser
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, instancePauser{w}}
+	case 267:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, instancePauser{w}}
+	case 268:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			instancePauser
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, instancePauser{w}}
+	case 269:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, instancePauser{w}}
+	case 270:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, instancePauser{w}}
+	case 271:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, instancePauser{w}}
+	case 272:
+		return &struct {
+			*provider
+			checkedEnqueue
+			instancePauser
+		}{w, checkedEnqueue{w}, instancePauser{w}}
+	case 273:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			checkedEnqueue
+			instancePauser
+		}{w, orchestrationAckFetch{w}, checkedEnqueue{w}, instancePauser{w}}
+	case 274:
+		return &struct {
+			*provider
+			workAckFetch
+			checkedEnqueue
+			instancePauser
+		}{w, workAckFetch{w}, checkedEnqueue{w}, instancePauser{w}}
+	case 275:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			checkedEnqueue
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, checkedEnqueue{w}, instancePauser{w}}
+	case 276:
+		return &struct {
+			*provider
+			batchEnqueue
+			checkedEnqueue
+			instancePauser
+		}{w, batchEnqueue{w}, checkedEnqueue{w}, instancePauser{w}}
+	case 277:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			checkedEnqueue
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, instancePauser{w}}
+	case 278:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, instancePauser{w}}
+	case 279:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, instancePauser{w}}
+	case 280:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			checkedEnqueue
+			instancePauser
+		}{w, lazyHistoryFetch{w}, checkedEnqueue{w}, instancePauser{w}}
+	case 281:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			instancePauser
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, instancePauser{w}}
+	case 282:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			instancePauser
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, instancePauser{w}}
+	case 283:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, instancePauser{w}}
+	case 284:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			instancePauser
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, instancePauser{w}}
+	case 285:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, instancePauser{w}}
+	case 286:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, instancePauser{w}}
+	case 287:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, instancePauser{w}}
+	case 288:
+		return &struct {
+			*provider
+			pendingStartNote
+			instancePauser
+		}{w, pendingStartNote{w}, instancePauser{w}}
+	case 289:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			pendingStartNote
+			instancePauser
+		}{w, orchestrationAckFetch{w}, pendingStartNote{w}, instancePauser{w}}
+	case 290:
+		return &struct {
+			*provider
+			workAckFetch
+			pendingStartNote
+			instancePauser
+		}{w, workAckFetch{w}, pendingStartNote{w}, instancePauser{w}}
+	case 291:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			pendingStartNote
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, pendingStartNote{w}, instancePauser{w}}
+	case 292:
+		return &struct {
+			*provider
+			batchEnqueue
+			pendingStartNote
+			instancePauser
+		}{w, batchEnqueue{w}, pendingStartNote{w}, instancePauser{w}}
+	case 293:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			pendingStartNote
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, pendingStartNote{w}, instancePauser{w}}
+	case 294:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			pendingStartNote
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, pendingStartNote{w}, instancePauser{w}}
+	case 295:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			pendingStartNote
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, pendingStartNote{w}, instancePauser{w}}
+	case 296:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			pendingStartNote
+			instancePauser
+		}{w, lazyHistoryFetch{w}, pendingStartNote{w}, instancePauser{w}}
+	case 297:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			pendingStartNote
+			instancePauser
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, pendingStartNote{w}, instancePauser{w}}
+	case 298:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			pendingStartNote
+			instancePauser
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, pendingStartNote{w}, instancePauser{w}}
+	case 299:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			pendingStartNote
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, pendingStartNote{w}, instancePauser{w}}
+	case 300:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+			instancePauser
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}, instancePauser{w}}
+	case 301:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}, instancePauser{w}}
+	case 302:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}, instancePauser{w}}
+	case 303:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}, instancePauser{w}}
+	case 304:
+		return &struct {
+			*provider
+			checkedEnqueue
+			pendingStartNote
+			instancePauser
+		}{w, checkedEnqueue{w}, pendingStartNote{w}, instancePauser{w}}
+	case 305:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			checkedEnqueue
+			pendingStartNote
+			instancePauser
+		}{w, orchestrationAckFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, instancePauser{w}}
+	case 306:
+		return &struct {
+			*provider
+			workAckFetch
+			checkedEnqueue
+			pendingStartNote
+			instancePauser
+		}{w, workAckFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, instancePauser{w}}
+	case 307:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			checkedEnqueue
+			pendingStartNote
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, instancePauser{w}}
+	case 308:
+		return &struct {
+			*provider
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+			instancePauser
+		}{w, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}, instancePauser{w}}
+	case 309:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}, instancePauser{w}}
+	case 310:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}, instancePauser{w}}
+	case 311:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}, instancePauser{w}}
+	case 312:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			instancePauser
+		}{w, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, instancePauser{w}}
+	case 313:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			instancePauser
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, instancePauser{w}}
+	case 314:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			instancePauser
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, instancePauser{w}}
+	case 315:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, instancePauser{w}}
+	case 316:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			instancePauser
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, instancePauser{w}}
+	case 317:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, instancePauser{w}}
+	case 318:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, instancePauser{w}}
+	case 319:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, instancePauser{w}}
+	case 320:
+		return &struct {
+			*provider
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckReport{w}, instancePauser{w}}
+	case 321:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 322:
+		return &struct {
+			*provider
+			workAckFetch
+			orchestrationAckReport
+			instancePauser
+		}{w, workAckFetch{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 323:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 324:
+		return &struct {
+			*provider
+			batchEnqueue
+			orchestrationAckReport
+			instancePauser
+		}{w, batchEnqueue{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 325:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 326:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			orchestrationAckReport
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 327:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 328:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			orchestrationAckReport
+			instancePauser
+		}{w, lazyHistoryFetch{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 329:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 330:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			orchestrationAckReport
+			instancePauser
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 331:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 332:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			orchestrationAckReport
+			instancePauser
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 333:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 334:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			orchestrationAckReport
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 335:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 336:
+		return &struct {
+			*provider
+			checkedEnqueue
+			orchestrationAckReport
+			instancePauser
+		}{w, checkedEnqueue{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 337:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			checkedEnqueue
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 338:
+		return &struct {
+			*provider
+			workAckFetch
+			checkedEnqueue
+			orchestrationAckReport
+			instancePauser
+		}{w, workAckFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 339:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			checkedEnqueue
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 340:
+		return &struct {
+			*provider
+			batchEnqueue
+			checkedEnqueue
+			orchestrationAckReport
+			instancePauser
+		}{w, batchEnqueue{w}, checkedEnqueue{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 341:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			checkedEnqueue
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 342:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			orchestrationAckReport
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 343:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 344:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+			instancePauser
+		}{w, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 345:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 346:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+			instancePauser
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 347:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 348:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+			instancePauser
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 349:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 350:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 351:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 352:
+		return &struct {
+			*provider
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 353:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 354:
+		return &struct {
+			*provider
+			workAckFetch
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, workAckFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 355:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 356:
+		return &struct {
+			*provider
+			batchEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, batchEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 357:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 358:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 359:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 360:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 361:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 362:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 363:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 364:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 365:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 366:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 367:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 368:
+		return &struct {
+			*provider
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 369:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 370:
+		return &struct {
+			*provider
+			workAckFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, workAckFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 371:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 372:
+		return &struct {
+			*provider
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 373:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 374:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 375:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 376:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 377:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 378:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 379:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 380:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 381:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 382:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 383:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, instancePauser{w}}
+	case 384:
+		return &struct {
+			*provider
+			scheduleStore
+			instancePauser
+		}{w, scheduleStore{w}, instancePauser{w}}
+	case 385:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, scheduleStore{w}, instancePauser{w}}
+	case 386:
+		return &struct {
+			*provider
+			workAckFetch
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, scheduleStore{w}, instancePauser{w}}
+	case 387:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, scheduleStore{w}, instancePauser{w}}
+	case 388:
+		return &struct {
+			*provider
+			batchEnqueue
+			scheduleStore
+			instancePauser
+		}{w, batchEnqueue{w}, scheduleStore{w}, instancePauser{w}}
+	case 389:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, scheduleStore{w}, instancePauser{w}}
+	case 390:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, scheduleStore{w}, instancePauser{w}}
+	case 391:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, scheduleStore{w}, instancePauser{w}}
+	case 392:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			scheduleStore
+			instancePauser
+		}{w, lazyHistoryFetch{w}, scheduleStore{w}, instancePauser{w}}
+	case 393:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, scheduleStore{w}, instancePauser{w}}
+	case 394:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, scheduleStore{w}, instancePauser{w}}
+	case 395:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, scheduleStore{w}, instancePauser{w}}
+	case 396:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			scheduleStore
+			instancePauser
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, scheduleStore{w}, instancePauser{w}}
+	case 397:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, scheduleStore{w}, instancePauser{w}}
+	case 398:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, scheduleStore{w}, instancePauser{w}}
+	case 399:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, scheduleStore{w}, instancePauser{w}}
+	case 400:
+		return &struct {
+			*provider
+			checkedEnqueue
+			scheduleStore
+			instancePauser
+		}{w, checkedEnqueue{w}, scheduleStore{w}, instancePauser{w}}
+	case 401:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			checkedEnqueue
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, checkedEnqueue{w}, scheduleStore{w}, instancePauser{w}}
+	case 402:
+		return &struct {
+			*provider
+			workAckFetch
+			checkedEnqueue
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, checkedEnqueue{w}, scheduleStore{w}, instancePauser{w}}
+	case 403:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			checkedEnqueue
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, checkedEnqueue{w}, scheduleStore{w}, instancePauser{w}}
+	case 404:
+		return &struct {
+			*provider
+			batchEnqueue
+			checkedEnqueue
+			scheduleStore
+			instancePauser
+		}{w, batchEnqueue{w}, checkedEnqueue{w}, scheduleStore{w}, instancePauser{w}}
+	case 405:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			checkedEnqueue
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, scheduleStore{w}, instancePauser{w}}
+	case 406:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, scheduleStore{w}, instancePauser{w}}
+	case 407:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, scheduleStore{w}, instancePauser{w}}
+	case 408:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			checkedEnqueue
+			scheduleStore
+			instancePauser
+		}{w, lazyHistoryFetch{w}, checkedEnqueue{w}, scheduleStore{w}, instancePauser{w}}
+	case 409:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, scheduleStore{w}, instancePauser{w}}
+	case 410:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, scheduleStore{w}, instancePauser{w}}
+	case 411:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, scheduleStore{w}, instancePauser{w}}
+	case 412:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			scheduleStore
+			instancePauser
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, scheduleStore{w}, instancePauser{w}}
+	case 413:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, scheduleStore{w}, instancePauser{w}}
+	case 414:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, scheduleStore{w}, instancePauser{w}}
+	case 415:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, scheduleStore{w}, instancePauser{w}}
+	case 416:
+		return &struct {
+			*provider
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 417:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 418:
+		return &struct {
+			*provider
+			workAckFetch
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 419:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 420:
+		return &struct {
+			*provider
+			batchEnqueue
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, batchEnqueue{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 421:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 422:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 423:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 424:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, lazyHistoryFetch{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 425:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 426:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 427:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 428:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 429:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 430:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 431:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 432:
+		return &struct {
+			*provider
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 433:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 434:
+		return &struct {
+			*provider
+			workAckFetch
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 435:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 436:
+		return &struct {
+			*provider
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 437:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 438:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 439:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 440:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 441:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 442:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 443:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 444:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 445:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 446:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 447:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, scheduleStore{w}, instancePauser{w}}
+	case 448:
+		return &struct {
+			*provider
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 449:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 450:
+		return &struct {
+			*provider
+			workAckFetch
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 451:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 452:
+		return &struct {
+			*provider
+			batchEnqueue
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, batchEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 453:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 454:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 455:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 456:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, lazyHistoryFetch{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 457:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 458:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 459:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 460:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 461:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 462:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 463:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 464:
+		return &struct {
+			*provider
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 465:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 466:
+		return &struct {
+			*provider
+			workAckFetch
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 467:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 468:
+		return &struct {
+			*provider
+			batchEnqueue
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, batchEnqueue{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 469:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 470:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 471:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 472:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 473:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 474:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 475:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 476:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 477:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 478:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 479:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 480:
+		return &struct {
+			*provider
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 481:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 482:
+		return &struct {
+			*provider
+			workAckFetch
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 483:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 484:
+		return &struct {
+			*provider
+			batchEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, batchEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 485:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 486:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 487:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 488:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 489:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 490:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 491:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 492:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 493:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 494:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 495:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 496:
+		return &struct {
+			*provider
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 497:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 498:
+		return &struct {
+			*provider
+			workAckFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 499:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 500:
+		return &struct {
+			*provider
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 501:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 502:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 503:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 504:
+		return &struct {
+			*provider
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 505:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 506:
+		return &struct {
+			*provider
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 507:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 508:
+		return &struct {
+			*provider
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 509:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 510:
+		return &struct {
+			*provider
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
+	case 511:
+		return &struct {
+			*provider
+			orchestrationAckFetch
+			workAckFetch
+			batchEnqueue
+			lazyHistoryFetch
+			checkedEnqueue
+			pendingStartNote
+			orchestrationAckReport
+			scheduleStore
+			instancePauser
+		}{w, orchestrationAckFetch{w}, workAckFetch{w}, batchEnqueue{w}, lazyHistoryFetch{w}, checkedEnqueue{w}, pendingStartNote{w}, orchestrationAckReport{w}, scheduleStore{w}, instancePauser{w}}
 	}
 	return w
 }
