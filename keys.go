@@ -59,8 +59,9 @@ var families = []family{
 	// counters and sequences
 	{"seq", "seq", nil, "STRING: sequence of orchestrator messages and worker items (enqueue order), and of instance incarnations"},
 	{"stats", "stats", nil, "HASH: counters (unlocked queue items, executions, events) read by metrics"},
-	{"wakedue", "wakedue", nil, "ZSET: wake key -> earliest time a blocked waiter on it is known to wake"},
-	{"dueclaim", "dueclaim", nil, "HASH: per queue ('o', 'w') the due time one fetcher claimed to run at, and ('o:s', 'w:s') the wake key of its standby (see U.claim)"},
+	{"duenext", "duenext", nil, "STRING: when the due loops run next (ms): the earliest gate, or U.REFRESH after their last run (see U.due)"},
+	{"dueowner", "dueowner", nil, "STRING: the id of the due loop that claimed duenext: only it runs then (see U.plan)"},
+	{"duewake", "duewake", nil, "ZSET: the due loops' wake-up marker, set when something becomes due before duenext"},
 	{"ogate", "ogate", nil, "STRING: lower bound of the earliest score in olocked, odelay and ofut ('n': none), see U.gate"},
 	{"wgate", "wgate", nil, "STRING: lower bound of the earliest score in wlocked, wdelay and slive ('n': none), see U.gate"},
 	{"meta", "meta", nil, "HASH: the namespace's layout, fixed at creation (partitions, tags); kept in the namespace's own tag, which is partition 0's only with one partition"},
@@ -194,12 +195,15 @@ func (k Keys) Seq() string { return k.build("seq") }
 // Stats names the counters hash read by metrics and queue depths.
 func (k Keys) Stats() string { return k.build("stats") }
 
-// WakeDue names the index of wake keys to the time a waiter on them wakes.
-func (k Keys) WakeDue() string { return k.build("wakedue") }
+// DueNext names when the due loops run next (see lua/move_due.lua).
+func (k Keys) DueNext() string { return k.build("duenext") }
 
-// DueClaim names the hash of due-time claims: which due time of each queue
-// one fetcher will run at, and the standby woken when it gives it back.
-func (k Keys) DueClaim() string { return k.build("dueclaim") }
+// DueOwner names which due loop claimed the time DueNext holds.
+func (k Keys) DueOwner() string { return k.build("dueowner") }
+
+// DueWake names the due loops' wake-up marker, set when something becomes
+// due before they would run.
+func (k Keys) DueWake() string { return k.build("duewake") }
 
 // PendingStart names the pending-start note of an instance that has no
 // record yet (duroxide.PendingStartNoter).

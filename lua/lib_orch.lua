@@ -108,15 +108,6 @@ function O.arm_ready(ver)
   each_filter(ver, function(fid) U.ready(K.owake(fid)) end)
 end
 
--- arm_due tells those fetchers that an instance of partition ver (false:
--- inst's, read when needed) becomes eligible at t. U.due arms nothing for a
--- t past the longest sleep (every lock of U.REFRESH or more), so neither
--- the filters nor the partition are read then.
-function O.arm_due(ver, t, now, inst)
-  if t >= now + U.REFRESH then return end
-  each_filter(ver or O.partition(inst), function(fid) U.due(K.owake(fid), t, now) end)
-end
-
 -- register keeps a blocked fetcher's filter known to the arming functions and
 -- forgets filters nobody has used for FILTER_TTL. A filter seen within the
 -- last tenth of that is left as it is: fid is a hash of enc, so the entry
@@ -189,7 +180,6 @@ end
 local function make_delayed(inst, at, now, extra)
   U.schedule(K.ogate(), K.odelay(), at, inst)
   redis.call('HSET', K.om(inst), 'st', 'd', unpack(extra or {}))
-  O.arm_due(false, at, now, inst)
 end
 
 -- file_instance indexes an unlocked instance that is in no index and has no
@@ -388,16 +378,7 @@ end
 -- more to take and returns when it must run again.
 function O.idle(fid, enc, now)
   O.register(fid, enc, now)
-  return U.idle(K.owake(fid), O.nextdue(), now)
-end
-
--- nextdue is when something not eligible now may become eligible: the gate,
--- a lower bound (false: nothing pending). Waking early costs one fetch that
--- finds nothing and settles the gate to the exact time.
-function O.nextdue()
-  local g = U.gate(K.ogate())
-  if g == math.huge then return false end
-  return g
+  return U.idle(K.owake(fid), now)
 end
 
 -- pick returns the ready instance with the oldest visible message among the
@@ -563,7 +544,6 @@ function O.take(inst, ver, token, lock_ms, now, dropped, lazy)
   for i, seq in ipairs(seqs) do msgs[i] = body[seq] end
   redis.call('HSET', K.otoks(), token, inst)
   U.schedule(K.ogate(), K.olocked(), untl, inst)
-  O.arm_due(ver, untl, now)
   return { 1, inst, handed_out(token, inst), attempts, rec[1], rec[2], cur, msgs, history,
     redis.call('HGETALL', K.kv(inst)) }, left
 end

@@ -49,13 +49,12 @@ local function index(q, class, owner)
 end
 
 -- file indexes the session's queue q at order and wakes the fetchers that may
--- take from it. An owned entry also tells the claimable fetchers when the
--- owner's lock runs out and it becomes theirs.
+-- take from it. An owned entry becomes the claimable fetchers' when the
+-- owner's lock runs out: its expiry in slive has the due loop tell them.
 local function file(sid, q, order, class, owner, now)
   redis.call('ZADD', index(q, class, owner), order, sid)
   if class == 'o' then
     U.ready(K.owned(q, owner))
-    U.due(K.cwake(q), tonumber(redis.call('HGET', K.sess(sid), 'u')), now)
   else
     U.ready(K.cwake(q))
   end

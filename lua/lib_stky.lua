@@ -60,7 +60,6 @@ function T.offer(inst, ver, order, extra, now)
   U.schedule(K.ogate(), K.owait(), at, inst)
   redis.call('HSET', om, 'st', 's' .. ver, unpack(extra or {}))
   U.ready(K.oswake(owner))
-  O.arm_due(ver, at, now)
   return true
 end
 

@@ -77,11 +77,12 @@ function U.split(s, sep)
 end
 
 -- A blocked fetcher runs its script again at least this often (the reply
--- of an empty fetch says when), so what it registered stays fresh and the
--- longest it can oversleep a due time nobody announced is bounded.
+-- of an empty fetch says when), so the filters it registered stay known and
+-- the longest it can miss a marker that was lost (or expired) is bounded.
+-- The due loop (lua/move_due.lua) runs at least this often too.
 U.REFRESH = 10000
 
--- mark sets member ('w' ready, 'd' due) of the wake-up marker key and
+-- mark sets member ('w' ready, 'd' the due loops') of a wake-up marker key and
 -- reports whether it was new. Two members at most, so markers never pile
 -- up; the key's expiry is set when a member is created.
 local function mark(key, member)
@@ -94,9 +95,6 @@ end
 -- eligible in (U.ready), for U.readied.
 local readied = {}
 
--- swept says this call has dropped the stale entries of K.wakedue (U.sleep).
-local swept = false
-
 -- ready tells the fetchers blocked on key that they have work they can take
 -- now; it reports whether no such news was pending (the marker is new).
 function U.ready(key)
@@ -106,25 +104,12 @@ end
 
 -- readied reports whether this call made work eligible now in queue q: a
 -- fetch for a caller whose last fetch found nothing can only find what
--- this call readied (due work is run at by its claim), so an ack's
--- piggybacked fetch is skipped when nothing was.
+-- this call readied (due work is made eligible by the due loop, whose
+-- markers wake the fetchers), so an ack's piggybacked fetch is skipped when
+-- nothing was.
 function U.readied(q)
   return readied[q] == true
 end
-
--- Due-time claims. Whatever becomes eligible later (a timer, a delayed
--- item, an expiring lock) is applied by the maintenance that every fetch
--- of its queue runs first, and that maintenance sets the ready markers of
--- the fetchers that can take it. So one fetch per due time is enough, from
--- any process: the first empty fetch that learns of the next due time claims
--- it (K.dueclaim, per queue) and is told to run again then; every other one
--- sleeps until its refresh. Without claims every blocked waiter of every
--- process would run its fetch at every due time, all but one for nothing.
--- The claimant's process runs a fetch of the queue at that time, or gives
--- the claim back (lua/release_due.lua), which wakes the standby: the wake
--- key of the last fetcher told to sleep until its refresh. A claimant that
--- dies leaves its claim to pass: the next fetch of anyone after it claims
--- again, at the latest U.REFRESH later.
 
 -- queue_of names the queue of a wake key: 'o' for the orchestrator's
 -- filter keys and sticky owners' keys, 'w' for every worker class.
@@ -134,79 +119,66 @@ function U.queue_of(key)
   return 'w'
 end
 
--- claimed returns the due time claimed for queue q while it is ahead, else
--- false (none, or its time has come: its claimant is running now or gone).
-function U.claimed(q, now)
-  local c = tonumber(redis.call('HGET', K.dueclaim(), q))
-  if c and c > now then return c end
-  return false
+-- The due loop. Whatever becomes eligible later (a timer, a delayed item,
+-- an expiring lock or session) is moved to ready by the maintenance of its
+-- queue (O.maintain, W.maintain), which sets the markers of the fetchers
+-- that can take it. Each process runs one loop per partition that runs
+-- that maintenance (lua/move_due.lua) when the earliest due time comes, so
+-- fetchers never wait for due times themselves: an empty fetch only
+-- clears its markers (U.idle). K.duenext() holds when a loop runs next:
+-- the earliest of the gates, or U.REFRESH after the last run, and
+-- K.dueowner() which loop claimed that time (U.plan): only that one runs
+-- at it, every other one at its refresh, so one process moves each due
+-- time however many run loops. An insert due before it (U.schedule) moves
+-- it earlier, drops its claim and sets the loops' marker (K.duewake()),
+-- which one loop pops and runs at once, claiming the new time. A loop
+-- that closes gives its claim up the same way (lua/move_due.lua); one that
+-- dies leaves it to the others' refresh. A fetch still applies what is due
+-- when its gate has passed (a loop may be late, or none run: a process
+-- that never waits runs none).
+local duenext = nil -- this call's read of K.duenext() (0: unknown)
+
+-- due makes the due loops run by time t.
+function U.due(t)
+  if duenext == nil then duenext = tonumber(redis.call('GET', K.duenext())) or 0 end
+  if t >= duenext then return end -- they run by then, or none runs (0)
+  duenext = t
+  redis.call('SET', K.duenext(), U.id(t))
+  redis.call('DEL', K.dueowner())
+  mark(K.duewake(), 'd')
 end
 
--- claim decides when a fetcher of queue q that found nothing, blocked on
--- key, runs again: at nextdue (ms, or false for nothing pending) when it
--- claims it, else after U.REFRESH, as the standby of q. A due time before
--- the claimed one is claimed anew: its fetcher runs earlier, then claims
--- what follows.
-function U.claim(q, key, nextdue, now)
-  local refresh = now + U.REFRESH
-  if nextdue and nextdue < refresh then
-    local c = U.claimed(q, now)
-    if not c or nextdue < c then
-      redis.call('HSET', K.dueclaim(), q, U.id(nextdue))
-      return nextdue
-    end
+-- plan returns when loop id runs next after a run at now that applied what
+-- was due: the earliest gate, U.REFRESH later at the latest, which it
+-- claims, unless another loop holds the claim of that very time (then id
+-- runs at its refresh).
+function U.plan(id, now, gates)
+  local at, refresh = now + U.REFRESH, now + U.REFRESH
+  for _, g in ipairs(gates) do
+    if U.gate(g) < at then at = U.gate(g) end
   end
-  redis.call('HSET', K.dueclaim(), q .. ':s', key)
-  return refresh
+  local cur = redis.call('MGET', K.duenext(), K.dueowner())
+  if at > now and tonumber(cur[1]) == at and cur[2] and cur[2] ~= id then return refresh end
+  duenext = at
+  redis.call('MSET', K.duenext(), U.id(at), K.dueowner(), id)
+  return at
 end
 
--- nudge wakes one fetcher blocked on key to run its script now: the due
--- marker ('d') of U.due, set without a due time.
-function U.nudge(key)
-  return mark(key, 'd')
+-- unplan gives up loop id's claim (it is closing) and wakes another loop,
+-- which claims the time instead.
+function U.unplan(id)
+  if redis.call('GET', K.dueowner()) ~= id then return end
+  redis.call('DEL', K.dueowner())
+  mark(K.duewake(), 'd')
 end
 
--- due tells the fetchers blocked on key that something they could take
--- becomes eligible at time t. A claimed due time no later than t covers
--- it: the claimant's fetch then claims the next one, at t or before.
--- Otherwise wakedue holds, per key, the latest time a fetcher blocked on it
--- will wake by itself: when that is no later than t (or past, or nobody
--- waits) the fetchers see the new item in time anyway, and when it is later
--- one of them is woken and claims t. No blocked fetcher sleeps past now +
--- U.REFRESH, so a later t needs no read: a lock taken for longer than that,
--- the usual case, arms nothing.
-function U.due(key, t, now)
-  if t >= now + U.REFRESH then return end
-  local c = U.claimed(U.queue_of(key), now)
-  if c and c <= t then return end
-  local wake = redis.call('ZSCORE', K.wakedue(), key)
-  if wake and tonumber(wake) > now and tonumber(wake) > t then mark(key, 'd') end
-end
-
--- sleep records that a fetcher blocked on key found nothing to take and
--- runs its script again at wake (U.claim). The markers are removed: no
--- work of its class is eligible now, and its wake time covers every due
--- time (its own claim, or another's claimant).
-function U.sleep(key, wake, now)
-  redis.call('ZREM', key, 'w', 'd')
-  local latest = redis.call('ZSCORE', K.wakedue(), key)
-  if not latest or tonumber(latest) <= now or tonumber(latest) < wake then
-    redis.call('ZADD', K.wakedue(), U.id(wake), key)
-  end
-  if not swept then -- once per call: a fetch goes idle on several keys
-    swept = true
-    redis.call('ZREMRANGEBYSCORE', K.wakedue(), '-inf', now - U.WAKE_TTL)
-  end
-end
-
--- idle records that a fetcher blocked on key found nothing to take; it will
--- run its script again at the returned time: when the next work is due
--- (nextdue, or false for none) if it claims that, after U.REFRESH at the
--- latest.
-function U.idle(key, nextdue, now)
-  local wake = U.claim(U.queue_of(key), key, nextdue, now)
-  U.sleep(key, wake, now)
-  return wake
+-- idle records that a fetcher blocked on key found nothing to take: its
+-- markers are removed (no work of its class is eligible now; the due loop
+-- announces what becomes eligible later). It runs its script again at the
+-- returned time, its refresh.
+function U.idle(key, now)
+  redis.call('ZREM', key, 'w')
+  return now + U.REFRESH
 end
 
 -- A fetcher woken by a wake-up marker consumed it, so when it takes work
@@ -279,6 +251,7 @@ function U.schedule(key, set, t, member)
   if t < U.gate(key) then
     redis.call('SET', key, U.id(t))
     gates[key] = t
+    U.due(t) -- the loops run by every gate (U.plan), so only a lower one can be news
   end
 end
 
@@ -293,12 +266,12 @@ function U.settle(key, sets)
 end
 
 -- reset starts the next U.arg() at ARGV's first value and forgets the
--- gates read, the queues readied and the sweep of wakedue. A function library keeps its chunk's locals from call to
--- call, so each of its functions resets them first; a script gets a fresh
--- chunk per call.
+-- gates and due time read and the queues readied. A function library keeps
+-- its chunk's locals from call to call, so each of its functions resets
+-- them first; a script gets a fresh chunk per call.
 function U.reset()
   argi = 0
   gates = {}
   readied = {}
-  swept = false
+  duenext = nil
 end

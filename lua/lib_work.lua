@@ -57,24 +57,6 @@ function W.unready(seq, q, sid, now)
   redis.call('ZREM', K.wq(q), seq)
 end
 
--- arm_due tells the fetchers that will be able to take an item of queue q
--- (session sid or false) that it becomes eligible at t.
-function W.arm_due(q, sid, t, now)
-  if not sid then
-    U.due(K.wwake(q), t, now)
-    U.due(K.wwake('*'), t, now)
-    return
-  end
-  local owner = S.owner(sid, now)
-  if owner then
-    U.due(K.owned(q, owner), t, now)
-    U.due(K.owned('*', owner), t, now)
-  else
-    U.due(K.cwake(q), t, now)
-    U.due(K.cwake('*'), t, now)
-  end
-end
-
 -- enqueue adds an ActivityExecute; e and a identify it for cancellation.
 function W.enqueue(json, q, sid, inst, e, a, now)
   local seq = U.id(redis.call('INCR', K.seq()))
@@ -98,7 +80,6 @@ function W.lock(seq, q, sid, nonce, untl, now, n)
   redis.call('HSET', K.witem(seq), 'st', 'l', 'k', token, 'u', U.id(untl), 'n', U.id(n))
   U.schedule(K.wgate(), K.wlocked(), untl, seq)
   redis.call('HSET', K.wtoks(), nonce, seq)
-  W.arm_due(q, sid, untl, now)
   return n, token
 end
 
@@ -147,7 +128,6 @@ function W.unlock(seq, now, delay, ignore)
     local at = now + delay
     redis.call('HSET', wk, 'st', 'd')
     U.schedule(K.wgate(), K.wdelay(), at, seq)
-    W.arm_due(it[2], it[3], at, now)
   else
     redis.call('HSET', wk, 'st', 'r')
     W.ready(seq, it[2], it[3], now)
@@ -208,14 +188,6 @@ end
 function W.due_count(now)
   if U.gate(K.wgate()) > now then return 0 end
   return redis.call('ZCOUNT', K.wlocked(), '-inf', now) + redis.call('ZCOUNT', K.wdelay(), '-inf', now)
-end
-
--- nextdue is the earliest time an item not eligible now may become eligible,
--- or earlier (the gate's bound: an early rerun settles it), false for never.
-function W.nextdue()
-  local g = U.gate(K.wgate())
-  if g == math.huge then return false end
-  return g
 end
 
 -- classes lists, for the caller's queues, each index it may take from with
@@ -314,19 +286,16 @@ function W.fetch_args()
 end
 
 -- idle records that the fetcher of classes has nothing more to take and
--- returns when it must run again: one due-time claim for all its classes
--- (U.claim; the standby key is its first class's, one every fetcher of its
--- tag queue blocks on), then each wake key's registration. An any fetcher
--- also clears the ready markers of the queues it read, all empty now, so
--- that the next item readied in any of them tells it (W.ready).
+-- returns when it must run again (U.idle, for each wake key). An any
+-- fetcher also clears the ready markers of the queues it read, all empty
+-- now, so that the next item readied in any of them tells it (W.ready).
 function W.idle(classes, now)
-  local wake = U.claim('w', classes[1][2], W.nextdue(), now)
-  local seen = {}
+  local wake, seen = now + U.REFRESH, {}
   for _, c in ipairs(classes) do
     if c[4] then redis.call('ZREM', c[4], 'w') end
     if not seen[c[2]] then
       seen[c[2]] = true
-      U.sleep(c[2], wake, now)
+      wake = U.idle(c[2], now)
     end
   end
   return wake

@@ -13,7 +13,6 @@ if not inst or untl <= now then
 end
 untl = now + extend
 redis.call('HSET', K.om(inst), 'until', untl)
+-- a renewal may also shorten the lock: the due loops learn the new expiry
 U.schedule(K.ogate(), K.olocked(), untl, inst)
--- a renewal may also shorten the lock: waiters must learn the new expiry
-O.arm_due(false, untl, now, inst)
 return 1

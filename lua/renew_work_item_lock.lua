@@ -14,6 +14,4 @@ end
 local untl = now + extend
 W.relock(it.seq, untl)
 if it.s then S.touch(it.s, now) end
--- a renewal may also shorten the lock: waiters must learn the new expiry
-W.arm_due(it.q, it.s or false, untl, now)
 return 1

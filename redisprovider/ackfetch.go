@@ -110,7 +110,7 @@ func ackThenFetch[T any](ctx context.Context, p *Provider, ackOp, fetchOp string
 	applied func(), once func(ctx context.Context) (item *T, due time.Duration, acked bool, err error)) (*T, error) {
 	d := c.demand(p)
 	acked := false
-	item, err := p.round(ctx, d, true, func(ctx context.Context) (any, time.Duration, error) {
+	item, err := p.round(ctx, d, func(ctx context.Context) (any, time.Duration, error) {
 		item, due, ok, err := once(ctx)
 		acked = ok
 		return untyped(item), due, err

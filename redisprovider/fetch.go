@@ -42,7 +42,7 @@ func fetchOne[T any](ctx context.Context, p *Provider, op string, c fetchClass, 
 	}
 	d := c.demand(p)
 	if pollTimeout <= 0 {
-		item, err := p.round(ctx, d, false, d.pollers[p.part].spec.once)
+		item, err := p.round(ctx, d, d.pollers[p.part].spec.once)
 		return typed[T](item), fail(op, err)
 	}
 	item, _, err := p.set.wait(ctx, d, p.part, pollTimeout)
@@ -51,21 +51,13 @@ func fetchOne[T any](ctx context.Context, p *Provider, op string, c fetchClass, 
 
 // round runs one round of d's class in partition p on the caller's
 // goroutine (a fetch with no poll timeout, or an ack-and-fetch), and records
-// what it learned with p's poller of the class. A due time it claimed goes
-// to a poller of its queue with callers when waits is false (the caller
-// will not wait): else it goes back to Redis at once, so that a process
-// that never waits leaves nothing running behind its calls.
-func (p *Provider) round(ctx context.Context, d *demand, waits bool, once func(ctx context.Context) (any, time.Duration, error)) (any, error) {
+// what it learned with p's poller of the class.
+func (p *Provider) round(ctx context.Context, d *demand, once func(ctx context.Context) (any, time.Duration, error)) (any, error) {
 	pl := d.pollers[p.part]
 	epoch := pl.begin(false)
 	item, due, err := once(ctx)
-	if err != nil || waits || due < 0 || due >= refresh {
-		pl.end(epoch, item != nil, due, err)
-		return item, err
-	}
-	pl.end(epoch, item != nil, refresh, nil)
-	p.hub.adopt(pl.spec.queue, time.Now().Add(due))
-	return item, nil
+	pl.end(epoch, item != nil, due, err)
+	return item, err
 }
 
 // typed returns a fetched item as its type (nil for none).

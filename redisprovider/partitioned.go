@@ -214,8 +214,8 @@ func (pp *Partitioned) WakeFetchers() {
 	}
 }
 
-// Close stops the relay, gives back every partition's claims, stops their
-// pollers and closes the clients NewPartitioned created.
+// Close stops the relay, every partition's pollers and due loop, and closes
+// the clients NewPartitioned created.
 func (pp *Partitioned) Close() error {
 	var err error
 	pp.closeOnce.Do(func() {

@@ -66,7 +66,7 @@ func fetchAny[T any](ctx context.Context, pp *Partitioned, op string, c fetchCla
 	for i := range n {
 		k := (first + i) % n
 		p := pp.parts[k]
-		item, err := p.round(ctx, d, false, d.pollers[k].spec.once)
+		item, err := p.round(ctx, d, d.pollers[k].spec.once)
 		if item != nil {
 			return typed[T](item), k, nil
 		}

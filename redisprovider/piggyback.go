@@ -1,8 +1,6 @@
 package redisprovider
 
 import (
-	"time"
-
 	"github.com/google/uuid"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
@@ -28,7 +26,6 @@ type piggyback struct {
 	r     *request
 	epoch uint64
 	token string
-	sent  int64 // when its script was sent (unix ns)
 }
 
 // reserve takes the oldest request waiting for a clean poller of queue q in
@@ -76,7 +73,6 @@ func (g *piggyback) args(a args) args {
 	if g == nil {
 		return a
 	}
-	g.sent = time.Now().UnixNano()
 	a = append(a, string(g.pl.spec.queue), g.token)
 	return append(a, g.pl.spec.args...)
 }
@@ -102,7 +98,7 @@ func (g *piggyback) split(op string, res any) any {
 
 // skipped puts back the reserved caller's request when the script did not
 // run its fetch (the ack made nothing of its queue eligible): the poller's
-// clean state still holds, and no maintenance ran for its claims.
+// clean state still holds.
 func (g *piggyback) skipped() {
 	g.pl.d.putBack(g.r)
 }
@@ -120,7 +116,6 @@ func (g *piggyback) finish(res any, err error) {
 		pl.d.putBack(g.r)
 		return
 	}
-	pl.h.noteSent(pl.spec.queue, g.sent)
 	item, due, err := pl.spec.decode(newReply(pl.spec.op, res))
 	pl.end(g.epoch, item != nil, due, err)
 	if item == nil && err == nil {

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -251,12 +250,11 @@ func testServers(t *testing.T) map[string]*redis.Options {
 // cause. 50 providers, each with its own clients (a process of its own),
 // park an orchestration fetcher and a session-aware worker fetcher each.
 // Then instances become visible one after another (delayed enqueues), a due
-// time each. One fetch per due time is all it takes (it makes the instance
-// ready, and whoever is woken takes it); without due-time claims every
-// parked orchestration fetcher runs its script at every due time: 50
-// scripts per instance here, against at most 5 allowed. The crowd is woken
-// once after the enqueues, as its periodic refresh would, so that every
-// fetcher knows the due times.
+// time each. One due loop run per due time is all it takes (it makes the
+// instance ready, and whoever is woken takes it): if every process's loop,
+// or every parked fetcher, ran at every due time it would be 50 scripts or
+// more per instance here, against at most 5 allowed. The crowd is woken
+// once after the enqueues, as its periodic refresh would.
 //
 // Not parallel, and 50 processes rather than hundreds: 400 fetchers and
 // their connections on one miniredis, under the race detector on a loaded
@@ -485,90 +483,6 @@ func TestRefreshMatchesTheScripts(t *testing.T) {
 	want := fmt.Sprintf("U.REFRESH = %d\n", refresh.Milliseconds())
 	if !strings.Contains(src, want) {
 		t.Fatalf("lua/lib_util.lua does not set %q", want)
-	}
-}
-
-// A claim given back wakes the queue's standby, so that its fetch runs at
-// the due time instead; a claim still ahead is left to its claimant when the
-// caller's own time has come (another fetcher claimed since), and dropped
-// when the caller closes (it is the caller's own).
-func TestReleaseDueWakesTheStandby(t *testing.T) {
-	t.Parallel()
-	m, p := newMiniProvider(t)
-	ctx := context.Background()
-	claims, standby := p.Keys().DueClaim(), p.Keys().WorkWake("d")
-	ahead := strconv.FormatInt(time.Now().Add(time.Minute).UnixMilli(), 10)
-	m.HSet(claims, "w", ahead, "w:s", standby)
-	release := func(come bool) int64 {
-		t.Helper()
-		var a args
-		res, err := p.run(ctx, "release_due", scriptReleaseDue, *a.str("w").flag(come))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res.(int64)
-	}
-	if got := release(true); got != 0 || m.HGet(claims, "w") != ahead || m.Exists(standby) {
-		t.Fatalf("release at its time of a claim still ahead: %d, claim %q, standby marked %v; want it left alone",
-			got, m.HGet(claims, "w"), m.Exists(standby))
-	}
-	if got := release(false); got != 1 || m.HGet(claims, "w") != "" || !m.Exists(standby) {
-		t.Fatalf("release on close: %d, claim %q, standby marked %v; want the claim dropped and the standby woken",
-			got, m.HGet(claims, "w"), m.Exists(standby))
-	}
-	if ttl := m.TTL(standby); ttl <= 0 || ttl > time.Minute {
-		t.Fatalf("standby marker TTL %v, want (0, 1m]", ttl)
-	}
-	var a args
-	if _, err := p.run(ctx, "release_due", scriptReleaseDue, *a.str("x").flag(true)); !errors.Is(err, duroxide.ErrInvalidInput) {
-		t.Fatalf("release of queue x: %v, want an invalid-input error", err)
-	}
-}
-
-// Of the empty fetches that learn of the same due time, the first claims it
-// (runs again then) and the others run again only at their refresh: one
-// fetch per due time, not one per waiter. A due time before the claimed
-// one is claimed anew.
-func TestOneFetchClaimsADueTime(t *testing.T) {
-	t.Parallel()
-	_, p := newMiniProvider(t)
-	ctx := context.Background()
-	_, a, err := workClass("fetch_work_item", time.Minute, time.Minute, time.Second, nil, duroxide.DefaultOnly())
-	if err != nil {
-		t.Fatal(err)
-	}
-	empty := func() time.Duration {
-		t.Helper()
-		it, due, err := p.fetchWorkOnce(ctx, "fetch_work_item", a)
-		if it != nil || err != nil {
-			t.Fatalf("fetch: %v, %v; want nothing", it, err)
-		}
-		return due
-	}
-	enqueueIn := func(id uint64, d time.Duration) {
-		t.Helper()
-		act := duroxide.ActivityExecute{Instance: "i", ExecutionID: 1, ID: id, Name: "a", Input: "x"}
-		if err := p.EnqueueForWorker(ctx, act); err != nil {
-			t.Fatal(err)
-		}
-		it, err := p.FetchWorkItem(ctx, time.Minute, 0, nil, duroxide.DefaultOnly())
-		if err != nil || it == nil {
-			t.Fatalf("fetch: %v, %v", it, err)
-		}
-		if err := p.AbandonWorkItem(ctx, it.LockToken, d, false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	enqueueIn(1, 5*time.Second)
-	if due := empty(); due <= 0 || due > 5*time.Second {
-		t.Fatalf("first empty fetch runs again in %v, want the claimed due time, within 5s", due)
-	}
-	if due := empty(); due != refresh {
-		t.Fatalf("second empty fetch runs again in %v, want its refresh %v", due, refresh)
-	}
-	enqueueIn(2, 2*time.Second)
-	if due := empty(); due <= 0 || due > 2*time.Second {
-		t.Fatalf("empty fetch after an earlier due time runs again in %v, want that one claimed, within 2s", due)
 	}
 }
 

@@ -22,8 +22,8 @@ import (
 // poller per partition per process, alive as long as the provider: it alone
 // runs the class's fetch script for the callers that wait (demand.go), one
 // run at a time, and only when it may find something (it is dirty): at its
-// start, after a marker of its keys was popped, when a due time it claimed
-// or its refresh comes, or after a failure. A run that finds nothing makes
+// start, after a marker of its keys was popped, when its refresh comes, or
+// after a failure. A run that finds nothing makes
 // it clean until one of those happens, so waiting callers cost nothing.
 //
 // Each partition's hub parks one connection in BZPOPMIN on the wake keys of
@@ -32,25 +32,24 @@ import (
 // (no caller waits: every slot is busy) is put back for another process, and
 // the pollers on its key leave the blocked set until a caller comes, so it
 // is not popped here again; it is held for 50 ms first, as a slot of this
-// process back from its work answers it with its next script. A poller that joins the set while the call in
-// flight does not cover its keys sets the hub's control key, so the call
-// returns and blocks again on the new set.
+// process back from its work answers it with its next script. A poller
+// that joins the set while the call in flight does not cover its keys sets
+// the hub's control key, so the call returns and blocks again on the new
+// set.
 //
-// An empty fetch also says when to run again: when the next delayed item,
-// timer or lock expiry is due, if its script claimed that time (only one
-// fetch per due time is needed, by anyone: it applies what is due, which
-// sets the markers of the fetchers that can take it), else after 10 s (U.REFRESH
-// in lua/lib_util.lua). A claimed time is run at by the poller, or by
-// another poller of its queue with callers, or given back to Redis
-// (lua/release_due.lua), which wakes the queue's standby; Close gives back
-// the claims still ahead.
+// Pollers never wait for due times: what becomes eligible later (timers,
+// delayed items, expiring locks and sessions) is moved to ready by the
+// hub's due loop (due.go), whose script sets the markers of the fetchers
+// that can take it. An empty fetch runs again only after 10 s (U.REFRESH in
+// lua/lib_util.lua), which keeps its filter registered and bounds what a
+// lost marker costs.
 
 const (
 	// maxBlock caps one BZPOPMIN: Redis is asked again at least this often,
 	// and a failover is noticed within it even without a connection error.
 	maxBlock = 10 * time.Second
-	// refresh is U.REFRESH: an empty fetch runs again after it at the
-	// latest, and a rerun time below it is a due time its script claimed.
+	// refresh is U.REFRESH: an empty fetch runs again after it, and the
+	// due loop runs at least this often.
 	refresh = 10 * time.Second
 	// retryPause spaces the blocker's attempts while Redis fails.
 	retryPause = 200 * time.Millisecond
@@ -60,20 +59,19 @@ const (
 	// holdMarker is how long a marker popped for classes whose callers
 	// are all busy is kept for them before it goes back to Redis.
 	holdMarker = 50 * time.Millisecond
-	// closeTimeout bounds giving back claims in Close.
-	closeTimeout = time.Second
 	// poolWarnEvery spaces the warnings of blockers that got no connection.
 	poolWarnEvery = 10 * time.Second
 )
 
-// Queues of due-time claims, as lua/lib_util.lua names them (U.queue_of).
+// The queues, as lua/lib_util.lua names them (U.queue_of): piggybacked
+// fetches are reserved per queue.
 const (
 	queueOrch byte = 'o'
 	queueWork byte = 'w'
 )
 
 // fetchSpec is one partition's side of a fetch class: the wake keys its
-// poller blocks on, its claims' queue, one run of its fetch script, and how
+// poller blocks on, its queue, one run of its fetch script, and how
 // to give back an item nobody waits for any more (its attempt undone). op,
 // args, abandon and decode let an ack's script fetch for it (piggyback.go).
 type fetchSpec struct {
@@ -92,6 +90,7 @@ type fetchSpec struct {
 // hub is a partition's pollers and the one blocking connection they share.
 type hub struct {
 	p   *Provider
+	id  string // names its due loop's claims
 	ctl string // the control key, popped only to block again
 
 	mu      sync.Mutex
@@ -107,13 +106,12 @@ type hub struct {
 	holdTimer *time.Timer
 	holdFor   time.Duration // holdMarker (tests change it)
 
-	// started holds, per queue, when the latest fetch script of this
-	// partition was sent (unix ns): a claim whose time it passed needs no
-	// run of its own (its maintenance applied what was due)
-	started [2]atomic.Int64
+	// duekick wakes the due loop (its marker was popped, or Close)
+	duekick chan struct{}
 
-	warnMu sync.Mutex
-	warned time.Time // last warning of a blocker without connection
+	warnMu    sync.Mutex
+	warned    time.Time // last warning of a blocker without connection
+	dueWarned time.Time // last warning of a failed due loop run
 
 	// running counts the pollers' and the blocker's goroutines, which
 	// Close waits for before it closes the blocking client
@@ -121,20 +119,13 @@ type hub struct {
 }
 
 func newHub(p *Provider) *hub {
-	return &hub{p: p, ctl: p.keys.WaiterControl(uuid.NewString()), holdFor: holdMarker}
+	id := uuid.NewString()
+	return &hub{p: p, id: id, ctl: p.keys.WaiterControl(id), holdFor: holdMarker, duekick: make(chan struct{}, 1)}
 }
 
 // ring tells waiters for a state of the pollers that it may have changed
 // (see bell).
 func (h *hub) ring() { h.p.set.bell.ring() }
-
-// queueIndex maps a claim queue to its slot in hub.started.
-func queueIndex(q byte) int {
-	if q == queueOrch {
-		return 0
-	}
-	return 1
-}
 
 // add creates the poller of a class with demand d in this partition and
 // starts it (it begins dirty, so its first caller runs the script).
@@ -178,7 +169,6 @@ type poller struct {
 	rerun   *time.Timer
 	// refreshing says its rerun timer runs its group's refresh
 	refreshing bool
-	claims     dueTimes // due times its scripts claimed
 }
 
 // kick makes the poller's loop look at its state.
@@ -243,24 +233,10 @@ func (pl *poller) serve(r *request) {
 	}
 }
 
-// noteSent notes a fetch of queue q whose script was sent at sent (unix
-// ns) and runs (or ran) it: a claimed due time it passed needs no run of
-// its own (see onClaim).
-func (h *hub) noteSent(q byte, sent int64) {
-	at := &h.started[queueIndex(q)]
-	for {
-		old := at.Load()
-		if old >= sent || at.CompareAndSwap(old, sent) {
-			return
-		}
-	}
-}
-
 // begin notes a run of the class's script about to be sent (own: by the
 // poller's loop, else a caller's own round) and returns its epoch.
 func (pl *poller) begin(own bool) uint64 {
 	h := pl.h
-	h.noteSent(pl.spec.queue, time.Now().UnixNano())
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.answered(pl)
@@ -271,9 +247,9 @@ func (pl *poller) begin(own bool) uint64 {
 	return pl.epoch
 }
 
-// end records a run begun in epoch: a claimed due time is kept whatever
-// happened since; a run that saw nothing more eligible (nothing taken, or
-// due >= 0) makes the poller clean when no wake-up came meanwhile.
+// end records a run begun in epoch: a run that saw nothing more eligible
+// (nothing taken, or due >= 0) makes the poller clean when no wake-up came
+// meanwhile, and it runs again after due (its refresh) unless woken.
 func (pl *poller) end(epoch uint64, took bool, due time.Duration, err error) {
 	h := pl.h
 	h.mu.Lock()
@@ -281,17 +257,13 @@ func (pl *poller) end(epoch uint64, took bool, due time.Duration, err error) {
 	if err != nil || due < 0 {
 		return // stays dirty: more is eligible, or the failure is retried
 	}
-	if due < refresh {
-		pl.claims.add(time.Now().Add(due), pl.onClaim)
-	}
 	if pl.epoch != epoch {
 		return // a wake-up came meanwhile: the result is already stale
 	}
 	pl.dirty, pl.shunned = false, false
 	pl.d.unwant(pl) // rings
-	if due >= refresh && !h.refreshed(pl) {
-		// a claimed time is run at by onClaim; the refresh only while
-		// nothing else happens
+	if !h.refreshed(pl) {
+		// only while nothing else happens
 		if pl.rerun == nil {
 			pl.rerun = time.AfterFunc(due, pl.onRerun)
 		} else {
@@ -304,10 +276,10 @@ func (pl *poller) end(epoch uint64, took bool, due time.Duration, err error) {
 
 // refreshed reports whether another clean poller of pl's group (the same
 // keys but for session owners') runs a refresh: one per group is enough.
-// Its script applies what became due and claims the next due time, and
-// the markers that maintenance sets reach every poller of the group,
-// owners' included, so the idle cost of a partition does not grow with
-// the slots that are each their own session owner. The caller holds h.mu.
+// Its script registers the group's filter, and the markers set for the
+// group reach every poller of it, owners' included, so the idle cost of a
+// partition does not grow with the slots that are each their own session
+// owner. The caller holds h.mu.
 func (h *hub) refreshed(pl *poller) bool {
 	for _, q := range h.pollers {
 		if q != pl && q.refreshing && q.spec.group == pl.spec.group {
@@ -344,22 +316,6 @@ func (pl *poller) onRerun() {
 	pl.wake()
 }
 
-// onClaim runs a fetch when a claimed due time comes: this poller's when a
-// caller waits for it, else another of its queue's here (runDue). A script
-// of the queue sent since needs no run of its own.
-func (pl *poller) onClaim() {
-	h := pl.h
-	h.mu.Lock()
-	at := pl.claims.fire()
-	if at.IsZero() || h.started[queueIndex(pl.spec.queue)].Load() >= at.UnixNano() {
-		h.mu.Unlock()
-		return
-	}
-	pl.wake()
-	h.mu.Unlock()
-	h.runDue(pl.spec.queue)
-}
-
 // wanted reports whether a caller waits for the poller (or it holds one's
 // request): a wake-up then leads to a run. The caller holds h.mu.
 func (pl *poller) wanted() bool { return pl.busy.Load() || pl.d.hasWaiting(pl.part) }
@@ -382,8 +338,9 @@ func (h *hub) cover(pl *poller) {
 	}
 	if !h.blocking {
 		h.blocking = true
-		h.running.Add(1)
+		h.running.Add(2)
 		go h.block()
+		go h.dueLoop()
 		return
 	}
 	if h.interrupting {
@@ -398,67 +355,14 @@ func (h *hub) cover(pl *poller) {
 	}
 }
 
-// adopt gives a due time that a round of a caller that will not wait
-// claimed to a poller of queue q with callers, or back to Redis at once.
-func (h *hub) adopt(q byte, at time.Time) {
-	h.mu.Lock()
-	for _, pl := range h.pollers {
-		if pl.spec.queue == q && pl.wanted() {
-			pl.claims.add(at, pl.onClaim)
-			h.mu.Unlock()
-			return
-		}
-	}
-	h.mu.Unlock()
-	h.release(q, false)
-}
-
-// runDue has a fetch of queue q run now for a claimed due time: a poller
-// of q with callers waiting, else the claim goes back to Redis.
-func (h *hub) runDue(q byte) {
-	if h.p.isClosed() {
-		return
-	}
-	h.mu.Lock()
-	for _, pl := range h.pollers {
-		if pl.spec.queue == q && pl.wanted() {
-			pl.wake()
-			h.mu.Unlock()
-			return
-		}
-	}
-	h.mu.Unlock()
-	h.release(q, true)
-}
-
-// release gives back the claim of queue q (see lua/release_due.lua): come
-// says its time has come; otherwise (Close) a claim still ahead is dropped.
-// Best effort: without it the due time is run at by the next fetch of the
-// queue, U.REFRESH later at the latest.
-func (h *hub) release(q byte, come bool) {
-	timeout := rearmTimeout
-	if !come {
-		timeout = closeTimeout
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	var a args
-	a.str(string(q)).flag(come)
-	if _, err := h.p.run(ctx, "release_due", scriptReleaseDue, a); err != nil && (!come || !h.p.isClosed()) {
-		h.p.log.Warn("duroxide-redis: could not give back a claimed due time", "queue", string(q), "err", err)
-	}
-}
-
-// close gives back the claims this process still holds (their times have
-// not come, and no poller of this process will run at them) and stops the
-// refresh timers. The clients must still be open.
+// close stops the refresh timers, puts back the markers it holds and gives
+// up the due time its loop claimed, once the blocker and the loops have
+// stopped (so that no marker it puts back is popped here again). The
+// clients must still be open.
 func (h *hub) close() {
 	h.mu.Lock()
-	var pending []byte
+	ran := h.blocking
 	for _, pl := range h.pollers {
-		if pl.claims.stop() && !slices.Contains(pending, pl.spec.queue) {
-			pending = append(pending, pl.spec.queue)
-		}
 		if pl.rerun != nil {
 			pl.rerun.Stop()
 		}
@@ -469,8 +373,8 @@ func (h *hub) close() {
 	held := h.held
 	h.held = nil
 	h.mu.Unlock()
-	for _, q := range pending {
-		h.release(q, false)
+	if ran {
+		h.leaveDue()
 	}
 	for _, k := range held {
 		h.p.rearm(k) // nobody here answers them now
@@ -501,9 +405,11 @@ func (h *hub) stopBlocker(wait time.Duration) {
 	}
 }
 
-// rouse makes every poller run its script again (WakeFetchers): the next
-// run of each waits for no marker, and a run in flight runs again.
+// rouse makes every poller and the due loop run their scripts again
+// (WakeFetchers): the next run of each waits for no marker, and a run in
+// flight runs again.
 func (h *hub) rouse() {
+	h.kickDue() // its plan was made on the old clock
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, pl := range h.pollers {
@@ -547,7 +453,7 @@ func (h *hub) block() {
 }
 
 // prepare returns the keys of the next call: the watched pollers', then the
-// control key.
+// due loop's and the control key.
 func (h *hub) prepare() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -566,7 +472,7 @@ func (h *hub) prepare() []string {
 	}
 	h.interrupting = false
 	h.ring()
-	return append(keys, h.ctl)
+	return append(keys, h.p.keys.DueWake(), h.ctl)
 }
 
 // deliver acts on what a call returned: a popped marker wakes a poller on
@@ -579,19 +485,19 @@ func (h *hub) deliver(res any, err error, keys int) {
 		if key == "" || key == h.ctl {
 			return
 		}
+		if key == h.p.keys.DueWake() {
+			h.kickDue()
+			return
+		}
 		if !h.wakeOn(key) {
 			h.p.rearm(key)
 		}
 	case errors.Is(err, redis.Nil):
 	default:
-		// a killed connection, failover or restart: the pollers find out
-		// with their next script; the pause keeps a dead server from being
+		// a killed connection, failover or restart: the pollers and the
+		// due loop find out with their next script; the pause keeps a dead server from being
 		// hammered
-		h.mu.Lock()
-		for _, pl := range h.pollers {
-			pl.wake()
-		}
-		h.mu.Unlock()
+		h.rouse()
 		if errors.Is(err, redis.ErrPoolTimeout) {
 			h.warnBlocked(keys)
 		}
@@ -707,64 +613,6 @@ func (h *hub) warnBlocked(keys int) {
 	h.warned = now
 	h.p.log.Warn("duroxide-redis: a long poll got no connection from the blocking pool; its fetchers wait unannounced work out until their next due time: raise Options.BlockingPoolSize",
 		"blocking_pool_size", h.p.blockingPoolSize, "wake_keys", keys)
-}
-
-// dueTimes are pending claimed due times, earliest first, with a timer for
-// the earliest. Every one is run at, even one superseded since: a claim is
-// anonymous in Redis, so which of several replies holds the current one is
-// not known, and one fetch too many costs less than a missed due time. The
-// hub's mutex guards it.
-type dueTimes struct {
-	at    []time.Time
-	timer *time.Timer
-}
-
-// add records a claimed time; onFire runs (in its own goroutine) when the
-// earliest comes.
-func (d *dueTimes) add(at time.Time, onFire func()) {
-	i, found := slices.BinarySearchFunc(d.at, at, time.Time.Compare)
-	if found {
-		return
-	}
-	d.at = slices.Insert(d.at, i, at)
-	if i != 0 {
-		return
-	}
-	wait := time.Until(at)
-	if d.timer == nil {
-		d.timer = time.AfterFunc(wait, onFire)
-	} else {
-		d.timer.Reset(wait)
-	}
-}
-
-// fire drops the times that have come and re-arms the timer for the next;
-// it returns the latest that had come (zero: none).
-func (d *dueTimes) fire() time.Time {
-	now := time.Now()
-	n := 0
-	for n < len(d.at) && !d.at[n].After(now) {
-		n++
-	}
-	var last time.Time
-	if n > 0 {
-		last = d.at[n-1]
-	}
-	d.at = d.at[n:]
-	if len(d.at) > 0 {
-		d.timer.Reset(time.Until(d.at[0]))
-	}
-	return last
-}
-
-// stop forgets the pending times; it reports whether there were any.
-func (d *dueTimes) stop() bool {
-	if d.timer != nil {
-		d.timer.Stop()
-	}
-	pending := len(d.at) > 0
-	d.at = nil
-	return pending
 }
 
 // isClosed reports whether Close was called.

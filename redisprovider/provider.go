@@ -326,20 +326,18 @@ func (p *Provider) loadScripts(ctx context.Context, forceEvalsha bool) error {
 // functions (FCALL) rather than with EVALSHA.
 func (p *Provider) UsesFunctions() bool { return p.funcs != nil }
 
-// Close gives back the due times this process claimed for its fetchers to
-// run at (so that a fetcher elsewhere runs at them), stops the provider's
-// pollers, waits (up to 2 s) for their long polls in flight to return, and
+// Close puts back the wake-up markers this process holds (so that a
+// fetcher or due loop elsewhere answers them), stops the provider's
+// pollers and due loop, waits (up to 2 s) for their long polls in flight to return, and
 // closes the clients New created. A Client passed in Options
 // stays open.
 func (p *Provider) Close() error {
 	var err error
 	p.closeOnce.Do(func() {
-		if p.hub != nil {
-			p.hub.close() // while the clients are open
-		}
 		close(p.closed)
-		if p.hub != nil {
+		if p.hub != nil { // while the clients are open
 			p.hub.stopBlocker(closeWait)
+			p.hub.close()
 		}
 		if p.ownsBlocker {
 			err = p.blocking.Close()
@@ -358,7 +356,8 @@ const closeWait = 2 * time.Second
 // WakeFetchers makes every fetch of this provider run its fetch script
 // again at once, as if work had been announced to each: the fetches asleep
 // wake, one whose script is running now runs it again before it sleeps, and
-// the next one to start runs it whatever the last empty fetch learned. It is
+// the next one to start runs it whatever the last empty fetch learned; the
+// due loop plans again from the new time. It is
 // for a clock that jumps (durabletest's Advance moves miniredis's): what
 // the jump made due was announced to nobody, and the registrations that
 // would let a marker reach the sleeping fetchers may have just been purged

@@ -8,7 +8,7 @@ package redisprovider
 // method name, the Operation of its errors). Where one script serves several
 // methods it carries one of their names: read_history also serves read,
 // read_with_execution and read_history_with_execution_id; prune_executions
-// also serves prune_executions_bulk. rearm_wake and release_due serve the pollers, no method;
+// also serves prune_executions_bulk. rearm_wake and move_due serve the pollers, no method;
 // open_namespace and relay_messages serve Partitioned.
 // enqueue_for_orchestrator_checked serves the optional CheckedEnqueuer.
 // The schedule_* scripts serve duroxide.ScheduleStore; pause_instance
@@ -56,13 +56,13 @@ const (
 	scriptLatestExecutionID
 	scriptListInstancesPage
 	scriptListPendingStarts
+	scriptMoveDue
 	scriptOpenNamespace
 	scriptPauseInstance
 	scriptPruneExecutions
 	scriptReadHistory
 	scriptRearmWake
 	scriptRelayMessages
-	scriptReleaseDue
 	scriptRenewOrchestrationItemLock
 	scriptRenewSessionLock
 	scriptRenewWorkItemLock
@@ -113,13 +113,13 @@ var scriptFiles = [scriptCount]string{
 	scriptLatestExecutionID:                "latest_execution_id",
 	scriptListInstancesPage:                "list_instances_page",
 	scriptListPendingStarts:                "list_pending_starts",
+	scriptMoveDue:                          "move_due",
 	scriptOpenNamespace:                    "open_namespace",
 	scriptPauseInstance:                    "pause_instance",
 	scriptPruneExecutions:                  "prune_executions",
 	scriptReadHistory:                      "read_history",
 	scriptRearmWake:                        "rearm_wake",
 	scriptRelayMessages:                    "relay_messages",
-	scriptReleaseDue:                       "release_due",
 	scriptRenewOrchestrationItemLock:       "renew_orchestration_item_lock",
 	scriptRenewSessionLock:                 "renew_session_lock",
 	scriptRenewWorkItemLock:                "renew_work_item_lock",

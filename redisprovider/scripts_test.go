@@ -133,8 +133,8 @@ func TestOperationsNameTheirScripts(t *testing.T) {
 	trap.armed = true
 	trap.mu.Unlock()
 
-	// the waiters', no method's: TestRearmedMarkerExpires, TestReleaseDueWakesTheStandby
-	covered := map[string]bool{"rearm_wake": true, "release_due": true}
+	// the pollers', no method's: TestRearmedMarkerExpires, TestDueLoopWakesForAnEarlierDueTime
+	covered := map[string]bool{"rearm_wake": true, "move_due": true}
 	for _, call := range scriptCalls(p) {
 		err := call()
 		ran := trap.take()

@@ -39,12 +39,12 @@ type soakSample struct {
 // indexSizes are the namespace-wide bookkeeping entries that must not grow
 // with the work done.
 type indexSizes struct {
-	orchTokens, workTokens, wakeDue, filters, instances int64
+	orchTokens, workTokens, filters, instances int64
 }
 
 func (x indexSizes) String() string {
-	return fmt.Sprintf("otok=%d wtok=%d wakedue=%d ofseen=%d ilist=%d",
-		x.orchTokens, x.workTokens, x.wakeDue, x.filters, x.instances)
+	return fmt.Sprintf("otok=%d wtok=%d ofseen=%d ilist=%d",
+		x.orchTokens, x.workTokens, x.filters, x.instances)
 }
 
 // TestSoakKeysStayBounded runs thousands of short orchestrations through the
@@ -55,7 +55,7 @@ func (x indexSizes) String() string {
 // deleted, at most window): proportional to the work in flight, never to the
 // work done. Lock tokens and wake-up bookkeeping must stay as small as the number
 // of dispatchers. Once everything is deleted only the documented fixed keys
-// remain (seq, stats, the gates, wakedue, dueclaim, ofilt, ofseen and expiring wake markers), the
+// remain (seq, stats, the gates, duenext, ofilt, ofseen and expiring wake markers), the
 // metrics read zero and used_memory is back near its starting point.
 func TestSoakKeysStayBounded(t *testing.T) {
 	srv := startRedis(t)
@@ -151,7 +151,6 @@ func readIndexes(ctx context.Context, admin *redis.Client, keys dxredis.Keys) in
 	return indexSizes{
 		orchTokens: admin.HLen(ctx, keys.OrchTokens()).Val(),
 		workTokens: admin.HLen(ctx, keys.WorkTokens()).Val(),
-		wakeDue:    admin.ZCard(ctx, keys.WakeDue()).Val(),
 		filters:    admin.ZCard(ctx, keys.OrchFiltersSeen()).Val(),
 		instances:  admin.ZCard(ctx, keys.Instances()).Val(),
 	}
@@ -173,7 +172,7 @@ func checkSamples(t *testing.T, samples []soakSample, cfg Config) {
 		t.Logf("%8v DBSIZE %5d (bound %5d, %3d in flight) used_memory %8d %v", s.at, s.keys, bound, s.inFlight, s.memory, s.indexes)
 		x := s.indexes
 		if s.keys > bound || x.orchTokens > int64(cfg.Orchestrators) || x.workTokens > int64(cfg.Workers) ||
-			x.wakeDue > 8 || x.filters > 1 || x.instances > s.inFlight {
+			x.filters > 1 || x.instances > s.inFlight {
 			t.Errorf("at %v: %d keys for %d instances in flight (bound %d), %v", s.at, s.keys, s.inFlight, bound, x)
 		}
 		maxKeys = max(maxKeys, s.keys)
@@ -228,9 +227,9 @@ func assertOnlyFixedKeys(t *testing.T, ctx context.Context, admin *redis.Client,
 }) (leftBytes int64) {
 	t.Helper()
 	k := p.Keys()
-	fixed := map[string]bool{k.Seq(): true, k.Stats(): true, k.WakeDue(): true, k.DueClaim(): true, k.OrchFilters(): true, k.OrchFiltersSeen(): true,
+	fixed := map[string]bool{k.Seq(): true, k.Stats(): true, k.DueNext(): true, k.DueOwner(): true, k.OrchFilters(): true, k.OrchFiltersSeen(): true,
 		k.OrchGate(): true, k.WorkGate(): true, k.WorkQueues(): true}
-	wake := []string{k.OrchWake(""), k.WorkWake(""), k.ClaimableWake(""), k.Prefix() + "wo:", k.WaiterControl("")}
+	wake := []string{k.OrchWake(""), k.WorkWake(""), k.ClaimableWake(""), k.Prefix() + "wo:", k.WaiterControl(""), k.DueWake()}
 	all, err := admin.Keys(ctx, k.Prefix()+"*").Result()
 	if err != nil {
 		t.Fatal(err)
@@ -250,9 +249,6 @@ func assertOnlyFixedKeys(t *testing.T, ctx context.Context, admin *redis.Client,
 	d, err := p.Admin().GetQueueDepths(ctx)
 	if err != nil || d != (duroxide.QueueDepths{}) {
 		t.Errorf("queue depths after deleting everything: %+v (err %v)", d, err)
-	}
-	if n := admin.ZCard(ctx, k.WakeDue()).Val(); n > 8 {
-		t.Errorf("wakedue holds %d entries after the soak", n)
 	}
 	return leftBytes
 }
