@@ -128,7 +128,8 @@ func newHub(p *Provider) *hub {
 func (h *hub) ring() { h.p.set.bell.ring() }
 
 // add creates the poller of a class with demand d in this partition and
-// starts it (it begins dirty, so its first caller runs the script).
+// starts it (it begins dirty and queued, so its first caller runs the
+// script).
 func (h *hub) add(d *demand, part int, spec fetchSpec) *poller {
 	spec.group = string(spec.queue)
 	for _, k := range spec.keys {
@@ -146,7 +147,10 @@ func (h *hub) add(d *demand, part int, spec fetchSpec) *poller {
 	}
 	h.running.Add(1)
 	go pl.loop()
-	pl.kick() // dirty: it queues for the first request
+	// dirty: it queues for the first request now, not when its goroutine
+	// first runs, so a class's pollers queue in partition order and
+	// partitions with work take turns from the first fetch on
+	pl.d.want(pl)
 	return pl
 }
 
@@ -197,11 +201,6 @@ func (pl *poller) loop() {
 				continue
 			}
 			pl.serve(r)
-			pl.busy.Store(false)
-			pl.h.ring()
-			if pl.isDirty() {
-				pl.d.want(pl) // behind the others: partitions take turns
-			}
 		case <-closed:
 			return
 		}
@@ -215,21 +214,36 @@ func (pl *poller) isDirty() bool {
 }
 
 // serve runs the script once for the caller r: work or an error goes to r,
-// nothing puts r back in line (see demand.putBack).
+// nothing puts r back in line (see demand.putBack). The poller is free
+// again, and queued again while dirty, before r is answered: behind the
+// others, so that partitions with work take turns, and in line before r's
+// caller can ask again.
 func (pl *poller) serve(r *request) {
 	if r.ended() {
+		pl.free()
 		r.answer(pollResult{}) // its caller is leaving: no lock taken for it
 		return
 	}
 	epoch := pl.begin(true)
 	item, due, err := pl.spec.once(context.Background())
 	pl.end(epoch, item != nil, due, err)
+	pl.free()
 	if err == nil && item == nil {
 		pl.d.putBack(r)
 		return
 	}
 	if !r.answer(pollResult{item: item, part: pl.part, err: err}) && item != nil {
 		pl.spec.giveBack(item) // its caller left
+	}
+}
+
+// free ends the poller's hold on its request and queues it again while it
+// is dirty.
+func (pl *poller) free() {
+	pl.busy.Store(false)
+	pl.h.ring()
+	if pl.isDirty() {
+		pl.d.want(pl)
 	}
 }
 
