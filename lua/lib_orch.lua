@@ -97,7 +97,7 @@ end
 
 -- filters calls fn(filter id) for every registered filter compatible with ver.
 local function each_filter(ver, fn)
-  local f = redis.call('HGETALL', K.ofilters())
+  local f = U.memo('ofilters', function() return redis.call('HGETALL', K.ofilters()) end)
   for i = 1, #f, 2 do
     if O.compatible(ver, f[i + 1]) then fn(f[i]) end
   end
@@ -116,6 +116,7 @@ end
 function O.register(fid, enc, now)
   local seen = redis.call('ZSCORE', K.ofseen(), fid)
   if seen and tonumber(seen) > now - O.FILTER_TTL / 10 then return end
+  U.forget('ofilters')
   redis.call('HSET', K.ofilters(), fid, enc)
   redis.call('ZADD', K.ofseen(), now, fid)
   local stale = redis.call('ZRANGEBYSCORE', K.ofseen(), '-inf', now - O.FILTER_TTL, 'LIMIT', 0, 10)

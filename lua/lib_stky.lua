@@ -129,7 +129,7 @@ function T.pick(owner, enc, token)
     end
   end
   -- nothing of the owner's that this fetch takes: no news for its fetchers
-  redis.call('ZREM', wake, 'w', 'd')
+  U.unready(wake)
   if best then T.leave(best) end
   return best, ver, ready
 end

@@ -82,13 +82,45 @@ end
 -- The due loop (lua/move_due.lua) runs at least this often too.
 U.REFRESH = 10000
 
+-- marked holds the markers this call has set (key .. member): a turn that
+-- readies several items for one class sets its marker once.
+local marked = {}
+
 -- mark sets member ('w' ready, 'd' the due loops') of a wake-up marker key and
 -- reports whether it was new. Two members at most, so markers never pile
 -- up; the key's expiry is set when a member is created.
 local function mark(key, member)
+  if marked[key .. member] then return false end
+  marked[key .. member] = true
   if redis.call('ZADD', key, '0', member) == 0 then return false end
   redis.call('PEXPIRE', key, U.id(U.WAKE_TTL))
   return true
+end
+
+-- unready removes the ready marker of key: no work of its class is
+-- eligible now.
+function U.unready(key)
+  marked[key .. 'w'] = nil
+  redis.call('ZREM', key, 'w')
+end
+
+-- memo holds what this call read once for all its uses (U.memo).
+local memo = {}
+
+-- memo returns read()'s value, read once per call under name; U.forget
+-- drops it when the call changes what it read.
+function U.memo(name, read)
+  local v = memo[name]
+  if v == nil then
+    v = read()
+    memo[name] = v
+  end
+  return v
+end
+
+-- forget drops the value U.memo holds under name.
+function U.forget(name)
+  memo[name] = nil
 end
 
 -- readied holds the queues ('o', 'w': U.queue_of) this call made work
@@ -177,7 +209,7 @@ end
 -- announces what becomes eligible later). It runs its script again at the
 -- returned time, its refresh.
 function U.idle(key, now)
-  redis.call('ZREM', key, 'w')
+  U.unready(key)
   return now + U.REFRESH
 end
 
@@ -266,7 +298,8 @@ function U.settle(key, sets)
 end
 
 -- reset starts the next U.arg() at ARGV's first value and forgets the
--- gates and due time read and the queues readied. A function library keeps
+-- gates, due time and memos read and the markers and queues readied. A
+-- function library keeps
 -- its chunk's locals from call to call, so each of its functions resets
 -- them first; a script gets a fresh chunk per call.
 function U.reset()
@@ -274,4 +307,6 @@ function U.reset()
   gates = {}
   readied = {}
   duenext = nil
+  marked = {}
+  memo = {}
 end

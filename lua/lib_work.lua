@@ -292,7 +292,7 @@ end
 function W.idle(classes, now)
   local wake, seen = now + U.REFRESH, {}
   for _, c in ipairs(classes) do
-    if c[4] then redis.call('ZREM', c[4], 'w') end
+    if c[4] then U.unready(c[4]) end
     if not seen[c[2]] then
       seen[c[2]] = true
       wake = U.idle(c[2], now)
