@@ -7,8 +7,8 @@
 // the two references a figure needs to mean anything on a shared machine:
 // the machine's own ceiling (plain EVALSHA calls through the same client
 // pool) and a well-known peer (asynq) measured in the same run on the same
-// Redis. See README.md in this directory for the scenarios and a recorded
-// run.
+// Redis. See README.md in this directory for the scenarios and the current
+// results, and HISTORY.md for the recorded runs they come from.
 package main
 
 import (
