@@ -64,10 +64,15 @@ type Options struct {
 	// observedProvider). Negated so that the zero Options, which tests
 	// build, measure what applications run.
 	AckFetchNoPoll bool
-	Scenarios      []string // subset to run (nil: all)
-	Out            string   // JSON report path ("": a temp dir)
-	SVG            string   // chart path ("": next to Out)
-	Progress       bool     // live progress on stderr
+	// NoAckFetch turns the durable runtime's ack-and-fetch off
+	// (-ackfetch=false, durable.Options.DisableAckFetch): its dispatchers
+	// ack and fetch in separate calls, to measure what ack-and-fetch adds or
+	// saves on the application's path.
+	NoAckFetch bool
+	Scenarios  []string // subset to run (nil: all)
+	Out        string   // JSON report path ("": a temp dir)
+	SVG        string   // chart path ("": next to Out)
+	Progress   bool     // live progress on stderr
 
 	// ClusterMasters are the masters of each cluster the cluster scenario
 	// starts; ClusterAddrs, when set, name an existing cluster instead
@@ -451,6 +456,7 @@ func main() {
 	flag.IntVar(&o.Crowd, "crowd", 0, "idle runtimes of the crowd scenario (default 1000; smoke 20)")
 	flag.Float64Var(&o.CrowdRate, "crowd-rate", 0, "orchestrations/s the crowd scenario starts (default 100; smoke 20)")
 	flag.IntVar(&o.PoolSize, "pool", 0, "go-redis pool size (default: go-redis's, 10 x GOMAXPROCS)")
+	ackFetch := flag.Bool("ackfetch", true, "let the durable runtime ack and fetch in one call (ack-and-fetch, as applications do by default); =false sets its DisableAckFetch")
 	ackFetchPoll := flag.Bool("ackfetch-poll", true, "give the durable runtime's ack-and-fetch calls its own poll timeout, as in an application; =false measures the no-poll path (their fetch half does not wait, the runtime's plain fetch long-polls instead)")
 	flag.Var(&masters, "cluster-masters", "masters of each Redis Cluster the cluster scenario starts from redis-server, no replicas (default 3,6; smoke 3)")
 	flag.StringVar(&clusterAddrs, "cluster", "", "comma-separated host:port of an existing Redis Cluster for the cluster scenario, instead of starting its own")
@@ -462,7 +468,7 @@ func main() {
 	flag.Parse()
 	o.Concurrency, o.ScaleDepths, o.Histories, o.SequenceN, o.WideN = conc, depths, hist, seqN, wideN
 	o.ClusterMasters, o.ClusterPartitions = masters, parts
-	o.AckFetchNoPoll = !*ackFetchPoll
+	o.AckFetchNoPoll, o.NoAckFetch = !*ackFetchPoll, !*ackFetch
 	if clusterAddrs != "" {
 		o.ClusterAddrs = strings.Split(clusterAddrs, ",")
 	}

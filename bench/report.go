@@ -84,8 +84,11 @@ type Settings struct {
 	// -ackfetch-poll=false, the no-poll path). Always written: reports
 	// from before that date omit it, and those ran the no-poll path unless
 	// their command says -ackfetch-poll.
-	AckFetchPoll bool     `json:"ackfetch_poll"`
-	Scenarios    []string `json:"scenarios,omitempty"`
+	AckFetchPoll bool `json:"ackfetch_poll"`
+	// NoAckFetch: -ackfetch=false, the runtime acked and fetched in
+	// separate calls (omitted when false).
+	NoAckFetch bool     `json:"no_ackfetch,omitempty"`
+	Scenarios  []string `json:"scenarios,omitempty"`
 }
 
 // Report is everything a run found; it is also the JSON file.
@@ -126,6 +129,7 @@ func newReport(ctx context.Context, e *env, args []string) *Report {
 			IdleWindow: o.IdleWindow.String(), IdlePoll: o.IdlePoll.String(),
 			ScaleDepths: o.ScaleDepths, Histories: o.Histories, Memory: o.Memory,
 			AsynqPoll: o.AsynqPoll.String(), Scenarios: o.Scenarios, AckFetchPoll: !o.AckFetchNoPoll,
+			NoAckFetch: o.NoAckFetch,
 		},
 	}
 	if selected(o.Scenarios, "cluster") {

@@ -104,6 +104,9 @@ func vWorkflow(sh, engine string) string { return sh + ", " + engine }
 // ackFetchPath says which path the durable runtime's ack-and-fetch calls
 // took, for the notes of its points: every figure says which.
 func (e *env) ackFetchPath() string {
+	if e.opts.NoAckFetch {
+		return "no ack-and-fetch (-ackfetch=false: acks and fetches in separate calls, the runtime's polls)"
+	}
 	if e.opts.AckFetchNoPoll {
 		return "ack-and-fetch without poll (-ackfetch-poll=false)"
 	}

@@ -137,6 +137,7 @@ func (e *env) durableOn(p observable, done func(), c int, ev engineEvents) (*dur
 		WorkerConcurrency:        c,
 		// the pace at which a stopped point's dispatchers notice the stop
 		LongPollTimeout: workerPoll,
+		DisableAckFetch: e.opts.NoAckFetch,
 		Logger:          slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("engine", "durable"),
 	})
 	if err != nil {
