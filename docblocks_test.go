@@ -67,6 +67,7 @@ var docHolders = map[string]docHolder{
 	"durable/durabletest/durabletest.go:package":                                {file: "durable/docblocks_test.go", fn: "TestDocDurabletestStart"},
 	"durable/durabletest/mock.go:Env.MockActivity":                              {file: "durable/docblocks_test.go", fn: "TestDocMockActivity"},
 	"durable/durabletest/waits.go:Env.WaitForEventSubscription":                 {file: "durable/docblocks_test.go", fn: "TestDocWaitForEventSubscription"},
+	"durable/durabletest/eventually.go:Eventually":                              {file: "durable/docblocks_test.go", fn: "TestDocEventually"},
 	"durable/doc.go:package": {file: "durable/example_test.go",
 		compileOnly: "the block is a whole program; Example runs its main on an embedded Redis and checks the output"},
 	"README.md#Testing your workflows": {file: "durable/durabletest/readme_test.go", fn: "TestProcessOrder"},

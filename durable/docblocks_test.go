@@ -4,6 +4,7 @@ package durable_test
 // docblocks_test.go at the repository root checks that each block is here.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -137,5 +138,31 @@ func TestDocDurabletestEach(t *testing.T) {
 		if st.Status != durable.StatusCompleted || st.Output != "each" {
 			t.Fatalf("%s: status %v output %q", b.Name, st.Status, st.Output)
 		}
+	})
+}
+
+// TestDocEventually runs the block of durabletest.Eventually: a paused
+// instance holds the event raised for it.
+func TestDocEventually(t *testing.T) {
+	t.Parallel()
+	reg := durable.NewRegistry()
+	reg.MustAddOrchestration("Hold", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		return ctx.WaitForEvent("go").Get()
+	})
+	env := durabletest.Start(t, reg)
+	ctx := context.Background()
+	if err := env.Client.StartOrchestration(ctx, "order-1", "Hold", ""); err != nil {
+		t.Fatal(err)
+	}
+	env.WaitForEventSubscription(t, "order-1", "go")
+	if err := env.Client.PauseInstance(ctx, "order-1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.RaiseEvent(ctx, "order-1", "go", `"x"`); err != nil {
+		t.Fatal(err)
+	}
+	durabletest.Eventually(t, "a message held for order-1", func() (bool, error) {
+		st, err := env.Client.PauseState(ctx, "order-1")
+		return st.Held > 0, err
 	})
 }

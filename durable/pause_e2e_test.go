@@ -3,6 +3,7 @@ package durable_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -43,28 +44,22 @@ func pauseBarrier(t *testing.T, env *durabletest.Env, id string) {
 	}
 }
 
-// waitHeld waits until n messages or more wait for instance.
+// waitHeld waits until n messages or more wait for instance, failing at
+// once if it ends while paused.
 func waitHeld(t *testing.T, c *durable.Client, instance string, n uint64) duroxide.PauseState {
 	t.Helper()
-	deadline := time.Now().Add(durabletest.DefaultWaitTimeout)
-	delay := time.Millisecond
-	for {
-		st, err := c.PauseState(context.Background(), instance)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.Held >= n {
-			return st
+	var st duroxide.PauseState
+	durabletest.Eventually(t, fmt.Sprintf("%d messages held for %s", n, instance), func() (bool, error) {
+		var err error
+		if st, err = c.PauseState(context.Background(), instance); err != nil {
+			return false, err
 		}
 		if s, err := c.Status(context.Background(), instance); err == nil && s.IsTerminal() {
 			t.Fatalf("%s ended (%v) while paused", instance, s.Status)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %d messages held, want %d", instance, st.Held, n)
-		}
-		time.Sleep(delay)
-		delay = min(2*delay, 20*time.Millisecond)
-	}
+		return st.Held >= n, nil
+	})
+	return st
 }
 
 // countKind counts the events of kind K in instance's stored history.

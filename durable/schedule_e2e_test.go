@@ -59,26 +59,17 @@ func scheduledRegistry(c *firingRuns) *durable.Registry {
 // returns them oldest first.
 func waitRecords(t *testing.T, c *durable.Client, id string, n int) []durable.ScheduleFiring {
 	t.Helper()
-	deadline := time.Now().Add(durabletest.DefaultWaitTimeout)
-	delay := time.Millisecond
-	for {
+	var recent []durable.ScheduleFiring
+	durabletest.Eventually(t, fmt.Sprintf("%d firing records of schedule %s", n, id), func() (bool, error) {
 		d, err := c.DescribeSchedule(context.Background(), id, 0)
-		if err != nil {
-			t.Fatalf("describe %s: %v", id, err)
-		}
-		if len(d.Recent) >= n {
-			out := make([]durable.ScheduleFiring, 0, len(d.Recent))
-			for i := len(d.Recent) - 1; i >= 0; i-- {
-				out = append(out, d.Recent[i])
-			}
-			return out
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("schedule %s: %d firing records, want %d: %+v", id, len(d.Recent), n, d.Recent)
-		}
-		time.Sleep(delay)
-		delay = min(2*delay, 20*time.Millisecond)
+		recent = d.Recent
+		return err == nil && len(recent) >= n, err
+	})
+	out := make([]durable.ScheduleFiring, 0, len(recent))
+	for i := len(recent) - 1; i >= 0; i-- {
+		out = append(out, recent[i])
 	}
+	return out
 }
 
 // waitAllRecorded waits until every instance that ran is a started
@@ -86,12 +77,11 @@ func waitRecords(t *testing.T, c *durable.Client, id string, n int) []durable.Sc
 // started twice, would leave an instance no record names.
 func waitAllRecorded(t *testing.T, cl *durable.Client, id string, c *firingRuns) {
 	t.Helper()
-	deadline := time.Now().Add(durabletest.DefaultWaitTimeout)
-	delay := time.Millisecond
-	for {
+	var missing []string
+	durabletest.Eventually(t, "every instance that ran recorded as a firing of "+id, func() (bool, error) {
 		d, err := cl.DescribeSchedule(context.Background(), id, 0)
 		if err != nil {
-			t.Fatal(err)
+			return false, err
 		}
 		recorded := map[string]bool{}
 		for _, f := range d.Recent {
@@ -99,21 +89,17 @@ func waitAllRecorded(t *testing.T, cl *durable.Client, id string, c *firingRuns)
 				recorded[f.Instance] = true
 			}
 		}
-		var missing []string
+		missing = missing[:0]
 		for inst := range c.snapshot() {
 			if !recorded[inst] {
 				missing = append(missing, inst)
 			}
 		}
-		if len(missing) == 0 {
-			return
+		if len(missing) > 0 {
+			return false, fmt.Errorf("instances %v ran, but no firing records them", missing)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("instances %v ran, but no firing of %s records them", missing, id)
-		}
-		time.Sleep(delay)
-		delay = min(2*delay, 20*time.Millisecond)
-	}
+		return true, nil
+	})
 }
 
 // outcomes renders records as "outcome@offset" from start, in units of

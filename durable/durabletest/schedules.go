@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"testing"
-	"time"
 )
 
 // WaitForFirings waits until schedule has recorded at least n firings
@@ -33,16 +32,11 @@ func (e *Env) WaitForFirings(t testing.TB, schedule string, n int) []string {
 		}
 		return len(ids) >= n
 	}
-	deadline := time.Now().Add(DefaultWaitTimeout)
 	ok := false
 	e.waitSkipping(func() {
-		delay := time.Millisecond
-		for !ok && time.Now().Before(deadline) {
-			if ok = check(); !ok {
-				time.Sleep(delay)
-				delay = min(2*delay, 20*time.Millisecond)
-			}
-		}
+		ctx, cancel := context.WithTimeout(context.Background(), DefaultWaitTimeout)
+		defer cancel()
+		ok = poll(ctx, func() (bool, error) { return check(), nil }) == nil
 	})
 	if !ok {
 		t.Fatalf("durabletest: schedule %s: %d of %d started firings within %v (last error: %v)", schedule, len(ids), n, DefaultWaitTimeout, last)

@@ -10,13 +10,6 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// Poll backoff of the history reads of WaitForEventSubscription and
-// WaitForTimer.
-const (
-	historyPollStart = time.Millisecond
-	historyPollMax   = 20 * time.Millisecond
-)
-
 // WaitForEventSubscription waits until instance's orchestration waits for
 // the external event name: its current execution's stored history holds a
 // subscription to name that no event has answered yet (a committed turn
@@ -101,20 +94,10 @@ func (e *Env) waitHistory(t testing.TB, instance, what string, done func([]durox
 	e.waitSkippingUnless(reached, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), DefaultWaitTimeout)
 		defer cancel()
-		delay := historyPollStart
-		for {
+		ok = poll(ctx, func() (bool, error) {
 			h, err = e.Provider.Read(ctx, instance)
-			if err == nil && done(h) {
-				ok = true
-				return
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(delay):
-			}
-			delay = min(2*delay, historyPollMax)
-		}
+			return err == nil && done(h), err
+		}) == nil
 	})
 	if !ok {
 		t.Fatalf("durabletest: %s never had %s within %v (last read: %d events, error %v)", instance, what, DefaultWaitTimeout, len(h), err)
