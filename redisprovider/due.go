@@ -78,14 +78,9 @@ func (h *hub) moveDue() time.Duration {
 // warnDue logs, at most every poolWarnEvery, that the due loop failed: due
 // work then waits for a fetch that applies it itself.
 func (h *hub) warnDue(err error) {
-	h.warnMu.Lock()
-	defer h.warnMu.Unlock()
-	now := time.Now()
-	if now.Sub(h.dueWarned) < poolWarnEvery {
-		return
+	if h.mayWarn(&h.dueWarned) {
+		h.p.log.Warn("duroxide-redis: the due loop could not move due work to ready; it retries", "err", err)
 	}
-	h.dueWarned = now
-	h.p.log.Warn("duroxide-redis: the due loop could not move due work to ready; it retries", "err", err)
 }
 
 // leaveDue gives up the due time the loop claimed, so another process's

@@ -616,17 +616,25 @@ func (h *hub) endHold() {
 
 // warnBlocked logs, at most every poolWarnEvery, that the blocker got no
 // connection from the blocking pool: its pollers then run their scripts
-// only at their due times, so work waits unannounced.
+// only at their refresh, so work waits unannounced.
 func (h *hub) warnBlocked(keys int) {
+	if h.mayWarn(&h.warned) {
+		h.p.log.Warn("duroxide-redis: a long poll got no connection from the blocking pool; its fetchers wait unannounced work out until their next refresh: raise Options.BlockingPoolSize",
+			"blocking_pool_size", h.p.blockingPoolSize, "wake_keys", keys)
+	}
+}
+
+// mayWarn reports whether a warning last logged at *last may be logged
+// again (poolWarnEvery has passed), and notes it logged now.
+func (h *hub) mayWarn(last *time.Time) bool {
 	h.warnMu.Lock()
 	defer h.warnMu.Unlock()
 	now := time.Now()
-	if now.Sub(h.warned) < poolWarnEvery {
-		return
+	if now.Sub(*last) < poolWarnEvery {
+		return false
 	}
-	h.warned = now
-	h.p.log.Warn("duroxide-redis: a long poll got no connection from the blocking pool; its fetchers wait unannounced work out until their next due time: raise Options.BlockingPoolSize",
-		"blocking_pool_size", h.p.blockingPoolSize, "wake_keys", keys)
+	*last = now
+	return true
 }
 
 // isClosed reports whether Close was called.
