@@ -267,10 +267,10 @@ func (c *OrchestrationContext) ClearAllValues() {
 // each as a ClearValue would (duroxide's prune_kv_values_updated_before).
 // A key's time is the runtime clock at its SetValue, kept with the value
 // across turns and ContinueAsNew (a replay uses the time history recorded);
-// keys set earlier in this very turn count too, so a cutoff from UtcNow
+// keys set earlier in this very turn count too, so a cutoff from UTCNow
 // taken before a SetValue keeps that key. A
 // cutoff at or before the Unix epoch (the zero Time among them) clears
-// nothing. Take the cutoff from UtcNow or the input, never from time.Now:
+// nothing. Take the cutoff from UTCNow or the input, never from time.Now:
 // the choice of keys must replay the same.
 func (c *OrchestrationContext) PruneValuesUpdatedBefore(cutoff time.Time) int {
 	return c.c.PruneValuesUpdatedBefore(uint64(max(cutoff.UnixMilli(), 0)))
@@ -294,9 +294,9 @@ func (c *OrchestrationContext) NewGUID() Future[string] {
 	return c.ScheduleActivity(sysActivityNewGUID, "")
 }
 
-// UtcNow returns the current time, recorded in history (duroxide's
+// UTCNow returns the current time, recorded in history (duroxide's
 // utc_now_ms system activity).
-func (c *OrchestrationContext) UtcNow() Future[time.Time] {
+func (c *OrchestrationContext) UTCNow() Future[time.Time] {
 	raw := c.ScheduleActivity(sysActivityUtcNowMs, "")
 	return Future[time.Time]{f: raw.f, origin: raw.origin, decode: func(s string) (time.Time, error) {
 		ms, err := strconv.ParseUint(s, 10, 64)

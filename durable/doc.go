@@ -55,7 +55,7 @@
 // Orchestration code runs on its own goroutine, but only while the engine
 // waits for it: it hands control back whenever it blocks on an unresolved
 // future, and each turn replays it from the start. It must therefore only
-// use the context for time (UtcNow, Timer), randomness (NewGUID), I/O
+// use the context for time (UTCNow, Timer), randomness (NewGUID), I/O
 // (activities) and concurrency (Select/Join), and must not start goroutines
 // that touch the context (a Get from another goroutine deadlocks that
 // turn). A replay that schedules something different from the history fails
@@ -199,7 +199,7 @@
 //	set/reset/get_custom_status                    SetCustomStatus / ResetCustomStatus / CustomStatus
 //	set/get/clear/clear_all kv, from instance      SetValue / Value / ClearValue / ClearAllValues / ValueFromInstance
 //	prune_kv_values_updated_before                 PruneValuesUpdatedBefore (a time.Time cutoff)
-//	new_guid / utc_now                             NewGUID / UtcNow (system-call activities)
+//	new_guid / utc_now                             NewGUID / UTCNow (system-call activities)
 //	select2/select3, join                          Select, Join
 //	async { ... } inside select/join               Go
 //	dropping a DurableFuture                       Future.Cancel (Select and orchestration return do it for you)

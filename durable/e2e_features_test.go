@@ -71,7 +71,7 @@ func testE2ESystemCalls(t *testing.T, backend durabletest.Backend) {
 		if err != nil {
 			return "", err
 		}
-		now, err := ctx.UtcNow().Get()
+		now, err := ctx.UTCNow().Get()
 		if err != nil {
 			return "", err
 		}

@@ -25,7 +25,7 @@ func (e *TaskError) Error() string { return e.Message }
 
 // ErrCancelled classifies the error Get returns for a future that was
 // cancelled before it resolved: errors.Is(err, ErrCancelled).
-var ErrCancelled = errors.New("future cancelled")
+var ErrCancelled = errors.New("durable: future cancelled")
 
 // CancelledError is what Get returns for a future that was cancelled before
 // it resolved (a Select loser, a future given up with Cancel, or one a

@@ -508,7 +508,7 @@ func (m *goldenMatcher) compare(t *testing.T, want goldenHistory, got []duroxide
 
 // harness is one runtime and client on a fresh provider (see newTestProvider). Its
 // clock is real time unless frozen: a frozen clock makes every fire time, KV timestamp
-// and UtcNow reading the same known instant, while timers still fire on the storage
+// and UTCNow reading the same known instant, while timers still fire on the storage
 // server's real time (a fire time in the past is due).
 type harness struct {
 	t      *testing.T

@@ -129,7 +129,7 @@ type Options struct {
 	// tracing (extra/dxotel implements it); nil observes nothing.
 	Observer Observer
 	// Clock is the runtime's notion of now, used for timer fire times, KV
-	// timestamps and UtcNow; nil means time.Now. Tests set it to the clock of
+	// timestamps and UTCNow; nil means time.Now. Tests set it to the clock of
 	// the storage server (durabletest does) so timers can be run forward.
 	Clock func() time.Time
 

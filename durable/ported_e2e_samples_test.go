@@ -109,7 +109,7 @@ func activityVsEventSample(sleep durable.ActivityFunc) *durable.Registry {
 func systemActivitiesSample() *durable.Registry {
 	return durable.NewRegistry().
 		MustAddOrchestration("SystemActivities", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			now, err := ctx.UtcNow().Get()
+			now, err := ctx.UTCNow().Get()
 			if err != nil {
 				return "", err
 			}

@@ -355,7 +355,7 @@ func TestInstanceIDIdempotence(t *testing.T) {
 		}).
 		MustAddActivity("B", func(_ *durable.ActivityContext, in string) (string, error) { return "B(" + in + ")", nil }).
 		MustAddOrchestration("IdempotenceTest", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			start, err := ctx.UtcNow().Get()
+			start, err := ctx.UTCNow().Get()
 			if err != nil {
 				return "", err
 			}

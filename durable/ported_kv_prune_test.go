@@ -52,7 +52,7 @@ func TestKVPruneOldValuesByTimestamp(t *testing.T) {
 		if _, err := ctx.Timer(50 * msec).Get(); err != nil {
 			return "", err
 		}
-		now, err := ctx.UtcNow().Get()
+		now, err := ctx.UTCNow().Get()
 		if err != nil {
 			return "", err
 		}
@@ -152,7 +152,7 @@ func TestKVPruneSelectiveByAge(t *testing.T) {
 			if _, err := ctx.Timer(50 * msec).Get(); err != nil {
 				return "", err
 			}
-			boundary, err := ctx.UtcNow().Get()
+			boundary, err := ctx.UTCNow().Get()
 			if err != nil {
 				return "", err
 			}
@@ -199,7 +199,7 @@ func TestKVPruneReplaysTheRecordedTimes(t *testing.T) {
 			if _, err := ctx.Timer(10 * msec).Get(); err != nil {
 				return "", err
 			}
-			cutoff, err := ctx.UtcNow().Get()
+			cutoff, err := ctx.UTCNow().Get()
 			if err != nil {
 				return "", err
 			}

@@ -139,7 +139,7 @@ func TestBuiltinsExistWithEmptyRegistry(t *testing.T) {
 		if _, err := ctx.NewGUID().Get(); err != nil {
 			return "", err
 		}
-		if _, err := ctx.UtcNow().Get(); err != nil {
+		if _, err := ctx.UTCNow().Get(); err != nil {
 			return "", err
 		}
 		return "ok", nil

@@ -58,7 +58,7 @@ func TestSingleThread(t *testing.T) {
 				if _, err := ctx.NewGUID().Get(); err != nil {
 					return "", err
 				}
-				if _, err := ctx.UtcNow().Get(); err != nil {
+				if _, err := ctx.UTCNow().Get(); err != nil {
 					return "", err
 				}
 			}

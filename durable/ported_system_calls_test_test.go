@@ -10,7 +10,7 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// Ports of duroxide's tests/system_calls_test.rs (NewGUID / UtcNow). The
+// Ports of duroxide's tests/system_calls_test.rs (NewGUID / UTCNow). The
 // single-thread-mode test has no Go counterpart (the runtime has no such mode).
 
 var guidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
@@ -51,7 +51,7 @@ func TestNewGUID(t *testing.T) {
 // TestUtcNowMs mirrors test_utc_now_ms: the value is the recorded one.
 func TestUtcNowMs(t *testing.T) {
 	reg := durable.NewRegistry().MustAddOrchestration("Now", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		now, err := ctx.UtcNow().Get()
+		now, err := ctx.UTCNow().Get()
 		return fmt.Sprint(now.UnixMilli()), err
 	})
 	h := newHarness(t, reg)
@@ -71,7 +71,7 @@ func TestSystemCallsDeterministicReplay(t *testing.T) {
 		if err != nil {
 			return "", err
 		}
-		now, err := ctx.UtcNow().Get()
+		now, err := ctx.UTCNow().Get()
 		if err != nil {
 			return "", err
 		}
@@ -108,7 +108,7 @@ func TestSystemCallsWithSelect(t *testing.T) {
 			if err != nil {
 				return "", err
 			}
-			now, err := ctx.UtcNow().Get()
+			now, err := ctx.UTCNow().Get()
 			if err != nil || now.UnixMilli() <= 0 {
 				return "", fmt.Errorf("bad time %v: %v", now, err)
 			}
@@ -127,7 +127,7 @@ func TestSystemCallsJoinWithActivities(t *testing.T) {
 	reg := durable.NewRegistry().
 		MustAddActivity("SlowTask", func(_ *durable.ActivityContext, in string) (string, error) { return "slow:" + in, nil }).
 		MustAddOrchestration("TestJoin", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			guid, now, task := ctx.NewGUID(), ctx.UtcNow(), ctx.ScheduleActivity("SlowTask", "x")
+			guid, now, task := ctx.NewGUID(), ctx.UTCNow(), ctx.ScheduleActivity("SlowTask", "x")
 			ctx.Join(guid, now, task)
 			g, _ := guid.Get()
 			n, _ := now.Get()
@@ -144,7 +144,7 @@ func TestSystemCallsJoinWithActivities(t *testing.T) {
 // the recorded time, not a new one.
 func TestUtcNowAsActivityInputReplaysCorrectly(t *testing.T) {
 	testSyscallAsActivityInput(t, "__duroxide_syscall:utc_now_ms", func(ctx *durable.OrchestrationContext) (string, error) {
-		now, err := ctx.UtcNow().Get()
+		now, err := ctx.UTCNow().Get()
 		return fmt.Sprint(now.UnixMilli()), err
 	})
 }

@@ -261,7 +261,7 @@ func (d *recordedRig) registry() *durable.Registry {
 			if err != nil {
 				return "", err
 			}
-			now, err := ctx.UtcNow().Get()
+			now, err := ctx.UTCNow().Get()
 			return fmt.Sprintf("guid_len=%d;time_positive=%t", len(guid), now.UnixMilli() > 0), err
 		}).
 		MustAddOrchestration("Status", func(ctx *durable.OrchestrationContext, in string) (string, error) {

@@ -23,7 +23,7 @@ type ActivityFunc func(ctx *ActivityContext, input string) (string, error)
 // DefaultVersion is the version an orchestration registered without one gets.
 const DefaultVersion = "1.0.0"
 
-// systemActivityPrefix marks duroxide's built-in activities (NewGUID, UtcNow,
+// systemActivityPrefix marks duroxide's built-in activities (NewGUID, UTCNow,
 // ValueFromInstance); user activities may not use it.
 const systemActivityPrefix = "__duroxide_syscall:"
 

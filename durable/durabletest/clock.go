@@ -6,7 +6,7 @@ import (
 )
 
 // Now is the environment's clock: real time plus every Advance so far. The
-// runtime (timer fire times, UtcNow) and Redis (TIME, which the provider
+// runtime (timer fire times, UTCNow) and Redis (TIME, which the provider
 // uses for visibility and locks) both follow it.
 func (e *Env) Now() time.Time {
 	e.mu.Lock()

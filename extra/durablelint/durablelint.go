@@ -69,9 +69,9 @@ var registrations = map[string]int{
 
 // timeAdvice says, for each banned function of package time, what to use.
 var timeAdvice = map[string]string{
-	"Now":       "use ctx.UtcNow(), which records the time in history",
-	"Since":     "use ctx.UtcNow() and subtract, so replay sees the recorded time",
-	"Until":     "use ctx.UtcNow() and subtract, so replay sees the recorded time",
+	"Now":       "use ctx.UTCNow(), which records the time in history",
+	"Since":     "use ctx.UTCNow() and subtract, so replay sees the recorded time",
+	"Until":     "use ctx.UTCNow() and subtract, so replay sees the recorded time",
 	"Sleep":     "use a durable timer: ctx.Timer(d).Get()",
 	"After":     "use a durable timer: ctx.Timer(d), raced with ctx.Select",
 	"AfterFunc": "use a durable timer: ctx.Timer(d), raced with ctx.Select",

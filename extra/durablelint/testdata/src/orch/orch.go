@@ -20,7 +20,7 @@ const nameTyped = "Typed"
 func register(reg *durable.Registry) {
 	// A literal registered directly: every rule fires inside it.
 	reg.AddOrchestration("Literal", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		_ = time.Now()                     // want `time.Now in orchestration "Literal" is not deterministic on replay: use ctx.UtcNow\(\)`
+		_ = time.Now()                     // want `time.Now in orchestration "Literal" is not deterministic on replay: use ctx.UTCNow\(\)`
 		_ = time.Since(time.Time{})        // want `time.Since in orchestration "Literal"`
 		_ = time.Until(time.Time{})        // want `time.Until in orchestration "Literal"`
 		time.Sleep(time.Second)            // want `time.Sleep .* use a durable timer: ctx.Timer`
@@ -57,7 +57,7 @@ func register(reg *durable.Registry) {
 		var c http.Client
 		_, _ = c.Get("http://x")  // want `\*net/http.Client.Get .* activity`
 		_, _ = sql.Open("d", "s") // want `database/sql.Open .* activity`
-		now := time.Now           // want `time.Now .* ctx.UtcNow`
+		now := time.Now           // want `time.Now .* ctx.UTCNow`
 		_ = now
 		return "", nil
 	})
@@ -130,7 +130,7 @@ func directive(ctx *durable.OrchestrationContext, in string) (string, error) {
 //
 //durable:orchestration
 func good(ctx *durable.OrchestrationContext, in string) (string, error) {
-	now, _ := ctx.UtcNow().Get()
+	now, _ := ctx.UTCNow().Get()
 	_ = now.Add(time.Hour).Sub(now) // time.Time methods and durations are fine
 	id, _ := ctx.NewGUID().Get()
 	_, _ = ctx.Timer(time.Second).Get()

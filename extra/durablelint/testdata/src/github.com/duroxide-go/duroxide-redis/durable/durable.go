@@ -14,7 +14,7 @@ type Future[T any] struct{}
 
 func (Future[T]) Get() (T, error) { var z T; return z, nil }
 
-func (c *OrchestrationContext) UtcNow() Future[time.Time]            { return Future[time.Time]{} }
+func (c *OrchestrationContext) UTCNow() Future[time.Time]            { return Future[time.Time]{} }
 func (c *OrchestrationContext) NewGUID() Future[string]              { return Future[string]{} }
 func (c *OrchestrationContext) Timer(time.Duration) Future[struct{}] { return Future[struct{}]{} }
 func (c *OrchestrationContext) Values() map[string]string            { return nil }
