@@ -200,9 +200,10 @@ func (c *OrchestrationContext) ScheduleSubOrchestration(name, input string, opts
 	return rawFuture(c.c.ScheduleSubOrchestration(name, input, o.instanceID, o.version), origin{kind: "sub-orchestration", name: name})
 }
 
-// StartOrchestration starts an independent orchestration (fire and forget:
-// no parent link, no result). Option: WithVersion.
-func (c *OrchestrationContext) StartOrchestration(name, instance, input string, opts ...OrchestrationOption) {
+// StartOrchestration starts instance of orchestration name, independent of
+// this one (fire and forget: no parent link, no result). Option:
+// WithVersion. Its arguments are in Client.StartOrchestration's order.
+func (c *OrchestrationContext) StartOrchestration(instance, name, input string, opts ...OrchestrationOption) {
 	o := applyOrchOptions(opts)
 	c.c.StartOrchestration(name, instance, input, o.version)
 }

@@ -197,7 +197,7 @@ func testE2EIdempotentStartAndDetached(t *testing.T, backend durabletest.Backend
 		if _, err := ctx.ScheduleActivity("Count", "").Get(); err != nil {
 			return "", err
 		}
-		ctx.StartOrchestration("Once", "spawned-"+in, "x")
+		ctx.StartOrchestration("spawned-"+in, "Once", "x")
 		return in, nil
 	})
 	env := durabletest.Start(t, reg, durabletest.WithBackend(backend))

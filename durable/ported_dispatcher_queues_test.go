@@ -27,7 +27,7 @@ func TestDispatcherQueues(t *testing.T) {
 		env := durabletest.Start(t, durable.NewRegistry().
 			MustAddOrchestration("Child", func(_ *durable.OrchestrationContext, in string) (string, error) { return in, nil }).
 			MustAddOrchestration("Parent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-				ctx.StartOrchestration("Child", "W1", "A")
+				ctx.StartOrchestration("W1", "Child", "A")
 				return "scheduled", nil
 			}))
 		mustComplete(t, env.StartAndWait(t, "inst-parent", "Parent", ""), "scheduled")

@@ -141,7 +141,7 @@ func detachedThenActivitySample() *durable.Registry {
 			return "child-" + input, err
 		}).
 		MustAddOrchestration("Parent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			ctx.StartOrchestration("Child", "detached-child", "payload")
+			ctx.StartOrchestration("detached-child", "Child", "payload")
 			return ctx.ScheduleActivity("Echo", "hello").Get()
 		})
 }
@@ -322,8 +322,8 @@ func TestSampleDetachedOrchestrationScheduling(t *testing.T) {
 			return ctx.ScheduleActivity("Echo", input).Get()
 		}).
 		MustAddOrchestration("Coordinator", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			ctx.StartOrchestration("Chained", "W1", "A")
-			ctx.StartOrchestration("Chained", "W2", "B")
+			ctx.StartOrchestration("W1", "Chained", "A")
+			ctx.StartOrchestration("W2", "Chained", "B")
 			return "scheduled", nil
 		})
 	h := newHarness(t, reg)

@@ -100,7 +100,7 @@ func TestActionToEvent(t *testing.T) {
 			}
 		}},
 		{"schedule_orchestration_creates_orchestration_chained_event", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			ctx.StartOrchestration("DetachedChild", "child-instance", "child-input")
+			ctx.StartOrchestration("child-instance", "DetachedChild", "child-input")
 			return "scheduled", nil
 		}, []duroxide.Event{started}, "completed:scheduled", func(t *testing.T, d []duroxide.Event) {
 			cs := eventsOf[duroxide.OrchestrationChainedEvent](d)
@@ -156,7 +156,7 @@ func TestActionToEvent(t *testing.T) {
 func TestDetachedOrchestrationThenActivityReplaysCorrectly(t *testing.T) {
 	t.Parallel()
 	fn := func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		ctx.StartOrchestration("DetachedChild", "detached-1", "detached-input")
+		ctx.StartOrchestration("detached-1", "DetachedChild", "detached-input")
 		return ctx.ScheduleActivity("A", "activity-input").Get()
 	}
 	outcome, delta := turnDelta(t, fn, []duroxide.Event{startedEv("Orch", "")})

@@ -194,7 +194,7 @@ func TestNondeterminismCompletionKindMismatches(t *testing.T) {
 // orchestration_chained_name_mismatch.
 func TestNondeterminismOrchestrationChainedNameMismatch(t *testing.T) {
 	h := replaySeeded(t, func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		ctx.StartOrchestration("ChildB", "detached", "")
+		ctx.StartOrchestration("detached", "ChildB", "")
 		_, err := ctx.WaitForEvent("go").Get()
 		return "done", err
 	}, []duroxide.Event{startedEv("Orch", ""), ev(2, 0, duroxide.OrchestrationChainedEvent{Name: "ChildA", Instance: "detached", Input: ""})},

@@ -71,7 +71,7 @@ func TestDetachedVersionedUsesPolicyLatest(t *testing.T) {
 		MustAddOrchestration("Leaf", echoVersion("l1")).
 		MustAddOrchestrationVersion("Leaf", "2.0.0", echoVersion("l2")).
 		MustAddOrchestration("Parent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			ctx.StartOrchestration("Leaf", "child-1", "")
+			ctx.StartOrchestration("child-1", "Leaf", "")
 			return "ok", nil
 		})
 	h := newHarness(t, reg)

@@ -323,7 +323,7 @@ func (d *recordedRig) registry() *durable.Registry {
 			return in + "|" + m, err
 		}).
 		MustAddOrchestration("Spawner", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			ctx.StartOrchestration("Child", "det-17", "d")
+			ctx.StartOrchestration("det-17", "Child", "d")
 			return ctx.ScheduleSubOrchestration("Child", "e", durable.WithInstanceID("explicit-17")).Get()
 		}).
 		MustAddOrchestration("LateSub", func(ctx *durable.OrchestrationContext, _ string) (string, error) {

@@ -56,8 +56,8 @@ func ContinueAsNew(ctx *OrchestrationContext, input any, opts ...OrchestrationOp
 
 // StartOrchestration is the method of the same name with a JSON-encoded
 // input.
-func StartOrchestration(ctx *OrchestrationContext, name, instance string, input any, opts ...OrchestrationOption) {
-	ctx.StartOrchestration(name, instance, mustEncode(input), opts...)
+func StartOrchestration(ctx *OrchestrationContext, instance, name string, input any, opts ...OrchestrationOption) {
+	ctx.StartOrchestration(instance, name, mustEncode(input), opts...)
 }
 
 // SetValue stores value encoded as JSON under key.

@@ -79,7 +79,7 @@ func clusterRegistry() *durable.Registry {
 		if err != nil {
 			return "", err
 		}
-		ctx.StartOrchestration(xPeer, id+"-peer", id)
+		ctx.StartOrchestration(id+"-peer", xPeer, id)
 		pong, err := ctx.WaitForEvent("pong").Get()
 		if err != nil {
 			return "", err
