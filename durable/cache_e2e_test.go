@@ -996,9 +996,36 @@ type slowAckFetch struct {
 	duroxide.Provider
 	mu       sync.Mutex
 	begun    int
-	changed  chan struct{} // closed and replaced as a call begins
+	changed  chan struct{} // closed and replaced as a call begins or a held one ends
+	held     int           // calls held after their ack (nothing fetched)
 	released int
 	timedOut int
+}
+
+// ring wakes whoever waits on changed. The caller holds s.mu.
+func (s *slowAckFetch) ring() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// awaitHeld waits until every held call has been let go (or timed out): the
+// last one ends after the turn it held for, in its own goroutine.
+func (s *slowAckFetch) awaitHeld(t *testing.T) {
+	t.Helper()
+	bound := time.After(30 * time.Second)
+	for {
+		s.mu.Lock()
+		done, wait := s.released+s.timedOut >= s.held, s.changed
+		s.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-wait:
+		case <-bound:
+			t.Fatalf("%d of %d held calls ended", s.released+s.timedOut, s.held)
+		}
+	}
 }
 
 // AckOrchestrationItemAndFetch is the combined call the runtime looks for
@@ -1013,29 +1040,33 @@ func (s *slowAckFetch) AckOrchestrationItemAndFetchReporting(ctx context.Context
 	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool, applied func()) (*duroxide.OrchestrationItem, error) {
 	s.mu.Lock()
 	s.begun++
-	mine, wait := s.begun, s.changed
-	close(s.changed)
-	s.changed = make(chan struct{})
+	mine := s.begun
+	s.ring()
 	s.mu.Unlock()
 	item, err := s.Provider.(duroxide.OrchestrationAckReporter).AckOrchestrationItemAndFetchReporting(ctx, token, c, lockTimeout, pollTimeout, filter, lazy, applied)
 	if c.Metadata.Status != "" || err != nil || item != nil { // "": the instance goes on
 		return item, err
 	}
 	bound := time.After(20 * time.Second)
+	s.mu.Lock()
+	s.held++
+	s.mu.Unlock()
 	for {
 		s.mu.Lock()
 		if s.begun > mine {
 			s.released++
+			s.ring()
 			s.mu.Unlock()
 			return nil, nil
 		}
-		wait = s.changed
+		wait := s.changed
 		s.mu.Unlock()
 		select {
 		case <-wait:
 		case <-bound:
 			s.mu.Lock()
 			s.timedOut++
+			s.ring()
 			s.mu.Unlock()
 			return nil, nil
 		}
@@ -1065,9 +1096,15 @@ func TestCacheTurnDoesNotWaitForTheAckFetchPoll(t *testing.T) {
 	mustComplete(t, env.StartAndWait(t, "seq", "Sequence", fmt.Sprint(n)), sequenceOutput("seq", n))
 	w.await(t, "every turn but the last to end", func(_, ended int) bool { return ended >= n })
 	wantCacheStats(t, env.Runtime, durable.CacheStats{Hits: n, Misses: 1})
+	slow.awaitHeld(t)
 	slow.mu.Lock()
 	defer slow.mu.Unlock()
-	if slow.timedOut > 0 || slow.released < n {
-		t.Errorf("%d held calls let go by the next turn, %d by the bound: want %d and none", slow.released, slow.timedOut, n)
+	// How many turns' calls are held depends on which dispatcher's request
+	// is the oldest when the activity's ack readies the instance (its
+	// piggybacked fetch serves that one); the cache must have hit whatever
+	// the mix, and at least one held call proves the case was run.
+	if slow.held == 0 || slow.timedOut > 0 || slow.released != slow.held {
+		t.Errorf("%d calls held, %d let go by the next turn, %d by the bound: want at least one, all by the next turn",
+			slow.held, slow.released, slow.timedOut)
 	}
 }
