@@ -113,6 +113,28 @@ var executorCases = []execCase{
 		},
 	},
 	{
+		// History orders the batch's completions before the subscription the
+		// code records on waking, so the event precedes its wait.
+		name: "external event in the batch whose completion leads to the wait is lost too",
+		code: func(ctx *Context, _ string) (string, error) {
+			g, err := ctx.ScheduleActivity("Gate", "e", nil, nil).Get()
+			if err != nil {
+				return "", err
+			}
+			ev, err := ctx.WaitForEvent("E").Get()
+			return g + "|" + ev, err
+		},
+		steps: []step{
+			{msgs: msgs(start("")), want: outcome{events: "1:OrchestrationStarted 2:ActivityScheduled", work: "activity#2 Gate(e)"}},
+			{msgs: msgs(actDone(2, "gate:e"), raised("E", "same batch")), want: outcome{
+				events: "3:ActivityCompleted<2 4:ExternalEvent 5:ExternalSubscribed",
+			}},
+			{msgs: msgs(raised("E", "later")), want: outcome{
+				events: "6:ExternalEvent 7:OrchestrationCompleted", status: "Completed", output: "gate:e|later",
+			}},
+		},
+	},
+	{
 		name: "sub-orchestration scheduled with an automatic id and completed",
 		code: func(ctx *Context, _ string) (string, error) {
 			return ctx.ScheduleSubOrchestration("Child", "c-in", "", nil).Get()
@@ -296,6 +318,44 @@ var executorCases = []execCase{
 		history: hist{}.add(started("in")).add(duroxide.TimerCreatedEvent{FireAtMs: 42}),
 		steps: []step{
 			{msgs: msgs(timerFired(2, 42)), want: outcome{events: "3:TimerFired<2 4:OrchestrationCompleted", status: "Completed", output: "fired"}},
+		},
+	},
+	{
+		// duroxide stops applying history where the code returns, too: only
+		// the replayer (CheckAll) calls the unreached schedule nondeterministic.
+		name:    "code that no longer reaches a recorded schedule completes and cancels it",
+		code:    func(*Context, string) (string, error) { return "early", nil },
+		history: hist{}.add(started("in")).add(duroxide.ActivityScheduledEvent{Name: "A", Input: "x"}),
+		steps: []step{
+			{msgs: msgs(raised("nudge", "")), want: outcome{
+				events: "3:ExternalEvent 4:OrchestrationCompleted 5:ActivityCancelRequested<2",
+				status: "Completed", output: "early", cancelled: "2",
+			}},
+		},
+	},
+	{
+		// A key replayed from history keeps the time its KeyValueSet
+		// recorded (not the replay's clock), so pruning decides as the first
+		// run would; a key set in this turn carries this turn's clock.
+		name: "KV prune uses the recorded time of replayed keys",
+		code: func(ctx *Context, _ string) (string, error) {
+			ctx.SetValue("old", "1")
+			if _, err := ctx.ScheduleActivity("A", "x", nil, nil).Get(); err != nil {
+				return "", err
+			}
+			ctx.SetValue("new", "2")
+			n := ctx.PruneValuesUpdatedBefore(500)
+			_, oldLeft := ctx.Value("old")
+			v, _ := ctx.Value("new")
+			return fmt.Sprintf("pruned %d, old left %v, new=%s", n, oldLeft, v), nil
+		},
+		history: hist{}.add(started("in")).add(duroxide.KeyValueSetEvent{Key: "old", Value: "1", LastUpdatedAtMs: 100}).
+			add(duroxide.ActivityScheduledEvent{Name: "A", Input: "x"}),
+		steps: []step{
+			{msgs: msgs(actDone(3, "r")), want: outcome{
+				events: "4:ActivityCompleted<3 5:KeyValueSet 6:KeyValueCleared 7:OrchestrationCompleted",
+				status: "Completed", output: "pruned 1, old left false, new=2",
+			}},
 		},
 	},
 	{
