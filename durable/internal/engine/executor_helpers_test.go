@@ -17,8 +17,12 @@ import (
 // and the fetched messages, ReadBatch, Engine.Turn, and the commit it
 // returns. No provider is involved: a session keeps the instance's current
 // execution and its history in memory and appends each commit's events to
-// it, as an ack would. The names of the hist helpers (started, add, kinds,
-// expect) are replay_test.go's: execInstance and execName are what they use.
+// it, as an ack would. Histories are built with replay_test.go's hist,
+// started and kinds, whose instance and orchestration are execInstance and
+// execName. The cases are in executor_test.go (one case: an orchestration,
+// the stored history, and per turn the batch and the commit it must write,
+// as go-workflows' workflow/executor tests are laid out) and
+// executor_recorded_test.go (duroxide's recorded histories).
 
 const (
 	execInstance = "inst"

@@ -213,6 +213,7 @@ func TestExecutorRebuildsRecordedHistories(t *testing.T) {
 			rec := loadRecorded(t, path)
 			for inst, execs := range rec.Instances {
 				t.Run(inst, func(t *testing.T) {
+					t.Parallel()
 					bothModes(t, func(t *testing.T, resume bool) { rebuild(t, inst, execs, resume) })
 				})
 			}
