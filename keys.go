@@ -79,7 +79,7 @@ var families = []family{
 
 	// orchestrator queue
 	{"oq", "oq", []partKind{str}, "ZSET: untagged pending messages of an instance (seq -> visible at)"},
-	{"ot", "ot", []partKind{str}, "ZSET: messages tagged by the instance's current lock (seq -> visible at)"},
+	{"ot", "ot", []partKind{str}, "ZSET, legacy: messages tagged by a lock taken before they moved into om's field tg; read once by its ack, abandon or expiry, then deleted"},
 	{"om", "om", []partKind{str}, "HASH: message bodies and attempt counts of an instance, its lock and index state"},
 	{"oready", "ordy", []partKind{str}, "ZSET: unlocked instances with visible messages, per pinned version (instance -> order)"},
 	{"overs", "overs", nil, "HASH: pinned versions that have a non-empty ready partition"},

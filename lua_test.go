@@ -132,3 +132,98 @@ func TestLuaCompatibleRanges(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkerFetchReadsSessionIndexesOnlyWithSessionItemsReady checks that a
+// worker fetch with session routing reads no session index while no session
+// has an item ready (w_sready is 0), and reads them, taking the session's
+// item, once one has.
+func TestWorkerFetchReadsSessionIndexesOnlyWithSessionItemsReady(t *testing.T) {
+	t.Parallel()
+	src := libSource(t, `
+local sessionReads = 0
+local call = redis.call
+redis.call = function(cmd, ...)
+  local key = select(1, ...)
+  if cmd == 'ZRANGE' and (key == K.sowned('d', 'w1') or key == K.sclaim('d')) then
+    sessionReads = sessionReads + 1
+  end
+  return call(cmd, ...)
+end
+local now = U.now()
+W.enqueue('{"plain":1}', 'd', false, 'i', '1', '1', now)
+local plain = W.fetch('n1', 60000, 'w1', 60000, { 'd' }, now, U.KEEP)
+local before = sessionReads
+W.enqueue('{"session":1}', 'd', 's1', 'i', '1', '2', now)
+local session = W.fetch('n2', 60000, 'w1', 60000, { 'd' }, now, U.KEEP)
+return { plain[2], before, session[2], sessionReads - before }`, "work", "sess", "orch", "inst", "stky", "kv")
+	m := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	got, err := rdb.Eval(context.Background(), src, []string{NewKeys("t").Prefix()}).Slice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []any{`{"plain":1}`, int64(0), `{"session":1}`, int64(2)}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("fetched, session index reads = %v, want %v", got, want)
+	}
+}
+
+// TestWorkerKeepsAsideTheFirstItemItReadies checks W.keep, the keeping aside
+// of the first activity a turn's ack-and-fetch schedules for the worker its
+// script fetches for: the fetch takes the oldest item, kept or queued, and
+// says whether more is left; the item not taken is queued by W.flush; an
+// item deleted while kept (scheduled and cancelled in one turn) is gone.
+func TestWorkerKeepsAsideTheFirstItemItReadies(t *testing.T) {
+	t.Parallel()
+	src := libSource(t, `
+local now = U.now()
+local function fetch(nonce)
+  local r = W.fetch(nonce, 60000, false, 0, { 'd' }, now, U.KEEP)
+  if r[1] == 0 then return 'none' end
+  local more = 'more'
+  if r[6] then more = 'idle' end
+  return r[2] .. ':' .. more
+end
+local out = {}
+-- kept older than the one queued after it
+W.keep()
+W.enqueue('A', 'd', false, 'i', '1', '1', now)
+W.enqueue('B', 'd', false, 'i', '1', '2', now)
+out[#out + 1] = fetch('n1')
+W.flush()
+out[#out + 1] = fetch('n2')
+-- an older item queued before the kept one is taken first
+W.enqueue('C', 'd', false, 'i', '1', '3', now)
+W.keep()
+W.enqueue('D', 'd', false, 'i', '1', '4', now)
+out[#out + 1] = fetch('n3')
+W.flush()
+out[#out + 1] = fetch('n4')
+-- deleted while kept: nothing to take, nothing queued
+W.keep()
+W.enqueue('E', 'd', false, 'i', '1', '5', now)
+W.cancel('i', '1', '5', now)
+out[#out + 1] = fetch('n5')
+W.flush()
+out[#out + 1] = fetch('n6')
+out[#out + 1] = redis.call('ZCARD', K.wq('d'))
+return out`, "work", "sess", "orch", "inst", "stky", "kv")
+	for name, rdb := range luaServers(t) {
+		// a namespace of its own on a real Redis, whose keys outlive the test
+		prefix := NewKeys(fmt.Sprintf("keep-%d", rand.Int63())).Prefix()
+		t.Cleanup(func() {
+			ctx := context.Background()
+			for _, k := range rdb.Keys(ctx, prefix+"*").Val() {
+				rdb.Del(ctx, k)
+			}
+		})
+		got, err := rdb.Eval(context.Background(), src, []string{prefix}).Slice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []any{"A:more", "B:idle", "C:more", "D:idle", "none", "none", int64(0)}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: fetched %v, want %v", name, got, want)
+		}
+	}
+}

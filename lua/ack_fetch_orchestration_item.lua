@@ -13,14 +13,24 @@
 --          fetch_work_item's reply, or nil when the turn made no activity
 --          eligible (U.readied: that fetch could not find one)}; or
 --          ack_orchestration_item's error (nothing fetched)
+--
+-- The instance the turn releases with messages left (or another the turn
+-- makes ready first) is kept aside for the fetch (O.keep), not filed and
+-- taken out again; with 'w', so is the first activity it schedules for the
+-- worker's fetch (W.keep).
 local token, lock_ms, enc, fid, lazy, owner = O.fetch_args()
 local ack_token, c = U.arg(), O.commit_args()
 local also = U.arg()
 local now = U.now()
+O.keep()
+if also == 'w' then W.keep() end
 local err = O.commit(ack_token, c, now)
 if err then return err end
 local res = O.fetch(token, lock_ms, enc, fid, lazy, now, U.KEEP, owner)
+O.flush()
 if also ~= 'w' then return res end
-if not U.readied('w') then return { res, false } end
+if not U.readied('w') and not W.kept() then return { res, false } end
 local wtoken, wlock_ms, wowner, wsession_ms, queues = W.fetch_args()
-return { res, W.fetch(wtoken, wlock_ms, wowner, wsession_ms, queues, now, U.KEEP) }
+local wres = W.fetch(wtoken, wlock_ms, wowner, wsession_ms, queues, now, U.KEEP)
+W.flush()
+return { res, wres }

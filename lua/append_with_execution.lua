@@ -10,9 +10,9 @@ local ids, events = {}, {}
 for i = 1, U.num() do
   ids[i], events[i] = U.arg(), U.arg()
 end
-local bad, known = I.check_ids(inst, eid, ids)
+local bad, known, bytes = I.check_ids(inst, eid, ids)
 if bad then return bad end
 local now = U.now()
 I.ensure_exec(inst, eid, now, known)
-I.append(inst, eid, ids, events)
+I.append(inst, eid, ids, events, nil, bytes)
 return 1

@@ -6,12 +6,13 @@ I.TERMINAL = { Completed = true, Failed = true, ContinuedAsNew = true }
 
 -- check_ids validates that ids (decimal strings, in delta order) strictly
 -- increase and follow the last event id stored for the execution. Returns
--- the error reply to return (U.fail), or nil and whether the execution has
--- events (then it has a record: ensure_exec need not look). History is
--- append-only and ordered by event id, so this one comparison also rejects
--- duplicates.
+-- the error reply to return (U.fail), or nil, whether the execution has
+-- events (then it has a record: ensure_exec need not look) and the bytes
+-- of history it holds (for I.append). History is append-only and ordered by
+-- event id, so this one comparison also rejects duplicates.
 function I.check_ids(inst, eid, ids)
-  local max = redis.call('HGET', K.exec(inst, eid), 'max')
+  local r = redis.call('HMGET', K.exec(inst, eid), 'max', 'bytes')
+  local max = r[1]
   local prev = max or '0'
   for _, id in ipairs(ids) do
     if U.cmpid(id, prev) <= 0 then
@@ -20,39 +21,46 @@ function I.check_ids(inst, eid, ids)
     end
     prev = id
   end
-  return nil, max ~= false
+  return nil, max ~= false, tonumber(r[2] or '0')
 end
 
 -- ensure_exec creates the execution record when it is missing (status
 -- Running) and registers the execution with its instance; known says the
--- caller saw the record (check_ids).
-function I.ensure_exec(inst, eid, now, known)
+-- caller saw the record (check_ids). It reports whether it created it. Its
+-- start time goes into upd (optional: fields I.append writes) when given.
+function I.ensure_exec(inst, eid, now, known, upd)
+  if known then return false end
   local ek = K.exec(inst, eid)
-  if known then return ek end
-  if redis.call('HSETNX', ek, 'st', 'Running') == 1 then
+  if redis.call('HSETNX', ek, 'st', 'Running') == 0 then return false end
+  if upd then
+    upd[#upd + 1] = 't0'
+    upd[#upd + 1] = now
+  else
     redis.call('HSET', ek, 't0', now)
-    -- the id as score, given as text: a u64 is not a Lua number
-    redis.call('ZADD', K.execs(inst), eid, eid)
-    U.count('executions', 1)
   end
-  return ek
+  -- the id as score, given as text: a u64 is not a Lua number
+  redis.call('ZADD', K.execs(inst), eid, eid)
+  U.count('executions', 1)
+  return true
 end
 
 -- append adds validated events to the execution's history list without
 -- reading what is already there (a corrupt stored event must not stop an
 -- ack). upd (optional) holds more field, value pairs of the execution record
--- to write with its last event id (I.status_fields).
-function I.append(inst, eid, ids, jsons, upd)
+-- to write with its last event id (I.status_fields); had is the history's
+-- size in bytes as check_ids read it, so the new size goes in the same HSET.
+function I.append(inst, eid, ids, jsons, upd, had)
   local ek = K.exec(inst, eid)
   upd = upd or {}
   if #jsons > 0 then
     local hk = K.history(inst, eid)
-    local bytes = 0
+    local bytes = had
     for _, json in ipairs(jsons) do bytes = bytes + #json end
     U.chunked('RPUSH', hk, jsons)
     upd[#upd + 1] = 'max'
     upd[#upd + 1] = ids[#ids]
-    redis.call('HINCRBY', ek, 'bytes', bytes)
+    upd[#upd + 1] = 'bytes'
+    upd[#upd + 1] = U.id(bytes)
     U.count('events', #jsons)
   end
   if #upd > 0 then redis.call('HSET', ek, unpack(upd)) end
@@ -96,40 +104,40 @@ function I.set_parent(inst, parent, old, created)
   redis.call('ZREM', K.iterminal(), inst)
 end
 
--- apply_metadata creates or updates the instance record from an ack's
--- metadata. Returns the record's cur, ist, created and parent afterwards
--- (what reindex_status files it by), or false when it has none: an ack
--- without orchestration name cannot create one.
---
--- A record is created with its incarnation 'inc', new in the namespace's
--- sequence, so a lazy fetch's cursor tells an instance created again after
--- a delete from the one before. One a lazy fetch of the locked instance
--- already handed out (in om, see O.take) is kept.
 -- known reports whether inst has a record or a start waiting in its queue
 -- (O.enqueue marks one with 'ps' in om until the record is made).
 function I.known(inst)
   return redis.call('EXISTS', K.inst(inst)) == 1 or redis.call('HEXISTS', K.om(inst), 'ps') == 1
 end
 
-function I.apply_metadata(inst, eid, name, ver, parent, now)
+-- apply_metadata creates or updates the instance record from an ack's
+-- metadata. Returns the record's cur, ist, created and parent afterwards
+-- (what reindex_status files it by), or false when it has none: an ack
+-- without orchestration name cannot create one. The result's field created
+-- says this call made the record, moved that it changed cur.
+--
+-- A record is created with its incarnation 'inc', new in the namespace's
+-- sequence, so a lazy fetch's cursor tells an instance created again after
+-- a delete from the one before. One a lazy fetch of the locked instance
+-- already handed out (inc: the lock's om field, see O.take) is kept.
+function I.apply_metadata(inst, eid, name, ver, parent, now, inc)
   local ik = K.inst(inst)
   -- every record is created with 'cur' (and only ever deleted whole)
   local r = redis.call('HMGET', ik, 'cur', 'ist', 'created', 'parent')
   if not r[1] then
     if name == '' then return false end
-    local inc = redis.call('HGET', K.om(inst), 'inc') or U.id(redis.call('INCR', K.seq()))
-    redis.call('HDEL', K.om(inst), 'ps') -- its start is waiting no more: the record says it exists
+    inc = inc or U.id(redis.call('INCR', K.seq()))
     redis.call('HSET', ik, 'name', name, 'ver', ver, 'cur', eid, 'created', now, 'updated', now, 'inc', inc)
     redis.call('ZADD', K.ilist(), now, inst)
     I.unnote(inst)
-    r = { eid, false, now, false }
+    r = { eid, false, now, false, created = true }
   else
     local upd = { 'updated', now }
     if name ~= '' then upd[#upd + 1] = 'name'; upd[#upd + 1] = name end
     if ver ~= '' then upd[#upd + 1] = 'ver'; upd[#upd + 1] = ver end
     if U.cmpid(eid, r[1]) > 0 then
       upd[#upd + 1] = 'cur'; upd[#upd + 1] = eid
-      r[1] = eid
+      r[1], r.moved = eid, true
     end
     redis.call('HSET', ik, unpack(upd))
   end
@@ -160,11 +168,21 @@ end
 -- execution, and a terminal root under its completion time; r is its
 -- record's cur, ist, created and parent (apply_metadata). status ('' none)
 -- is what the turn just stored for execution eid at now: when eid is the
--- current one, the execution record need not be read.
-function I.reindex_status(inst, r, eid, status, now)
+-- current one, the execution record need not be read. known says the
+-- execution had events before the turn (I.check_ids), fresh that the turn
+-- created it (I.ensure_exec).
+function I.reindex_status(inst, r, eid, status, now, known, fresh)
+  -- a turn that changed no status of an execution that was already the
+  -- current one (known: it had events) leaves a running instance's index
+  -- as it was: only turns change an execution's status, each reindexing
+  if status == '' and known and r[1] == eid and not r.moved and r[2] and not I.TERMINAL[r[2]] then return end
   local ik = K.inst(inst)
   local e = { status, now }
-  if status == '' or r[1] ~= eid then e = redis.call('HMGET', K.exec(inst, r[1]), 'st', 't1') end
+  if status == '' and fresh and r[1] == eid then
+    e = { 'Running', false } -- ensure_exec made it so in this turn
+  elseif status == '' or r[1] ~= eid then
+    e = redis.call('HMGET', K.exec(inst, r[1]), 'st', 't1')
+  end
   local st = e[1] or 'Running'
   if st ~= r[2] then
     if r[2] then redis.call('ZREM', K.istatus(r[2]), inst) end
@@ -174,9 +192,10 @@ function I.reindex_status(inst, r, eid, status, now)
   if not r[4] then
     if st == 'Completed' or st == 'Failed' then
       redis.call('ZADD', K.iterminal(), e[2] or r[3], inst)
-    elseif st ~= r[2] then
+    elseif st ~= r[2] and not r.created then
       -- only a terminal status files a root there: one that stays
-      -- non-terminal is not in it
+      -- non-terminal is not in it (a record made now is not: I.delete
+      -- takes an instance out with its record)
       redis.call('ZREM', K.iterminal(), inst)
     end
   end
@@ -201,13 +220,13 @@ end
 -- Returns how many messages went.
 local function delete_orchestrator_queue(inst)
   local om, oq, ot = K.om(inst), K.oq(inst), K.ot(inst)
-  local st = redis.call('HMGET', om, 'st', 'tok')
+  local st = redis.call('HMGET', om, 'st', 'tok', 'tg')
   O.unindex(inst, st[1])
   if st[2] then redis.call('HDEL', K.otoks(), st[2]) end
   local pending = redis.call('ZRANGE', oq, 0, -1)
   for _, seq in ipairs(pending) do redis.call('ZREM', K.ofut(), seq) end
   U.count('o_unl', -#pending)
-  local n = #pending + redis.call('ZCARD', ot)
+  local n = #pending + #O.tags(inst, st[3]) / 2
   redis.call('DEL', om, oq, ot)
   return n
 end

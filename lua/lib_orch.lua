@@ -1,9 +1,10 @@
 -- lib_orch: the orchestrator queue.
 --
--- Messages of an instance live in oq (untagged, scored by visibility) and ot
--- (tagged by the instance's current lock); their bodies and attempt counts in
--- the om hash, which also holds the lock ('tok', 'until') and the index state
--- 'st' of the instance:
+-- Messages of an instance live in oq (untagged, scored by visibility) until a
+-- lock tags them: then the lock's field 'tg' of the om hash lists them with
+-- their visibility ('seq:vis,...'), read with the lock and deleted with it.
+-- om also holds their bodies and attempt counts, the lock ('tok', 'until')
+-- and the index state 'st' of the instance:
 --   'r<version>' ready: in the ready partition of that pinned version
 --   'd'          delayed: in odelay, every message is in the future
 --   's<version>' offered to its sticky owner alone (lib_stky.lua)
@@ -87,12 +88,20 @@ end
 -- partition is the pinned version of the instance's current execution, the
 -- ready partition it belongs to ('' when unpinned or unknown), and whether
 -- the instance is paused: the flag rides on the record read that finds the
--- execution, so filing an instance costs no command more for it.
-function O.partition(inst)
-  local r = redis.call('HMGET', K.inst(inst), 'cur', 'pz')
-  local paused = r[2] ~= false
-  if not r[1] then return '', paused end
-  return redis.call('HGET', K.exec(inst, r[1]), 'pin') or '', paused
+-- execution, so filing an instance costs no command more for it. The third
+-- result is what O.take reads of the record (name, ver, cur, inc, created)
+-- and of the execution (max, false without one), read with the same two
+-- commands: a take of the instance kept aside (O.keep) reads neither again.
+-- norec says the caller saw that the instance has no record: nothing is read.
+function O.partition(inst, norec)
+  if norec then return '', false, { false, false, false, false, false, false } end
+  local r = redis.call('HMGET', K.inst(inst), 'name', 'ver', 'cur', 'inc', 'created', 'pz')
+  local paused = r[6] ~= false
+  local rec = { r[1], r[2], r[3], r[4], r[5], false }
+  if not r[3] then return '', paused, rec end
+  local e = redis.call('HMGET', K.exec(inst, r[3]), 'pin', 'max')
+  rec[6] = e[2]
+  return e[1] or '', paused, rec
 end
 
 -- filters calls fn(filter id) for every registered filter compatible with ver.
@@ -161,18 +170,67 @@ function O.file_ready(inst, ver, order, st, extra)
   O.arm_ready(ver)
 end
 
+-- A script that fetches right after an ack (the ack_fetch scripts) keeps
+-- aside the first instance the ack makes ready for everyone (O.keep): it is
+-- filed nowhere and nobody is woken for it, but the fetch considers it with
+-- the ready partitions (O.pick) and takes it when it is the oldest, as it
+-- usually is (the instance a turn just released, the one an activity's
+-- completion readied). That saves filing it, waking for it and taking it
+-- out again. O.flush files it, as make_ready would have, when the fetch
+-- took something else; both scripts call it before they return. The kept
+-- record (U.aside) holds inst, ver, order and vis as make_ready got them and
+-- rec as O.partition read it.
+
+-- keep makes make_ready keep aside the next instance it would file ready.
+function O.keep()
+  U.aside('o').on = true
+end
+
+-- kept_state returns the index state inst has while kept aside ('r' and
+-- its partition, as once filed), or nil.
+local function kept_state(inst)
+  local k = U.aside('o').kept
+  if k and k.inst == inst then return 'r' .. k.ver end
+end
+
+-- is_kept reports whether inst is the instance kept aside.
+function O.is_kept(inst)
+  return kept_state(inst) ~= nil
+end
+
+-- kept returns the instance kept aside (false: none).
+function O.kept()
+  return U.aside('o').kept
+end
+
+-- flush files the instance kept aside, if the fetch did not take it.
+function O.flush()
+  local a = U.aside('o')
+  local k = a.kept
+  a.on, a.kept = false, false
+  if k then O.file_ready(k.inst, k.ver, k.order, 'r' .. k.ver) end
+end
+
 -- make_ready makes an unlocked instance fetchable at position order (the
 -- seq of its oldest visible message): offered to its sticky owner first
--- when it has one, else ready in the partition of its pinned version. extra
--- as for O.file_ready.
-local function make_ready(inst, order, now, extra)
-  local ver, paused = O.partition(inst)
+-- when it has one, else ready in the partition of its pinned version (or
+-- kept aside, see O.keep). extra as for O.file_ready; vis (optional) is the
+-- visible messages as O.take reads them, which a take of the kept instance
+-- then uses; norec says the instance has no record (O.partition).
+local function make_ready(inst, order, now, extra, vis, norec)
+  local ver, paused, rec = O.partition(inst, norec)
   if paused then
     -- held: indexed nowhere and nobody woken; resuming files it again
     redis.call('HSET', K.om(inst), 'st', 'z', unpack(extra or {}))
     return
   end
   if T.offer(inst, ver, order, extra, now) then return end
+  local a = U.aside('o')
+  if a.on and not a.kept then
+    a.kept = { inst = inst, ver = ver, order = tonumber(order), rec = rec, vis = vis }
+    if extra then redis.call('HSET', K.om(inst), unpack(extra)) end
+    return
+  end
   O.file_ready(inst, ver, order, 'r' .. ver, extra)
 end
 
@@ -196,13 +254,13 @@ local function file_instance(inst, now)
     make_delayed(inst, at, now)
     return true
   end
-  local vis = redis.call('ZRANGEBYSCORE', oq, '-inf', now)
+  local vis = redis.call('ZRANGEBYSCORE', oq, '-inf', now, 'WITHSCORES')
   local order = tonumber(vis[1])
-  for i = 2, #vis do
+  for i = 3, #vis, 2 do
     local n = tonumber(vis[i])
     if n < order then order = n end
   end
-  make_ready(inst, order, now)
+  make_ready(inst, order, now, nil, vis)
   return true
 end
 
@@ -230,34 +288,60 @@ local QUEUED = '{"QueueMessage":'
 function O.enqueue(inst, json, vis, now)
   local seq = U.id(redis.call('INCR', K.seq()))
   local om = K.om(inst)
-  local st = redis.call('HGET', om, 'st')
-  if string.sub(json, 1, #START) == START and redis.call('EXISTS', K.inst(inst)) == 0 then
-    redis.call('HSET', om, 'ps', '1')
+  local st = kept_state(inst)
+  if st then
+    O.kept().vis = nil -- one more message: the take reads them
+  else
+    st = redis.call('HGET', om, 'st')
+  end
+  -- the body goes with the new state when the instance gets one
+  local body = { 'm' .. seq, json }
+  local norec = string.sub(json, 1, #START) == START and redis.call('EXISTS', K.inst(inst)) == 0
+  if norec then
+    body[3], body[4] = 'ps', '1'
   end
   redis.call('ZADD', K.oq(inst), U.id(vis), seq)
   U.count('o_unl', 1)
   if vis > now then U.schedule(K.ogate(), K.ofut(), vis, seq) end
-  -- the body goes with the new state when the instance gets one
-  local body = { 'm' .. seq, json }
   local c = st and string.sub(st, 1, 1)
   if c ~= 'l' and c ~= 'r' and c ~= 's' and c ~= 'p' and c ~= 'z' then
     if vis <= now then
       O.unindex(inst, st)
-      return make_ready(inst, seq, now, body)
+      return make_ready(inst, seq, now, body, nil, norec)
     end
     if not st or vis < tonumber(redis.call('ZSCORE', K.odelay(), inst)) then
       return make_delayed(inst, vis, now, body)
     end
   end
-  redis.call('HSET', om, body[1], body[2])
+  redis.call('HSET', om, unpack(body))
 end
 
--- untag returns the messages tagged by the instance's lock to the pending set.
--- delay > 0 makes them visible at now + delay (else they keep their time);
--- ignore undoes the attempt the fetch counted.
-function O.untag(inst, now, delay, ignore)
-  local ot, oq, om = K.ot(inst), K.oq(inst), K.om(inst)
-  local tagged = redis.call('ZRANGE', ot, 0, -1, 'WITHSCORES')
+-- tags returns the messages a lock tagged as seq, visible-at pairs, from its
+-- om field tg (false: none there). A lock taken by a version that kept them
+-- in the ZSET ot has no tg: they are read from ot, deleted when drop says the
+-- caller consumes them, so an upgrade in the middle of a turn loses no
+-- message.
+function O.tags(inst, tg, drop)
+  local out = {}
+  if tg then
+    for seq, vis in string.gmatch(tg, '([^:,]+):([^,]+)') do
+      out[#out + 1] = seq
+      out[#out + 1] = vis
+    end
+    return out
+  end
+  local ot = K.ot(inst)
+  out = redis.call('ZRANGE', ot, 0, -1, 'WITHSCORES')
+  if drop and #out > 0 then redis.call('DEL', ot) end
+  return out
+end
+
+-- untag returns the messages tagged by the instance's lock (tg: its om
+-- field) to the pending set. delay > 0 makes them visible at now + delay
+-- (else they keep their time); ignore undoes the attempt the fetch counted.
+function O.untag(inst, tg, now, delay, ignore)
+  local oq, om = K.oq(inst), K.om(inst)
+  local tagged = O.tags(inst, tg, true)
   for i = 1, #tagged, 2 do
     local seq, vis = tagged[i], tonumber(tagged[i + 1])
     if delay > 0 then vis = now + delay end
@@ -269,18 +353,17 @@ function O.untag(inst, now, delay, ignore)
     end
   end
   U.count('o_unl', #tagged / 2)
-  redis.call('DEL', ot)
 end
 
--- drop_tagged deletes the messages tagged by the instance's lock (ack): it
--- returns their om fields, which O.release deletes with the lock's.
-function O.drop_tagged(inst)
-  local ot, fields = K.ot(inst), {}
-  for _, seq in ipairs(redis.call('ZRANGE', ot, 0, -1)) do
-    fields[#fields + 1] = 'm' .. seq
-    fields[#fields + 1] = 'a' .. seq
+-- drop_tagged deletes the messages tagged by the instance's lock (tg: its
+-- om field) at its ack: it returns their om fields, which O.release deletes
+-- with the lock's.
+function O.drop_tagged(inst, tg)
+  local tagged, fields = O.tags(inst, tg, true), {}
+  for i = 1, #tagged, 2 do
+    fields[#fields + 1] = 'm' .. tagged[i]
+    fields[#fields + 1] = 'a' .. tagged[i]
   end
-  redis.call('DEL', ot)
   return fields
 end
 
@@ -290,7 +373,7 @@ end
 function O.release(inst, tok, now, gone)
   local fields = gone or {}
   local n = #fields
-  fields[n + 1], fields[n + 2], fields[n + 3], fields[n + 4] = 'tok', 'until', 'st', 'inc'
+  fields[n + 1], fields[n + 2], fields[n + 3], fields[n + 4], fields[n + 5] = 'tok', 'until', 'st', 'inc', 'tg'
   U.chunked('HDEL', K.om(inst), fields)
   if tok then redis.call('HDEL', K.otoks(), tok) end
   redis.call('ZREM', K.olocked(), inst)
@@ -302,11 +385,11 @@ end
 -- later arrivals are untouched, ignore undoes the attempt the fetch counted.
 -- Returns the instance, or false and the error reply for an unknown token.
 function O.abandon(token, delay, ignore, now)
-  local inst, _, tok = O.lock_of(token)
+  local inst, _, tok, tg = O.lock_of(token)
   if not inst then
     return false, U.fail('LOCK_LOST', 'lock_token ' .. token .. ' is invalid')
   end
-  O.untag(inst, now, delay, ignore)
+  O.untag(inst, tg, now, delay, ignore)
   O.release(inst, tok, now)
   return inst
 end
@@ -319,26 +402,28 @@ local function handed_out(tok, inst)
   return tok .. ':' .. inst
 end
 
--- lock_of returns the instance, lock expiry and stored token of a token
--- (handed out, or the caller's own), or nil when the token is unknown or no
--- longer the instance's lock.
+-- lock_of returns the instance, lock expiry, stored token, tagged messages
+-- (om field tg) and the incarnation a lazy fetch gave an instance without
+-- record (om field inc, see incarnation) of a token (handed out, or the
+-- caller's own), or nil when the token is unknown or no longer the
+-- instance's lock.
 function O.lock_of(token)
   local tok, inst = string.match(token, '^([^:]*):(.+)$')
   if not tok then
     tok, inst = token, redis.call('HGET', K.otoks(), token)
     if not inst then return nil end
   end
-  local l = redis.call('HMGET', K.om(inst), 'tok', 'until')
+  local l = redis.call('HMGET', K.om(inst), 'tok', 'until', 'tg', 'inc')
   if l[1] ~= tok then return nil end
-  return inst, tonumber(l[2]), tok
+  return inst, tonumber(l[2]), tok, l[3], l[4]
 end
 
 -- expire releases a lock whose holder ran out of time; its messages are
 -- offered again (and counted again by the next fetch).
 function O.expire(inst, now)
-  local tok = redis.call('HGET', K.om(inst), 'tok')
-  O.untag(inst, now, 0, false)
-  O.release(inst, tok, now)
+  local l = redis.call('HMGET', K.om(inst), 'tok', 'tg')
+  O.untag(inst, l[2], now, 0, false)
+  O.release(inst, l[1], now)
 end
 
 -- maintain applies what time has made due: expired locks, delayed
@@ -370,7 +455,7 @@ function O.expired_count(now)
   if U.gate(K.ogate()) > now then return 0 end
   local n = 0
   for _, inst in ipairs(redis.call('ZRANGEBYSCORE', K.olocked(), '-inf', now, 'LIMIT', 0, O.MAINTAIN_BATCH)) do
-    n = n + redis.call('ZCARD', K.ot(inst))
+    n = n + #O.tags(inst, redis.call('HGET', K.om(inst), 'tg')) / 2
   end
   return n
 end
@@ -388,17 +473,22 @@ end
 function O.pick(enc)
   local best, bestver, bestorder
   local ready = 0
+  local function offer(inst, ver, order)
+    ready = ready + 1
+    if not bestorder or order < bestorder then best, bestver, bestorder = inst, ver, order end
+  end
   local function consider(ver)
     local r = redis.call('ZRANGE', K.oready(ver), 0, 0, 'WITHSCORES')
-    if r[1] then
-      ready = ready + 1
-      local order = tonumber(r[2])
-      if not bestorder or order < bestorder then best, bestver, bestorder = r[1], ver, order end
-    end
+    if r[1] then offer(r[1], ver, tonumber(r[2])) end
   end
   if enc ~= '' then consider('') end
   for _, ver in ipairs(redis.call('HKEYS', K.overs())) do
     if O.compatible(ver, enc) then consider(ver) end
+  end
+  -- the kept instance counts as one more ready partition (see O.take)
+  local k = O.kept()
+  if k and ((k.ver == '' and enc ~= '') or (k.ver ~= '' and O.compatible(k.ver, enc))) then
+    offer(k.inst, k.ver, k.order)
   end
   return best, bestver, ready, bestorder
 end
@@ -448,20 +538,21 @@ local function drop_orphans(inst, seqs, body, has_history)
 end
 
 -- tag moves every visible message of inst, seqs (at: their visibility), to
--- the set its lock tags, counts an attempt on each (tries: the counts so far,
--- read with the bodies) and returns the highest. lock holds the lock's om
--- fields, written with the counts.
+-- the lock's om field tg, counts an attempt on each (tries: the counts so
+-- far, read with the bodies) and returns the highest. lock holds the lock's
+-- om fields, written with the counts and tg in one HSET.
 local function tag(inst, seqs, at, tries, lock, now)
   redis.call('ZREMRANGEBYSCORE', K.oq(inst), '-inf', now)
-  local zargs, counts, attempts = {}, {}, 0
+  local tagged, counts, attempts = {}, {}, 0
   for i, seq in ipairs(seqs) do
-    zargs[2 * i - 1], zargs[2 * i] = at[seq], seq
+    tagged[i] = seq .. ':' .. at[seq]
     local a = tries[seq] + 1
     counts[2 * i - 1], counts[2 * i] = 'a' .. seq, U.id(a)
     if a > attempts then attempts = a end
   end
   for _, v in ipairs(lock) do counts[#counts + 1] = v end
-  U.chunked('ZADD', K.ot(inst), zargs)
+  counts[#counts + 1] = 'tg'
+  counts[#counts + 1] = table.concat(tagged, ',')
   U.chunked('HSET', K.om(inst), counts)
   U.count('o_unl', -#seqs)
   return attempts
@@ -470,14 +561,15 @@ end
 -- history_of returns what a fetch hands out of the history of execution eid
 -- of inst, and whether that execution has events: every event, or, for a
 -- lazy fetch, its cursor's first part, the last event id ('0': none), read
--- from the execution record in O(1) whatever the history's length.
-local function history_of(inst, eid, lazy)
+-- from the execution record in O(1) whatever the history's length (max:
+-- that field, when the caller read it already; nil: read it).
+local function history_of(inst, eid, lazy, max)
   local hk = K.history(inst, eid)
   if not lazy then
     local h = redis.call('LRANGE', hk, 0, -1)
     return h, #h > 0
   end
-  local max = redis.call('HGET', K.exec(inst, eid), 'max')
+  if max == nil then max = redis.call('HGET', K.exec(inst, eid), 'max') end
   -- every append sets max; LLEN (O(1)) covers entries stored without it
   return { max or '0' }, max ~= false or redis.call('LLEN', hk) > 0
 end
@@ -511,13 +603,28 @@ end
 -- (nil: not read). lazy puts the history's cursor where the events go
 -- (history_of, incarnation).
 function O.take(inst, ver, token, lock_ms, now, dropped, lazy)
-  local left = O.unindex(inst, 'r' .. ver)
+  local left, rec, max, vis
+  local k = O.kept()
+  if k and k.inst == inst then
+    -- in no index (pick counted it as a partition of its own, now empty),
+    -- and its record, execution and messages were read when it was kept
+    U.aside('o').kept, left, rec, vis = false, false, k.rec, k.vis
+    if rec[3] then max = rec[6] end
+  else
+    left = O.unindex(inst, 'r' .. ver)
+    rec = redis.call('HMGET', K.inst(inst), 'name', 'ver', 'cur', 'inc', 'created')
+  end
   local om = K.om(inst)
-  local rec = redis.call('HMGET', K.inst(inst), 'name', 'ver', 'cur', 'inc', 'created')
-  -- without a record, the latest execution, as Read sees it
+  -- without a record, the latest execution, as Read sees it; without one
+  -- either, no history (every execution with events is indexed)
   local cur = rec[3] or I.latest(inst)
-  local history, has_history = history_of(inst, cur or '1', lazy)
-  local vis = redis.call('ZRANGEBYSCORE', K.oq(inst), '-inf', now, 'WITHSCORES')
+  local history, has_history = {}, false
+  if cur then
+    history, has_history = history_of(inst, cur, lazy, max)
+  elseif lazy then
+    history = { '0' }
+  end
+  vis = vis or redis.call('ZRANGEBYSCORE', K.oq(inst), '-inf', now, 'WITHSCORES')
   local seqs, at = {}, {}
   for i = 1, #vis, 2 do
     seqs[#seqs + 1] = vis[i]
@@ -588,16 +695,16 @@ end
 -- releases its lock. It returns an error reply, before any write, for a lost
 -- lock or a duplicate event id, else nil.
 function O.commit(token, c, now)
-  local inst, untl, tok = O.lock_of(token)
+  local inst, untl, tok, tg, inc = O.lock_of(token)
   if not inst or untl <= now then
     return U.fail('LOCK_LOST', 'lock_token ' .. token .. ' is invalid or expired')
   end
-  local bad, known = I.check_ids(inst, c.eid, c.ids)
+  local bad, known, bytes = I.check_ids(inst, c.eid, c.ids)
   if bad then return bad end
-  local rec = I.apply_metadata(inst, c.eid, c.name, c.ver, c.parent, now)
-  local ek = I.ensure_exec(inst, c.eid, now, known)
-  local status = I.status_fields(ek, c.status, c.has_output, c.output, c.pinned, now)
-  I.append(inst, c.eid, c.ids, c.events, status)
+  local rec = I.apply_metadata(inst, c.eid, c.name, c.ver, c.parent, now, inc)
+  local status = I.status_fields(K.exec(inst, c.eid), c.status, c.has_output, c.output, c.pinned, now)
+  local fresh = I.ensure_exec(inst, c.eid, now, known, status)
+  I.append(inst, c.eid, c.ids, c.events, status, bytes)
   for _, w in ipairs(c.workers) do
     W.enqueue(w[1], w[2], U.opt(w[3]), w[4], w[5], w[6], now)
   end
@@ -617,9 +724,11 @@ function O.commit(token, c, now)
       V.apply(inst, op[1], op[2], op[3], op[4])
     end
     if I.TERMINAL[c.status] then V.merge(inst) end
-    I.reindex_status(inst, rec, c.eid, c.status, now)
+    I.reindex_status(inst, rec, c.eid, c.status, now, known, fresh)
   end
-  local gone = O.drop_tagged(inst)
+  local gone = O.drop_tagged(inst, tg)
+  -- its start is waiting no more: the record says it exists (O.enqueue)
+  if rec and rec.created then gone[#gone + 1] = 'ps' end
   T.record(inst, c, now, gone)
   O.release(inst, tok, now, gone)
   return nil

@@ -137,5 +137,6 @@ end
 -- leave withdraws inst, picked from its ready partition, from the set of
 -- the owner that still preferred it (state 'p').
 function T.leave(inst)
+  if O.is_kept(inst) then return end
   if string.sub(redis.call('HGET', K.om(inst), 'st') or '', 1, 1) == 'p' then T.withdraw(inst) end
 end

@@ -118,6 +118,15 @@ function U.memo(name, read)
   return v
 end
 
+-- aside returns this call's record, for queue q ('o', 'w'), of what is kept
+-- aside for the fetch that follows an ack (O.keep, W.keep): on, and the kept
+-- entry (false: none). A memo, because a function library keeps its locals
+-- from call to call and U.reset forgets memos: a call that fails half way
+-- leaves nothing on for the next.
+function U.aside(q)
+  return U.memo('aside' .. q, function() return { on = false, kept = false } end)
+end
+
 -- forget drops the value U.memo holds under name.
 function U.forget(name)
   memo[name] = nil

@@ -20,14 +20,48 @@
 -- The batch of expired locks and due items one call of maintenance handles.
 W.MAINTAIN_BATCH = 100
 
+-- A turn's ack that fetches for a worker parked in its process (the
+-- ack_fetch_orchestration_item script with 'w') keeps aside the first plain
+-- item it makes ready (W.keep), as lib_orch's O.keep does for instances:
+-- not queued and nobody told, but considered by the fetch (W.pick) with the
+-- head of its queue and taken when it is the oldest, as in a sequence, where
+-- each turn schedules the one activity its parked worker runs. W.flush
+-- queues it when the fetch took something else.
+
+-- keep makes W.ready keep aside the next plain item it would queue.
+function W.keep()
+  U.aside('w').on = true
+end
+
+-- kept returns the item kept aside (false: none).
+function W.kept()
+  return U.aside('w').kept
+end
+
+-- flush queues the item kept aside, if the fetch did not take it.
+function W.flush()
+  local a = U.aside('w')
+  local k = a.kept
+  a.on, a.kept = false, false
+  if k then
+    redis.call('ZADD', K.wq(k.q), k.seq, k.seq)
+    W.tell(k.q)
+  end
+end
+
 -- ready offers an item to the fetchers that may take it (its state field
--- says 'r' already).
+-- says 'r' already), or keeps it aside (W.keep).
 function W.ready(seq, q, sid, now)
   if sid then
     redis.call('ZADD', K.squeue(q, sid), seq, seq)
     redis.call('ZADD', K.squeue('*', sid), seq, seq)
     U.count('w_sready', 1)
     S.sync(sid, { q, '*' }, now)
+    return
+  end
+  local a = U.aside('w')
+  if a.on and not a.kept then
+    a.kept = { seq = seq, q = q }
     return
   end
   redis.call('ZADD', K.wq(q), seq, seq)
@@ -45,13 +79,18 @@ function W.tell(q)
   end
 end
 
--- unready withdraws a ready item from its queue.
+-- unready withdraws a ready item from its queue (or from aside).
 function W.unready(seq, q, sid, now)
   if sid then
     redis.call('ZREM', K.squeue(q, sid), seq)
     redis.call('ZREM', K.squeue('*', sid), seq)
     U.count('w_sready', -1)
     S.sync(sid, { q, '*' }, now)
+    return
+  end
+  local k = W.kept()
+  if k and k.seq == seq then
+    U.aside('w').kept = false
     return
   end
   redis.call('ZREM', K.wq(q), seq)
@@ -194,9 +233,14 @@ end
 -- the wake key of that index: plain items, and with an owner its sessions and
 -- the claimable sessions. The any queue '*' reads every plain queue, with
 -- the any wake key; c[4] names the queue's own wake key, which W.fetch
--- clears when the any fetcher goes idle (see W.ready).
+-- clears when the any fetcher goes idle (see W.ready). Session indexes list
+-- only sessions with an item ready, so while the count of those items
+-- (w_sready) is 0 they are empty and not read: a fetch costs one HGET
+-- instead of two reads per queue. Their wake markers are then not cleared
+-- either; one left set costs at most one fetch that finds nothing.
 function W.classes(queues, owner)
   local out = {}
+  if owner and tonumber(redis.call('HGET', K.stats(), 'w_sready') or '0') <= 0 then owner = false end
   for _, q in ipairs(queues) do
     if q == '*' then
       -- the any wake key itself, for a namespace with no queue yet
@@ -220,10 +264,20 @@ end
 -- entries, up to 2, its index had (c.seen) and the first (c.first).
 function W.pick(classes)
   local bestseq, bestsid, bestorder
+  local k = W.kept()
   for _, c in ipairs(classes) do
     local r = {}
     if c[1] then r = redis.call('ZRANGE', c[1], '0', '1', 'WITHSCORES') end
-    c.seen, c.first = #r / 2, r[1]
+    if k and not c[3] and c[1] == K.wq(k.q) then
+      -- the kept item, as if queued: it sorts after r[1] unless older
+      local order = tonumber(k.seq)
+      if not r[1] or order < tonumber(r[2]) then
+        r = { k.seq, k.seq, r[1], r[2] }
+      else
+        r = { r[1], r[2], k.seq, k.seq }
+      end
+    end
+    c.seen, c.first = math.min(#r / 2, 2), r[1]
     if r[1] then
       local order = tonumber(r[2])
       if not bestorder or order < bestorder then

@@ -3,9 +3,12 @@ package redisprovider
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/alicebob/miniredis/v2"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
@@ -69,5 +72,58 @@ func TestOrchestrationTokenNamesItsInstance(t *testing.T) {
 	}
 	if err := p.AckOrchestrationItem(ctx, a.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1}); !errors.Is(err, duroxide.ErrLockLost) {
 		t.Fatalf("ack with the abandoned lock's token: %v, want ErrLockLost", err)
+	}
+}
+
+// toLegacyTags rewrites the lock of inst as a version before tags moved
+// into om's field tg kept it: the tagged messages in the ZSET ot.
+func toLegacyTags(t *testing.T, m *miniredis.Miniredis, p *Provider, inst string) {
+	t.Helper()
+	om := p.keys.OrchMessages(inst)
+	tg := m.HGet(om, "tg")
+	if tg == "" {
+		t.Fatalf("the lock of %s has no tg field", inst)
+	}
+	for _, pair := range strings.Split(tg, ",") {
+		seq, vis, ok := strings.Cut(pair, ":")
+		at, err := strconv.ParseFloat(vis, 64)
+		if !ok || err != nil {
+			t.Fatalf("tg entry %q is not seq:visible-at", pair)
+		}
+		if _, err := m.ZAdd(p.keys.OrchTagged(inst), at, seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.HDel(om, "tg")
+}
+
+// A lock taken before an upgrade moved the tagged messages from the ZSET ot
+// into om's field tg still gives them back when it is abandoned or expires,
+// and drops them when it is acked: an upgrade during a turn loses nothing
+// and leaves no ot behind.
+func TestLockTakenBeforeTagsMovedIntoOmKeepsItsMessages(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m, p := newMiniProvider(t)
+	a, b := lockTwo(t, p)
+	toLegacyTags(t, m, p, "a")
+	toLegacyTags(t, m, p, "b")
+	if err := p.AbandonOrchestrationItem(ctx, a.LockToken, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	again, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+	if err != nil || again == nil || again.Instance != "a" || len(again.Messages) != 1 {
+		t.Fatalf("refetch of a after abandoning its legacy lock = %+v, %v; want its start back", again, err)
+	}
+	if err := p.AckOrchestrationItem(ctx, b.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for _, inst := range []string{"a", "b"} {
+		if m.Exists(p.keys.OrchTagged(inst)) {
+			t.Errorf("ot of %s still exists after its legacy lock was released", inst)
+		}
+	}
+	if n, _ := m.ZMembers(p.keys.OrchPending("b")); len(n) != 0 {
+		t.Errorf("b's acked start is pending again: %v", n)
 	}
 }
