@@ -12,11 +12,21 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// flakyAcks fails the first n orchestration acks with err.
+// flakyAcks fails the first n orchestration acks with err, and counts the
+// batches the runtime abandons.
 type flakyAcks struct {
 	duroxide.Provider
-	left atomic.Int32
-	err  error
+	left      atomic.Int32
+	err       error
+	abandoned atomic.Int32
+}
+
+func (f *flakyAcks) AbandonOrchestrationItem(ctx context.Context, token string, delay time.Duration, ignoreAttempt bool) error {
+	err := f.Provider.AbandonOrchestrationItem(ctx, token, delay, ignoreAttempt)
+	if err == nil {
+		f.abandoned.Add(1)
+	}
+	return err
 }
 
 func (f *flakyAcks) AckOrchestrationItem(ctx context.Context, token string, c duroxide.OrchestrationCommit) error {
@@ -26,24 +36,31 @@ func (f *flakyAcks) AckOrchestrationItem(ctx context.Context, token string, c du
 	return f.Provider.AckOrchestrationItem(ctx, token, c)
 }
 
-func flakyEnv(t *testing.T, failures int32, err error, opts ...durabletest.Option) *durabletest.Env {
+func flakyEnv(t *testing.T, failures int32, err error, opts ...durabletest.Option) (*durabletest.Env, *flakyAcks) {
 	reg := durable.NewRegistry()
 	reg.MustAddOrchestration("Echo", func(_ *durable.OrchestrationContext, in string) (string, error) { return in, nil })
-	return durabletest.Start(t, reg, append(opts, durabletest.WithProviderWrapper(func(p duroxide.Provider) duroxide.Provider {
-		f := &flakyAcks{Provider: p, err: err}
-		f.left.Store(failures)
+	f := &flakyAcks{err: err}
+	f.left.Store(failures)
+	env := durabletest.Start(t, reg, append(opts, durabletest.WithProviderWrapper(func(p duroxide.Provider) duroxide.Provider {
+		f.Provider = p
 		return f
 	}))...)
+	return env, f
 }
 
 func TestE2ETransientAckFailuresAreRetriedThenAbandoned(t *testing.T) {
 	// Six failures outlast the five quick retries: the batch is abandoned
 	// and redone, and the instance still completes normally.
-	env := flakyEnv(t, 6, duroxide.Retryable("ack_orchestration_item", "connection reset"))
+	env, f := flakyEnv(t, 6, duroxide.Retryable("ack_orchestration_item", "connection reset"))
 	if err := env.Client.StartOrchestration(t.Context(), "echo", "Echo", "hi"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	durabletest.Eventually(t, "the batch abandoned after the quick retries", func() (bool, error) {
+		return f.abandoned.Load() == 1, nil
+	})
+	if n := f.left.Load(); n != 0 {
+		t.Fatalf("abandoned with %d ack failures left, want after all 6", n)
+	}
 	env.Advance(2 * time.Second) // the abandon delay
 	mustComplete(t, env.Wait(t, "echo"), "hi")
 }
@@ -53,7 +70,7 @@ func TestE2EPermanentAckFailureFailsTheInstance(t *testing.T) {
 }
 
 func testE2EPermanentAckFailureFailsTheInstance(t *testing.T, backend durabletest.Backend) {
-	env := flakyEnv(t, 1, duroxide.Permanent("ack_orchestration_item", "history too large"), durabletest.WithBackend(backend))
+	env, _ := flakyEnv(t, 1, duroxide.Permanent("ack_orchestration_item", "history too large"), durabletest.WithBackend(backend))
 	st := env.StartAndWait(t, "echo", "Echo", "hi")
 	if st.Status != durable.StatusFailed || st.Failure.Infrastructure == nil ||
 		st.FailureMessage() != "infrastructure:ack_orchestration_item: history too large" {
@@ -70,7 +87,7 @@ func testE2ELocksAreRenewedForLongWork(t *testing.T, backend durabletest.Backend
 	var activityRuns, turnRuns atomic.Int32
 	reg.MustAddActivity("Long", func(_ *durable.ActivityContext, _ string) (string, error) {
 		activityRuns.Add(1)
-		time.Sleep(2500 * time.Millisecond)
+		time.Sleep(2500 * time.Millisecond) // sleep: work longer than its 2 s lock, in real time, so only renewal keeps the lock
 		return "done", nil
 	})
 	reg.MustAddOrchestration("LongActivity", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -79,7 +96,7 @@ func testE2ELocksAreRenewedForLongWork(t *testing.T, backend durabletest.Backend
 	reg.MustAddOrchestration("LongTurn", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		if !ctx.IsReplaying() {
 			turnRuns.Add(1)
-			time.Sleep(2500 * time.Millisecond) // a turn longer than its lock
+			time.Sleep(2500 * time.Millisecond) // sleep: a turn longer than its 2 s lock, in real time, so only renewal keeps the lock
 		}
 		return "turned", nil
 	})

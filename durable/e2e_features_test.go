@@ -217,6 +217,8 @@ func testE2EIdempotentStartAndDetached(t *testing.T, backend durabletest.Backend
 	if err := env.Client.StartOrchestration(ctx, "once", "Once", "a", durable.UseExisting()); err != nil {
 		t.Fatal(err)
 	}
+	// sleep: shows that nothing happens: the start was refused before any
+	// enqueue, so no signal comes; a wrongly enqueued restart gets time to run
 	time.Sleep(200 * time.Millisecond)
 	if n := len(read(t, env, "once")); n != 5 {
 		t.Fatalf("restarted a completed instance: %d events", n)

@@ -86,13 +86,8 @@ func TestE2ETimerFastForward(t *testing.T) {
 // waitRunning waits until the instance's history has at least n events.
 func waitRunning(t *testing.T, env *durabletest.Env, instance string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	durabletest.Eventually(t, fmt.Sprintf("%s reaching %d events", instance, n), func() (bool, error) {
 		h, err := env.Provider.Read(t.Context(), instance)
-		if err == nil && len(h) >= n {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("%s never reached %d events", instance, n)
+		return len(h) >= n, err
+	})
 }

@@ -651,7 +651,7 @@ func (h *harness) awaitEvents(instance string, exec uint64, n int) []duroxide.Ev
 			h.t.Errorf("%s execution %d: %d events after 10s, want %d (err %v)", instance, exec, len(hist), n, err)
 			return hist
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // sleep: the poll interval of a wait on the history (in an activity: no Eventually, which calls Fatalf)
 	}
 }
 
@@ -754,7 +754,7 @@ func (h *harness) awaitEvent(instance, eventType string) duroxide.Event {
 			h.t.Errorf("%s: no %s event after 10s", instance, eventType)
 			return duroxide.Event{}
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // sleep: the poll interval of a wait on the history (in an activity: no Eventually, which calls Fatalf)
 	}
 }
 
@@ -835,15 +835,26 @@ func (h *harness) awaitIdle() {
 			if quiet++; quiet == 5 {
 				return
 			}
-			time.Sleep(10 * time.Millisecond)
+			time.Sleep(10 * time.Millisecond) // sleep: empty queues must stay empty a while; a message still on its way has no signal
 			continue
 		}
 		quiet = 0
 		if time.Now().After(deadline) {
 			h.t.Fatalf("queues not idle after 10s: %+v, %v", d, err)
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // sleep: the poll interval of a wait on the queue depths
 	}
+}
+
+// awaitDue waits until no orchestrator message waits for a later time on
+// Redis' clock (QueueDepths.TimerQueue is 0): a timer's firing or an
+// abandon's backoff is due, visible to the next fetch, or already taken.
+func (h *harness) awaitDue() {
+	h.t.Helper()
+	durabletest.Eventually(h.t, "every delayed orchestrator message due", func() (bool, error) {
+		d, err := h.client.Admin().GetQueueDepths(h.ctx)
+		return d.TimerQueue == 0, err
+	})
 }
 
 func hasEventWithSource(hist []duroxide.Event, source uint64, match func(duroxide.EventKind) bool) bool {
@@ -868,7 +879,7 @@ func (h *harness) awaitEventsOf(instance, eventType string, n int) []duroxide.Ev
 			h.t.Errorf("%s: fewer than %d %s events after 10s", instance, n, eventType)
 			return hist
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // sleep: the poll interval of a wait on the history (in an activity: no Eventually, which calls Fatalf)
 	}
 }
 

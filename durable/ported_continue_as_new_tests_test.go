@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
-	"time"
 
 	"github.com/duroxide-go/duroxide-redis/durable"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
@@ -108,7 +107,7 @@ func TestContinueAsNewEventDropThenProcess(t *testing.T) {
 	h.shutdown()
 	// The parked start of execution 2 is invisible for at most one backoff after its
 	// last abandon; once it is visible again, it and the early event form one batch.
-	time.Sleep(5 * parkedOpts.UnregisteredBackoffMax)
+	h.awaitDue()
 	h.raise(inst, "Go", "early")
 	h.restart(regB, durable.Options{})
 	h.awaitEvents(inst, 2, 3)

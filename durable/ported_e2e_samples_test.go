@@ -8,9 +8,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/duroxide-go/duroxide-redis/durable"
+	"github.com/duroxide-go/duroxide-redis/durable/durabletest"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
@@ -689,17 +689,13 @@ func TestSampleDualRuntimeTagCooperation(t *testing.T) {
 // wait_for_kv_value) and returns its value.
 func (h *harness) awaitKV(instance, key string) string {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		v, ok, err := h.client.KVValue(h.ctx, instance, key)
-		if err == nil && ok {
-			return v
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("%s: KV key %q not set after 10s (%v)", instance, key, err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	var v string
+	durabletest.Eventually(h.t, fmt.Sprintf("%s: KV key %q set", instance, key), func() (bool, error) {
+		got, ok, err := h.client.KVValue(h.ctx, instance, key)
+		v = got
+		return ok, err
+	})
+	return v
 }
 
 // TestSampleKVRequestResponse mirrors sample_kv_request_response: a server answers

@@ -169,16 +169,12 @@ func TestSampleConfigHotReloadPersistentEvents(t *testing.T) {
 		}
 	}
 	// v3 arrives once cycle 0's activity is scheduled: mid-flight.
-	deadline := time.Now().Add(durabletest.DefaultWaitTimeout)
-	for !hasEvent(read(t, env, id), func(k duroxide.EventKind) bool {
-		a, ok := k.(duroxide.ActivityScheduledEvent)
-		return ok && a.Input == "cycle_0"
-	}) {
-		if time.Now().After(deadline) {
-			t.Fatal("cycle 0 never scheduled its activity")
-		}
-		time.Sleep(5 * time.Millisecond) // a poll interval: the loop waits for the history
-	}
+	durabletest.Eventually(t, "cycle 0 scheduling its activity", func() (bool, error) {
+		return hasEvent(read(t, env, id), func(k duroxide.EventKind) bool {
+			a, ok := k.(duroxide.ActivityScheduledEvent)
+			return ok && a.Input == "cycle_0"
+		}), nil
+	})
 	if err := env.Client.EnqueueEvent(t.Context(), id, "ConfigUpdate", "v3"); err != nil {
 		t.Fatal(err)
 	}

@@ -167,13 +167,9 @@ func TestSessionCapBlocksThenUnblocks(t *testing.T) {
 		second := map[string]string{"A": "B", "B": "A"}[first]
 		// The free slot had its chances: it polled for session-less work twice.
 		base := polls.empty.Load()
-		deadline := time.Now().Add(durabletest.DefaultWaitTimeout)
-		for polls.empty.Load() < base+2 {
-			if time.Now().After(deadline) {
-				t.Fatal("the free slot never polled for session-less work")
-			}
-			time.Sleep(5 * time.Millisecond) // a poll interval: the loop waits for the counter
-		}
+		durabletest.Eventually(t, "the free slot polling for session-less work twice", func() (bool, error) {
+			return polls.empty.Load() >= base+2, nil
+		})
 		select {
 		case s := <-started:
 			t.Fatalf("%s started while %s held the only session slot", s, first)

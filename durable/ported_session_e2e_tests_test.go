@@ -24,21 +24,25 @@ type overlapProbe struct {
 	mu       sync.Mutex
 	inFlight int
 	max      int
+	together chan struct{} // closed once two calls were in flight at once
 }
 
 func (p *overlapProbe) activity(prefix string) durable.ActivityFunc {
 	return func(_ *durable.ActivityContext, in string) (string, error) {
 		p.mu.Lock()
+		if p.together == nil {
+			p.together = make(chan struct{})
+		}
+		together := p.together
 		p.inFlight++
+		if p.inFlight == 2 && p.max < 2 {
+			close(p.together)
+		}
 		p.max = max(p.max, p.inFlight)
 		p.mu.Unlock()
-		for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-			p.mu.Lock()
-			together := p.max >= 2
-			p.mu.Unlock()
-			if together {
-				break
-			}
+		select {
+		case <-together:
+		case <-time.After(time.Second):
 		}
 		p.mu.Lock()
 		p.inFlight--

@@ -97,7 +97,7 @@ func TestTimerRecoveryAfterCrashAfterFire(t *testing.T) {
 	h.start("inst-timer-after", "TimerRecovery", "")
 	h.awaitEvent("inst-timer-after", "TimerCreated")
 	h.shutdown()
-	time.Sleep(100 * msec) // past the fire time, with no runtime running
+	h.awaitDue() // past the fire time, with no runtime running
 	h.restart(reg, durable.Options{})
 	h.wantCompleted("inst-timer-after", "ok")
 	if n := countEvents(h.history("inst-timer-after"), "TimerFired"); n != 1 {
@@ -149,7 +149,7 @@ func TestTimerFiresAtCorrectTimeAfterPreviousTimer(t *testing.T) {
 	reg := durable.NewRegistry().
 		MustAddActivity("SlowActivity", func(_ *durable.ActivityContext, in string) (string, error) {
 			if in == "slow" {
-				time.Sleep(slow)
+				time.Sleep(slow) // sleep: the activity must take real time, which the next timer's due time must count from
 			}
 			return "activity_done", nil
 		}).

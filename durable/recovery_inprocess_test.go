@@ -22,13 +22,16 @@ type severable struct {
 	duroxide.Provider
 	released chan struct{}
 
-	mu     sync.Mutex
-	cut    chan struct{} // non-nil while severed; closed by Reconnect
-	active int           // calls let through and not yet returned
+	mu      sync.Mutex
+	cut     chan struct{} // non-nil while severed; closed by Reconnect
+	active  int           // calls let through and not yet returned
+	drained *sync.Cond    // on mu: signalled when active drops to 0
 }
 
 func newSeverable(p duroxide.Provider) *severable {
-	return &severable{Provider: p, released: make(chan struct{})}
+	s := &severable{Provider: p, released: make(chan struct{})}
+	s.drained = sync.NewCond(&s.mu)
+	return s
 }
 
 // Sever cuts the runtime off and waits for the calls already let through
@@ -36,18 +39,12 @@ func newSeverable(p duroxide.Provider) *severable {
 // it must be taken before the test moves the clock past every lock.
 func (s *severable) Sever() {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.cut == nil {
 		s.cut = make(chan struct{})
 	}
-	s.mu.Unlock()
-	for {
-		s.mu.Lock()
-		n := s.active
-		s.mu.Unlock()
-		if n == 0 {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
+	for s.active > 0 {
+		s.drained.Wait()
 	}
 }
 
@@ -91,7 +88,9 @@ func (s *severable) call(ctx context.Context, op string, fn func() error) error 
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		s.active--
+		if s.active--; s.active == 0 {
+			s.drained.Broadcast()
+		}
 		s.mu.Unlock()
 	}()
 	return fn()

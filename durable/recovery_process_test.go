@@ -61,7 +61,7 @@ func runRecoveryChild(mode, url, ns string) error {
 	keys := recoveryKeys{ns: ns}
 	hold := func(what string) {
 		rdb.RPush(ctx, keys.held(), what)
-		time.Sleep(time.Hour) // the parent kills the process long before
+		time.Sleep(time.Hour) // sleep: holds the work until the parent kills the process, which ends it without a signal
 	}
 	hooks := recoveryHooks{ran: func(in string) { rdb.Incr(ctx, keys.runs(in)) }}
 	if mode == "activity" {
@@ -77,7 +77,7 @@ func runRecoveryChild(mode, url, ns string) error {
 	if err != nil {
 		return err
 	}
-	time.Sleep(time.Minute)
+	time.Sleep(time.Minute) // sleep: the child runs until the parent kills it, which ends it without a signal
 	return nil
 }
 
@@ -203,7 +203,7 @@ func awaitHeldInRedis(t *testing.T, rdb *redis.Client, keys recoveryKeys, c *rec
 		if time.Now().After(deadline) {
 			t.Fatalf("the child runtime holds %v, not %d pieces of work:\n%s", held, n, c.out.String())
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // sleep: the poll interval of a wait on the child's records in Redis, which also watches for its exit
 	}
 }
 

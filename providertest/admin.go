@@ -52,6 +52,12 @@ func adm(e *env) duroxide.ProviderAdmin {
 // admNowMs is the client's wall clock in ms since the epoch.
 func admNowMs() uint64 { return uint64(time.Now().UnixMilli()) }
 
+// admApart is how long a case lets pass on the provider's clock (env.wait)
+// between two writes whose millisecond timestamps must differ by more than
+// one, for filters like CompletedBefore: t + 1 to separate them. With
+// Harness.Advance it costs no real time.
+const admApart = 2 * time.Millisecond
+
 // admWantTime asserts a server timestamp lies in [before, after] give or
 // take admTimeSlack.
 func admWantTime(t *testing.T, what string, ts, before, after uint64) {

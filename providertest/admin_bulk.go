@@ -2,7 +2,6 @@ package providertest
 
 import (
 	"slices"
-	"time"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
@@ -77,7 +76,7 @@ func admCompletedAt(e *env, id string) uint64 {
 // completed strictly before it.
 func admBulkCompletedBefore(e *env) {
 	ta := admCompletedAt(e, "a")
-	time.Sleep(20 * time.Millisecond)
+	e.wait(admApart)
 	tb := admCompletedAt(e, "b")
 	if tb <= ta+1 {
 		e.t.Fatalf("completion times %d, %d are not apart; cannot test CompletedBefore", ta, tb)
@@ -119,7 +118,7 @@ func admBulkLimitEligible(e *env) {
 	blocked := kvStart(e, "blocked")
 	kvStartChild(e, "running-child", "blocked")
 	blocked.complete()
-	time.Sleep(5 * time.Millisecond)
+	e.wait(admApart) // blocked is the oldest completion: a limit applied before eligibility would be spent on it
 	admCompleted(e, "a", "b")
 	res := admBulk(e, duroxide.InstanceFilter{Limit: 1})
 	if res.InstancesDeleted != 1 {
@@ -153,7 +152,7 @@ func admBulkInstanceIDs(e *env) {
 // admBulkCombined proves InstanceIDs, CompletedBefore and Limit are ANDed.
 func admBulkCombined(e *env) {
 	admCompleted(e, "a", "b")
-	time.Sleep(20 * time.Millisecond)
+	e.wait(admApart)
 	tc := admCompletedAt(e, "c")
 	admCompleted(e, "d")
 	res := admBulk(e, duroxide.InstanceFilter{InstanceIDs: []string{"a", "b", "c"}, CompletedBefore: tc, Limit: 1})

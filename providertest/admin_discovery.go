@@ -42,7 +42,7 @@ func admListInstances(e *env) {
 	admWantInstances(e)
 	for _, id := range []string{"a", "b", "c"} {
 		kvStart(e, id)
-		time.Sleep(5 * time.Millisecond)
+		e.wait(admApart)
 	}
 	e.enqueue(startItem("queued", "Orch"), 0)
 	if got := admList(e); !slices.Equal(got, []string{"c", "b", "a"}) {
@@ -205,7 +205,7 @@ func admInstanceInfo(e *env) {
 func admInstanceInfoUpdates(e *env) {
 	x := kvStart(e, "x")
 	first := admInfo(e, "x")
-	time.Sleep(5 * time.Millisecond)
+	e.wait(admApart)
 	x.turnWith(duroxide.OrchestrationCommit{Metadata: duroxide.ExecutionMetadata{OrchestrationVersion: "1.1.0"}})
 	info := admInfo(e, "x")
 	if info.OrchestrationVersion != "1.1.0" || info.CreatedAt != first.CreatedAt || info.UpdatedAt <= first.UpdatedAt {

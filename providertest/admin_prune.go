@@ -2,7 +2,6 @@ package providertest
 
 import (
 	"slices"
-	"time"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
@@ -112,7 +111,7 @@ func admPruneNeverRunning(e *env) {
 func admPruneCompletedBefore(e *env) {
 	in := kvStart(e, "x")
 	in.continueAsNew()
-	time.Sleep(20 * time.Millisecond)
+	e.wait(admApart)
 	in.continueAsNew()
 	in.continueAsNew()
 	t1, t2 := admExec(e, "x", 1).CompletedAt, admExec(e, "x", 2).CompletedAt

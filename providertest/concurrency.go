@@ -298,7 +298,7 @@ func ccRival(e *env, stolen chan<- string) error {
 			stolen <- item.Instance
 			return nil
 		}
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(2 * time.Millisecond) // sleep: spreads the rival's 20 tries over the flood; any moment may be the one a lock leaks
 	}
 	return nil
 }
@@ -549,7 +549,7 @@ func (s *ccStress) run() {
 	s.touch()
 	deadline := time.Now().Add(ccRunLimit)
 	for s.committed() < len(s.byKey) && time.Now().Before(deadline) && s.quiet() < ccQuiet && !t.Failed() {
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // sleep: the poll interval of a wait on several ends (all committed, quiet, the limit, a failure)
 	}
 	cancel()
 	dispatchers.Wait()
@@ -591,7 +591,7 @@ func (s *ccStress) produce(msgs []ccMsg) {
 			s.e.t.Errorf("enqueue %s: %v", m.key, err)
 			return
 		}
-		time.Sleep(m.pause)
+		time.Sleep(m.pause) // sleep: the plan's pacing, so sends interleave with fetches, acks and abandons
 	}
 }
 
@@ -657,6 +657,8 @@ func ccFinish(t *testing.T, rng *rand.Rand, l *ccLease) {
 		h.opAt[0] = time.Now()
 		err = l.abandon(delay, ignore)
 	case n < 20:
+		// sleep: the lease's lock must expire on the provider's clock;
+		// Advance would expire every other dispatcher's lease with it
 		time.Sleep(afterShort)
 		h.op = "late ack"
 		h.opAt[0] = time.Now()
@@ -664,7 +666,7 @@ func ccFinish(t *testing.T, rng *rand.Rand, l *ccLease) {
 			t.Errorf("%s of %s succeeded after its lock expired; an expired lock must fail", op, h.key)
 		}
 	default:
-		time.Sleep(time.Duration(rng.IntN(10)) * time.Millisecond)
+		time.Sleep(time.Duration(rng.IntN(10)) * time.Millisecond) // sleep: a random hold, as work takes, so the dispatchers' leases overlap
 		h.op = "ack"
 		h.opAt[0] = time.Now()
 		err = l.ack()

@@ -82,7 +82,7 @@ func (e *env) wait(d time.Duration) {
 		e.h.Advance(e.t, e.p, d)
 		return
 	}
-	time.Sleep(d)
+	time.Sleep(d) // sleep: without Advance only real time moves the provider's clock, and nothing signals that d has passed on it
 }
 
 // errOf drops a call's result and keeps its error, for cases that only
@@ -339,7 +339,7 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() bo
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: not true after %v", what, timeout)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // sleep: the poll interval of a wait on cond, which has no signal of its own
 	}
 }
 

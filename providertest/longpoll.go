@@ -140,7 +140,9 @@ type Parker interface {
 // lpSettleUnseen gives a fetch that takes nothing (an empty filter, no
 // tags) time to start its wait: it parks nowhere a Parker could see, as it
 // needs no wake-up, so there is no signal to wait on.
-func lpSettleUnseen() { time.Sleep(lpSettle) }
+func lpSettleUnseen() {
+	time.Sleep(lpSettle) // sleep: such a fetch parks nowhere a Parker sees (see above)
+}
 
 // lpBlock waits until the n fetches just started have found nothing and
 // block: with Parker, until they are parked (failing the test after
@@ -149,7 +151,7 @@ func lpBlock(e *env, n int) {
 	e.t.Helper()
 	pk, ok := e.p.(Parker)
 	if !ok {
-		time.Sleep(lpSettle)
+		time.Sleep(lpSettle) // sleep: a provider without Parker gives no signal that its fetches block
 		return
 	}
 	ctx, cancel := context.WithTimeout(e.ctx, lpWait)
@@ -498,7 +500,7 @@ func lpCancelRace(e *env, q lpQueue) {
 		ch := lpWaiter(e, q, ctx, lpWait)
 		lpBlock(e, 1)
 		q.put(e, id)
-		time.Sleep(time.Duration(i) * time.Millisecond)
+		time.Sleep(time.Duration(i) * time.Millisecond) // sleep: each round cancels at another moment of the race with the wake-up
 		cancel()
 		r := lpRecv(e.t, ch, lpSlack)
 		if r.err == nil {

@@ -231,7 +231,7 @@ func orcMTContention(e *env) {
 		for done.Load() < instances*turns && time.Now().Before(deadline) {
 			item := e.orcTryFetch(longLock)
 			if item == nil {
-				time.Sleep(2 * time.Millisecond)
+				time.Sleep(2 * time.Millisecond) // sleep: a dispatcher's idle pause between fetches that found nothing
 				continue
 			}
 			mu.Lock()
@@ -240,7 +240,7 @@ func orcMTContention(e *env) {
 			}
 			held[item.Instance] = true
 			mu.Unlock()
-			time.Sleep(3 * time.Millisecond)
+			time.Sleep(3 * time.Millisecond) // sleep: holds the instance as a turn's work would, so a second holder has time to show
 			c := orcContentionTurn(e, item, turns)
 			mu.Lock()
 			held[item.Instance] = false
@@ -293,7 +293,7 @@ func orcMTNoDuplicates(e *env) {
 		for done.Load() < instances && time.Now().Before(deadline) {
 			item := e.orcTryFetch(longLock)
 			if item == nil {
-				time.Sleep(2 * time.Millisecond)
+				time.Sleep(2 * time.Millisecond) // sleep: a dispatcher's idle pause between fetches that found nothing
 				continue
 			}
 			mu.Lock()
@@ -371,7 +371,7 @@ func orcRecoverAll(e *env, workers, n int) map[string]orcRecovered {
 			}
 			item := e.orcTryFetch(longLock)
 			if item == nil {
-				time.Sleep(10 * time.Millisecond)
+				time.Sleep(10 * time.Millisecond) // sleep: the poll interval of a wait for the held locks to expire on the provider's clock
 				continue
 			}
 			mu.Lock()

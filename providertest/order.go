@@ -35,7 +35,7 @@ func (e *env) fetchExpected(lock time.Duration, f *duroxide.DispatcherCapability
 		if item != nil || e.h.PartitionOf == nil || time.Now().After(deadline) {
 			return item
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // sleep: the poll interval of a wait for a relayed message, which has no signal of its own
 	}
 }
 

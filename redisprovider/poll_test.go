@@ -462,7 +462,7 @@ func TestWaiterWithoutConnectionWarns(t *testing.T) {
 	}()
 	<-holding
 	for st := p.blocking.PoolStats(); st.TotalConns-st.IdleConns < 1; st = p.blocking.PoolStats() {
-		time.Sleep(time.Millisecond) // until BLPOP has the connection
+		time.Sleep(time.Millisecond) // sleep: the poll interval of a wait on the pool's stats until BLPOP has the connection
 	}
 	go func() {
 		defer wg.Done()

@@ -16,6 +16,7 @@ import (
 
 	dxredis "github.com/duroxide-go/duroxide-redis"
 	"github.com/duroxide-go/duroxide-redis/durable"
+	"github.com/duroxide-go/duroxide-redis/durable/durabletest"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 	"github.com/duroxide-go/duroxide-redis/redisprovider"
 )
@@ -249,14 +250,10 @@ func startRedis(t *testing.T, bin string, extra ...string) server {
 	}
 	c := redis.NewClient(&redis.Options{Addr: s.addr})
 	defer c.Close()
-	for range 200 {
+	durabletest.Eventually(t, fmt.Sprintf("redis-server %v ready", extra), func() (bool, error) {
 		info, err := c.Info(context.Background(), "replication").Result()
-		if err == nil && (!strings.Contains(info, "role:slave") || strings.Contains(info, "master_link_status:up")) {
-			return s
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	t.Fatalf("redis-server %v never became ready", extra)
+		return !strings.Contains(info, "role:slave") || strings.Contains(info, "master_link_status:up"), err
+	})
 	return s
 }
 

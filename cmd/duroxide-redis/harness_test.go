@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/duroxide-go/duroxide-redis/durable"
+	"github.com/duroxide-go/duroxide-redis/durable/durabletest"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 	"github.com/duroxide-go/duroxide-redis/redisprovider"
 )
@@ -209,15 +210,10 @@ func (d *deployment) wait(t *testing.T, instance string) durable.OrchestrationSt
 // waitRunning waits until the dispatcher has created instance's record.
 func (d *deployment) waitRunning(t *testing.T, instance string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	durabletest.Eventually(t, "instance "+instance+" reaching Running", func() (bool, error) {
 		info, err := d.prov.GetInstanceInfo(context.Background(), instance)
-		if err == nil && info.Status == "Running" {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("instance %s never reached Running", instance)
+		return info.Status == "Running", err
+	})
 }
 
 // snapshot is the state a rejected command must leave untouched.

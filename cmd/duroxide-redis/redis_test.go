@@ -80,7 +80,7 @@ func waitForRedis(url string) error {
 		if last = c.Ping(context.Background()).Err(); last == nil {
 			return nil
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // sleep: the poll interval of a wait for the server to answer (it has no test to fail: it returns the error)
 	}
 	return last
 }

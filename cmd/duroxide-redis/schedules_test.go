@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/duroxide-go/duroxide-redis/durable/durabletest"
 )
 
 // TestSchedulesVerbs drives a schedule through every verb of the
@@ -103,18 +104,11 @@ func TestUISchedulesPage(t *testing.T) {
 	}
 	inst := strings.TrimPrefix(act.Detail, "instance ")
 	d.wait(t, inst)
-	waitFor := func() string {
-		for range 100 {
-			page := get(t, ts, "/schedules", 200, "greeter", "@daily (Europe/Paris)", "active")
-			if strings.Contains(page, "started") {
-				return page
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		t.Fatal("the schedules page never shows the triggered firing")
-		return ""
-	}
-	page := waitFor()
+	var page string
+	durabletest.Eventually(t, "the schedules page showing the triggered firing", func() (bool, error) {
+		page = get(t, ts, "/schedules", 200, "greeter", "@daily (Europe/Paris)", "active")
+		return strings.Contains(page, "started"), nil
+	})
 	if !strings.Contains(page, instanceURL(inst)) {
 		t.Fatalf("the firing does not link its instance %s:\n%s", inst, page)
 	}

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/duroxide-go/duroxide-redis/durable/durabletest"
 )
 
 // TestTLS runs the command over rediss:// against a redis-server serving
@@ -44,12 +46,12 @@ func TestTLS(t *testing.T) {
 	ca := filepath.Join(dir, "ca.pem")
 
 	var r result
-	for range 100 { // the server needs a moment to listen
-		if r = runCLI(env, "stats", "--json", "--tls-ca", ca); r.code == exitOK {
-			break
+	durabletest.Eventually(t, "the command reaching the TLS server", func() (bool, error) { // it needs a moment to listen
+		if r = runCLI(env, "stats", "--json", "--tls-ca", ca); r.code != exitOK {
+			return false, fmt.Errorf("exit %d: %s", r.code, r.stderr)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return true, nil
+	})
 	if s := decode[statsJSON](t, r); s.Instances != 0 {
 		t.Errorf("fresh server: %+v", s)
 	}

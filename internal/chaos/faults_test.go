@@ -17,6 +17,15 @@ import (
 )
 
 // blockedConns lists the ids of connections blocked in BZPOPMIN.
+// waitBlocked waits until a fetch's long poll blocks in Redis (BZPOPMIN),
+// failing the test after 5 s.
+func waitBlocked(t *testing.T, admin *redis.Client) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	waitFor(t, ctx, "the long poll to block", func() bool { return len(blockedConns(ctx, admin)) >= 1 })
+}
+
 func blockedConns(ctx context.Context, admin *redis.Client) []string {
 	list, err := admin.ClientList(ctx).Result()
 	if err != nil {
@@ -61,7 +70,7 @@ func TestClientKillDuringLongPoll(t *testing.T) {
 		cancel()
 		all := round%2 == 0 // else only the connections parked in BZPOPMIN
 		kind := killConnections(t, admin, all)
-		time.Sleep(time.Duration(round*40) * time.Millisecond) // before, during and after the waiter's pause
+		time.Sleep(time.Duration(round*40) * time.Millisecond) // sleep: enqueues before, during and after the waiter's pause, which signals nothing
 		enqueued := time.Now()
 		for _, q := range []queue{orch, work} {
 			for i := range blocked[q.name] {
@@ -123,7 +132,7 @@ func probe(t *testing.T, limit time.Duration, fn func(ctx context.Context) error
 		if took > deadline+Grace {
 			t.Errorf("call took %v with a %v deadline: %v", took, deadline, err)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // sleep: paces the probe's calls, which count failures while the fault lasts
 	}
 	t.Fatalf("calls still fail after %v; last: %v", limit, failures[len(failures)-1])
 	return nil
@@ -160,7 +169,7 @@ func TestLoadingIsRetryable(t *testing.T) {
 	orch, _ := queuesOf(p, 5*time.Second)
 	const poll = 20 * time.Second
 	blocked := orch.blockedFetch(poll)
-	time.Sleep(200 * time.Millisecond)
+	waitBlocked(t, admin)
 	srv.Shutdown()
 	srv.Restart("--key-load-delay", "200", "--loading-process-events-interval-bytes", "1024")
 	failures := probe(t, 30*time.Second, func(ctx context.Context) error {
@@ -202,7 +211,7 @@ func TestBusyIsRetryable(t *testing.T) {
 	_, work := queuesOf(p, 5*time.Second)
 	const poll = 20 * time.Second
 	blocked := work.blockedFetch(poll)
-	time.Sleep(200 * time.Millisecond)
+	waitBlocked(t, admin)
 	slow := make(chan error, 1)
 	go func() {
 		slow <- admin.Eval(context.Background(), `local t = redis.call('TIME')
@@ -210,7 +219,12 @@ func TestBusyIsRetryable(t *testing.T) {
 			repeat t = redis.call('TIME') until t[1] * 1000000 + t[2] - start > 2000000
 			return 1`, nil).Err()
 	}()
-	time.Sleep(300 * time.Millisecond)
+	busy, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	waitFor(t, busy, "Redis busy in the slow script", func() bool {
+		err := admin.Ping(busy).Err()
+		return err != nil && strings.HasPrefix(err.Error(), "BUSY")
+	})
 	failures := probe(t, 10*time.Second, func(ctx context.Context) error {
 		return p.EnqueueForOrchestrator(ctx, StartMessage("busy"), 0)
 	})
@@ -257,7 +271,7 @@ func cancelStorm(t *testing.T, q queue) {
 		if err := q.enqueue(context.Background(), fmt.Sprintf("c-%d", i)); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // sleep: spreads the items over the storm, so cancellations meet work arriving
 	}
 	close(stop)
 	wg.Wait()

@@ -30,7 +30,7 @@ func waitFor(t testing.TB, ctx context.Context, what string, cond func() bool) {
 // expired, that no message or activity is left in any queue.
 func assertDrained(t testing.TB, ctx context.Context, p duroxide.Provider, lock time.Duration) {
 	t.Helper()
-	time.Sleep(lock + 100*time.Millisecond)
+	time.Sleep(lock + 100*time.Millisecond) // sleep: the locks must expire on Redis' clock; nothing signals an expiry
 	// a fetch applies expired locks; nothing must be left to take
 	if item, err := p.FetchOrchestrationItem(ctx, time.Second, 0, nil); err != nil || item != nil {
 		t.Errorf("orchestrator queue not drained: item %+v, err %v", item, err)

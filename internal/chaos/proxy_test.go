@@ -90,7 +90,7 @@ func (px *proxy) pipe(c, s net.Conn) {
 			if m := px.cut.Load(); m != nil && bytes.Contains(buf[:n], *m) && px.cut.CompareAndSwap(m, nil) {
 				mute.Store(true)
 				_, _ = s.Write(buf[:n])
-				time.Sleep(100 * time.Millisecond) // Redis executes it and replies into the void
+				time.Sleep(100 * time.Millisecond) // sleep: Redis executes it and replies into the void; the muted reply is the only sign, and it is dropped
 				break
 			}
 			if _, werr := s.Write(buf[:n]); werr != nil {

@@ -21,7 +21,7 @@ func TestRedisRestart(t *testing.T) {
 		s.waitCompletions(completions)
 		before := s.check.Counts("fetch_work_item", Retryable)
 		stop()
-		time.Sleep(1500 * time.Millisecond) // the runtime keeps calling a dead server
+		time.Sleep(1500 * time.Millisecond) // sleep: the outage's length: the runtime keeps calling a dead server
 		srv.Restart()
 		t.Logf("%s after %d completions; %d fetches failed retryably meanwhile",
 			name, completions, s.check.Counts("fetch_work_item", Retryable)-before)

@@ -89,7 +89,7 @@ func (c *Cluster) WaitOK(limit time.Duration) {
 				cl.Close()
 				c.t.Fatalf("cluster node %d (%s) not ok after %v: %v\n%s\n%s", i, s.Addr(), limit, err, info, s.logTail())
 			}
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(50 * time.Millisecond) // sleep: the poll interval of a wait on CLUSTER INFO, which has no push of its own
 		}
 		cl.Close()
 	}

@@ -113,7 +113,7 @@ func (s *Server) waitUp(limit time.Duration, loading bool) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("redis-server on port %d does not answer: %v", s.port, err)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // sleep: the poll interval of a wait for the server to answer, which also watches for its exit
 	}
 }
 

@@ -59,7 +59,7 @@ func (r *recorder) waitRoots(t *testing.T, n int) (orchestrations, activities in
 		if time.Now().After(deadline) {
 			t.Fatalf("%d of %d roots finished after 20s (%d orchestrations, %d activities)", roots, n, orchestrations, activities)
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // sleep: the poll interval of a wait on the reported completions
 	}
 }
 

@@ -198,6 +198,7 @@ func (d *deployment) wait(instance string) durable.OrchestrationStatus {
 // its page exists.
 func (d *deployment) running(instance string) {
 	d.t.Helper()
+	// sleep: the poll interval of a wait on the instance's status
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if st, err := d.client.Status(context.Background(), instance); err == nil && st.Status == durable.StatusRunning {
 			return

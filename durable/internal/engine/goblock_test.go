@@ -89,8 +89,5 @@ func TestGoBlocksJoinAndLeakNothing(t *testing.T) {
 		e.Close()
 	}
 	expect(t, kinds(e.turn.delta), "2:ActivityScheduled 3:ActivityScheduled")
-	time.Sleep(10 * time.Millisecond)
-	if after := runtime.NumGoroutine(); after > before+2 {
-		t.Fatalf("goroutines grew from %d to %d", before, after)
-	}
+	wantGoroutinesBack(t, before)
 }

@@ -261,9 +261,20 @@ func TestReplayBlockedTurnLeaksNoGoroutine(t *testing.T) {
 		e, _ := turn(hist{}.add(started("in")), twoActivities)
 		e.Close()
 	}
-	time.Sleep(10 * time.Millisecond)
-	if after := runtime.NumGoroutine(); after > before+2 {
-		t.Fatalf("goroutines grew from %d to %d", before, after)
+	wantGoroutinesBack(t, before)
+}
+
+// wantGoroutinesBack waits until at most before goroutines (and 2 of
+// slack, for the test framework's) run: those of closed engines exit soon
+// after Close returns. It fails the test after 5 s.
+func wantGoroutinesBack(t *testing.T, before int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for after := runtime.NumGoroutine(); after > before+2; after = runtime.NumGoroutine() {
+		if time.Now().After(deadline) {
+			t.Fatalf("goroutines grew from %d to %d", before, after)
+		}
+		time.Sleep(time.Millisecond) // sleep: the poll interval of a wait on runtime.NumGoroutine, which has no signal
 	}
 }
 
