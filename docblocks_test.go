@@ -16,7 +16,8 @@ import (
 )
 
 // A doc block is a Go code block in the documentation: a ```go fence in
-// README.md, or a code block (indented text) in a doc comment of the
+// any Markdown file of the repository (repoMarkdownFiles: README.md, docs/,
+// the other modules' READMEs, the bench's history ...), or a code block (indented text) in a doc comment of the
 // packages in docPackages. Every block must be held verbatim by a test file
 // that compiles it and, unless it says why not, runs it — so the docs cannot
 // drift from the API. Each block is named by where it is (the README section
@@ -30,12 +31,6 @@ import (
 
 // docPackages are the directories whose doc comments are checked.
 var docPackages = []string{".", "durable", "durable/durabletest", "redisprovider", "duroxide", "cmd/duroxide-redis"}
-
-// docReadmes are the Markdown files whose ```go fences are checked. The
-// bench's README and its history have shell commands only today; they are
-// listed so that a Go block added to either must be held like the others.
-var docReadmes = []string{"README.md", "docs/internals.md", "cmd/duroxide-redis/README.md", "extra/dxotel/README.md", "extra/durablelint/README.md",
-	"bench/README.md", "bench/HISTORY.md"}
 
 // docHolder names where a block is held: a _test.go file and, in it, the
 // function whose body holds the block (empty: anywhere in the file). A
@@ -70,9 +65,10 @@ var docHolders = map[string]docHolder{
 	"durable/durabletest/eventually.go:Eventually":                              {file: "durable/docblocks_test.go", fn: "TestDocEventually"},
 	"durable/doc.go:package": {file: "durable/example_test.go",
 		compileOnly: "the block is a whole program; Example runs its main on an embedded Redis and checks the output"},
-	"README.md#Testing your workflows": {file: "durable/durabletest/readme_test.go", fn: "TestProcessOrder"},
-	"README.md#Schedules":              {file: "durable/durabletest/readme_schedules_test.go", fn: "TestNightlyReport"},
-	"README.md#Pausing an instance":    {file: "durable/durabletest/readme_pause_test.go", fn: "TestPauseAnApproval"},
+	"README.md#Testing your workflows":      {file: "durable/durabletest/readme_test.go", fn: "TestProcessOrder"},
+	"README.md#Schedules":                   {file: "durable/durabletest/readme_schedules_test.go", fn: "TestNightlyReport"},
+	"docs/schedules.md#Schedules":           {file: "durable/durabletest/readme_schedules_test.go", fn: "TestNightlyReport"},
+	"docs/schedules.md#Pausing an instance": {file: "durable/durabletest/readme_pause_test.go", fn: "TestPauseAnApproval"},
 	"redisprovider/redislog.go:RedisLogger": {file: "docblocks_holders_test.go", fn: "docRedisLogger",
 		compileOnly: "it sets go-redis's process-wide logger, which a test cannot restore"},
 	"durable/durabletest/backend.go:Each": {file: "durable/docblocks_test.go", fn: "TestDocDurabletestEach"},
@@ -201,7 +197,7 @@ func docBlockPattern(block string) *regexp.Regexp {
 	return regexp.MustCompile(strings.Join(parts, "(?s:.*?)"))
 }
 
-// readDocBlocks returns every Go block of docReadmes and every code block
+// readDocBlocks returns every Go block of the Markdown files and every code block
 // in the doc comments of docPackages.
 func readDocBlocks(t *testing.T) []docBlock {
 	t.Helper()
@@ -214,7 +210,7 @@ func readDocBlocks(t *testing.T) []docBlock {
 		}
 		blocks = append(blocks, docBlock{key: key, text: text})
 	}
-	for _, name := range docReadmes {
+	for _, name := range repoMarkdownFiles(t) {
 		src, err := os.ReadFile(filepath.FromSlash(name))
 		if err != nil {
 			t.Fatal(err)

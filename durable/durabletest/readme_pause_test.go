@@ -7,8 +7,8 @@ import (
 	"github.com/duroxide-go/duroxide-redis/durable/durabletest"
 )
 
-// The README's "Pausing an instance" test, verbatim (the repository root's
-// docblocks_test.go checks it).
+// The "Pausing an instance" test of docs/schedules.md, verbatim (the
+// repository root's docblocks_test.go checks it).
 
 func TestPauseAnApproval(t *testing.T) {
 	t.Parallel()

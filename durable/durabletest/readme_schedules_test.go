@@ -8,8 +8,9 @@ import (
 	"github.com/duroxide-go/duroxide-redis/durable/durabletest"
 )
 
-// The README's "Schedules" test, verbatim (the repository root's
-// docblocks_test.go checks it).
+// The "Schedules" test of docs/schedules.md, verbatim, and the README's
+// "Schedules" excerpt of it (the repository root's docblocks_test.go checks
+// both).
 
 func TestNightlyReport(t *testing.T) {
 	t.Parallel()

@@ -10,7 +10,7 @@ import (
 // with outcome "started" and returns their instance ids, oldest nominal
 // time first. Time skips while it waits (as Wait), to each schedule's next
 // due time when nothing else can run, so a daily schedule's firings come at
-// once (the README's "Schedules" shows it). It fails the test if they do
+// once (docs/schedules.md's "Schedules" shows it). It fails the test if they do
 // not come within DefaultWaitTimeout.
 func (e *Env) WaitForFirings(t testing.TB, schedule string, n int) []string {
 	t.Helper()
