@@ -113,8 +113,9 @@ end
 -- apply_metadata creates or updates the instance record from an ack's
 -- metadata. Returns the record's cur, ist, created and parent afterwards
 -- (what reindex_status files it by), or false when it has none: an ack
--- without orchestration name cannot create one. The result's field created
--- says this call made the record, moved that it changed cur.
+-- without orchestration name cannot create one. Its fifth and sixth values
+-- are the KV flags kv0 and kvd0 (V.commit); its field created says this
+-- call made the record, moved that it changed cur.
 --
 -- A record is created with its incarnation 'inc', new in the namespace's
 -- sequence, so a lazy fetch's cursor tells an instance created again after
@@ -123,14 +124,15 @@ end
 function I.apply_metadata(inst, eid, name, ver, parent, now, inc)
   local ik = K.inst(inst)
   -- every record is created with 'cur' (and only ever deleted whole)
-  local r = redis.call('HMGET', ik, 'cur', 'ist', 'created', 'parent')
+  local r = redis.call('HMGET', ik, 'cur', 'ist', 'created', 'parent', 'kv0', 'kvd0')
   if not r[1] then
     if name == '' then return false end
     inc = inc or U.id(redis.call('INCR', K.seq()))
-    redis.call('HSET', ik, 'name', name, 'ver', ver, 'cur', eid, 'created', now, 'updated', now, 'inc', inc)
+    redis.call('HSET', ik, 'name', name, 'ver', ver, 'cur', eid, 'created', now, 'updated', now, 'inc', inc,
+      'kv0', '1', 'kvd0', '1')
     redis.call('ZADD', K.ilist(), now, inst)
     I.unnote(inst)
-    r = { eid, false, now, false, created = true }
+    r = { eid, false, now, false, '1', '1', created = true }
   else
     local upd = { 'updated', now }
     if name ~= '' then upd[#upd + 1] = 'name'; upd[#upd + 1] = name end

@@ -22,7 +22,8 @@ function V.apply(inst, op, key, value, ts)
   end
 end
 
--- merge folds the delta into the store and empties it (terminal ack).
+-- merge folds the delta into the store and empties it (terminal ack). It
+-- reports whether the delta had entries.
 function V.merge(inst)
   local d, s = K.kvdelta(inst), K.kv(inst)
   local e = redis.call('HGETALL', d)
@@ -34,6 +35,28 @@ function V.merge(inst)
     end
   end
   redis.call('DEL', d)
+  return #e > 0
+end
+
+-- commit applies an ack's KV operations ops (O.commit_args) to inst, whose
+-- record rec (I.apply_metadata) says in kv0 and kvd0 whether store and
+-- delta have been empty since it was made, and merges the delta when the
+-- execution ends (terminal). A record made with both flags set spares
+-- instances that never use KV a read of the store at every fetch (O.take)
+-- and of the delta at their end; the first operation clears kvd0, the first
+-- merge of entries kv0. A record made before the flags has neither, and is
+-- read as before.
+function V.commit(inst, rec, ops, terminal)
+  if #ops > 0 and rec[6] then
+    redis.call('HDEL', K.inst(inst), 'kvd0')
+    rec[6] = false
+  end
+  for _, op in ipairs(ops) do
+    V.apply(inst, op[1], op[2], op[3], op[4])
+  end
+  if terminal and not rec[6] and V.merge(inst) and rec[5] then
+    redis.call('HDEL', K.inst(inst), 'kv0')
+  end
 end
 
 -- value returns the live entry of key (delta over store), or false.

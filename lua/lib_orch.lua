@@ -85,22 +85,27 @@ function O.compatible(ver, enc)
   return false
 end
 
+-- RECORD lists the fields of an instance record a fetch reads: name, ver,
+-- cur, inc, created, and kv0 ('1' while the KV store is known empty).
+O.RECORD = { 'name', 'ver', 'cur', 'inc', 'created', 'kv0' }
+
 -- partition is the pinned version of the instance's current execution, the
 -- ready partition it belongs to ('' when unpinned or unknown), and whether
 -- the instance is paused: the flag rides on the record read that finds the
 -- execution, so filing an instance costs no command more for it. The third
--- result is what O.take reads of the record (name, ver, cur, inc, created)
--- and of the execution (max, false without one), read with the same two
--- commands: a take of the instance kept aside (O.keep) reads neither again.
--- norec says the caller saw that the instance has no record: nothing is read.
+-- result is what O.take reads of the record (O.RECORD) and of the execution
+-- (field max: its max, false without one), read with the same two commands:
+-- a take of the instance kept aside (O.keep) reads neither again. norec says
+-- the caller saw that the instance has no record: nothing is read.
 function O.partition(inst, norec)
-  if norec then return '', false, { false, false, false, false, false, false } end
-  local r = redis.call('HMGET', K.inst(inst), 'name', 'ver', 'cur', 'inc', 'created', 'pz')
-  local paused = r[6] ~= false
-  local rec = { r[1], r[2], r[3], r[4], r[5], false }
-  if not r[3] then return '', paused, rec end
-  local e = redis.call('HMGET', K.exec(inst, r[3]), 'pin', 'max')
-  rec[6] = e[2]
+  if norec then return '', false, { false, false, false, false, false, false, max = false } end
+  local r = redis.call('HMGET', K.inst(inst), 'pz', unpack(O.RECORD))
+  local paused = r[1] ~= false
+  local rec = { unpack(r, 2) }
+  rec.max = false
+  if not rec[3] then return '', paused, rec end
+  local e = redis.call('HMGET', K.exec(inst, rec[3]), 'pin', 'max')
+  rec.max = e[2]
   return e[1] or '', paused, rec
 end
 
@@ -214,20 +219,22 @@ end
 -- make_ready makes an unlocked instance fetchable at position order (the
 -- seq of its oldest visible message): offered to its sticky owner first
 -- when it has one, else ready in the partition of its pinned version (or
--- kept aside, see O.keep). extra as for O.file_ready; vis (optional) is the
--- visible messages as O.take reads them, which a take of the kept instance
--- then uses; norec says the instance has no record (O.partition).
-local function make_ready(inst, order, now, extra, vis, norec)
-  local ver, paused, rec = O.partition(inst, norec)
+-- kept aside, see O.keep). Optional, in opt: extra as for O.file_ready;
+-- vis, the visible messages as O.take reads them, which a take of the kept
+-- instance then uses; norec, the caller saw the instance has no record
+-- (O.partition); sk, the sticky record as the caller read it (T.offer).
+local function make_ready(inst, order, now, opt)
+  local extra = opt.extra
+  local ver, paused, rec = O.partition(inst, opt.norec)
   if paused then
     -- held: indexed nowhere and nobody woken; resuming files it again
     redis.call('HSET', K.om(inst), 'st', 'z', unpack(extra or {}))
     return
   end
-  if T.offer(inst, ver, order, extra, now) then return end
+  if T.offer(inst, ver, order, extra, now, opt.sk) then return end
   local a = U.aside('o')
   if a.on and not a.kept then
-    a.kept = { inst = inst, ver = ver, order = tonumber(order), rec = rec, vis = vis }
+    a.kept = { inst = inst, ver = ver, order = tonumber(order), rec = rec, vis = opt.vis }
     if extra then redis.call('HSET', K.om(inst), unpack(extra)) end
     return
   end
@@ -260,7 +267,7 @@ local function file_instance(inst, now)
     local n = tonumber(vis[i])
     if n < order then order = n end
   end
-  make_ready(inst, order, now, nil, vis)
+  make_ready(inst, order, now, { vis = vis })
   return true
 end
 
@@ -288,11 +295,12 @@ local QUEUED = '{"QueueMessage":'
 function O.enqueue(inst, json, vis, now)
   local seq = U.id(redis.call('INCR', K.seq()))
   local om = K.om(inst)
-  local st = kept_state(inst)
+  local st, sk = kept_state(inst), nil
   if st then
     O.kept().vis = nil -- one more message: the take reads them
   else
-    st = redis.call('HGET', om, 'st')
+    local r = redis.call('HMGET', om, 'st', 'sk')
+    st, sk = r[1], r[2]
   end
   -- the body goes with the new state when the instance gets one
   local body = { 'm' .. seq, json }
@@ -307,7 +315,7 @@ function O.enqueue(inst, json, vis, now)
   if c ~= 'l' and c ~= 'r' and c ~= 's' and c ~= 'p' and c ~= 'z' then
     if vis <= now then
       O.unindex(inst, st)
-      return make_ready(inst, seq, now, body, nil, norec)
+      return make_ready(inst, seq, now, { extra = body, norec = norec, sk = sk })
     end
     if not st or vis < tonumber(redis.call('ZSCORE', K.odelay(), inst)) then
       return make_delayed(inst, vis, now, body)
@@ -609,10 +617,10 @@ function O.take(inst, ver, token, lock_ms, now, dropped, lazy)
     -- in no index (pick counted it as a partition of its own, now empty),
     -- and its record, execution and messages were read when it was kept
     U.aside('o').kept, left, rec, vis = false, false, k.rec, k.vis
-    if rec[3] then max = rec[6] end
+    if rec[3] then max = rec.max end
   else
     left = O.unindex(inst, 'r' .. ver)
-    rec = redis.call('HMGET', K.inst(inst), 'name', 'ver', 'cur', 'inc', 'created')
+    rec = redis.call('HMGET', K.inst(inst), unpack(O.RECORD))
   end
   local om = K.om(inst)
   -- without a record, the latest execution, as Read sees it; without one
@@ -652,8 +660,10 @@ function O.take(inst, ver, token, lock_ms, now, dropped, lazy)
   for i, seq in ipairs(seqs) do msgs[i] = body[seq] end
   redis.call('HSET', K.otoks(), token, inst)
   U.schedule(K.ogate(), K.olocked(), untl, inst)
-  return { 1, inst, handed_out(token, inst), attempts, rec[1], rec[2], cur, msgs, history,
-    redis.call('HGETALL', K.kv(inst)) }, left
+  -- kv0: the store has been empty since the record was made (see V.merge)
+  local kv = {}
+  if rec[6] ~= '1' then kv = redis.call('HGETALL', K.kv(inst)) end
+  return { 1, inst, handed_out(token, inst), attempts, rec[1], rec[2], cur, msgs, history, kv }, left
 end
 
 -- commit_args reads the commit of ack_orchestration_item's ARGV (everything
@@ -720,10 +730,7 @@ function O.commit(token, c, now)
   O.send(c.outbox)
   if rec then
     I.set_custom_status(inst, c.cs_mode, c.cs_value)
-    for _, op in ipairs(c.kvops) do
-      V.apply(inst, op[1], op[2], op[3], op[4])
-    end
-    if I.TERMINAL[c.status] then V.merge(inst) end
+    V.commit(inst, rec, c.kvops, I.TERMINAL[c.status])
     I.reindex_status(inst, rec, c.eid, c.status, now, known, fresh)
   end
   local gone = O.drop_tagged(inst, tg)

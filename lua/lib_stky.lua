@@ -45,10 +45,11 @@ end
 -- offer offers inst, fetchable now at order in partition ver, to its sticky
 -- owner when it has one (extra as for O's make_ready) and reports whether
 -- it did. An expired record is deleted. Fetchers of the partition are told
--- when the offer ends, as of any due time.
-function T.offer(inst, ver, order, extra, now)
+-- when the offer ends, as of any due time. sk is the record as the caller
+-- read it (false: none), nil to read it here.
+function T.offer(inst, ver, order, extra, now, sk)
   local om = K.om(inst)
-  local sk = redis.call('HGET', om, 'sk')
+  if sk == nil then sk = redis.call('HGET', om, 'sk') end
   if not sk then return false end
   local untl, wait, owner = parse(sk)
   if untl <= now then

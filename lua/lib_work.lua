@@ -26,7 +26,8 @@ W.MAINTAIN_BATCH = 100
 -- not queued and nobody told, but considered by the fetch (W.pick) with the
 -- head of its queue and taken when it is the oldest, as in a sequence, where
 -- each turn schedules the one activity its parked worker runs. W.flush
--- queues it when the fetch took something else.
+-- queues it when the fetch took something else. The kept record (U.aside)
+-- holds its seq, queue q and, when enqueued in this call, its json j.
 
 -- keep makes W.ready keep aside the next plain item it would queue.
 function W.keep()
@@ -107,6 +108,8 @@ function W.enqueue(json, q, sid, inst, e, a, now)
   end
   redis.call('ZADD', K.wact(inst), '0', e .. ':' .. a .. ':' .. seq)
   W.ready(seq, q, sid, now)
+  local k = W.kept()
+  if k and k.seq == seq then k.j = json end -- what W.take would read back
   return seq
 end
 
@@ -292,7 +295,13 @@ end
 -- take locks the picked item for the client's nonce, claiming its session
 -- for owner.
 function W.take(seq, sid, owner, nonce, lock_ms, session_ms, now)
-  local r = redis.call('HMGET', K.witem(seq), 'q', 'j', 'n')
+  local k = W.kept()
+  local r
+  if k and k.seq == seq and k.j then
+    r = { k.q, k.j, '0' } -- enqueued in this call, never fetched
+  else
+    r = redis.call('HMGET', K.witem(seq), 'q', 'j', 'n')
+  end
   local q = r[1]
   if sid then S.claim(sid, owner, session_ms, now) end
   W.unready(seq, q, sid, now)
