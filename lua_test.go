@@ -168,7 +168,7 @@ return { plain[2], before, session[2], sessionReads - before }`, "work", "sess",
 	}
 }
 
-// TestWorkerKeepsAsideTheFirstItemItReadies checks W.keep, the keeping aside
+// TestWorkerKeepsAsideTheFirstItemItReadies checks U.keep for the worker queue, the keeping aside
 // of the first activity a turn's ack-and-fetch schedules for the worker its
 // script fetches for: the fetch takes the oldest item, kept or queued, and
 // says whether more is left; the item not taken is queued by W.flush; an
@@ -186,7 +186,7 @@ local function fetch(nonce)
 end
 local out = {}
 -- kept older than the one queued after it
-W.keep()
+U.keep('w')
 W.enqueue('A', 'd', false, 'i', '1', '1', now)
 W.enqueue('B', 'd', false, 'i', '1', '2', now)
 out[#out + 1] = fetch('n1')
@@ -194,13 +194,13 @@ W.flush()
 out[#out + 1] = fetch('n2')
 -- an older item queued before the kept one is taken first
 W.enqueue('C', 'd', false, 'i', '1', '3', now)
-W.keep()
+U.keep('w')
 W.enqueue('D', 'd', false, 'i', '1', '4', now)
 out[#out + 1] = fetch('n3')
 W.flush()
 out[#out + 1] = fetch('n4')
 -- deleted while kept: nothing to take, nothing queued
-W.keep()
+U.keep('w')
 W.enqueue('E', 'd', false, 'i', '1', '5', now)
 W.cancel('i', '1', '5', now)
 out[#out + 1] = fetch('n5')

@@ -15,21 +15,21 @@
 --          ack_orchestration_item's error (nothing fetched)
 --
 -- The instance the turn releases with messages left (or another the turn
--- makes ready first) is kept aside for the fetch (O.keep), not filed and
+-- makes ready first) is kept aside for the fetch (U.keep), not filed and
 -- taken out again; with 'w', so is the first activity it schedules for the
--- worker's fetch (W.keep).
+-- worker's fetch (U.keep).
 local token, lock_ms, enc, fid, lazy, owner = O.fetch_args()
 local ack_token, c = U.arg(), O.commit_args()
 local also = U.arg()
 local now = U.now()
-O.keep()
-if also == 'w' then W.keep() end
+U.keep('o')
+if also == 'w' then U.keep('w') end
 local err = O.commit(ack_token, c, now)
 if err then return err end
 local res = O.fetch(token, lock_ms, enc, fid, lazy, now, U.KEEP, owner)
 O.flush()
 if also ~= 'w' then return res end
-if not U.readied('w') and not W.kept() then return { res, false } end
+if not U.readied('w') and not U.kept('w') then return { res, false } end
 local wtoken, wlock_ms, wowner, wsession_ms, queues = W.fetch_args()
 local wres = W.fetch(wtoken, wlock_ms, wowner, wsession_ms, queues, now, U.KEEP)
 W.flush()

@@ -95,7 +95,7 @@ O.RECORD = { 'name', 'ver', 'cur', 'inc', 'created', 'kv0' }
 -- execution, so filing an instance costs no command more for it. The third
 -- result is what O.take reads of the record (O.RECORD) and of the execution
 -- (field max: its max, false without one), read with the same two commands:
--- a take of the instance kept aside (O.keep) reads neither again. norec says
+-- a take of the instance kept aside (U.keep) reads neither again. norec says
 -- the caller saw that the instance has no record: nothing is read.
 function O.partition(inst, norec)
   if norec then return '', false, { false, false, false, false, false, false, max = false } end
@@ -176,25 +176,20 @@ function O.file_ready(inst, ver, order, st, extra)
 end
 
 -- A script that fetches right after an ack (the ack_fetch scripts) keeps
--- aside the first instance the ack makes ready for everyone (O.keep): it is
+-- aside the first instance the ack makes ready for everyone (U.keep): it is
 -- filed nowhere and nobody is woken for it, but the fetch considers it with
 -- the ready partitions (O.pick) and takes it when it is the oldest, as it
 -- usually is (the instance a turn just released, the one an activity's
 -- completion readied). That saves filing it, waking for it and taking it
 -- out again. O.flush files it, as make_ready would have, when the fetch
 -- took something else; both scripts call it before they return. The kept
--- record (U.aside) holds inst, ver, order and vis as make_ready got them and
--- rec as O.partition read it.
-
--- keep makes make_ready keep aside the next instance it would file ready.
-function O.keep()
-  U.aside('o').on = true
-end
+-- entry (U.kept('o')) holds inst, ver, order and vis as make_ready got them
+-- and rec as O.partition read it.
 
 -- kept_state returns the index state inst has while kept aside ('r' and
 -- its partition, as once filed), or nil.
 local function kept_state(inst)
-  local k = U.aside('o').kept
+  local k = U.kept('o')
   if k and k.inst == inst then return 'r' .. k.ver end
 end
 
@@ -203,23 +198,16 @@ function O.is_kept(inst)
   return kept_state(inst) ~= nil
 end
 
--- kept returns the instance kept aside (false: none).
-function O.kept()
-  return U.aside('o').kept
-end
-
 -- flush files the instance kept aside, if the fetch did not take it.
 function O.flush()
-  local a = U.aside('o')
-  local k = a.kept
-  a.on, a.kept = false, false
+  local k = U.unkeep('o')
   if k then O.file_ready(k.inst, k.ver, k.order, 'r' .. k.ver) end
 end
 
 -- make_ready makes an unlocked instance fetchable at position order (the
 -- seq of its oldest visible message): offered to its sticky owner first
 -- when it has one, else ready in the partition of its pinned version (or
--- kept aside, see O.keep). Optional, in opt: extra as for O.file_ready;
+-- kept aside, see U.keep). Optional, in opt: extra as for O.file_ready;
 -- vis, the visible messages as O.take reads them, which a take of the kept
 -- instance then uses; norec, the caller saw the instance has no record
 -- (O.partition); sk, the sticky record as the caller read it (T.offer).
@@ -232,9 +220,7 @@ local function make_ready(inst, order, now, opt)
     return
   end
   if T.offer(inst, ver, order, extra, now, opt.sk) then return end
-  local a = U.aside('o')
-  if a.on and not a.kept then
-    a.kept = { inst = inst, ver = ver, order = tonumber(order), rec = rec, vis = opt.vis }
+  if U.put_aside('o', { inst = inst, ver = ver, order = tonumber(order), rec = rec, vis = opt.vis }) then
     if extra then redis.call('HSET', K.om(inst), unpack(extra)) end
     return
   end
@@ -297,7 +283,7 @@ function O.enqueue(inst, json, vis, now)
   local om = K.om(inst)
   local st, sk = kept_state(inst), nil
   if st then
-    O.kept().vis = nil -- one more message: the take reads them
+    U.kept('o').vis = nil -- one more message: the take reads them
   else
     local r = redis.call('HMGET', om, 'st', 'sk')
     st, sk = r[1], r[2]
@@ -494,7 +480,7 @@ function O.pick(enc)
     if O.compatible(ver, enc) then consider(ver) end
   end
   -- the kept instance counts as one more ready partition (see O.take)
-  local k = O.kept()
+  local k = U.kept('o')
   if k and ((k.ver == '' and enc ~= '') or (k.ver ~= '' and O.compatible(k.ver, enc))) then
     offer(k.inst, k.ver, k.order)
   end
@@ -612,11 +598,12 @@ end
 -- (history_of, incarnation).
 function O.take(inst, ver, token, lock_ms, now, dropped, lazy)
   local left, rec, max, vis
-  local k = O.kept()
+  local k = U.kept('o')
   if k and k.inst == inst then
     -- in no index (pick counted it as a partition of its own, now empty),
     -- and its record, execution and messages were read when it was kept
-    U.aside('o').kept, left, rec, vis = false, false, k.rec, k.vis
+    U.drop_aside('o')
+    left, rec, vis = false, k.rec, k.vis
     if rec[3] then max = rec.max end
   else
     left = O.unindex(inst, 'r' .. ver)

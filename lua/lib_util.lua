@@ -118,13 +118,51 @@ function U.memo(name, read)
   return v
 end
 
--- aside returns this call's record, for queue q ('o', 'w'), of what is kept
--- aside for the fetch that follows an ack (O.keep, W.keep): on, and the kept
--- entry (false: none). A memo, because a function library keeps its locals
--- from call to call and U.reset forgets memos: a call that fails half way
--- leaves nothing on for the next.
-function U.aside(q)
+-- Keeping aside, per queue q ('o', 'w'): a script that fetches right after
+-- an ack turns it on (U.keep) so that the first entry its ack would make
+-- ready is kept for that fetch instead (U.put_aside; lib_orch's make_ready,
+-- lib_work's W.ready), and files it if the fetch did not take it
+-- (U.unkeep, then O.flush / W.flush).
+
+-- aside returns this call's record of keeping for queue q: on, and the
+-- kept entry (false: none). A memo, because a function library keeps its
+-- locals from call to call and U.reset forgets memos: a call that fails
+-- half way leaves nothing on for the next.
+local function aside(q)
   return U.memo('aside' .. q, function() return { on = false, kept = false } end)
+end
+
+-- keep turns keeping aside on for queue q.
+function U.keep(q)
+  aside(q).on = true
+end
+
+-- kept returns the entry kept aside for queue q (false: none).
+function U.kept(q)
+  return aside(q).kept
+end
+
+-- put_aside keeps entry when keeping is on for q and nothing is kept yet,
+-- and reports whether it did.
+function U.put_aside(q, entry)
+  local a = aside(q)
+  if not a.on or a.kept then return false end
+  a.kept = entry
+  return true
+end
+
+-- drop_aside forgets the entry kept for q: taken, or deleted.
+function U.drop_aside(q)
+  aside(q).kept = false
+end
+
+-- unkeep turns keeping off for q and returns the entry still kept (false:
+-- none), which the caller files.
+function U.unkeep(q)
+  local a = aside(q)
+  local k = a.kept
+  a.on, a.kept = false, false
+  return k
 end
 
 -- forget drops the value U.memo holds under name.

@@ -22,28 +22,17 @@ W.MAINTAIN_BATCH = 100
 
 -- A turn's ack that fetches for a worker parked in its process (the
 -- ack_fetch_orchestration_item script with 'w') keeps aside the first plain
--- item it makes ready (W.keep), as lib_orch's O.keep does for instances:
+-- item it makes ready (U.keep), as lib_orch does for instances:
 -- not queued and nobody told, but considered by the fetch (W.pick) with the
 -- head of its queue and taken when it is the oldest, as in a sequence, where
 -- each turn schedules the one activity its parked worker runs. W.flush
--- queues it when the fetch took something else. The kept record (U.aside)
--- holds its seq, queue q and, when enqueued in this call, its json j.
-
--- keep makes W.ready keep aside the next plain item it would queue.
-function W.keep()
-  U.aside('w').on = true
-end
-
--- kept returns the item kept aside (false: none).
-function W.kept()
-  return U.aside('w').kept
-end
+-- queues it when the fetch took something else. The kept entry
+-- (U.kept('w')) holds its seq, queue q and, when enqueued in this call, its
+-- json j.
 
 -- flush queues the item kept aside, if the fetch did not take it.
 function W.flush()
-  local a = U.aside('w')
-  local k = a.kept
-  a.on, a.kept = false, false
+  local k = U.unkeep('w')
   if k then
     redis.call('ZADD', K.wq(k.q), k.seq, k.seq)
     W.tell(k.q)
@@ -51,7 +40,7 @@ function W.flush()
 end
 
 -- ready offers an item to the fetchers that may take it (its state field
--- says 'r' already), or keeps it aside (W.keep).
+-- says 'r' already), or keeps it aside (U.keep).
 function W.ready(seq, q, sid, now)
   if sid then
     redis.call('ZADD', K.squeue(q, sid), seq, seq)
@@ -60,11 +49,7 @@ function W.ready(seq, q, sid, now)
     S.sync(sid, { q, '*' }, now)
     return
   end
-  local a = U.aside('w')
-  if a.on and not a.kept then
-    a.kept = { seq = seq, q = q }
-    return
-  end
+  if U.put_aside('w', { seq = seq, q = q }) then return end
   redis.call('ZADD', K.wq(q), seq, seq)
   W.tell(q)
 end
@@ -89,9 +74,9 @@ function W.unready(seq, q, sid, now)
     S.sync(sid, { q, '*' }, now)
     return
   end
-  local k = W.kept()
+  local k = U.kept('w')
   if k and k.seq == seq then
-    U.aside('w').kept = false
+    U.drop_aside('w')
     return
   end
   redis.call('ZREM', K.wq(q), seq)
@@ -108,7 +93,7 @@ function W.enqueue(json, q, sid, inst, e, a, now)
   end
   redis.call('ZADD', K.wact(inst), '0', e .. ':' .. a .. ':' .. seq)
   W.ready(seq, q, sid, now)
-  local k = W.kept()
+  local k = U.kept('w')
   if k and k.seq == seq then k.j = json end -- what W.take would read back
   return seq
 end
@@ -267,7 +252,7 @@ end
 -- entries, up to 2, its index had (c.seen) and the first (c.first).
 function W.pick(classes)
   local bestseq, bestsid, bestorder
-  local k = W.kept()
+  local k = U.kept('w')
   for _, c in ipairs(classes) do
     local r = {}
     if c[1] then r = redis.call('ZRANGE', c[1], '0', '1', 'WITHSCORES') end
@@ -295,7 +280,7 @@ end
 -- take locks the picked item for the client's nonce, claiming its session
 -- for owner.
 function W.take(seq, sid, owner, nonce, lock_ms, session_ms, now)
-  local k = W.kept()
+  local k = U.kept('w')
   local r
   if k and k.seq == seq and k.j then
     r = { k.q, k.j, '0' } -- enqueued in this call, never fetched

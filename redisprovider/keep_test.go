@@ -13,7 +13,7 @@ import (
 )
 
 // An ack-and-fetch keeps aside the instance its ack makes ready instead of
-// filing it (lua/lib_orch.lua, O.keep): its fetch still takes the instance
+// filing it (U.keep, lua/lib_util.lua): its fetch still takes the instance
 // with the oldest visible message, whether that is the kept one or one
 // already ready, and the one not taken is fetched next. The kept instance
 // is the one the turn released with a message that arrived meanwhile, or an
