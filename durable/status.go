@@ -68,8 +68,9 @@ type OrchestrationStatus struct {
 	FailureCause string
 	// Paused: a StatusRunning instance is paused (Client.PauseInstance): no
 	// turn of it runs until it is resumed. Pausing is not a status of
-	// duroxide's; it is read apart, on a provider that pauses
-	// (duroxide.InstancePauser).
+	// duroxide's; it is read on a provider that pauses
+	// (duroxide.InstancePauser), with the instance record when the
+	// provider reports it there (duroxide.InstanceInfo.Pause).
 	Paused bool
 }
 
