@@ -148,21 +148,72 @@ func (c *Client) CancelInstance(ctx context.Context, instance, reason string, op
 	return c.enqueue(ctx, op, duroxide.CancelInstance{Instance: instance, Reason: reason}, duroxide.RequirePresent, opts)
 }
 
-// Status reads the instance's status from its latest execution's history.
-// An instance without history whose start a runtime handed back is
-// StatusPending with the reason in Pending (on a provider that keeps such
-// notes, duroxide.PendingStartNoter); a poison failure the runtime could
-// name the cause of has it in FailureCause; a running instance that is
-// paused has Paused set.
+// Status reads the instance's status. On a provider with management calls
+// it reads the instance record first (GetInstanceInfo), which on a provider
+// that reports it (InstanceInfo.Pause) carries the pause flag too: a running
+// instance costs that read and the custom status's, a completed one the
+// same, its output being the record's; a failed one also reads its latest
+// execution's history, for the failure details. Without management calls,
+// or for an instance without record, the status is read from the latest
+// execution's history. An instance without history whose start a runtime
+// handed back is StatusPending with the reason in Pending (on a provider
+// that keeps such notes, duroxide.PendingStartNoter); a poison failure the
+// runtime could name the cause of has it in FailureCause; a running
+// instance that is paused has Paused set.
 func (c *Client) Status(ctx context.Context, instance string) (OrchestrationStatus, error) {
+	a := c.p.Admin()
+	if a == nil {
+		return c.statusFromHistory(ctx, instance, nil)
+	}
+	info, err := a.GetInstanceInfo(ctx, instance)
+	if errors.Is(err, duroxide.ErrNotFound) {
+		// no record: a start not run yet (maybe pending), or a history
+		// stored without one
+		return c.statusFromHistory(ctx, instance, nil)
+	}
+	if err != nil {
+		return OrchestrationStatus{}, err
+	}
+	var st OrchestrationStatus
+	switch info.Status {
+	case "Running", "ContinuedAsNew": // the next execution not started yet: running
+		st.Status = StatusRunning
+		c.readCustomStatus(ctx, instance, &st)
+		if info.Pause != nil {
+			st.Paused = info.Pause.Paused
+			return st, nil
+		}
+		st.Paused, err = c.pausedFlag(ctx, instance)
+		return st, err
+	case "Completed":
+		if info.Output != nil { // the output of its OrchestrationCompleted event
+			st.Status, st.Output = StatusCompleted, *info.Output
+			c.readCustomStatus(ctx, instance, &st)
+			return st, nil
+		}
+	}
+	return c.statusFromHistory(ctx, instance, &info)
+}
+
+// statusFromHistory is Status read from the latest execution's history;
+// info is the instance record when the caller read it (failureCause's
+// source), nil otherwise.
+func (c *Client) statusFromHistory(ctx context.Context, instance string, info *duroxide.InstanceInfo) (OrchestrationStatus, error) {
 	hist, err := c.p.Read(ctx, instance)
 	if err != nil {
 		return OrchestrationStatus{}, err
 	}
 	var st OrchestrationStatus
-	if cs, err := c.p.GetCustomStatus(ctx, instance, 0); err == nil && cs != nil {
-		st.CustomStatus, st.CustomStatusVersion = cs.Status, cs.Version
+	if len(hist) == 0 {
+		// No history: a start a runtime handed back is pending, with its
+		// reason, rather than not found. No custom status to read: only a
+		// turn's commit sets one.
+		if st.Pending, err = c.pendingStart(ctx, instance); st.Pending != nil {
+			st.Status = StatusPending
+		}
+		return st, err
 	}
+	c.readCustomStatus(ctx, instance, &st)
 	for i := len(hist) - 1; i >= 0; i-- {
 		switch k := hist[i].Kind.(type) {
 		case duroxide.OrchestrationCompletedEvent:
@@ -171,21 +222,21 @@ func (c *Client) Status(ctx context.Context, instance string) (OrchestrationStat
 		case duroxide.OrchestrationFailedEvent:
 			d := k.Details
 			st.Status, st.Failure = StatusFailed, &d
-			st.FailureCause, err = c.failureCause(ctx, instance, d)
+			st.FailureCause, err = c.failureCause(ctx, instance, d, info)
 			return st, err
 		}
 	}
-	if len(hist) > 0 {
-		st.Status = StatusRunning
-		st.Paused, err = c.pausedFlag(ctx, instance)
-		return st, err
-	}
-	// No history: a start a runtime handed back is pending, with its
-	// reason, rather than not found.
-	if st.Pending, err = c.pendingStart(ctx, instance); st.Pending != nil {
-		st.Status = StatusPending
-	}
+	st.Status = StatusRunning
+	st.Paused, err = c.pausedFlag(ctx, instance)
 	return st, err
+}
+
+// readCustomStatus sets the custom status of st, left unset when it cannot
+// be read: the status is what the caller asked for.
+func (c *Client) readCustomStatus(ctx context.Context, instance string, st *OrchestrationStatus) {
+	if cs, err := c.p.GetCustomStatus(ctx, instance, 0); err == nil && cs != nil {
+		st.CustomStatus, st.CustomStatusVersion = cs.Status, cs.Version
+	}
 }
 
 // Poll backoff of the wait calls: status reads, not a busy loop.

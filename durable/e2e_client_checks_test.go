@@ -97,8 +97,8 @@ func TestE2EClientSignalsOfAnUnknownInstanceFail(t *testing.T) {
 
 // lossyProvider applies the first checked enqueues and then reports them
 // lost (a retryable error, as when the reply of an applied call is lost),
-// and fails the first reads of status with a retryable error (Redis
-// restarting).
+// and fails the first reads of status (history, record, custom status)
+// with a retryable error (Redis restarting).
 type lossyProvider struct {
 	duroxide.Provider
 	checked      duroxide.CheckedEnqueuer
@@ -121,6 +121,24 @@ func (l *lossyProvider) Read(ctx context.Context, instance string) ([]duroxide.E
 		return nil, duroxide.Retryable("read", "dial tcp: connection refused")
 	}
 	return l.Provider.Read(ctx, instance)
+}
+
+// Admin fails the first reads of the instance record as Read does: Status
+// reads the record first.
+func (l *lossyProvider) Admin() duroxide.ProviderAdmin {
+	return lossyAdmin{ProviderAdmin: l.Provider.Admin(), l: l}
+}
+
+type lossyAdmin struct {
+	duroxide.ProviderAdmin
+	l *lossyProvider
+}
+
+func (a lossyAdmin) GetInstanceInfo(ctx context.Context, instance string) (duroxide.InstanceInfo, error) {
+	if a.l.failedReads.Add(-1) >= 0 {
+		return duroxide.InstanceInfo{}, duroxide.Retryable("get_instance_info", "dial tcp: connection refused")
+	}
+	return a.ProviderAdmin.GetInstanceInfo(ctx, instance)
 }
 
 func (l *lossyProvider) GetCustomStatus(ctx context.Context, instance string, v uint64) (*duroxide.CustomStatus, error) {

@@ -68,8 +68,9 @@ type OrchestrationStatus struct {
 	FailureCause string
 	// Paused: a StatusRunning instance is paused (Client.PauseInstance): no
 	// turn of it runs until it is resumed. Pausing is not a status of
-	// duroxide's; it is read apart, on a provider that pauses
-	// (duroxide.InstancePauser).
+	// duroxide's; it is read on a provider that pauses
+	// (duroxide.InstancePauser), with the instance record when the
+	// provider reports it there (duroxide.InstanceInfo.Pause).
 	Paused bool
 }
 
@@ -102,18 +103,25 @@ func (c *Client) pendingStart(ctx context.Context, instance string) (*duroxide.P
 
 // failureCause reads back the cause the runtime stored after a poison
 // failure's display message in the execution's output ("" when it named
-// none, or the provider has no management calls).
-func (c *Client) failureCause(ctx context.Context, instance string, d duroxide.ErrorDetails) (string, error) {
+// none, or the provider has no management calls), from info when Status
+// read the record already.
+func (c *Client) failureCause(ctx context.Context, instance string, d duroxide.ErrorDetails, info *duroxide.InstanceInfo) (string, error) {
 	a := c.p.Admin()
 	if d.Poison == nil || a == nil {
 		return "", nil
 	}
-	info, err := a.GetInstanceInfo(ctx, instance) // its current execution's, the one Read returned
-	if errors.Is(err, duroxide.ErrNotFound) {
-		return "", nil // deleted since the history was read
+	if info == nil {
+		read, err := a.GetInstanceInfo(ctx, instance) // its current execution's, the one Read returned
+		if errors.Is(err, duroxide.ErrNotFound) {
+			return "", nil // deleted since the history was read
+		}
+		if err != nil {
+			return "", err
+		}
+		info = &read
 	}
-	if err != nil || info.Output == nil {
-		return "", err
+	if info.Output == nil {
+		return "", nil
 	}
 	cause, _ := strings.CutPrefix(*info.Output, engine.DisplayMessage(d)+poisonCauseSeparator)
 	if cause == *info.Output { // no cause after the message

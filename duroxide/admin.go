@@ -72,6 +72,15 @@ type InstanceInfo struct {
 	CreatedAt            uint64  // ms since epoch (server clock)
 	UpdatedAt            uint64  // ms since epoch (server clock)
 	ParentInstanceID     string  // "" = root
+	// Pause is the instance's pause state (see InstancePauser) read in the
+	// same atomic step as the rest of the record, so a caller that needs
+	// both pays one round trip, and a list of records (InstanceLister)
+	// shows it with no read per row. nil when the provider does not report
+	// it there: ask InstancePauseState, on a provider that pauses. It is an
+	// optional extension of the contract's InstanceInfo; a pointer, so
+	// compare records field by field (or with Pause cleared) rather than
+	// with ==.
+	Pause *PauseState
 }
 
 // ExecutionInfo describes one execution.

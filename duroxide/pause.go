@@ -21,7 +21,8 @@ type PauseState struct {
 // usual, and the instance is held after it. Resuming delivers what was held,
 // in the order it arrived, timers that fired meanwhile included. Pausing
 // neither adds events to the history nor changes the instance's status: the
-// pause state is read apart, with InstancePauseState.
+// pause state is read apart, with InstancePauseState, or with the record
+// (InstanceInfo.Pause) on a provider that reports it there.
 //
 // Pause and resume are idempotent: pausing a paused instance changes nothing
 // and reports false. An instance without record (never started, or whose

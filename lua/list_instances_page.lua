@@ -10,7 +10,8 @@
 --          cursor ('' from the newest, else '<created ms>:<instance>' of the
 --          last entry examined), limit, scan (most entries examined)
 -- Reply    {next cursor ('' when the index is exhausted), {instance, record,
---          instance, record, ...}}, each record as get_instance_info's
+--          instance, record, ...}}, each record as get_instance_info's,
+--          pause state included
 -- Flags    no-writes
 local status, name, prefix, cursor = U.arg(), U.arg(), U.arg(), U.arg()
 local limit, scan = U.num(), U.num()
@@ -43,6 +44,9 @@ while found < limit and examined < scan and pos < card do
     if prefix == '' or string.sub(inst, 1, #prefix) == prefix then
       local info = I.info(inst)
       if info and (name == '' or info[1] == name) then
+        -- the pause state, as get_instance_info adds it
+        info[9] = redis.call('HGET', K.inst(inst), 'pz')
+        info[10] = redis.call('ZCARD', K.oq(inst))
         out[#out + 1], out[#out + 2], found = inst, info, found + 1
         if found == limit then break end
       end

@@ -19,6 +19,7 @@ func admDiscoveryCases() []envCase {
 		{"UnknownInstanceIsNotFound", admUnknown},
 		{"GetInstanceInfo", admInstanceInfo},
 		{"GetInstanceInfoTracksUpdates", admInstanceInfoUpdates},
+		{"GetInstanceInfoPause", admInstanceInfoPause},
 		{"GetExecutionInfo", admExecutionInfo},
 		{"HierarchyChildrenParentTree", admHierarchy},
 		{"GetSystemMetrics", admSystemMetrics},
@@ -189,14 +190,66 @@ func admInstanceInfo(e *env) {
 	info := admInfo(e, "x")
 	want := duroxide.InstanceInfo{InstanceID: "x", OrchestrationName: "Orch", OrchestrationVersion: "1.0.0",
 		CurrentExecutionID: 1, Status: "Running", CreatedAt: info.CreatedAt, UpdatedAt: info.UpdatedAt}
+	pause := info.Pause // optional (GetInstanceInfoPause checks it)
+	info.Pause = nil
 	if info.Output != nil || info != want {
 		e.t.Fatalf("GetInstanceInfo = %+v, want %+v", info, want)
+	}
+	if pause != nil && *pause != (duroxide.PauseState{}) {
+		e.t.Fatalf("GetInstanceInfo of a new instance: pause %+v, want not paused and nothing held", *pause)
 	}
 	admWantTime(e.t, "CreatedAt", info.CreatedAt, before, after)
 	admWantTime(e.t, "UpdatedAt", info.UpdatedAt, before, after)
 	if info.UpdatedAt < info.CreatedAt {
 		e.t.Fatalf("UpdatedAt %d < CreatedAt %d", info.UpdatedAt, info.CreatedAt)
 	}
+}
+
+// admInstanceInfoPause proves the optional InstanceInfo.Pause, on a
+// provider that reports it: in GetInstanceInfo and in ListInstancesPage's
+// records it is what InstancePauseState reads (paused or not, since when,
+// the messages held), before a pause, while paused with messages held and
+// after resume. Without InstancePauser the case is skipped; a provider that
+// leaves Pause nil passes.
+func admInstanceInfoPause(e *env) {
+	p, ok := e.p.(duroxide.InstancePauser)
+	if !ok {
+		e.t.Skip("the provider does not implement duroxide.InstancePauser")
+	}
+	kvStart(e, "x")
+	check := func(when string, paused bool, held uint64) {
+		e.t.Helper()
+		st, err := p.InstancePauseState(e.ctx, "x")
+		if err != nil {
+			e.t.Fatalf("%s: InstancePauseState: %v", when, err)
+		}
+		if st.Paused != paused || st.Held != held {
+			e.t.Fatalf("%s: InstancePauseState = %+v, want paused %v, %d held", when, st, paused, held)
+		}
+		records := []duroxide.InstanceInfo{admInfo(e, "x")}
+		if l, ok := adm(e).(duroxide.InstanceLister); ok {
+			page, _, err := l.ListInstancesPage(e.ctx, duroxide.InstancePageFilter{IDPrefix: "x"}, "", 10)
+			if err != nil || len(page) != 1 {
+				e.t.Fatalf("%s: ListInstancesPage = %+v, %v; want x's record", when, page, err)
+			}
+			records = append(records, page[0])
+		}
+		for _, info := range records {
+			if info.Pause != nil && *info.Pause != st {
+				e.t.Fatalf("%s: record's Pause = %+v, InstancePauseState %+v", when, *info.Pause, st)
+			}
+		}
+	}
+	check("never paused", false, 0)
+	if _, err := p.PauseInstance(e.ctx, "x"); err != nil {
+		e.t.Fatal(err)
+	}
+	e.enqueue(duroxide.ExternalRaised{Instance: "x", Name: "go", Data: `""`}, 0)
+	check("paused, an event held", true, 1)
+	if _, err := p.ResumeInstance(e.ctx, "x"); err != nil {
+		e.t.Fatal(err)
+	}
+	check("resumed", false, 1)
 }
 
 // admInstanceInfoUpdates proves GetInstanceInfo follows later acks: version

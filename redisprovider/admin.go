@@ -139,10 +139,13 @@ const (
 	infoParent
 	infoStatus
 	infoOutput
+	infoPausedSince // nil when not paused
+	infoHeld
 )
 
 // GetInstanceInfo returns an instance record with its current execution's
-// status and output.
+// status and output, and its pause state (InstanceInfo.Pause, what
+// InstancePauseState reads), in one script.
 func (p *Provider) GetInstanceInfo(ctx context.Context, instance string) (duroxide.InstanceInfo, error) {
 	const op = "get_instance_info"
 	if instance == "" {
@@ -174,7 +177,17 @@ func decodeInfo(op, instance string, res any) (duroxide.InstanceInfo, error) {
 	if out, ok := r.str(infoOutput); ok {
 		info.Output = &out
 	}
-	return info, r.err
+	ps := duroxide.PauseState{Held: uint64(r.int(infoHeld))}
+	if s, ok := r.str(infoPausedSince); ok {
+		if err := pausedSince(&ps, op, instance, s); err != nil {
+			return info, err
+		}
+	}
+	if r.err != nil {
+		return info, r.err
+	}
+	info.Pause = &ps
+	return info, nil
 }
 
 // Reply of lua/get_execution_info.lua (nil for an unknown execution).

@@ -68,12 +68,20 @@ func (p *Provider) InstancePauseState(ctx context.Context, instance string) (dur
 	if !ok {
 		return st, nil
 	}
+	if err := pausedSince(&st, op, instance, s); err != nil {
+		return duroxide.PauseState{}, err
+	}
+	return st, nil
+}
+
+// pausedSince marks st paused since the record's field pz, s.
+func pausedSince(st *duroxide.PauseState, op, instance, s string) error {
 	since, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		return duroxide.PauseState{}, undecodable(op, "instance %s: pause time %q", instance, s)
+		return undecodable(op, "instance %s: pause time %q", instance, s)
 	}
 	st.Paused, st.SinceMs = true, since
-	return st, nil
+	return nil
 }
 
 var _ duroxide.InstancePauser = (*Partitioned)(nil)

@@ -96,9 +96,12 @@ func testPauseInstance(ctx context.Context, t *testing.T, p pauserProvider, adva
 		t.Fatal(err)
 	}
 
+	wantPause(ctx, t, p, "i", false, 0) // never paused
+
 	if ok, err := p.PauseInstance(ctx, "i"); err != nil || !ok {
 		t.Fatalf("pause: %v %v, want a change", ok, err)
 	}
+	wantPause(ctx, t, p, "i", true, 0)
 	if ok, err := p.PauseInstance(ctx, "i"); err != nil || ok {
 		t.Fatalf("second pause: %v %v, want no change", ok, err)
 	}
@@ -114,6 +117,7 @@ func testPauseInstance(ctx context.Context, t *testing.T, p pauserProvider, adva
 	if st, err := p.InstancePauseState(ctx, "i"); err != nil || st.Held != 2 {
 		t.Fatalf("pause state %+v %v, want 2 messages held", st, err)
 	}
+	wantPause(ctx, t, p, "i", true, 2)
 	if got := fetch(); got != nil {
 		t.Fatalf("a paused instance was fetched: %v", names(got))
 	}
@@ -128,10 +132,12 @@ func testPauseInstance(ctx context.Context, t *testing.T, p pauserProvider, adva
 	if st, err := p.InstancePauseState(ctx, "i"); err != nil || st.Paused {
 		t.Fatalf("pause state after resume %+v %v", st, err)
 	}
+	wantPause(ctx, t, p, "i", false, 2) // resumed, its messages not fetched yet
 	item = fetch()
 	if item == nil {
 		t.Fatal("the resumed instance was not fetched")
 	}
+	wantPause(ctx, t, p, "i", false, 0) // the fetch took them
 	if got := names(item); len(got) != 2 || got[0] != "e1" || got[1] != "timer" {
 		t.Fatalf("resumed with %v, want [e1 timer]", got)
 	}
@@ -154,6 +160,35 @@ func testPauseInstance(ctx context.Context, t *testing.T, p pauserProvider, adva
 	}
 	if got := fetch(); got == nil || len(names(got)) != 1 || names(got)[0] != "e2" {
 		t.Fatalf("after resume: %v, want [e2]", got)
+	}
+}
+
+// wantPause checks the pause state of inst as each read reports it: the
+// record of GetInstanceInfo and of ListInstancesPage (which carry it, read
+// in the same script as the rest) and InstancePauseState agree, and say
+// paused (with a time) or not, with held messages waiting.
+func wantPause(ctx context.Context, t *testing.T, p pauserProvider, inst string, paused bool, held uint64) {
+	t.Helper()
+	st, err := p.InstancePauseState(ctx, inst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Paused != paused || st.Held != held || (st.SinceMs != 0) != paused {
+		t.Fatalf("InstancePauseState(%s) = %+v, want paused %v, %d held", inst, st, paused, held)
+	}
+	info, err := p.Admin().GetInstanceInfo(ctx, inst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Pause == nil || *info.Pause != st {
+		t.Fatalf("GetInstanceInfo(%s).Pause = %+v, want %+v", inst, info.Pause, st)
+	}
+	page, _, err := p.Admin().(duroxide.InstanceLister).ListInstancesPage(ctx, duroxide.InstancePageFilter{IDPrefix: inst}, "", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page) != 1 || page[0].InstanceID != inst || page[0].Pause == nil || *page[0].Pause != st {
+		t.Fatalf("ListInstancesPage(%s) = %+v, want its record with pause %+v", inst, page, st)
 	}
 }
 

@@ -17,6 +17,15 @@ func (s *session) instanceInfo(op, instance string) (duroxide.InstanceInfo, erro
 	return info, s.withPendingNote(op, instance, err)
 }
 
+// pauseState is the pause state of the instance of a record: the one the
+// record carries (read with it, InstanceInfo.Pause), else read apart.
+func (s *session) pauseState(info duroxide.InstanceInfo) (duroxide.PauseState, error) {
+	if info.Pause != nil {
+		return *info.Pause, nil
+	}
+	return s.prov.InstancePauseState(s.ctx, info.InstanceID)
+}
+
 // requireExecution checks that instance has execution id, from the
 // instance's execution index.
 func (s *session) requireExecution(op, instance string, id uint64) error {

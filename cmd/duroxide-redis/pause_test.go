@@ -2,9 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/duroxide-go/duroxide-redis/durable"
 )
@@ -74,5 +78,101 @@ func TestPauseDashboard(t *testing.T) {
 	}
 	if page := get(t, ts, "/instances?prefix=p-ui", 200, "p-ui"); strings.Contains(page, "status Paused") {
 		t.Fatal("the list shows a resumed instance as paused")
+	}
+}
+
+// commandLog records the commands a Redis client sends, pipelined or not.
+type commandLog struct {
+	mu   sync.Mutex
+	cmds [][]any
+}
+
+func (l *commandLog) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (l *commandLog) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		l.add(cmd)
+		return next(ctx, cmd)
+	}
+}
+
+func (l *commandLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			l.add(c)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+func (l *commandLog) add(c redis.Cmder) {
+	l.mu.Lock()
+	l.cmds = append(l.cmds, c.Args())
+	l.mu.Unlock()
+}
+
+// pauseReads returns the logged reads of a pause state made outside a
+// script (InstancePauseState's HMGET of the record's field pz and ZCARD of
+// the instance's queue), and forgets the log.
+func (l *commandLog) pauseReads() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, args := range l.cmds {
+		name := strings.ToLower(fmt.Sprint(args[0]))
+		if name == "zcard" || (name == "hmget" && strings.Contains(fmt.Sprint(args), " pz")) {
+			out = append(out, fmt.Sprint(args))
+		}
+	}
+	l.cmds = nil
+	return out
+}
+
+// The instances list and an instance's page show the pause state their
+// records carry (read by the listing's or the record's script): no read of
+// the pause state per row, nor for the page; the badges are right for a
+// paused instance holding a message, a paused one holding none and one
+// never paused.
+func TestPauseDashboardReadsNoPauseStatePerRow(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t)
+	ctx := context.Background()
+	for _, id := range []string{"np-held", "np-empty", "np-never"} {
+		if err := d.client.StartOrchestration(ctx, id, "Waiter", ""); err != nil {
+			t.Fatal(err)
+		}
+		d.waitRunning(t, id)
+	}
+	for _, id := range []string{"np-held", "np-empty"} {
+		if _, err := d.prov.PauseInstance(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.client.RaiseEvent(ctx, "np-held", "go", `"x"`); err != nil {
+		t.Fatal(err)
+	}
+	ts, u := d.ui(t, uiOptions{})
+	log := &commandLog{}
+	u.s.rdb.AddHook(log)
+	page := get(t, ts, "/instances?prefix=np-", 200, "np-held", "np-empty", "np-never")
+	if reads := log.pauseReads(); len(reads) != 0 {
+		t.Errorf("the list read the pause state apart, per row: %q", reads)
+	}
+	if n := strings.Count(page, `<span class="status Paused">Paused</span>`); n != 2 {
+		t.Errorf("the list shows %d Paused badges, want 2 (np-held, np-empty)", n)
+	}
+	for _, id := range []string{"np-held", "np-empty", "np-never"} {
+		row := page[strings.Index(page, ">"+id+"<"):]
+		row = row[:strings.Index(row, "</tr>")]
+		if paused := strings.Contains(row, "status Paused"); paused != (id != "np-never") {
+			t.Errorf("row of %s: paused badge %v\n%s", id, paused, row)
+		}
+	}
+	get(t, ts, "/instances/np-held", 200, `id="paused"`, "Paused · 1 held")
+	if page := get(t, ts, "/instances/np-never", 200); strings.Contains(page, `id="paused"`) {
+		t.Error("the page of an instance never paused shows the Paused badge")
+	}
+	if reads := log.pauseReads(); len(reads) != 0 {
+		t.Errorf("the instance pages read the pause state apart: %q", reads)
 	}
 }

@@ -70,7 +70,7 @@ func (s *session) detail(instance string) (instanceDetail, error) {
 		return instanceDetail{}, err
 	}
 	d := instanceDetail{instanceJSON: toInstanceJSON(info), Executions: []executionJSON{}}
-	ps, err := s.prov.InstancePauseState(s.ctx, instance)
+	ps, err := s.pauseState(info)
 	if err != nil {
 		return d, err
 	}

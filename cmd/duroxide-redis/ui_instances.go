@@ -129,7 +129,9 @@ const cancelledPrefix = "canceled: "
 
 // listRow adds to a listed record its failure, custom status and, for a
 // running instance, whether it is paused: one more read per row, of the
-// custom status, and one per running row, of the pause flag.
+// custom status. The pause flag comes with the record (InstanceInfo.Pause,
+// read by the listing's script); a record without it (a provider that does
+// not report it) costs a read of the pause state.
 func listRow(s *session, info duroxide.InstanceInfo) (instanceRow, error) {
 	row := instanceRow{InstanceInfo: info, Shown: info.Status}
 	if info.Status == "Failed" && info.Output != nil {
@@ -146,7 +148,7 @@ func listRow(s *session, info duroxide.InstanceInfo) (instanceRow, error) {
 		row.CustomStatus = *cs.Status
 	}
 	if info.Status == "Running" {
-		ps, err := s.prov.InstancePauseState(s.ctx, info.InstanceID)
+		ps, err := s.pauseState(info)
 		if err != nil && !errors.Is(err, duroxide.ErrNotFound) { // deleted since listed
 			return row, err
 		}
