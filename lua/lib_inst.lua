@@ -84,13 +84,17 @@ function I.latest(inst)
 end
 
 -- info returns the record of inst with the status and output of its
--- current execution, {name, version, current execution, created, updated,
--- parent, status, output}, or false for an unknown instance.
+-- current execution and its pause state, {name, version, current
+-- execution, created, updated, parent, status, output, paused since (false
+-- when not paused), held}, or false for an unknown instance. The pause
+-- state is the record's flag 'pz' (pause_instance) and the number of
+-- messages waiting for the next turn (those of oq, the count
+-- InstancePauseState reads).
 function I.info(inst)
-  local r = redis.call('HMGET', K.inst(inst), 'name', 'ver', 'cur', 'created', 'updated', 'parent')
+  local r = redis.call('HMGET', K.inst(inst), 'name', 'ver', 'cur', 'created', 'updated', 'parent', 'pz')
   if not r[3] then return false end
   local e = redis.call('HMGET', K.exec(inst, r[3]), 'st', 'out')
-  return { r[1], r[2], r[3], r[4], r[5], r[6], e[1] or 'Running', e[2] }
+  return { r[1], r[2], r[3], r[4], r[5], r[6], e[1] or 'Running', e[2], r[7], redis.call('ZCARD', K.oq(inst)) }
 end
 
 -- set_parent records the parent of inst (old: the one recorded, created:

@@ -44,9 +44,6 @@ while found < limit and examined < scan and pos < card do
     if prefix == '' or string.sub(inst, 1, #prefix) == prefix then
       local info = I.info(inst)
       if info and (name == '' or info[1] == name) then
-        -- the pause state, as get_instance_info adds it
-        info[9] = redis.call('HGET', K.inst(inst), 'pz')
-        info[10] = redis.call('ZCARD', K.oq(inst))
         out[#out + 1], out[#out + 2], found = inst, info, found + 1
         if found == limit then break end
       end
