@@ -31,10 +31,10 @@ import (
 // unit's span open for the runtime's fallback (a plain ack, an abandon).
 
 // orchestrationAckFetch passes duroxide.OrchestrationAckFetcher through.
-type orchestrationAckFetch struct{ w *provider }
+type orchestrationAckFetch[C context.Context] struct{ w *provider }
 
 // AckOrchestrationItemAndFetch traces the combined call (see above).
-func (m orchestrationAckFetch) AckOrchestrationItemAndFetch(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
+func (m orchestrationAckFetch[C]) AckOrchestrationItemAndFetch(ctx C, lockToken string, commit duroxide.OrchestrationCommit,
 	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
 	inner := m.w.inner
 	return m.w.ackTurnAndFetch(ctx, "ack_orchestration_item_and_fetch", lockToken, commit, pollTimeout,
@@ -82,10 +82,10 @@ func ackAndFetch[T any](w *provider, ctx context.Context, op, lockToken string, 
 }
 
 // workAckFetch passes duroxide.WorkAckFetcher through.
-type workAckFetch struct{ w *provider }
+type workAckFetch[C context.Context] struct{ w *provider }
 
 // AckWorkItemAndFetch traces the combined call (see above).
-func (m workAckFetch) AckWorkItemAndFetch(ctx context.Context, lockToken string, completion duroxide.WorkItem,
+func (m workAckFetch[C]) AckWorkItemAndFetch(ctx C, lockToken string, completion duroxide.WorkItem,
 	lockTimeout, pollTimeout time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
 	w := m.w
 	return ackAndFetch(w, ctx, "ack_work_item_and_fetch", lockToken, pollTimeout,
@@ -104,10 +104,10 @@ func ackApplied(err error) bool { return err == nil || duroxide.FetchFailedAfter
 // the same span as the plain or history-free combined call, and applied
 // runs when the inner call reports the ack, which it does before its
 // (here zero) poll.
-type orchestrationAckReport struct{ w *provider }
+type orchestrationAckReport[C context.Context] struct{ w *provider }
 
 // AckOrchestrationItemAndFetchReporting traces the combined call (see above).
-func (m orchestrationAckReport) AckOrchestrationItemAndFetchReporting(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
+func (m orchestrationAckReport[C]) AckOrchestrationItemAndFetchReporting(ctx C, lockToken string, commit duroxide.OrchestrationCommit,
 	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool, applied func()) (*duroxide.OrchestrationItem, error) {
 	inner := m.w.inner
 	op, fetch := "ack_orchestration_item_and_fetch", inner.FetchOrchestrationItem

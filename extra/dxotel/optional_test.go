@@ -22,6 +22,41 @@ var notPassedThrough = map[string]string{
 
 // adminOptional are duroxide's optional extensions of ProviderAdmin, not of
 // Provider: the instrumented admin forwards them (admin.go), which
+// TestAbsentPassThroughsHaveNoMethodOfDuroxide: over a provider with no
+// optional interface, no method of the wrapper has the signature of a method
+// of an optional interface, so not even a caller's one-method interface (say
+// interface{ EnqueueForWorkerBatch(...) error }) finds a pass-through whose
+// inner call is missing. A pass-through method that does not take ctx C
+// first would fail here.
+func TestAbsentPassThroughsHaveNoMethodOfDuroxide(t *testing.T) {
+	outer, err := WrapProvider(withCapabilities(&provider{inner: struct{ duroxide.Provider }{}}, 0), Options{DisableGauges: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt := reflect.TypeOf(outer)
+	for _, o := range optional {
+		for m := range o.Methods() {
+			got, ok := wt.MethodByName(m.Name)
+			if !ok {
+				t.Errorf("the wrapper has no %s at all: the pass-through of %s is not embedded", m.Name, o.Name())
+				continue
+			}
+			// got.Type has the receiver first; m.Type does not.
+			in := make([]reflect.Type, 0, m.Type.NumIn())
+			for i := 1; i < got.Type.NumIn(); i++ {
+				in = append(in, got.Type.In(i))
+			}
+			out := make([]reflect.Type, 0, got.Type.NumOut())
+			for i := range got.Type.NumOut() {
+				out = append(out, got.Type.Out(i))
+			}
+			if reflect.FuncOf(in, out, got.Type.IsVariadic()) == m.Type {
+				t.Errorf("the wrapper of a provider without %s has its method %s", o.Name(), m.Name)
+			}
+		}
+	}
+}
+
 // TestAdminKeepsTheInstanceLister checks.
 var adminOptional = map[string]reflect.Type{
 	"InstanceLister": reflect.TypeFor[duroxide.InstanceLister](),
@@ -30,7 +65,7 @@ var adminOptional = map[string]reflect.Type{
 // TestEveryOptionalInterfaceOfDuroxideIsPassedThrough reads duroxide's source
 // for its interfaces rather than trusting a list kept by hand, so a new
 // optional provider interface fails this test until the wrapper passes it
-// through (gen_optional.go). An optional provider interface is told apart
+// through (optional.go). An optional provider interface is told apart
 // from duroxide's other interfaces (the sealed sums EventKind and WorkItem)
 // by taking a context.Context: every provider call does.
 func TestEveryOptionalInterfaceOfDuroxideIsPassedThrough(t *testing.T) {
@@ -53,7 +88,7 @@ func TestEveryOptionalInterfaceOfDuroxideIsPassedThrough(t *testing.T) {
 		_, admin := adminOptional[name]
 		if _, ok := notPassedThrough[name]; !ok && !admin && !slices.Contains(passed, name) {
 			t.Errorf("duroxide.%s is an optional provider interface the wrapper does not pass through: "+
-				"add a pass-through to gen_optional.go and run go generate", name)
+				"write its pass-through and add it to optional and wrapped (optional.go)", name)
 		}
 	}
 	for _, name := range passed {
@@ -122,6 +157,9 @@ func takesContext(it *ast.InterfaceType) bool {
 // own types make such providers) and checks that the wrapper has exactly the
 // interfaces of the inner one: none lost, which would silently turn a fast
 // path off, and none added, which would claim a capability the storage lacks.
+// It also proves the order of optional and of wrapped's type parameters
+// agree: a pass-through in the wrong place gives some mask the wrong
+// interface.
 func TestWrapperHasExactlyTheOptionalInterfacesOfTheInnerProvider(t *testing.T) {
 	for mask := range uint(1) << len(optional) {
 		inner := withCapabilities(&provider{inner: struct{ duroxide.Provider }{}}, mask)

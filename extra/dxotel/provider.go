@@ -36,7 +36,8 @@ type Provider interface {
 
 // provider is the instrumentation of every call of duroxide.Provider. The
 // value WrapProvider returns embeds it, with one pass-through per optional
-// interface of the inner provider (see optional.go).
+// interface of duroxide's, present exactly when the inner provider has that
+// interface (see optional.go).
 type provider struct {
 	inner  duroxide.Provider
 	admin  duroxide.ProviderAdmin // wrapped inner admin; nil when inner has none
