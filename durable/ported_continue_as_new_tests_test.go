@@ -163,6 +163,7 @@ func TestOldExecutionCompletionsAreIgnored(t *testing.T) {
 	t.Parallel()
 	for _, exec := range []uint64{0, 999} {
 		t.Run(fmt.Sprint("execution_", exec), func(t *testing.T) {
+			t.Parallel()
 			reg := durable.NewRegistry().
 				MustAddOrchestration("ExecutionIdTest", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 					_, err := ctx.WaitForEvent("continue_signal").Get()

@@ -449,6 +449,7 @@ func TestKVStoreMoreCases(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			reg := durable.NewRegistry().
 				MustAddActivity("Noop", constActivity("")).
 				MustAddOrchestration("KV", c.code)

@@ -140,6 +140,7 @@ func TestNondeterminismScheduleMismatches(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			h := replaySeeded(t, c.code, []duroxide.Event{startedEv("Orch", ""), c.recorded},
 				duroxide.ExternalRaised{Instance: "inst", Name: "poke", Data: ""})
 			h.wantNondeterminism("inst")
@@ -190,6 +191,7 @@ func TestNondeterminismCompletionKindMismatches(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			h := replaySeeded(t, c.code, []duroxide.Event{startedEv("Orch", ""), c.recorded}, c.msg)
 			h.wantNondeterminism("inst", c.mention)
 		})
@@ -301,6 +303,7 @@ func TestPartialCompletionNoCompletion(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			// The poke is an event nobody waits for: it is recorded (id 3) and the turn
 			// must add nothing else.
 			h := replaySeeded(t, c.code, []duroxide.Event{startedEv("Orch", ""), c.recorded},
@@ -465,6 +468,7 @@ func TestHistoryCorruption(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			delta := replayTurn(t, c.code, c.history, c.msgs...)
 			got := turnOutcome(t, delta)
 			if !strings.HasPrefix(got, c.want) || (strings.HasPrefix(c.want, "completed:") && got != c.want) {
@@ -550,6 +554,7 @@ func TestFailureHandling(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			delta := replayTurn(t, c.code, c.history, c.msg)
 			if d, out := failureOf(delta), turnOutcome(t, delta); !c.check(d, out) {
 				t.Errorf("outcome %q, failure %+v (delta %s)", out, d, kinds(delta))
@@ -580,6 +585,7 @@ func TestPanicHandling(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			delta := replayTurn(t, c.code, c.history)
 			d := failureOf(delta)
 			if d == nil || d.Application == nil || d.Application.Kind.Variant != duroxide.AppErrorPanicked || !strings.Contains(d.Application.Message, c.want) {
@@ -668,6 +674,7 @@ func TestFreshExecution(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			delta := replayTurn(t, c.code, nil, start)
 			started, ok := delta[0].Kind.(duroxide.OrchestrationStartedEvent)
 			if !ok || delta[0].EventID != 1 || started.Input != "in" || started.Version != "1.0.0" {
@@ -707,6 +714,7 @@ func TestReplayWithCompletions(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			src := uint64(2)
 			if _, external := c.completed.(duroxide.ExternalEventEvent); external {
 				src = 0
@@ -851,6 +859,7 @@ func TestReplayEngineKV(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			delta := replayTurn(t, c.code, c.history, goEvent)
 			if got := turnOutcome(t, delta); !strings.HasPrefix(got, c.want) || (strings.HasPrefix(c.want, "completed:") && got != c.want) {
 				t.Errorf("outcome %q, want %q (delta %s)", got, c.want, kinds(delta))
@@ -952,6 +961,7 @@ func TestComposition(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			delta := replayTurn(t, c.code, c.history, c.msgs...)
 			if got := turnOutcome(t, delta); got != c.want {
 				t.Errorf("outcome %q, want %q (delta %s)", got, c.want, kinds(delta))

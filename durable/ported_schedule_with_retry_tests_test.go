@@ -72,6 +72,7 @@ func TestBackoffDelays(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			p := durable.RetryPolicy{MaxAttempts: 5, Backoff: c.backoff}
 			for attempt, want := range c.want {
 				if got := p.DelayForAttempt(attempt); got != want {

@@ -171,7 +171,10 @@ func (c *runCounter) runs(in string) int {
 func TestRecoveryAfterRuntimeFreezesInProcess(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []string{"activity", "turn"} {
-		t.Run("mid-"+mode, func(t *testing.T) { testRecoveryInProcess(t, mode) })
+		t.Run("mid-"+mode, func(t *testing.T) {
+			t.Parallel()
+			testRecoveryInProcess(t, mode)
+		})
 	}
 }
 

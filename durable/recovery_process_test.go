@@ -95,7 +95,10 @@ func (k recoveryKeys) held() string          { return "recovery:" + k.ns + ":hel
 func TestRecoveryAfterProcessKill(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []string{"activity", "turn"} {
-		t.Run("mid-"+mode, func(t *testing.T) { testRecoveryAfterProcessKill(t, mode) })
+		t.Run("mid-"+mode, func(t *testing.T) {
+			t.Parallel()
+			testRecoveryAfterProcessKill(t, mode)
+		})
 	}
 }
 
