@@ -186,6 +186,7 @@ func (c *counts) wantEach(t *testing.T, instances, perInstance, want int) {
 }
 
 func TestAckFetchCarriesEveryAckWhileRunning(t *testing.T) {
+	t.Parallel()
 	c, runs := &ackCounter{}, newCounts()
 	env := fanOutEnv(t, c, runs, durabletest.WithAckFetch(true))
 	runFans(t, env, 10)
@@ -201,6 +202,7 @@ func TestAckFetchCarriesEveryAckWhileRunning(t *testing.T) {
 }
 
 func TestAckFetchHiddenByWithoutAckFetch(t *testing.T) {
+	t.Parallel()
 	c, runs := &ackCounter{}, newCounts()
 	env := fanOutEnv(t, c, runs, durabletest.WithAckFetch(false))
 	runFans(t, env, 5)
@@ -226,6 +228,7 @@ func runFaulty(t *testing.T, fault ackFault) (*ackCounter, *counts) {
 }
 
 func TestAckFetchFailedFetchHalfKeepsTheAck(t *testing.T) {
+	t.Parallel()
 	// The ack is durable: nothing is re-acked or rerun, and the slots go
 	// back to plain fetches for the next work.
 	c, runs := runFaulty(t, faultFetchHalf)
@@ -237,6 +240,7 @@ func TestAckFetchFailedFetchHalfKeepsTheAck(t *testing.T) {
 }
 
 func TestAckFetchLostReplyIsSettledByPlainAck(t *testing.T) {
+	t.Parallel()
 	// The ack applied but the caller got a retryable error: the plain
 	// re-ack finds the lock gone, so the turn is not redone twice and no
 	// activity runs again.
@@ -252,6 +256,7 @@ func TestAckFetchLostReplyIsSettledByPlainAck(t *testing.T) {
 }
 
 func TestAckFetchUnsentAckIsRetriedPlainly(t *testing.T) {
+	t.Parallel()
 	// Nothing applied: the plain retries commit the turn and the
 	// activity's result, so no activity runs again (a worker used to
 	// abandon, and the activity ran twice).
@@ -301,6 +306,7 @@ func (s *sessionRecorder) wrap(p duroxide.Provider) duroxide.Provider {
 }
 
 func TestAckFetchPassesTheSlotsSessionConfig(t *testing.T) {
+	t.Parallel()
 	rec, workers := newSessionRecorder(), newCounts()
 	reg := durable.NewRegistry()
 	reg.MustAddActivity("Echo", func(ac *durable.ActivityContext, in string) (string, error) {
@@ -333,6 +339,7 @@ func TestAckFetchPassesTheSlotsSessionConfig(t *testing.T) {
 }
 
 func TestAckFetchNotUsedByAStoppingWorker(t *testing.T) {
+	t.Parallel()
 	// The activity finishes after Shutdown began: its completion is acked
 	// plainly, so the stopping slot takes no new work.
 	rec := newSessionRecorder()

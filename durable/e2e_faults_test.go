@@ -49,6 +49,7 @@ func flakyEnv(t *testing.T, failures int32, err error, opts ...durabletest.Optio
 }
 
 func TestE2ETransientAckFailuresAreRetriedThenAbandoned(t *testing.T) {
+	t.Parallel()
 	// Six failures outlast the five quick retries: the batch is abandoned
 	// and redone, and the instance still completes normally.
 	env, f := flakyEnv(t, 6, duroxide.Retryable("ack_orchestration_item", "connection reset"))
@@ -66,6 +67,7 @@ func TestE2ETransientAckFailuresAreRetriedThenAbandoned(t *testing.T) {
 }
 
 func TestE2EPermanentAckFailureFailsTheInstance(t *testing.T) {
+	t.Parallel()
 	durabletest.Each(t, testE2EPermanentAckFailureFailsTheInstance)
 }
 
@@ -79,6 +81,7 @@ func testE2EPermanentAckFailureFailsTheInstance(t *testing.T, backend durabletes
 }
 
 func TestE2ELocksAreRenewedForLongWork(t *testing.T) {
+	t.Parallel()
 	durabletest.Each(t, testE2ELocksAreRenewedForLongWork)
 }
 
@@ -118,6 +121,7 @@ func testE2ELocksAreRenewedForLongWork(t *testing.T, backend durabletest.Backend
 }
 
 func TestE2ESessionStaysWithItsOwnerAcrossIdleGaps(t *testing.T) {
+	t.Parallel()
 	durabletest.Each(t, testE2ESessionStaysWithItsOwnerAcrossIdleGaps)
 }
 

@@ -16,6 +16,7 @@ import (
 )
 
 func TestE2EKeyValueAndCustomStatus(t *testing.T) {
+	t.Parallel()
 	durabletest.Each(t, testE2EKeyValueAndCustomStatus)
 }
 
@@ -62,7 +63,10 @@ func testE2EKeyValueAndCustomStatus(t *testing.T, backend durabletest.Backend) {
 	mustComplete(t, env.Wait(t, "writer"), "1")
 }
 
-func TestE2ESystemCalls(t *testing.T) { durabletest.Each(t, testE2ESystemCalls) }
+func TestE2ESystemCalls(t *testing.T) {
+	t.Parallel()
+	durabletest.Each(t, testE2ESystemCalls)
+}
 
 func testE2ESystemCalls(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
@@ -95,6 +99,7 @@ func testE2ESystemCalls(t *testing.T, backend durabletest.Backend) {
 }
 
 func TestE2ECancelCascadesToChildrenAndActivities(t *testing.T) {
+	t.Parallel()
 	durabletest.Each(t, testE2ECancelCascadesToChildrenAndActivities)
 }
 
@@ -152,7 +157,10 @@ func testE2ECancelCascadesToChildrenAndActivities(t *testing.T, backend durablet
 	}
 }
 
-func TestE2EVersions(t *testing.T) { durabletest.Each(t, testE2EVersions) }
+func TestE2EVersions(t *testing.T) {
+	t.Parallel()
+	durabletest.Each(t, testE2EVersions)
+}
 
 func testE2EVersions(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
@@ -183,6 +191,7 @@ func testE2EVersions(t *testing.T, backend durabletest.Backend) {
 }
 
 func TestE2EIdempotentStartAndDetached(t *testing.T) {
+	t.Parallel()
 	durabletest.Each(t, testE2EIdempotentStartAndDetached)
 }
 
@@ -226,6 +235,7 @@ func testE2EIdempotentStartAndDetached(t *testing.T, backend durabletest.Backend
 }
 
 func TestE2EQueueCarriesAcrossContinueAsNew(t *testing.T) {
+	t.Parallel()
 	durabletest.Each(t, testE2EQueueCarriesAcrossContinueAsNew)
 }
 
@@ -259,7 +269,10 @@ func testE2EQueueCarriesAcrossContinueAsNew(t *testing.T, backend durabletest.Ba
 	mustComplete(t, env.Wait(t, "drain"), `["m1","m2","m3"]`)
 }
 
-func TestE2EPoisonActivity(t *testing.T) { durabletest.Each(t, testE2EPoisonActivity) }
+func TestE2EPoisonActivity(t *testing.T) {
+	t.Parallel()
+	durabletest.Each(t, testE2EPoisonActivity)
+}
 
 func testE2EPoisonActivity(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
@@ -279,7 +292,10 @@ func testE2EPoisonActivity(t *testing.T, backend durabletest.Backend) {
 	}
 }
 
-func TestE2ESessionAffinity(t *testing.T) { durabletest.Each(t, testE2ESessionAffinity) }
+func TestE2ESessionAffinity(t *testing.T) {
+	t.Parallel()
+	durabletest.Each(t, testE2ESessionAffinity)
+}
 
 func testE2ESessionAffinity(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
@@ -330,6 +346,7 @@ func testE2EShutdownIsPrompt(t *testing.T, backend durabletest.Backend) {
 }
 
 func TestE2EShutdownDeadlineHandsActivityBack(t *testing.T) {
+	t.Parallel()
 	durabletest.Each(t, testE2EShutdownDeadlineHandsActivityBack)
 }
 
@@ -368,6 +385,7 @@ func testE2EShutdownDeadlineHandsActivityBack(t *testing.T, backend durabletest.
 }
 
 func TestE2ENondeterminismFailsTheInstance(t *testing.T) {
+	t.Parallel()
 	durabletest.Each(t, testE2ENondeterminismFailsTheInstance)
 }
 
@@ -408,6 +426,7 @@ func testE2ENondeterminismFailsTheInstance(t *testing.T, backend durabletest.Bac
 }
 
 func TestE2EUnregisteredOrchestrationIsPoisoned(t *testing.T) {
+	t.Parallel()
 	durabletest.Each(t, testE2EUnregisteredOrchestrationIsPoisoned)
 }
 
@@ -444,6 +463,7 @@ func testE2EUnregisteredOrchestrationIsPoisoned(t *testing.T, backend durabletes
 }
 
 func TestE2ERetryWithTimeoutStopsRetrying(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry()
 	reg.MustAddActivity("Hang", func(ctx *durable.ActivityContext, _ string) (string, error) {
 		<-ctx.Done()
@@ -465,6 +485,7 @@ func TestE2ERetryWithTimeoutStopsRetrying(t *testing.T) {
 }
 
 func TestE2ETaggedActivityRunsOnMatchingWorker(t *testing.T) {
+	t.Parallel()
 	durabletest.Each(t, testE2ETaggedActivityRunsOnMatchingWorker)
 }
 
@@ -505,6 +526,7 @@ func testE2ETaggedActivityRunsOnMatchingWorker(t *testing.T, backend durabletest
 }
 
 func TestE2EDocExampleOnMiniredis(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry()
 	reg.MustAddActivity("ChargeCard", durable.Activity(chargeCard))
 	reg.MustAddOrchestration("ProcessOrder", durable.Orchestration(processOrder))
@@ -532,6 +554,7 @@ func TestE2EDocExampleOnMiniredis(t *testing.T) {
 }
 
 func TestE2ESelectLoserChildIsCancelled(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry()
 	reg.MustAddOrchestration("Forever", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		return ctx.WaitForEvent("never").Get()

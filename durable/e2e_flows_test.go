@@ -32,7 +32,10 @@ func mustComplete(t *testing.T, st durable.OrchestrationStatus, output string) {
 	}
 }
 
-func TestE2EFanOutFanIn(t *testing.T) { durabletest.Each(t, testE2EFanOutFanIn) }
+func TestE2EFanOutFanIn(t *testing.T) {
+	t.Parallel()
+	durabletest.Each(t, testE2EFanOutFanIn)
+}
 
 func testE2EFanOutFanIn(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
@@ -70,7 +73,10 @@ func testE2EFanOutFanIn(t *testing.T, backend durabletest.Backend) {
 	}
 }
 
-func TestE2EExternalEvent(t *testing.T) { durabletest.Each(t, testE2EExternalEvent) }
+func TestE2EExternalEvent(t *testing.T) {
+	t.Parallel()
+	durabletest.Each(t, testE2EExternalEvent)
+}
 
 func testE2EExternalEvent(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
@@ -89,7 +95,10 @@ func testE2EExternalEvent(t *testing.T, backend durabletest.Backend) {
 	assertKinds(t, read(t, env, "appr"), []string{"OrchestrationStarted", "ExternalSubscribed", "ExternalEvent", "OrchestrationCompleted"})
 }
 
-func TestE2ESubOrchestration(t *testing.T) { durabletest.Each(t, testE2ESubOrchestration) }
+func TestE2ESubOrchestration(t *testing.T) {
+	t.Parallel()
+	durabletest.Each(t, testE2ESubOrchestration)
+}
 
 func testE2ESubOrchestration(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
@@ -117,7 +126,10 @@ func testE2ESubOrchestration(t *testing.T, backend durabletest.Backend) {
 	mustComplete(t, env.Wait(t, "explicit-child"), "child:x")
 }
 
-func TestE2EContinueAsNew(t *testing.T) { durabletest.Each(t, testE2EContinueAsNew) }
+func TestE2EContinueAsNew(t *testing.T) {
+	t.Parallel()
+	durabletest.Each(t, testE2EContinueAsNew)
+}
 
 func testE2EContinueAsNew(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
@@ -144,6 +156,7 @@ func testE2EContinueAsNew(t *testing.T, backend durabletest.Backend) {
 }
 
 func TestE2ESelectTimerWins(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry()
 	release := make(chan struct{})
 	reg.MustAddActivity("Slow", func(ctx *durable.ActivityContext, _ string) (string, error) {
@@ -178,7 +191,10 @@ func TestE2ESelectTimerWins(t *testing.T) {
 	}
 }
 
-func TestE2ERetry(t *testing.T) { durabletest.Each(t, testE2ERetry) }
+func TestE2ERetry(t *testing.T) {
+	t.Parallel()
+	durabletest.Each(t, testE2ERetry)
+}
 
 func testE2ERetry(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
@@ -199,7 +215,10 @@ func testE2ERetry(t *testing.T, backend durabletest.Backend) {
 		"ActivityScheduled", "ActivityCompleted", "OrchestrationCompleted"})
 }
 
-func TestE2EFailureAndPanic(t *testing.T) { durabletest.Each(t, testE2EFailureAndPanic) }
+func TestE2EFailureAndPanic(t *testing.T) {
+	t.Parallel()
+	durabletest.Each(t, testE2EFailureAndPanic)
+}
 
 func testE2EFailureAndPanic(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()
@@ -228,6 +247,7 @@ func testE2EFailureAndPanic(t *testing.T, backend durabletest.Backend) {
 }
 
 func TestE2EManyInstancesConcurrently(t *testing.T) {
+	t.Parallel()
 	durabletest.Each(t, testE2EManyInstancesConcurrently)
 }
 
@@ -258,6 +278,7 @@ func testE2EManyInstancesConcurrently(t *testing.T, backend durabletest.Backend)
 }
 
 func TestE2EGoBlockRacesRetriesAgainstDeadline(t *testing.T) {
+	t.Parallel()
 	durabletest.Each(t, testE2EGoBlockRacesRetriesAgainstDeadline)
 }
 

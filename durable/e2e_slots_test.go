@@ -25,6 +25,7 @@ import (
 // (2 to 8 ms on an idle machine), a cost of partitioned fetching measured
 // and left to the bench, not a starved waiter (which takes seconds).
 func TestManySlotsDoNotStarveTheOrchestrationWaiter(t *testing.T) {
+	t.Parallel()
 	durabletest.Each(t, testManySlotsPickup)
 }
 

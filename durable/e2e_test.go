@@ -18,7 +18,10 @@ func greet(ctx *durable.ActivityContext, name string) (string, error) {
 	return "Hello, " + name + "!", nil
 }
 
-func TestE2EHelloWorld(t *testing.T) { durabletest.Each(t, testE2EHelloWorld) }
+func TestE2EHelloWorld(t *testing.T) {
+	t.Parallel()
+	durabletest.Each(t, testE2EHelloWorld)
+}
 
 func testE2EHelloWorld(t *testing.T, backend durabletest.Backend) {
 	reg := durable.NewRegistry()

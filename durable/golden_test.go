@@ -28,6 +28,7 @@ import (
 
 // TestGoldenHelloWorld mirrors e2e_samples.rs sample_hello_world_fs.
 func TestGoldenHelloWorld(t *testing.T) {
+	t.Parallel()
 	h := newGoldenHarness(t, helloWorldSample())
 	h.start("inst-sample-hello-1", "HelloWorld", "World")
 	h.wantCompleted("inst-sample-hello-1", "Hello, World!")
@@ -38,6 +39,7 @@ func TestGoldenHelloWorld(t *testing.T) {
 // activity is held until the first one's completion is in history, so the completion
 // order (and with it the ids) is the one the golden records.
 func TestGoldenFanOut(t *testing.T) {
+	t.Parallel()
 	const inst = "inst-dtf-greetings"
 	var h *harness
 	h = newGoldenHarness(t, greetingsSample(func(in string) {
@@ -53,6 +55,7 @@ func TestGoldenFanOut(t *testing.T) {
 // TestGoldenJoinOutOfOrder mirrors futures_tests.rs join_returns_schedule_order: the
 // activity scheduled second completes first, and Join still yields schedule order.
 func TestGoldenJoinOutOfOrder(t *testing.T) {
+	t.Parallel()
 	var h *harness
 	h = newGoldenHarness(t, joinABSample(func() { h.awaitEvents("inst-join", 1, 4) }))
 	h.start("inst-join", "JoinAB", "")
@@ -62,6 +65,7 @@ func TestGoldenJoinOutOfOrder(t *testing.T) {
 
 // TestGoldenTimer mirrors e2e_samples.rs sample_status_polling_fs.
 func TestGoldenTimer(t *testing.T) {
+	t.Parallel()
 	h := newGoldenHarness(t, statusPollingSample())
 	h.start("inst-status-sample", "StatusSample", "")
 	h.wantCompleted("inst-status-sample", "done")
@@ -72,6 +76,7 @@ func TestGoldenTimer(t *testing.T) {
 // of the typed Rust orchestration is the JSON "null"). The event is raised once the
 // subscription is in history, as the Rust test does with wait_for_subscription.
 func TestGoldenExternalEvent(t *testing.T) {
+	t.Parallel()
 	const inst = "inst-typed-ack"
 	reg := durable.NewRegistry().
 		MustAddOrchestration("WaitAck", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -87,6 +92,7 @@ func TestGoldenExternalEvent(t *testing.T) {
 
 // TestGoldenSubOrchestration mirrors e2e_samples.rs sample_sub_orchestration_basic_fs.
 func TestGoldenSubOrchestration(t *testing.T) {
+	t.Parallel()
 	h := newGoldenHarness(t, subOrchestrationBasicSample())
 	h.start("inst-sub-basic", "Parent", "hi")
 	h.wantCompleted("inst-sub-basic", "parent:HI")
@@ -96,6 +102,7 @@ func TestGoldenSubOrchestration(t *testing.T) {
 
 // TestGoldenContinueAsNew mirrors e2e_samples.rs sample_continue_as_new_fs.
 func TestGoldenContinueAsNew(t *testing.T) {
+	t.Parallel()
 	h := newGoldenHarness(t, continueAsNewSample())
 	h.start("inst-sample-can", "CanSample", "0")
 	h.wantCompleted("inst-sample-can", "final:3")
@@ -106,6 +113,7 @@ func TestGoldenContinueAsNew(t *testing.T) {
 // TestGoldenSelectTimerWins mirrors e2e_samples.rs sample_timeout_with_timer_race_fs.
 // LongOp runs until the runtime cancels it (or the test ends).
 func TestGoldenSelectTimerWins(t *testing.T) {
+	t.Parallel()
 	var h *harness
 	h = newGoldenHarness(t, timeoutSample(blocking(&h)))
 	h.start("inst-timeout-sample", "TimeoutSample", "")
@@ -116,6 +124,7 @@ func TestGoldenSelectTimerWins(t *testing.T) {
 // TestGoldenSelectExternalWins mirrors e2e_samples.rs
 // sample_select2_activity_vs_external_fs.
 func TestGoldenSelectExternalWins(t *testing.T) {
+	t.Parallel()
 	const inst = "inst-s2-mixed"
 	var h *harness
 	h = newGoldenHarness(t, activityVsEventSample(blocking(&h)))
@@ -129,6 +138,7 @@ func TestGoldenSelectExternalWins(t *testing.T) {
 // TestGoldenSelectTwoExternals mirrors futures_tests.rs
 // select2_two_externals_first_delivery_wins, raising only B (see the golden README).
 func TestGoldenSelectTwoExternals(t *testing.T) {
+	t.Parallel()
 	const inst = "inst-ab2"
 	h := newGoldenHarness(t, durable.NewRegistry().MustAddOrchestration("ABSelect2", selectAB))
 	h.start(inst, "ABSelect2", "")
@@ -140,6 +150,7 @@ func TestGoldenSelectTwoExternals(t *testing.T) {
 
 // TestGoldenSystemCalls mirrors e2e_samples.rs sample_system_activities_fs.
 func TestGoldenSystemCalls(t *testing.T) {
+	t.Parallel()
 	h := newGoldenHarness(t, systemActivitiesSample())
 	h.start("inst-system-acts", "SystemActivities", "")
 	st := h.wait("inst-system-acts")
@@ -151,6 +162,7 @@ func TestGoldenSystemCalls(t *testing.T) {
 
 // TestGoldenActivityFailure mirrors e2e_samples.rs sample_error_handling_fs.
 func TestGoldenActivityFailure(t *testing.T) {
+	t.Parallel()
 	h := newGoldenHarness(t, errorHandlingSample())
 	h.start("inst-sample-err-1", "ErrorHandling", "")
 	h.wantCompleted("inst-sample-err-1", "recovered")
@@ -159,6 +171,7 @@ func TestGoldenActivityFailure(t *testing.T) {
 
 // TestGoldenDetachedOrchestration mirrors e2e_samples.rs sample_detached_then_activity_fs.
 func TestGoldenDetachedOrchestration(t *testing.T) {
+	t.Parallel()
 	h := newGoldenHarness(t, detachedThenActivitySample())
 	h.start("ParentInstance", "Parent", "")
 	h.wantCompleted("ParentInstance", "hello")
@@ -170,6 +183,7 @@ func TestGoldenDetachedOrchestration(t *testing.T) {
 // cancel_parent_down_propagates_to_child. The cancel is sent once the child's
 // subscription is in history, where the Rust test sleeps 50ms.
 func TestGoldenCancelCascade(t *testing.T) {
+	t.Parallel()
 	h := newGoldenHarness(t, cancelCascadeSample())
 	h.start("inst-cancel-1", "Parent", "")
 	h.awaitEvents("inst-cancel-1::sub::2", 1, 2)
@@ -183,6 +197,7 @@ func TestGoldenCancelCascade(t *testing.T) {
 // activity_receives_cancellation_signal: the activity still running when the instance
 // is cancelled gets its cancel request after the terminal event.
 func TestGoldenCancelPendingActivity(t *testing.T) {
+	t.Parallel()
 	var h *harness
 	h = newGoldenHarness(t, longActivitySample(blocking(&h)))
 	h.start("inst-activity-cancel", "LongActivityOrch", "")
@@ -197,6 +212,7 @@ func TestGoldenCancelPendingActivity(t *testing.T) {
 // (without its forged completion): an activity never awaited is still in flight at
 // continue-as-new and is cancelled after the terminal event.
 func TestGoldenContinueAsNewInflightActivity(t *testing.T) {
+	t.Parallel()
 	const inst = "inst-can-inflight"
 	var h *harness
 	h = newGoldenHarness(t, continueAsNewInflightSample(blocking(&h)))
@@ -212,6 +228,7 @@ func TestGoldenContinueAsNewInflightActivity(t *testing.T) {
 // kv_clear_single_value: status and KV calls are events with ids of their own, in
 // call order with the schedules.
 func TestGoldenCustomStatusAndKV(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("Work", constActivity("worked")).
 		MustAddOrchestration("StatusKv", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -235,6 +252,7 @@ func TestGoldenCustomStatusAndKV(t *testing.T) {
 // sample_basic_error_handling_fs run as a child: the child's failure details reach
 // the parent verbatim in SubOrchestrationFailed.
 func TestGoldenSubOrchestrationFailure(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("ValidateInput", failOn("", "Input cannot be empty", "")).
 		MustAddOrchestration("ChildFail", func(ctx *durable.OrchestrationContext, input string) (string, error) {
@@ -256,6 +274,7 @@ func TestGoldenSubOrchestrationFailure(t *testing.T) {
 // test_retry_with_fixed_backoff: each retry is a new ActivityScheduled after a
 // durable backoff timer.
 func TestGoldenRetryWithBackoff(t *testing.T) {
+	t.Parallel()
 	var n atomic.Int32
 	reg := durable.NewRegistry().
 		MustAddActivity("FlakyActivity", flaky(&n, 3)).
@@ -271,6 +290,7 @@ func TestGoldenRetryWithBackoff(t *testing.T) {
 // messages nobody dequeued ride on the next execution's OrchestrationStarted and are
 // recorded again, first, in its history.
 func TestGoldenContinueAsNewCarryForward(t *testing.T) {
+	t.Parallel()
 	const inst = "inst-carry"
 	reg := durable.NewRegistry().
 		MustAddOrchestration("CarryForward", func(ctx *durable.OrchestrationContext, input string) (string, error) {

@@ -74,6 +74,7 @@ func waitPending(t *testing.T, c *durable.Client, sig *noteSignal, instance stri
 // Status and in a wait's timeout, instead of "NotFound" until it is poisoned
 // (with duroxide's default backoff, after about 5 minutes).
 func TestE2EUnregisteredStartShowsAsPendingWithItsCause(t *testing.T) {
+	t.Parallel()
 	durabletest.Each(t, testE2EUnregisteredStartShowsAsPendingWithItsCause)
 }
 

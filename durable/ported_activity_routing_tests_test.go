@@ -13,6 +13,7 @@ import (
 // same_activity_name_and_input_routes_correctly_across_restart:
 // two schedules of the same activity and input get their own results.
 func TestSameActivityNameAndInputRoutesCorrectlyAcrossRestart(t *testing.T) {
+	t.Parallel()
 	calls := make(chan struct{}, 8)
 	reg := func() *durable.Registry {
 		return durable.NewRegistry().

@@ -76,6 +76,7 @@ func longActivitySample(act durable.ActivityFunc) *durable.Registry {
 
 // TestCancelParentDownPropagatesToChild mirrors cancel_parent_down_propagates_to_child.
 func TestCancelParentDownPropagatesToChild(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cancelCascadeSample())
 	h.start("inst-cancel-1", "Parent", "")
 	h.awaitEvent("inst-cancel-1::sub::2", "ExternalSubscribed")
@@ -89,6 +90,7 @@ func TestCancelParentDownPropagatesToChild(t *testing.T) {
 
 // TestCancelAfterCompletionIsNoop mirrors cancel_after_completion_is_noop.
 func TestCancelAfterCompletionIsNoop(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, durable.NewRegistry().MustAddOrchestration("Quick", func(*durable.OrchestrationContext, string) (string, error) { return "ok", nil }))
 	h.start("inst-cancel-noop", "Quick", "")
 	h.wantCompleted("inst-cancel-noop", "ok")
@@ -102,6 +104,7 @@ func TestCancelAfterCompletionIsNoop(t *testing.T) {
 
 // TestCancelChildDirectlySignalsParent mirrors cancel_child_directly_signals_parent.
 func TestCancelChildDirectlySignalsParent(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("ChildD", waitThenDone("never", "unreachable")).
 		MustAddOrchestration("ParentD", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -130,6 +133,7 @@ func TestCancelChildDirectlySignalsParent(t *testing.T) {
 
 // TestCancelContinueAsNewSecondExec mirrors cancel_continue_as_new_second_exec.
 func TestCancelContinueAsNewSecondExec(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, durable.NewRegistry().MustAddOrchestration("CanCancel", waitAfterContinue))
 	h.start("inst-can-can", "CanCancel", "start")
 	h.awaitEvents("inst-can-can", 2, 2)
@@ -144,12 +148,14 @@ func TestCancelContinueAsNewSecondExec(t *testing.T) {
 // orchestration_completes_before_activity_finishes: the dropped activity's late
 // result does not change the completed instance.
 func TestOrchestrationCompletesBeforeActivityFinishes(t *testing.T) {
+	t.Parallel()
 	testTerminalBeforeActivity(t, "done", nil)
 }
 
 // TestOrchestrationFailsBeforeActivityFinishes mirrors
 // orchestration_fails_before_activity_finishes.
 func TestOrchestrationFailsBeforeActivityFinishes(t *testing.T) {
+	t.Parallel()
 	testTerminalBeforeActivity(t, "", fmt.Errorf("boom"))
 }
 
@@ -188,6 +194,7 @@ func testTerminalBeforeActivity(t *testing.T, out string, fail error) {
 
 // TestCancelParentWithMultipleChildren mirrors cancel_parent_with_multiple_children.
 func TestCancelParentWithMultipleChildren(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("MultiChild", waitThenDone("Go", "done")).
 		MustAddOrchestration("MultiParent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -224,6 +231,7 @@ func TestCancelParentWithMultipleChildren(t *testing.T) {
 // TestActivityReceivesCancellationSignal mirrors activity_receives_cancellation_signal:
 // cancelling the instance cancels the context of its running activity.
 func TestActivityReceivesCancellationSignal(t *testing.T) {
+	t.Parallel()
 	started, cancelled := make(chan string, 1), make(chan string, 1)
 	h := newHarnessWith(t, longActivitySample(signalOnCancel(started, cancelled)), quickCancelOptions)
 	h.start("inst-activity-cancel", "LongActivityOrch", "")
@@ -236,6 +244,7 @@ func TestActivityReceivesCancellationSignal(t *testing.T) {
 // TestSelect2LoserActivityReceivesCancellationSignal mirrors
 // select2_loser_activity_receives_cancellation_signal.
 func TestSelect2LoserActivityReceivesCancellationSignal(t *testing.T) {
+	t.Parallel()
 	started, cancelled := make(chan string, 1), make(chan string, 1)
 	reg := durable.NewRegistry().
 		MustAddActivity("SlowActivity", signalOnCancel(started, cancelled)).
@@ -261,6 +270,7 @@ func TestSelect2LoserActivityReceivesCancellationSignal(t *testing.T) {
 // Our client refuses the cancel with ErrNotFound (duroxide's returns Ok); the
 // message duroxide's client sends, straight to the provider, changes nothing.
 func TestCancelNonexistentInstanceIsNoop(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, durable.NewRegistry().MustAddOrchestration("Dummy", func(*durable.OrchestrationContext, string) (string, error) { return "ok", nil }))
 	if err := h.client.CancelInstance(h.ctx, "does-not-exist", "test"); !errors.Is(err, durable.ErrNotFound) {
 		t.Fatalf("cancel of an unknown instance = %v, want ErrNotFound", err)
@@ -274,6 +284,7 @@ func TestCancelNonexistentInstanceIsNoop(t *testing.T) {
 
 // TestMultipleCancelCallsAreIdempotent mirrors multiple_cancel_calls_are_idempotent.
 func TestMultipleCancelCallsAreIdempotent(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, durable.NewRegistry().MustAddOrchestration("Waiter", waitThenDone("Go", "done")))
 	h.start("inst-multi-cancel", "Waiter", "")
 	h.awaitEvent("inst-multi-cancel", "ExternalSubscribed")
@@ -294,6 +305,7 @@ func TestMultipleCancelCallsAreIdempotent(t *testing.T) {
 // TestCancelBeforeOrchestrationStarts mirrors cancel_before_orchestration_starts: the
 // start and the cancel arrive in one batch; the instance is cancelled, not completed.
 func TestCancelBeforeOrchestrationStarts(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().MustAddOrchestration("Early", func(*durable.OrchestrationContext, string) (string, error) { return "done", nil })
 	h := newHarness(t, reg)
 	h.shutdown()
@@ -310,6 +322,7 @@ func TestCancelBeforeOrchestrationStarts(t *testing.T) {
 // TestExplicitDropActivityTriggersCancellation mirrors
 // explicit_drop_activity_triggers_cancellation.
 func TestExplicitDropActivityTriggersCancellation(t *testing.T) {
+	t.Parallel()
 	started, cancelled := make(chan string, 1), make(chan string, 1)
 	reg := durable.NewRegistry().
 		MustAddActivity("LongTask", signalOnCancel(started, cancelled)).
@@ -330,6 +343,7 @@ func TestExplicitDropActivityTriggersCancellation(t *testing.T) {
 // activity_out_of_scope_triggers_cancellation: an activity never waited on is
 // cancelled when the orchestration returns.
 func TestActivityOutOfScopeTriggersCancellation(t *testing.T) {
+	t.Parallel()
 	started, cancelled := make(chan string, 1), make(chan string, 1)
 	reg := durable.NewRegistry().
 		MustAddActivity("LongTask", signalOnCancel(started, cancelled)).
@@ -349,6 +363,7 @@ func TestActivityOutOfScopeTriggersCancellation(t *testing.T) {
 // TestSelect2LoserSubOrchestrationCancelled mirrors
 // select2_loser_sub_orchestration_cancelled: the losing child is cancelled.
 func TestSelect2LoserSubOrchestrationCancelled(t *testing.T) {
+	t.Parallel()
 	h := testSelectLoserChild(t, "inst-sel-sub", "inst-sel-sub::sub::2")
 	cr := h.awaitEvent("inst-sel-sub", "SubOrchestrationCancelRequested")
 	if cr.SourceEventID == nil || *cr.SourceEventID != 2 {
@@ -359,6 +374,7 @@ func TestSelect2LoserSubOrchestrationCancelled(t *testing.T) {
 // TestSelect2LoserSubOrchestrationExplicitIDCancelled mirrors
 // select2_loser_sub_orchestration_explicit_id_cancelled.
 func TestSelect2LoserSubOrchestrationExplicitIDCancelled(t *testing.T) {
+	t.Parallel()
 	testSelectLoserChild(t, "inst-sel-sub-explicit", "my-explicit-child", durable.WithInstanceID("my-explicit-child"))
 }
 
@@ -385,6 +401,7 @@ func testSelectLoserChild(t *testing.T, parent, child string, opts ...durable.Or
 // TestDuplicateExternalEventsNotDeduplicated mirrors
 // duplicate_external_events_not_deduplicated: two identical events feed two waits.
 func TestDuplicateExternalEventsNotDeduplicated(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("TwoWaits", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 			a, b := ctx.WaitForEvent("Sig"), ctx.WaitForEvent("Sig")
@@ -403,6 +420,7 @@ func TestDuplicateExternalEventsNotDeduplicated(t *testing.T) {
 // positional_matching_fifo_without_cancellation: same-name waits take arrivals in
 // order.
 func TestPositionalMatchingFifoWithoutCancellation(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("Fifo", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 			a, b := ctx.WaitForEvent("E"), ctx.WaitForEvent("E")
@@ -421,6 +439,7 @@ func TestPositionalMatchingFifoWithoutCancellation(t *testing.T) {
 // cancelled_subscription_does_not_steal_future_event: a wait that lost a select and
 // was cancelled does not consume the next event of its name.
 func TestCancelledSubscriptionDoesNotStealFutureEvent(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("NoSteal", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 			first := ctx.WaitForEvent("E")
@@ -442,6 +461,7 @@ func TestCancelledSubscriptionDoesNotStealFutureEvent(t *testing.T) {
 // cancelled before any worker took it never runs. The first runtime fetches no
 // activities (its workers only take a tag nobody uses).
 func TestActivitySkippedWhenOrchestrationTerminalAtFetch(t *testing.T) {
+	t.Parallel()
 	var ran atomic.Bool
 	reg := durable.NewRegistry().
 		MustAddActivity("Work", func(*durable.ActivityContext, string) (string, error) {
@@ -471,6 +491,7 @@ func TestActivitySkippedWhenOrchestrationTerminalAtFetch(t *testing.T) {
 // activity_aborted_after_cancellation_grace): an activity that ignores its
 // cancellation and finishes anyway does not get its result into the cancelled history.
 func TestActivityResultDroppedWhenOrchestrationCancelled(t *testing.T) {
+	t.Parallel()
 	started := make(chan string, 1)
 	release := make(chan struct{})
 	finished := make(chan string, 1)
@@ -500,6 +521,7 @@ func TestActivityResultDroppedWhenOrchestrationCancelled(t *testing.T) {
 // (Go has no scope end, so both drop the child with Cancel, then wait on a timer): the
 // child is started and cancelled in the same ack.
 func TestExplicitDropSubOrchestrationCancelled(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("SlowChild", waitThenDone("never", "child_done")).
 		MustAddOrchestration("Parent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -521,6 +543,7 @@ func TestExplicitDropSubOrchestrationCancelled(t *testing.T) {
 // child scheduled in the turn the parent returns is recorded and cancel-requested but
 // never started.
 func TestSubOrchestrationPendingAtReturnNeverStarts(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("SlowChild", waitThenDone("never", "child_done")).
 		MustAddOrchestration("Parent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -544,6 +567,7 @@ func TestSubOrchestrationPendingAtReturnNeverStarts(t *testing.T) {
 // its timeout and is cancelled as a dropped future. The event is raised while the
 // runtime is stopped, so it is recorded before the subscription however slow the raise.
 func TestPositionalArrivalBeforeSubOutstanding(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().MustAddOrchestration("TestOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		if _, err := ctx.Timer(100 * msec).Get(); err != nil {
 			return "", err
@@ -571,6 +595,7 @@ func TestPositionalArrivalBeforeSubOutstanding(t *testing.T) {
 // user_cancel_instance_and_dropped_future_both_enqueue_cancelinstance_for_child: a
 // child dropped by its parent, whose parent is then cancelled, ends cancelled once.
 func TestUserCancelInstanceAndDroppedFutureBothEnqueueCancelInstanceForChild(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("SlowChild", waitThenDone("never", "child_done")).
 		MustAddOrchestration("Parent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {

@@ -35,6 +35,7 @@ func startedInput(t *testing.T, hist []duroxide.Event) string {
 
 // TestContinueAsNewMultiexec mirrors continue_as_new_multiexec.
 func TestContinueAsNewMultiexec(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, durable.NewRegistry().MustAddOrchestration("Counter", counterUntil(2)))
 	h.start("inst-can-1", "Counter", "0")
 	h.wantCompleted("inst-can-1", "done:2")
@@ -71,6 +72,7 @@ func waitAfterContinue(ctx *durable.OrchestrationContext, input string) (string,
 
 // TestContinueAsNewEventRoutesToLatest mirrors continue_as_new_event_routes_to_latest.
 func TestContinueAsNewEventRoutesToLatest(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, durable.NewRegistry().MustAddOrchestration("EvtCAN", waitAfterContinue))
 	h.start("inst-can-evt", "EvtCAN", "start")
 	h.awaitEvents("inst-can-evt", 2, 2)
@@ -91,6 +93,7 @@ func TestContinueAsNewEventRoutesToLatest(t *testing.T) {
 // version it does not have, so the next execution can only start, with the early
 // event in its first batch, once a runtime that has it is up.
 func TestContinueAsNewEventDropThenProcess(t *testing.T) {
+	t.Parallel()
 	const inst = "inst-can-evt-drop"
 	parkedOpts := durable.Options{UnregisteredBackoffBase: 10 * msec, UnregisteredBackoffMax: 20 * msec, MaxAttempts: 1000}
 	regA := durable.NewRegistry().
@@ -126,6 +129,7 @@ func TestContinueAsNewEventDropThenProcess(t *testing.T) {
 // TestEventDropThenRetryAfterSubscribe mirrors event_drop_then_retry_after_subscribe:
 // an event raised before any subscription stays in history but is not delivered.
 func TestEventDropThenRetryAfterSubscribe(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("EvtDropRetry", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 			if _, err := ctx.Timer(100 * msec).Get(); err != nil {
@@ -156,8 +160,10 @@ func TestEventDropThenRetryAfterSubscribe(t *testing.T) {
 // another execution never reaches history. The instance is then released by an event
 // enqueued after it, so the test needs no sleep.
 func TestOldExecutionCompletionsAreIgnored(t *testing.T) {
+	t.Parallel()
 	for _, exec := range []uint64{0, 999} {
 		t.Run(fmt.Sprint("execution_", exec), func(t *testing.T) {
+			t.Parallel()
 			reg := durable.NewRegistry().
 				MustAddOrchestration("ExecutionIdTest", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 					_, err := ctx.WaitForEvent("continue_signal").Get()
@@ -178,6 +184,7 @@ func TestOldExecutionCompletionsAreIgnored(t *testing.T) {
 
 // TestContinueAsNewWithoutAwait mirrors continue_as_new_without_await.
 func TestContinueAsNewWithoutAwait(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, durable.NewRegistry().MustAddOrchestration("CANNoAwait", counterUntil(2)))
 	h.start("inst-can-no-await", "CANNoAwait", "0")
 	h.wantCompleted("inst-can-no-await", "done:2")
@@ -189,6 +196,7 @@ func TestContinueAsNewWithoutAwait(t *testing.T) {
 // unit test max_carry_forward_constant_is_20): of 25 undequeued messages the first 20,
 // in order, reach the next execution.
 func TestContinueAsNewCarryForwardCappedAt20(t *testing.T) {
+	t.Parallel()
 	const inst = "inst-carry-cap"
 	reg := durable.NewRegistry().
 		MustAddOrchestration("CarryCap", func(ctx *durable.OrchestrationContext, input string) (string, error) {

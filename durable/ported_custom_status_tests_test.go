@@ -37,6 +37,7 @@ func statusOrch(t *testing.T, instance string, fn durable.OrchestrationFunc) (*h
 
 // TestCustomStatusSetVisibleOnCompletion mirrors custom_status_set_visible_on_completion.
 func TestCustomStatusSetVisibleOnCompletion(t *testing.T) {
+	t.Parallel()
 	_, st := statusOrch(t, "cs-set", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetCustomStatus("processing")
 		return "done", nil
@@ -46,6 +47,7 @@ func TestCustomStatusSetVisibleOnCompletion(t *testing.T) {
 
 // TestCustomStatusResetClearsToNone mirrors custom_status_reset_clears_to_none.
 func TestCustomStatusResetClearsToNone(t *testing.T) {
+	t.Parallel()
 	_, st := statusOrch(t, "cs-reset", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetCustomStatus("temp")
 		ctx.ResetCustomStatus()
@@ -56,6 +58,7 @@ func TestCustomStatusResetClearsToNone(t *testing.T) {
 
 // TestCustomStatusLastWriteWins mirrors custom_status_last_write_wins.
 func TestCustomStatusLastWriteWins(t *testing.T) {
+	t.Parallel()
 	_, st := statusOrch(t, "cs-lww", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		for _, s := range []string{"one", "two", "three"} {
 			ctx.SetCustomStatus(s)
@@ -67,6 +70,7 @@ func TestCustomStatusLastWriteWins(t *testing.T) {
 
 // TestCustomStatusPersistsAcrossTurns mirrors custom_status_persists_across_turns.
 func TestCustomStatusPersistsAcrossTurns(t *testing.T) {
+	t.Parallel()
 	_, st := statusOrch(t, "cs-turns", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetCustomStatus("step1")
 		_, err := ctx.ScheduleActivity("Echo", "a").Get()
@@ -77,6 +81,7 @@ func TestCustomStatusPersistsAcrossTurns(t *testing.T) {
 
 // TestCustomStatusUpdatedInLaterTurn mirrors custom_status_updated_in_later_turn.
 func TestCustomStatusUpdatedInLaterTurn(t *testing.T) {
+	t.Parallel()
 	_, st := statusOrch(t, "cs-later", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetCustomStatus("before")
 		if _, err := ctx.ScheduleActivity("Echo", "a").Get(); err != nil {
@@ -90,12 +95,14 @@ func TestCustomStatusUpdatedInLaterTurn(t *testing.T) {
 
 // TestCustomStatusNoneWhenNotSet mirrors custom_status_none_when_not_set.
 func TestCustomStatusNoneWhenNotSet(t *testing.T) {
+	t.Parallel()
 	_, st := statusOrch(t, "cs-none", func(*durable.OrchestrationContext, string) (string, error) { return "done", nil })
 	wantCustomStatus(t, st, nil)
 }
 
 // TestCustomStatusVisibleOnFailure mirrors custom_status_visible_on_failure.
 func TestCustomStatusVisibleOnFailure(t *testing.T) {
+	t.Parallel()
 	_, st := statusOrch(t, "cs-fail", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetCustomStatus("failing")
 		return "", &durable.TaskError{Message: "boom"}
@@ -108,6 +115,7 @@ func TestCustomStatusVisibleOnFailure(t *testing.T) {
 
 // TestCustomStatusVersionIncrements mirrors custom_status_version_increments.
 func TestCustomStatusVersionIncrements(t *testing.T) {
+	t.Parallel()
 	_, st := statusOrch(t, "cs-ver", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetCustomStatus("v1")
 		if _, err := ctx.ScheduleActivity("Echo", "a").Get(); err != nil {
@@ -124,6 +132,7 @@ func TestCustomStatusVersionIncrements(t *testing.T) {
 // TestCustomStatusExceedingSizeLimitFailsOrchestration mirrors
 // custom_status_exceeding_size_limit_fails_orchestration.
 func TestCustomStatusExceedingSizeLimitFailsOrchestration(t *testing.T) {
+	t.Parallel()
 	_, st := statusOrch(t, "cs-oversize", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetCustomStatus(strings.Repeat("x", maxCustomStatusBytes+1))
 		return "should-not-reach", nil
@@ -135,6 +144,7 @@ func TestCustomStatusExceedingSizeLimitFailsOrchestration(t *testing.T) {
 
 // TestCustomStatusAtSizeLimitSucceeds mirrors custom_status_at_size_limit_succeeds.
 func TestCustomStatusAtSizeLimitSucceeds(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("x", maxCustomStatusBytes)
 	_, st := statusOrch(t, "cs-exact", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetCustomStatus(big)
@@ -149,6 +159,7 @@ func TestCustomStatusAtSizeLimitSucceeds(t *testing.T) {
 // TestCustomStatusPersistsAcrossContinueAsNew mirrors
 // custom_status_persists_across_continue_as_new.
 func TestCustomStatusPersistsAcrossContinueAsNew(t *testing.T) {
+	t.Parallel()
 	h, st := statusOrch(t, "cs-can", func(ctx *durable.OrchestrationContext, input string) (string, error) {
 		if input == "" {
 			ctx.SetCustomStatus("carried")
@@ -171,6 +182,7 @@ func TestCustomStatusPersistsAcrossContinueAsNew(t *testing.T) {
 
 // TestCustomStatusResetAcrossContinueAsNew mirrors custom_status_reset_across_continue_as_new.
 func TestCustomStatusResetAcrossContinueAsNew(t *testing.T) {
+	t.Parallel()
 	_, st := statusOrch(t, "cs-can-reset", func(ctx *durable.OrchestrationContext, input string) (string, error) {
 		if input == "" {
 			ctx.SetCustomStatus("temp")
@@ -192,6 +204,7 @@ func TestCustomStatusResetAcrossContinueAsNew(t *testing.T) {
 // TestCustomStatusGetReflectsSetAcrossTurns mirrors
 // custom_status_get_reflects_set_across_turns.
 func TestCustomStatusGetReflectsSetAcrossTurns(t *testing.T) {
+	t.Parallel()
 	_, st := statusOrch(t, "cs-get", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetCustomStatus("first")
 		if _, err := ctx.ScheduleActivity("Echo", "a").Get(); err != nil {

@@ -148,6 +148,7 @@ func detachedThenActivitySample() *durable.Registry {
 
 // TestSampleHelloWorld mirrors sample_hello_world_fs.
 func TestSampleHelloWorld(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, helloWorldSample())
 	h.start("inst-sample-hello-1", "HelloWorld", "World")
 	h.wantCompleted("inst-sample-hello-1", "Hello, World!")
@@ -155,6 +156,7 @@ func TestSampleHelloWorld(t *testing.T) {
 
 // TestSampleBasicControlFlow mirrors sample_basic_control_flow_fs.
 func TestSampleBasicControlFlow(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("GetFlag", constActivity("yes")).
 		MustAddActivity("SayYes", constActivity("picked_yes")).
@@ -176,6 +178,7 @@ func TestSampleBasicControlFlow(t *testing.T) {
 
 // TestSampleLoop mirrors sample_loop_fs.
 func TestSampleLoop(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("Append", func(_ *durable.ActivityContext, in string) (string, error) { return in + "x", nil }).
 		MustAddOrchestration("LoopOrchestration", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -195,6 +198,7 @@ func TestSampleLoop(t *testing.T) {
 
 // TestSampleErrorHandling mirrors sample_error_handling_fs.
 func TestSampleErrorHandling(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, errorHandlingSample())
 	h.start("inst-sample-err-1", "ErrorHandling", "")
 	h.wantCompleted("inst-sample-err-1", "recovered")
@@ -202,6 +206,7 @@ func TestSampleErrorHandling(t *testing.T) {
 
 // TestSampleTimeoutWithTimerRace mirrors sample_timeout_with_timer_race_fs.
 func TestSampleTimeoutWithTimerRace(t *testing.T) {
+	t.Parallel()
 	var h *harness
 	h = newHarness(t, timeoutSample(blocking(&h)))
 	h.start("inst-timeout-sample", "TimeoutSample", "")
@@ -212,6 +217,7 @@ func TestSampleTimeoutWithTimerRace(t *testing.T) {
 
 // TestSampleSelect2ActivityVsExternal mirrors sample_select2_activity_vs_external_fs.
 func TestSampleSelect2ActivityVsExternal(t *testing.T) {
+	t.Parallel()
 	var h *harness
 	h = newHarness(t, activityVsEventSample(blocking(&h)))
 	h.start("inst-s2-mixed", "Select2ActVsEvt", "")
@@ -223,6 +229,7 @@ func TestSampleSelect2ActivityVsExternal(t *testing.T) {
 // TestDtfLegacyGabbarGreetings mirrors dtf_legacy_gabbar_greetings_fs (completion
 // order left to the runtime: the output is sorted, as in the Rust sample).
 func TestDtfLegacyGabbarGreetings(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, greetingsSample(nil))
 	h.start("inst-dtf-greetings", "Greetings", "")
 	h.wantCompleted("inst-dtf-greetings", "Hello, Gabbar!, Hello, Samba!")
@@ -230,6 +237,7 @@ func TestDtfLegacyGabbarGreetings(t *testing.T) {
 
 // TestSampleSystemActivities mirrors sample_system_activities_fs.
 func TestSampleSystemActivities(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, systemActivitiesSample())
 	h.start("inst-system-acts", "SystemActivities", "")
 	st := h.wait("inst-system-acts")
@@ -245,6 +253,7 @@ func TestSampleSystemActivities(t *testing.T) {
 
 // TestSampleStatusPolling mirrors sample_status_polling_fs.
 func TestSampleStatusPolling(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, statusPollingSample())
 	h.start("inst-status-sample", "StatusSample", "")
 	h.wantCompleted("inst-status-sample", "done")
@@ -252,6 +261,7 @@ func TestSampleStatusPolling(t *testing.T) {
 
 // TestSampleSubOrchestrationBasic mirrors sample_sub_orchestration_basic_fs.
 func TestSampleSubOrchestrationBasic(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, subOrchestrationBasicSample())
 	h.start("inst-sub-basic", "Parent", "hi")
 	h.wantCompleted("inst-sub-basic", "parent:HI")
@@ -259,6 +269,7 @@ func TestSampleSubOrchestrationBasic(t *testing.T) {
 
 // TestSampleSubOrchestrationFanout mirrors sample_sub_orchestration_fanout_fs.
 func TestSampleSubOrchestrationFanout(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("Add", func(_ *durable.ActivityContext, in string) (string, error) {
 			var a, b int
@@ -290,6 +301,7 @@ func TestSampleSubOrchestrationFanout(t *testing.T) {
 
 // TestSampleSubOrchestrationChained mirrors sample_sub_orchestration_chained_fs.
 func TestSampleSubOrchestrationChained(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("AppendX", func(_ *durable.ActivityContext, in string) (string, error) { return in + "x", nil }).
 		MustAddOrchestration("Leaf", func(ctx *durable.OrchestrationContext, input string) (string, error) {
@@ -313,6 +325,7 @@ func TestSampleSubOrchestrationChained(t *testing.T) {
 // TestSampleDetachedOrchestrationScheduling mirrors
 // sample_detached_orchestration_scheduling_fs.
 func TestSampleDetachedOrchestrationScheduling(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("Echo", func(_ *durable.ActivityContext, in string) (string, error) { return in, nil }).
 		MustAddOrchestration("Chained", func(ctx *durable.OrchestrationContext, input string) (string, error) {
@@ -335,6 +348,7 @@ func TestSampleDetachedOrchestrationScheduling(t *testing.T) {
 
 // TestSampleDetachedThenActivity mirrors sample_detached_then_activity_fs.
 func TestSampleDetachedThenActivity(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, detachedThenActivitySample())
 	h.start("ParentInstance", "Parent", "")
 	h.wantCompleted("ParentInstance", "hello")
@@ -343,6 +357,7 @@ func TestSampleDetachedThenActivity(t *testing.T) {
 
 // TestSampleContinueAsNew mirrors sample_continue_as_new_fs.
 func TestSampleContinueAsNew(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, continueAsNewSample())
 	h.start("inst-sample-can", "CanSample", "0")
 	h.wantCompleted("inst-sample-can", "final:3")
@@ -361,6 +376,7 @@ type addRes struct {
 // TestSampleTypedActivityAndOrchestration mirrors
 // sample_typed_activity_and_orchestration_fs.
 func TestSampleTypedActivityAndOrchestration(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("Add", durable.Activity(func(_ *durable.ActivityContext, r addReq) (addRes, error) {
 			return addRes{Sum: r.A + r.B}, nil
@@ -380,6 +396,7 @@ func TestSampleTypedActivityAndOrchestration(t *testing.T) {
 
 // TestSampleTypedEvent mirrors sample_typed_event_fs.
 func TestSampleTypedEvent(t *testing.T) {
+	t.Parallel()
 	type ack struct {
 		OK bool `json:"ok"`
 	}
@@ -397,6 +414,7 @@ func TestSampleTypedEvent(t *testing.T) {
 // TestSampleMixedStringAndTypedStringOrch mirrors
 // sample_mixed_string_and_typed_string_orch_fs.
 func TestSampleMixedStringAndTypedStringOrch(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("Upper", func(_ *durable.ActivityContext, in string) (string, error) { return strings.ToUpper(in), nil }).
 		MustAddActivity("Add", durable.Activity(func(_ *durable.ActivityContext, r addReq) (addRes, error) {
@@ -423,6 +441,7 @@ func TestSampleMixedStringAndTypedStringOrch(t *testing.T) {
 // sample_versioning_start_latest_vs_exact_fs (the exact start is a client option here
 // rather than a registry policy).
 func TestSampleVersioningStartLatestVsExact(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("Versioned", func(*durable.OrchestrationContext, string) (string, error) { return "v1", nil }).
 		MustAddOrchestrationVersion("Versioned", "2.0.0", func(*durable.OrchestrationContext, string) (string, error) { return "v2", nil })
@@ -438,6 +457,7 @@ func TestSampleVersioningStartLatestVsExact(t *testing.T) {
 // TestSampleVersioningSubOrchestrationExplicitVsPolicy mirrors
 // sample_versioning_sub_orchestration_explicit_vs_policy_fs.
 func TestSampleVersioningSubOrchestrationExplicitVsPolicy(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("Child", func(*durable.OrchestrationContext, string) (string, error) { return "c1", nil }).
 		MustAddOrchestrationVersion("Child", "2.0.0", func(*durable.OrchestrationContext, string) (string, error) { return "c2", nil }).
@@ -458,6 +478,7 @@ func TestSampleVersioningSubOrchestrationExplicitVsPolicy(t *testing.T) {
 // sample_versioning_continue_as_new_upgrade_fs: a continue-as-new without a version
 // moves to the latest registered one.
 func TestSampleVersioningContinueAsNewUpgrade(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("LongRunner", func(ctx *durable.OrchestrationContext, input string) (string, error) {
 			ctx.ContinueAsNew("v1:" + input)
@@ -487,6 +508,7 @@ func TestSampleVersioningContinueAsNewUpgrade(t *testing.T) {
 // TestSampleCancellationParentCascadesToChildren mirrors
 // sample_cancellation_parent_cascades_to_children_fs.
 func TestSampleCancellationParentCascadesToChildren(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("ChildSample", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 			_, _ = ctx.WaitForEvent("Go").Get()
@@ -508,6 +530,7 @@ func TestSampleCancellationParentCascadesToChildren(t *testing.T) {
 
 // TestSampleBasicErrorHandling mirrors sample_basic_error_handling_fs.
 func TestSampleBasicErrorHandling(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("ValidateInput", func(_ *durable.ActivityContext, in string) (string, error) {
 			if in == "" {
@@ -527,6 +550,7 @@ func TestSampleBasicErrorHandling(t *testing.T) {
 
 // TestSampleNestedFunctionErrorHandling mirrors sample_nested_function_error_handling_fs.
 func TestSampleNestedFunctionErrorHandling(t *testing.T) {
+	t.Parallel()
 	processAndFormat := func(ctx *durable.OrchestrationContext, data string) (string, error) {
 		processed, err := ctx.ScheduleActivity("ProcessData", data).Get()
 		if err != nil {
@@ -552,6 +576,7 @@ func TestSampleNestedFunctionErrorHandling(t *testing.T) {
 
 // TestSampleErrorRecovery mirrors sample_error_recovery_fs.
 func TestSampleErrorRecovery(t *testing.T) {
+	t.Parallel()
 	logged := make(chan string, 4)
 	reg := durable.NewRegistry().
 		MustAddActivity("ProcessData", failOn("error", "Processing failed", "Processed: error-free")).
@@ -597,6 +622,7 @@ func failOn(bad, msg, ok string) durable.ActivityFunc {
 
 // TestSampleHeterogeneousWorkersWithTags mirrors sample_heterogeneous_workers_with_tags.
 func TestSampleHeterogeneousWorkersWithTags(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("Render", func(_ *durable.ActivityContext, in string) (string, error) { return "rendered:" + in, nil }).
 		MustAddActivity("Encode", func(_ *durable.ActivityContext, in string) (string, error) { return "encoded:" + in, nil }).
@@ -633,6 +659,7 @@ func TestSampleHeterogeneousWorkersWithTags(t *testing.T) {
 // TestSampleStarvationSafeTaggedActivity mirrors sample_starvation_safe_tagged_activity:
 // no worker serves "gpu", so the timer wins and the fallback runs.
 func TestSampleStarvationSafeTaggedActivity(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("GpuInference", func(_ *durable.ActivityContext, in string) (string, error) { return "inference:" + in, nil }).
 		MustAddActivity("CpuFallback", func(_ *durable.ActivityContext, in string) (string, error) { return "cpu_fallback:" + in, nil }).
@@ -651,6 +678,7 @@ func TestSampleStarvationSafeTaggedActivity(t *testing.T) {
 // TestSampleDualRuntimeTagCooperation mirrors sample_dual_runtime_tag_cooperation: one
 // runtime serves untagged activities, another only "gpu" ones, on one store.
 func TestSampleDualRuntimeTagCooperation(t *testing.T) {
+	t.Parallel()
 	gpuWorkers := make(chan string, 4)
 	reg := func() *durable.Registry {
 		return durable.NewRegistry().
@@ -701,6 +729,7 @@ func (h *harness) awaitKV(instance, key string) string {
 // TestSampleKVRequestResponse mirrors sample_kv_request_response: a server answers
 // requests (external events) through its KV store, which clients read while it runs.
 func TestSampleKVRequestResponse(t *testing.T) {
+	t.Parallel()
 	type request struct {
 		OpID    string `json:"op_id"`
 		Command string `json:"command"`
@@ -750,6 +779,7 @@ func TestSampleKVRequestResponse(t *testing.T) {
 // TestSampleKVCrossOrchestrationRead mirrors sample_kv_cross_orchestration_read: one
 // orchestration reads another's KV store through ValueFromInstance.
 func TestSampleKVCrossOrchestrationRead(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("ConfigHolder", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 			ctx.SetValue("config", `{"threshold":7}`)
@@ -775,6 +805,7 @@ func TestSampleKVCrossOrchestrationRead(t *testing.T) {
 
 // TestSampleKVReadModifyWriteCounter mirrors sample_kv_read_modify_write_counter.
 func TestSampleKVReadModifyWriteCounter(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("Counter", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 			for i := 0; i < 3; i++ {
@@ -804,6 +835,7 @@ func TestSampleKVReadModifyWriteCounter(t *testing.T) {
 // sample_self_pruning_eternal_orchestration: an eternal orchestration prunes its own
 // old executions from an activity, through the activity's client.
 func TestSampleSelfPruningEternalOrchestration(t *testing.T) {
+	t.Parallel()
 	type state struct {
 		BatchNum     int `json:"batch_num"`
 		TotalBatches int `json:"total_batches"`

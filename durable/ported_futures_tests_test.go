@@ -58,6 +58,7 @@ func (h *harness) deliverInOneBatch(reg *durable.Registry, instance string, even
 // select2_two_externals_first_delivery_wins: with both events in one batch, the one
 // first in history wins, and history keeps the enqueue order.
 func TestSelect2TwoExternalsFirstDeliveryWins(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().MustAddOrchestration("ABSelect2", selectAB)
 	h := newHarness(t, reg)
 	h.start("inst-ab2", "ABSelect2", "")
@@ -70,6 +71,7 @@ func TestSelect2TwoExternalsFirstDeliveryWins(t *testing.T) {
 // TestSelect3MixedBranchOrderWinner mirrors select3_mixed_branch_order_winner: a
 // wait, a timer and a wait; B is delivered first and wins over A and the timer.
 func TestSelect3MixedBranchOrderWinner(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("ATBSelect", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 			a, tm, b := ctx.WaitForEvent("A"), ctx.Timer(5*time.Second), ctx.WaitForEvent("B")
@@ -94,6 +96,7 @@ func TestSelect3MixedBranchOrderWinner(t *testing.T) {
 
 // TestJoinReturnsScheduleOrder mirrors join_returns_schedule_order.
 func TestJoinReturnsScheduleOrder(t *testing.T) {
+	t.Parallel()
 	var h *harness
 	h = newHarness(t, joinABSample(func() { h.awaitEvents("inst-join", 1, 4) }))
 	h.start("inst-join", "JoinAB", "")
@@ -105,6 +108,7 @@ func TestJoinReturnsScheduleOrder(t *testing.T) {
 // must be matched on replay, or the activity scheduled after the select would be
 // taken for nondeterminism.
 func TestSelect2LoserEventConsumedDuringReplay(t *testing.T) {
+	t.Parallel()
 	var attempts atomic.Int32
 	reg := durable.NewRegistry().
 		MustAddActivity("FastFailActivity", func(*durable.ActivityContext, string) (string, error) {
@@ -137,6 +141,7 @@ func TestSelect2LoserEventConsumedDuringReplay(t *testing.T) {
 
 // TestSelect2ScheduleAfterWinnerReturns mirrors test_select2_schedule_after_winner_returns.
 func TestSelect2ScheduleAfterWinnerReturns(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("Instant", constActivity("done")).
 		MustAddOrchestration("MinimalOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -156,6 +161,7 @@ func TestSelect2ScheduleAfterWinnerReturns(t *testing.T) {
 // simplified_futures_unawaited_completion_does_not_block: A completes while the code
 // waits on B, and is still there to be read afterwards.
 func TestSimplifiedFuturesUnawaitedCompletionDoesNotBlock(t *testing.T) {
+	t.Parallel()
 	var h *harness
 	var aRuns, bRuns atomic.Int32
 	reg := durable.NewRegistry().

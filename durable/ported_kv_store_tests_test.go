@@ -45,6 +45,7 @@ func kvOrch(t *testing.T, instance string, fn durable.OrchestrationFunc, out str
 
 // TestKVSetValueVisibleViaClient mirrors kv_set_value_visible_via_client.
 func TestKVSetValueVisibleViaClient(t *testing.T) {
+	t.Parallel()
 	h := kvOrch(t, "kv-set", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetValue("greeting", "hello")
 		return "done", nil
@@ -57,6 +58,7 @@ func TestKVSetValueVisibleViaClient(t *testing.T) {
 
 // TestKVGetMissingKeyReturnsNone mirrors kv_get_missing_key_returns_none.
 func TestKVGetMissingKeyReturnsNone(t *testing.T) {
+	t.Parallel()
 	h := kvOrch(t, "kv-missing", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		_, ok := ctx.Value("nope")
 		return fmt.Sprint(ok), nil
@@ -66,6 +68,7 @@ func TestKVGetMissingKeyReturnsNone(t *testing.T) {
 
 // TestKVSetMultipleValuesSameTurn mirrors kv_set_multiple_values_same_turn.
 func TestKVSetMultipleValuesSameTurn(t *testing.T) {
+	t.Parallel()
 	h := kvOrch(t, "kv-multi", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetValue("a", "1")
 		ctx.SetValue("b", "2")
@@ -77,6 +80,7 @@ func TestKVSetMultipleValuesSameTurn(t *testing.T) {
 
 // TestKVOverwriteSameKey mirrors kv_overwrite_same_key.
 func TestKVOverwriteSameKey(t *testing.T) {
+	t.Parallel()
 	h := kvOrch(t, "kv-overwrite", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetValue("k", "first")
 		ctx.SetValue("k", "second")
@@ -88,6 +92,7 @@ func TestKVOverwriteSameKey(t *testing.T) {
 
 // TestKVClearSingleValue mirrors kv_clear_single_value.
 func TestKVClearSingleValue(t *testing.T) {
+	t.Parallel()
 	h := kvOrch(t, "kv-clear", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetValue("keep", "1")
 		ctx.SetValue("drop", "2")
@@ -99,6 +104,7 @@ func TestKVClearSingleValue(t *testing.T) {
 
 // TestKVClearAllValues mirrors kv_clear_all_values.
 func TestKVClearAllValues(t *testing.T) {
+	t.Parallel()
 	h := kvOrch(t, "kv-clear-all", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetValue("a", "1")
 		ctx.SetValue("b", "2")
@@ -111,6 +117,7 @@ func TestKVClearAllValues(t *testing.T) {
 // TestKVPersistsAcrossTurns mirrors kv_persists_across_turns: a value set before an
 // activity is read after it, from the replayed history.
 func TestKVPersistsAcrossTurns(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("Noop", constActivity("")).
 		MustAddOrchestration("KV", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -128,6 +135,7 @@ func TestKVPersistsAcrossTurns(t *testing.T) {
 
 // TestKVTypedRoundTrip mirrors kv_typed_round_trip.
 func TestKVTypedRoundTrip(t *testing.T) {
+	t.Parallel()
 	kvOrch(t, "kv-typed", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		durable.SetValue(ctx, "req", addReq{A: 4, B: 5})
 		r, ok, err := durable.Value[addReq](ctx, "req")
@@ -137,6 +145,7 @@ func TestKVTypedRoundTrip(t *testing.T) {
 
 // TestKVSurvivesContinueAsNew mirrors kv_survives_continue_as_new.
 func TestKVSurvivesContinueAsNew(t *testing.T) {
+	t.Parallel()
 	h := kvOrch(t, "kv-can", func(ctx *durable.OrchestrationContext, input string) (string, error) {
 		if input == "" {
 			ctx.SetValue("carried", "yes")
@@ -152,6 +161,7 @@ func TestKVSurvivesContinueAsNew(t *testing.T) {
 // and unknown-instance variants): another instance's value through the system
 // activity, nil when absent.
 func TestKVGetValueFromInstance(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("Source", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 			ctx.SetValue("shared", "from-source")
@@ -178,6 +188,7 @@ func TestKVGetValueFromInstance(t *testing.T) {
 // TestKVExceedingKeyLimitFailsOrchestration mirrors
 // kv_exceeding_key_limit_fails_orchestration.
 func TestKVExceedingKeyLimitFailsOrchestration(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, durable.NewRegistry().MustAddOrchestration("TooManyKeys", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		for i := 0; i <= maxKVKeys; i++ {
 			ctx.SetValue(fmt.Sprint("key_", i), fmt.Sprint("val_", i))
@@ -191,6 +202,7 @@ func TestKVExceedingKeyLimitFailsOrchestration(t *testing.T) {
 // TestKVExceedingValueSizeLimitFailsOrchestration mirrors
 // kv_exceeding_value_size_limit_fails_orchestration.
 func TestKVExceedingValueSizeLimitFailsOrchestration(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, durable.NewRegistry().MustAddOrchestration("BigValue", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetValue("big", strings.Repeat("x", maxKVValueBytes+1))
 		return "done", nil
@@ -204,6 +216,7 @@ func TestKVExceedingValueSizeLimitFailsOrchestration(t *testing.T) {
 
 // TestKVAtKeyLimitSucceeds mirrors kv_at_key_limit_succeeds.
 func TestKVAtKeyLimitSucceeds(t *testing.T) {
+	t.Parallel()
 	h := kvOrch(t, "kv-exact", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		for i := 0; i < maxKVKeys; i++ {
 			ctx.SetValue(fmt.Sprint("key_", i), fmt.Sprint("val_", i))
@@ -217,6 +230,7 @@ func TestKVAtKeyLimitSucceeds(t *testing.T) {
 
 // TestKVClearAllResetsKeyCount mirrors kv_clear_all_resets_key_count.
 func TestKVClearAllResetsKeyCount(t *testing.T) {
+	t.Parallel()
 	kvOrch(t, "kv-reset-count", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		for i := 0; i < maxKVKeys; i++ {
 			ctx.SetValue(fmt.Sprint("a_", i), "v")
@@ -231,6 +245,7 @@ func TestKVClearAllResetsKeyCount(t *testing.T) {
 
 // TestKVAccessibleAfterFailure mirrors kv_accessible_after_failure.
 func TestKVAccessibleAfterFailure(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, durable.NewRegistry().MustAddOrchestration("KV", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetValue("before_fail", "kept")
 		return "", fmt.Errorf("deliberate")
@@ -242,6 +257,7 @@ func TestKVAccessibleAfterFailure(t *testing.T) {
 
 // TestKVDeleteInstanceRemovesAllKV mirrors kv_delete_instance_removes_all_kv.
 func TestKVDeleteInstanceRemovesAllKV(t *testing.T) {
+	t.Parallel()
 	h := kvOrch(t, "kv-del", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetValue("a", "1")
 		return "done", nil
@@ -254,6 +270,7 @@ func TestKVDeleteInstanceRemovesAllKV(t *testing.T) {
 
 // TestKVReadModifyWriteAcrossTurns mirrors kv_read_modify_write_across_turns.
 func TestKVReadModifyWriteAcrossTurns(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("Noop", constActivity("")).
 		MustAddOrchestration("KV", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -277,6 +294,7 @@ func TestKVReadModifyWriteAcrossTurns(t *testing.T) {
 
 // TestKVRmwAcrossCanBoundary mirrors kv_rmw_across_can_boundary.
 func TestKVRmwAcrossCanBoundary(t *testing.T) {
+	t.Parallel()
 	h := kvOrch(t, "kv-rmw-can", func(ctx *durable.OrchestrationContext, input string) (string, error) {
 		v, _ := ctx.Value("n")
 		var n int
@@ -292,6 +310,7 @@ func TestKVRmwAcrossCanBoundary(t *testing.T) {
 
 // TestKVParentChildIsolation mirrors kv_parent_child_isolation.
 func TestKVParentChildIsolation(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("Child", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 			ctx.SetValue("who", "child")
@@ -313,6 +332,7 @@ func TestKVParentChildIsolation(t *testing.T) {
 
 // TestKVClientGetAllValuesAcrossCan mirrors kv_client_get_all_values_across_can.
 func TestKVClientGetAllValuesAcrossCan(t *testing.T) {
+	t.Parallel()
 	h := kvOrch(t, "kv-all-can", func(ctx *durable.OrchestrationContext, input string) (string, error) {
 		if input == "" {
 			ctx.SetValue("first", "1")
@@ -328,6 +348,7 @@ func TestKVClientGetAllValuesAcrossCan(t *testing.T) {
 // one subtest each: the orchestration runs to completion and the client then sees
 // exactly want.
 func TestKVStoreMoreCases(t *testing.T) {
+	t.Parallel()
 	noop := func(ctx *durable.OrchestrationContext) error {
 		_, err := ctx.ScheduleActivity("Noop", "").Get()
 		return err
@@ -428,6 +449,7 @@ func TestKVStoreMoreCases(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			reg := durable.NewRegistry().
 				MustAddActivity("Noop", constActivity("")).
 				MustAddOrchestration("KV", c.code)
@@ -442,6 +464,7 @@ func TestKVStoreMoreCases(t *testing.T) {
 // TestKVGetValueTypedWrongType mirrors kv_get_value_typed_wrong_type: decoding a value
 // into the wrong type is an error the code sees, not a failure of the instance.
 func TestKVGetValueTypedWrongType(t *testing.T) {
+	t.Parallel()
 	kvOrch(t, "kv-wrong-type", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetValue("n", "not a number")
 		_, ok, err := durable.Value[int](ctx, "n")
@@ -452,6 +475,7 @@ func TestKVGetValueTypedWrongType(t *testing.T) {
 // TestKVNotAccessibleAfterDeletion mirrors kv_not_accessible_after_deletion (and
 // kv_accessible_after_completion): values outlive completion, not deletion.
 func TestKVNotAccessibleAfterDeletion(t *testing.T) {
+	t.Parallel()
 	h := kvOrch(t, "kv-lifetime", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetValue("a", "1")
 		ctx.SetValue("b", "2")
@@ -468,6 +492,7 @@ func TestKVNotAccessibleAfterDeletion(t *testing.T) {
 // a value read from another instance is recorded, so a replay after the source changed
 // still sees the old value.
 func TestKVGetValueFromInstanceReplaySafe(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("Source", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 			ctx.SetValue("shared", "v1")

@@ -23,6 +23,7 @@ func waitThenDone(name, out string) durable.OrchestrationFunc {
 // TestCodeSwapTriggersNondeterminism mirrors code_swap_triggers_nondeterminism: the
 // code that replays the history schedules a different activity than the one recorded.
 func TestCodeSwapTriggersNondeterminism(t *testing.T) {
+	t.Parallel()
 	var h *harness
 	activity := func(name string) durable.OrchestrationFunc {
 		return func(ctx *durable.OrchestrationContext, input string) (string, error) {
@@ -47,6 +48,7 @@ func TestCodeSwapTriggersNondeterminism(t *testing.T) {
 // completion_kind_mismatch_triggers_nondeterminism: an activity completion for the id
 // of a timer.
 func TestCompletionKindMismatchTriggersNondeterminism(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("KindMismatchTest", timerOrchestration("timer_completed", time.Minute))
 	h := newHarness(t, reg)
@@ -59,6 +61,7 @@ func TestCompletionKindMismatchTriggersNondeterminism(t *testing.T) {
 // TestUnexpectedCompletionIDTriggersNondeterminism mirrors
 // unexpected_completion_id_triggers_nondeterminism.
 func TestUnexpectedCompletionIDTriggersNondeterminism(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, durable.NewRegistry().MustAddOrchestration("UnexpectedIdTest", waitThenDone("test_event", "external_completed")))
 	h.start("inst-unexpected", "UnexpectedIdTest", "")
 	h.awaitEvent("inst-unexpected", "ExternalSubscribed")
@@ -69,6 +72,7 @@ func TestUnexpectedCompletionIDTriggersNondeterminism(t *testing.T) {
 // TestUnexpectedTimerCompletionTriggersNondeterminism mirrors
 // unexpected_timer_completion_triggers_nondeterminism.
 func TestUnexpectedTimerCompletionTriggersNondeterminism(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, durable.NewRegistry().MustAddOrchestration("TimerTest", waitThenDone("test", "done")))
 	h.start("inst-timer", "TimerTest", "")
 	h.awaitEvent("inst-timer", "ExternalSubscribed")
@@ -98,6 +102,7 @@ func continueAsNewInflightSample(act durable.ActivityFunc) *durable.Registry {
 // continue_as_new_with_unconsumed_completion_triggers_nondeterminism: a completion
 // naming event 1 (the OrchestrationStarted, not a schedule) arrives with the signal.
 func TestContinueAsNewWithUnconsumedCompletionTriggersNondeterminism(t *testing.T) {
+	t.Parallel()
 	var h *harness
 	h = newHarness(t, continueAsNewInflightSample(blocking(&h)))
 	h.start("inst-can-nondet", "CanNondeterminism", "0")
@@ -111,6 +116,7 @@ func TestContinueAsNewWithUnconsumedCompletionTriggersNondeterminism(t *testing.
 // execution_id_filtering_without_continue_as_new_triggers_nondeterminism: despite its
 // name, the completion for execution 999 is dropped and the instance completes.
 func TestExecutionIDFilteringWithoutContinueAsNewTriggersNondeterminism(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("TestActivity", constActivity("activity result")).
 		MustAddOrchestration("ExecIdNoCanTest", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -126,6 +132,7 @@ func TestExecutionIDFilteringWithoutContinueAsNewTriggersNondeterminism(t *testi
 // duplicate_external_events_are_handled_gracefully: the first of two identical events
 // is delivered, the second is kept in history, and nothing fails.
 func TestDuplicateExternalEventsAreHandledGracefully(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("DuplicateExternalTest", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 			return ctx.WaitForEvent("test_signal").Get()

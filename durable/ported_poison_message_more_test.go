@@ -31,6 +31,7 @@ func TestPoisonMessageTypeDisplay(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			st := durable.OrchestrationStatus{Status: durable.StatusFailed, Failure: &duroxide.ErrorDetails{Poison: &c.p}}
 			msg := st.FailureMessage()
 			if !strings.HasPrefix(msg, "poison") {

@@ -80,6 +80,7 @@ func (h *harness) wantPoison(instance string, attempts, max uint32) *duroxide.Po
 // TestE2eOrchestrationItemPoisonFailsOrchestration mirrors
 // e2e_orchestration_item_poison_fails_orchestration: the orchestration code never runs.
 func TestE2eOrchestrationItemPoisonFailsOrchestration(t *testing.T) {
+	t.Parallel()
 	var ran atomic.Bool
 	reg := durable.NewRegistry().MustAddOrchestration("SimpleOrch", func(*durable.OrchestrationContext, string) (string, error) {
 		ran.Store(true)
@@ -103,6 +104,7 @@ func TestE2eOrchestrationItemPoisonFailsOrchestration(t *testing.T) {
 // TestE2eActivityItemPoisonFailsOrchestration mirrors
 // e2e_activity_item_poison_fails_orchestration.
 func TestE2eActivityItemPoisonFailsOrchestration(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("TestActivity", constActivity("activity-result")).
 		MustAddOrchestration("OrchWithActivity", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -121,6 +123,7 @@ func TestE2eActivityItemPoisonFailsOrchestration(t *testing.T) {
 // e2e_sub_orchestration_poison_fails_parent: the child's poison failure reaches the
 // parent as the child's failure, and fails the parent too.
 func TestE2eSubOrchestrationPoisonFailsParent(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("ChildActivity", constActivity("never")).
 		MustAddOrchestration("ParentOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -144,6 +147,7 @@ func TestE2eSubOrchestrationPoisonFailsParent(t *testing.T) {
 // the first of three sequential activities is poison, the instance fails and the
 // later activities are never scheduled.
 func TestE2eOnePoisonedActivityAmongMany(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("Activity1", constActivity("result1")).
 		MustAddActivity("Activity2", constActivity("result2")).
@@ -168,6 +172,7 @@ func TestE2eOnePoisonedActivityAmongMany(t *testing.T) {
 // TestE2eCustomMaxAttemptsRespected mirrors e2e_custom_max_attempts_respected: with
 // MaxAttempts 3, a fourth delivery is poison.
 func TestE2eCustomMaxAttemptsRespected(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().MustAddOrchestration("Simple", func(*durable.OrchestrationContext, string) (string, error) { return "ok", nil })
 	h, p := newPoisonHarness(t, reg, 3)
 	p.orchAttempts.Store(4)
@@ -178,6 +183,7 @@ func TestE2eCustomMaxAttemptsRespected(t *testing.T) {
 // TestE2eCustomMaxAttemptsBelowLimitRuns checks the other side of the limit: an item
 // at exactly MaxAttempts is still processed normally.
 func TestE2eCustomMaxAttemptsBelowLimitRuns(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().MustAddOrchestration("Simple", func(*durable.OrchestrationContext, string) (string, error) { return "ok", nil })
 	h, p := newPoisonHarness(t, reg, 3)
 	p.orchAttempts.Store(3)
@@ -189,6 +195,7 @@ func TestE2eCustomMaxAttemptsBelowLimitRuns(t *testing.T) {
 // e2e_activity_poisons_suborchestration_poisons_parent: a Poison failure travels up
 // unchanged through the child into the parent.
 func TestE2eActivityPoisonsSuborchestrationPoisonsParent(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("Deep", constActivity("never")).
 		MustAddOrchestration("Parent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -212,6 +219,7 @@ func TestE2eActivityPoisonsSuborchestrationPoisonsParent(t *testing.T) {
 // e2e_poison_message_creates_instance_if_missing: a start that is poison on its very
 // first fetch still leaves a failed instance with history.
 func TestE2ePoisonMessageCreatesInstanceIfMissing(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().MustAddOrchestration("Simple", func(*durable.OrchestrationContext, string) (string, error) { return "ok", nil })
 	h, p := newPoisonHarness(t, reg, 10)
 	p.orchAttempts.Store(11)

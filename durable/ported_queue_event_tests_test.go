@@ -47,6 +47,7 @@ func (h *harness) enqueueEvent(instance, queue, data string) {
 
 // TestPersistentEventBasicDelivery mirrors persistent_event_basic_delivery.
 func TestPersistentEventBasicDelivery(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, durable.NewRegistry().MustAddOrchestration("Q", dequeueN("Signal", 1)))
 	h.start("inst-pers-basic", "Q", "")
 	h.awaitEvent("inst-pers-basic", queueSubscribed)
@@ -58,6 +59,7 @@ func TestPersistentEventBasicDelivery(t *testing.T) {
 // persistent_event_arrives_before_subscription: unlike an external event, a queue
 // message waits for its subscriber.
 func TestPersistentEventArrivesBeforeSubscription(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().MustAddOrchestration("Q", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		if _, err := ctx.WaitForEvent("ready").Get(); err != nil {
 			return "", err
@@ -75,6 +77,7 @@ func TestPersistentEventArrivesBeforeSubscription(t *testing.T) {
 
 // TestPersistentEventFifoOrdering mirrors persistent_event_fifo_ordering.
 func TestPersistentEventFifoOrdering(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, durable.NewRegistry().MustAddOrchestration("Q", dequeueN("Signal", 3)))
 	h.start("inst-pers-fifo", "Q", "")
 	for _, v := range []string{"first", "second", "third"} {
@@ -97,6 +100,7 @@ func persistentAfterLostSelect(ctx *durable.OrchestrationContext, _ string) (str
 // persistent_event_survives_select_cancellation_same_batch: a cancelled queue
 // subscription does not swallow a message; the next subscriber gets it.
 func TestPersistentEventSurvivesSelectCancellationSameBatch(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().MustAddOrchestration("TestOrch", persistentAfterLostSelect)
 	h := newHarness(t, reg)
 	h.start("inst-pers-cancel-same", "TestOrch", "")
@@ -120,6 +124,7 @@ func TestPersistentEventSurvivesSelectCancellationSameBatch(t *testing.T) {
 // TestPersistentAndPositionalAreIndependent mirrors
 // persistent_and_positional_are_independent: same name, different mechanisms.
 func TestPersistentAndPositionalAreIndependent(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().MustAddOrchestration("Both", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		q, e := ctx.Dequeue("Sig"), ctx.WaitForEvent("Sig")
 		ctx.Join(q, e)
@@ -136,6 +141,7 @@ func TestPersistentAndPositionalAreIndependent(t *testing.T) {
 // TestPersistentCancelledSubscriptionEmitsBreadcrumb mirrors
 // persistent_cancelled_subscription_emits_breadcrumb.
 func TestPersistentCancelledSubscriptionEmitsBreadcrumb(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().MustAddOrchestration("TestOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		if ctx.Select(ctx.Dequeue("Signal"), ctx.Timer(50*msec)) == 0 {
 			return "unexpected", nil
@@ -153,6 +159,7 @@ func TestPersistentCancelledSubscriptionEmitsBreadcrumb(t *testing.T) {
 // TestPersistentOutstandingSubscriptionCancelledOnCompletion mirrors
 // persistent_outstanding_subscription_cancelled_on_completion.
 func TestPersistentOutstandingSubscriptionCancelledOnCompletion(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().MustAddOrchestration("TestOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		_ = ctx.Dequeue("NeverResolved")
 		_, err := ctx.Timer(50 * msec).Get()
@@ -170,6 +177,7 @@ func TestPersistentOutstandingSubscriptionCancelledOnCompletion(t *testing.T) {
 // TestPersistentMultipleCancelledSubscriptionsOnlyActiveReceives mirrors
 // persistent_multiple_cancelled_subscriptions_only_active_receives.
 func TestPersistentMultipleCancelledSubscriptionsOnlyActiveReceives(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().MustAddOrchestration("Multi", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		for i := 0; i < 3; i++ {
 			if ctx.Select(ctx.Dequeue("Signal"), ctx.Timer(20*msec)) == 0 {
@@ -191,6 +199,7 @@ func TestPersistentMultipleCancelledSubscriptionsOnlyActiveReceives(t *testing.T
 
 // TestEnqueueEventTypedRoundTrip mirrors enqueue_event_typed_round_trip.
 func TestEnqueueEventTypedRoundTrip(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().MustAddOrchestration("Typed", durable.Orchestration(func(ctx *durable.OrchestrationContext, _ struct{}) (addReq, error) {
 		return durable.Dequeue[addReq](ctx, "typed").Get()
 	}))
@@ -203,6 +212,7 @@ func TestEnqueueEventTypedRoundTrip(t *testing.T) {
 // TestMultiQueueIsolationAndIndependentFifo mirrors
 // multi_queue_isolation_and_independent_fifo.
 func TestMultiQueueIsolationAndIndependentFifo(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().MustAddOrchestration("MultiQueue", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		var got []string
 		for _, q := range []string{"orders", "orders", "payments", "payments", "notifications"} {
@@ -225,6 +235,7 @@ func TestMultiQueueIsolationAndIndependentFifo(t *testing.T) {
 // TestEventsEnqueuedBeforeStartOrchestrationAreDropped mirrors
 // events_enqueued_before_start_orchestration_are_dropped.
 func TestEventsEnqueuedBeforeStartOrchestrationAreDropped(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().MustAddOrchestration("OrphanTest", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ev := ctx.Dequeue("pre-start-q")
 		if ctx.Select(ev, ctx.Timer(300*msec)) == 0 {
@@ -249,6 +260,7 @@ func TestEventsEnqueuedBeforeStartOrchestrationAreDropped(t *testing.T) {
 // persistent_event_survives_select_cancellation_late_extra_discarded: a message sent
 // after the instance completed is not recorded.
 func TestPersistentEventSurvivesSelectCancellationLateExtraDiscarded(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, durable.NewRegistry().MustAddOrchestration("TestOrch", persistentAfterLostSelect))
 	h.start("inst-pers-cancel-late", "TestOrch", "")
 	h.awaitEventsOf("inst-pers-cancel-late", queueSubscribed, 2)
@@ -263,6 +275,7 @@ func TestPersistentEventSurvivesSelectCancellationLateExtraDiscarded(t *testing.
 
 // TestRaiseEventTypedRoundTrip mirrors raise_event_typed_round_trip.
 func TestRaiseEventTypedRoundTrip(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().MustAddOrchestration("Typed", durable.Orchestration(func(ctx *durable.OrchestrationContext, _ struct{}) (addRes, error) {
 		r, err := durable.WaitForEvent[addReq](ctx, "typed").Get()
 		return addRes{Sum: r.A + r.B}, err
@@ -277,6 +290,7 @@ func TestRaiseEventTypedRoundTrip(t *testing.T) {
 // TestMultiQueueStaggeredDelivery mirrors multi_queue_staggered_delivery: messages
 // arriving one per turn, across queues, each reach their own queue's next dequeue.
 func TestMultiQueueStaggeredDelivery(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().MustAddOrchestration("Staggered", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		a, b := ctx.Dequeue("qa"), ctx.Dequeue("qb")
 		ctx.Join(a, b)
@@ -300,6 +314,7 @@ func TestMultiQueueStaggeredDelivery(t *testing.T) {
 // TestSelectThenJoinPersistentAndPositional mirrors
 // select_then_join_persistent_and_positional.
 func TestSelectThenJoinPersistentAndPositional(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().MustAddOrchestration("Mix", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		q, e := ctx.Dequeue("work"), ctx.WaitForEvent("signal")
 		winner := ctx.Select(q, e)

@@ -13,6 +13,7 @@ import (
 
 // TestWaitExternalCompletes mirrors wait_external_completes_fs.
 func TestWaitExternalCompletes(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().MustAddOrchestration("WaitExternal", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		v, err := ctx.WaitForEvent("Only").Get()
 		return "only=" + v, err
@@ -47,6 +48,7 @@ func raceTimerEvent(d time.Duration) durable.OrchestrationFunc {
 // TestRaceExternalVsTimerOrdering mirrors race_external_vs_timer_ordering_fs: the
 // timer fires first, and an event raised afterwards changes nothing.
 func TestRaceExternalVsTimerOrdering(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, durable.NewRegistry().MustAddOrchestration("RaceOrchestration", raceTimerEvent(10*msec)))
 	h.start("inst-race-order-1", "RaceOrchestration", "")
 	h.wantCompleted("inst-race-order-1", "timer")
@@ -60,6 +62,7 @@ func TestRaceExternalVsTimerOrdering(t *testing.T) {
 
 // TestRaceEventVsTimerEventWins mirrors race_event_vs_timer_event_wins_fs.
 func TestRaceEventVsTimerEventWins(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, durable.NewRegistry().MustAddOrchestration("RaceOrchestration", raceTimerEvent(time.Minute)))
 	h.start("inst-race-evt", "RaceOrchestration", "")
 	h.awaitEvent("inst-race-evt", "ExternalSubscribed")

@@ -76,12 +76,14 @@ func recoverAcrossRestart(t *testing.T, h *harness, instance string) {
 // TestRecoveryAcrossRestart mirrors recovery_across_restart_sqlite_provider (and
 // _sqlite_memory).
 func TestRecoveryAcrossRestart(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, portedRecoveryRegistry())
 	recoverAcrossRestart(t, h, "inst-recover-1")
 }
 
 // TestRecoveryMultipleOrchestrations mirrors recovery_multiple_orchestrations_sqlite_provider.
 func TestRecoveryMultipleOrchestrations(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, portedRecoveryRegistry())
 	instances := []string{"inst-rec-a", "inst-rec-b", "inst-rec-c"}
 	for _, inst := range instances {

@@ -56,6 +56,7 @@ func actDone(id uint64, result string) duroxide.WorkItem {
 // TestEventAllocationSequentialAllocation mirrors sequential_allocation: three
 // un-awaited schedules take 2, 3, 4, and every event of the turn is contiguous.
 func TestEventAllocationSequentialAllocation(t *testing.T) {
+	t.Parallel()
 	reg := replayReg(func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.ScheduleActivity("A", "a")
 		ctx.ScheduleActivity("B", "b")
@@ -81,6 +82,7 @@ func TestEventAllocationSequentialAllocation(t *testing.T) {
 
 // TestEventAllocationAllocationAfterReplay mirrors allocation_after_replay.
 func TestEventAllocationAllocationAfterReplay(t *testing.T) {
+	t.Parallel()
 	h := replaySeeded(t, func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		r1, err := ctx.ScheduleActivity("First", "input").Get()
 		if err != nil {
@@ -100,6 +102,7 @@ func TestEventAllocationAllocationAfterReplay(t *testing.T) {
 // TestEventAllocationAllocationWithGaps mirrors allocation_with_gaps: ids continue from
 // the highest one, not from the event count.
 func TestEventAllocationAllocationWithGaps(t *testing.T) {
+	t.Parallel()
 	h := replaySeeded(t, func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		r1, err := ctx.ScheduleActivity("Task", "input").Get()
 		if err != nil {
@@ -122,6 +125,7 @@ func TestEventAllocationAllocationWithGaps(t *testing.T) {
 // _timer_vs_activity, _wrong_activity_name, _wrong_input and _wrong_external_name:
 // the replayed code emits something other than the recorded schedule.
 func TestNondeterminismScheduleMismatches(t *testing.T) {
+	t.Parallel()
 	actA := ev(2, 0, duroxide.ActivityScheduledEvent{Name: "A", Input: "x"})
 	cases := []struct {
 		name     string
@@ -136,6 +140,7 @@ func TestNondeterminismScheduleMismatches(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			h := replaySeeded(t, c.code, []duroxide.Event{startedEv("Orch", ""), c.recorded},
 				duroxide.ExternalRaised{Instance: "inst", Name: "poke", Data: ""})
 			h.wantNondeterminism("inst")
@@ -146,6 +151,7 @@ func TestNondeterminismScheduleMismatches(t *testing.T) {
 // TestNondeterminismHistoryScheduleNoEmittedAction mirrors history_schedule_no_emitted_action:
 // a recorded schedule the code no longer awaits is legitimate.
 func TestNondeterminismHistoryScheduleNoEmittedAction(t *testing.T) {
+	t.Parallel()
 	h := replaySeeded(t, func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.ScheduleActivity("A", "x")
 		_, err := ctx.WaitForEvent("go").Get()
@@ -160,6 +166,7 @@ func TestNondeterminismHistoryScheduleNoEmittedAction(t *testing.T) {
 // sub_orch_completion_for_activity_schedule, sub_orch_completion_for_timer_schedule
 // and timer_completion_for_sub_orch_schedule.
 func TestNondeterminismCompletionKindMismatches(t *testing.T) {
+	t.Parallel()
 	activity := ev(2, 0, duroxide.ActivityScheduledEvent{Name: "A", Input: "x"})
 	timer := ev(2, 0, duroxide.TimerCreatedEvent{FireAtMs: uint64(time.Now().Add(time.Hour).UnixMilli())})
 	child := ev(2, 0, duroxide.SubOrchestrationScheduledEvent{Name: "Child", Instance: "sub::2", Input: ""})
@@ -184,6 +191,7 @@ func TestNondeterminismCompletionKindMismatches(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			h := replaySeeded(t, c.code, []duroxide.Event{startedEv("Orch", ""), c.recorded}, c.msg)
 			h.wantNondeterminism("inst", c.mention)
 		})
@@ -193,6 +201,7 @@ func TestNondeterminismCompletionKindMismatches(t *testing.T) {
 // TestNondeterminismOrchestrationChainedNameMismatch mirrors
 // orchestration_chained_name_mismatch.
 func TestNondeterminismOrchestrationChainedNameMismatch(t *testing.T) {
+	t.Parallel()
 	h := replaySeeded(t, func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.StartOrchestration("detached", "ChildB", "")
 		_, err := ctx.WaitForEvent("go").Get()
@@ -208,6 +217,7 @@ func TestNondeterminismOrchestrationChainedNameMismatch(t *testing.T) {
 // and duplicate_in_same_batch: a completion already in history, or twice in one batch,
 // is recorded once.
 func TestCompletionMessagesDuplicateCompletionFiltered(t *testing.T) {
+	t.Parallel()
 	h := replaySeeded(t, func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		r, err := ctx.ScheduleActivity("A", "x").Get()
 		if err != nil {
@@ -226,6 +236,7 @@ func TestCompletionMessagesDuplicateCompletionFiltered(t *testing.T) {
 
 // TestCompletionMessagesWrongExecutionFiltered mirrors wrong_execution_filtered.
 func TestCompletionMessagesWrongExecutionFiltered(t *testing.T) {
+	t.Parallel()
 	h := replaySeeded(t, waitThenDone("go", "done"),
 		[]duroxide.Event{startedEv("Orch", ""), ev(2, 0, duroxide.ExternalSubscribedEvent{Name: "go"})},
 		duroxide.ActivityCompleted{Instance: "inst", ExecutionID: 7, ID: 2, Result: "other"}, duroxide.ExternalRaised{Instance: "inst", Name: "go", Data: ""})
@@ -239,6 +250,7 @@ func TestCompletionMessagesWrongExecutionFiltered(t *testing.T) {
 // and duplicate_external_events_in_batch_are_kept: every arrival is recorded, none
 // is delivered without a subscription.
 func TestCompletionMessagesExternalWithoutSubscription(t *testing.T) {
+	t.Parallel()
 	h := replaySeeded(t, timerOrchestration("t", time.Hour),
 		[]duroxide.Event{startedEv("Orch", ""), ev(2, 0, duroxide.TimerCreatedEvent{FireAtMs: uint64(time.Now().Add(time.Hour).UnixMilli())})},
 		duroxide.ExternalRaised{Instance: "inst", Name: "nobody", Data: "d"}, duroxide.ExternalRaised{Instance: "inst", Name: "nobody", Data: "d"})
@@ -254,6 +266,7 @@ func TestCompletionMessagesExternalWithoutSubscription(t *testing.T) {
 // TestCompletionMessagesMultipleCompletionsBatch mirrors multiple_completions_batch:
 // completions of one batch are recorded in message order.
 func TestCompletionMessagesMultipleCompletionsBatch(t *testing.T) {
+	t.Parallel()
 	h := replaySeeded(t, func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		a, b := ctx.ScheduleActivity("A", "1"), ctx.ScheduleActivity("B", "2")
 		ctx.Join(a, b)
@@ -273,6 +286,7 @@ func TestCompletionMessagesMultipleCompletionsBatch(t *testing.T) {
 // timer_created_no_fire, external_subscribed_no_event and
 // sub_orch_scheduled_no_completion: replaying an open schedule adds nothing.
 func TestPartialCompletionNoCompletion(t *testing.T) {
+	t.Parallel()
 	far := uint64(time.Now().Add(time.Hour).UnixMilli())
 	cases := []struct {
 		name     string
@@ -289,6 +303,7 @@ func TestPartialCompletionNoCompletion(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			// The poke is an event nobody waits for: it is recorded (id 3) and the turn
 			// must add nothing else.
 			h := replaySeeded(t, c.code, []duroxide.Event{startedEv("Orch", ""), c.recorded},
@@ -308,6 +323,7 @@ func TestPartialCompletionNoCompletion(t *testing.T) {
 // TestCancellationCancelWithPendingActivity mirrors cancel_with_pending_activity and
 // cancel_precedence_over_completion: a cancel wins over a completion in the same batch.
 func TestCancellationCancelWithPendingActivity(t *testing.T) {
+	t.Parallel()
 	h := replaySeeded(t, activityOf("A", "x"),
 		[]duroxide.Event{startedEv("Orch", ""), ev(2, 0, duroxide.ActivityScheduledEvent{Name: "A", Input: "x"})},
 		duroxide.CancelInstance{Instance: "inst", Reason: "stop"}, actDone(2, "late"))
@@ -319,6 +335,7 @@ func TestCancellationCancelWithPendingActivity(t *testing.T) {
 // TestUnobservedFuturesReplayToleratesCompletionAfterCancelRequest mirrors
 // replay_tolerates_completion_after_cancel_request.
 func TestUnobservedFuturesReplayToleratesCompletionAfterCancelRequest(t *testing.T) {
+	t.Parallel()
 	far := uint64(time.Now().Add(-time.Second).UnixMilli())
 	h := replaySeeded(t, func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		act := ctx.ScheduleActivity("Task", "input")
@@ -344,6 +361,7 @@ func TestUnobservedFuturesReplayToleratesCompletionAfterCancelRequest(t *testing
 // replay_fails_when_cancellation_decisions_differ: history says the activity was
 // dropped, the replayed code awaits it.
 func TestUnobservedFuturesReplayFailsWhenCancellationDecisionsDiffer(t *testing.T) {
+	t.Parallel()
 	h := replaySeeded(t, activityOf("Task", "input"), []duroxide.Event{startedEv("Orch", ""),
 		ev(2, 0, duroxide.ActivityScheduledEvent{Name: "Task", Input: "input"}),
 		ev(3, 2, duroxide.ActivityCancelRequestedEvent{Reason: "dropped_future"}),
@@ -401,6 +419,7 @@ func turnOutcome(t *testing.T, delta []duroxide.Event) string {
 // per Rust test (those about prep_completions alone are covered by the
 // completion-message ports above).
 func TestHistoryCorruption(t *testing.T) {
+	t.Parallel()
 	started := func(id uint64) duroxide.Event {
 		e := startedEv("Orch", "")
 		e.EventID = id
@@ -449,6 +468,7 @@ func TestHistoryCorruption(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			delta := replayTurn(t, c.code, c.history, c.msgs...)
 			got := turnOutcome(t, delta)
 			if !strings.HasPrefix(got, c.want) || (strings.HasPrefix(c.want, "completed:") && got != c.want) {
@@ -481,6 +501,7 @@ func failureOf(delta []duroxide.Event) *duroxide.ErrorDetails {
 // handles the failure it gets, so only a failure that aborts the turn (duroxide's
 // system errors: Infrastructure, Configuration, Poison) can fail the instance.
 func TestFailureHandling(t *testing.T) {
+	t.Parallel()
 	handles := func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		if _, err := ctx.ScheduleActivity("Task", "input").Get(); err != nil {
 			return "handled: " + err.Error(), nil
@@ -533,6 +554,7 @@ func TestFailureHandling(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			delta := replayTurn(t, c.code, c.history, c.msg)
 			if d, out := failureOf(delta), turnOutcome(t, delta); !c.check(d, out) {
 				t.Errorf("outcome %q, failure %+v (delta %s)", out, d, kinds(delta))
@@ -544,6 +566,7 @@ func TestFailureHandling(t *testing.T) {
 // TestPanicHandling mirrors tests/replay_engine/panic_handling.rs: a panicking
 // orchestration fails with Application{Panicked} carrying the panic's message.
 func TestPanicHandling(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		history []duroxide.Event
@@ -562,6 +585,7 @@ func TestPanicHandling(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			delta := replayTurn(t, c.code, c.history)
 			d := failureOf(delta)
 			if d == nil || d.Application == nil || d.Application.Kind.Variant != duroxide.AppErrorPanicked || !strings.Contains(d.Application.Message, c.want) {
@@ -573,6 +597,7 @@ func TestPanicHandling(t *testing.T) {
 
 // TestSubOrchestration mirrors tests/replay_engine/sub_orchestration.rs.
 func TestSubOrchestration(t *testing.T) {
+	t.Parallel()
 	t.Run("auto_instance_id", func(t *testing.T) {
 		delta := replayTurn(t, func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 			a, b := ctx.ScheduleSubOrchestration("Child", "1"), ctx.ScheduleSubOrchestration("Child", "2")
@@ -615,6 +640,7 @@ func TestSubOrchestration(t *testing.T) {
 // TestFreshExecution mirrors tests/replay_engine/fresh_execution.rs: the first turn
 // of an instance (history empty, the start in the batch).
 func TestFreshExecution(t *testing.T) {
+	t.Parallel()
 	start := duroxide.StartOrchestration{Instance: "inst", Orchestration: "Orch", Input: "in", ExecutionID: 1}
 	scheduleKinds := func(delta []duroxide.Event) string {
 		var out []string
@@ -648,6 +674,7 @@ func TestFreshExecution(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			delta := replayTurn(t, c.code, nil, start)
 			started, ok := delta[0].Kind.(duroxide.OrchestrationStartedEvent)
 			if !ok || delta[0].EventID != 1 || started.Input != "in" || started.Version != "1.0.0" {
@@ -663,6 +690,7 @@ func TestFreshExecution(t *testing.T) {
 // TestReplayWithCompletions mirrors tests/replay_engine/replay_with_completions.rs:
 // each kind of completion already in history resolves its future on replay.
 func TestReplayWithCompletions(t *testing.T) {
+	t.Parallel()
 	subCode := func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		return ctx.ScheduleSubOrchestration("Child", "").Get()
 	}
@@ -686,6 +714,7 @@ func TestReplayWithCompletions(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			src := uint64(2)
 			if _, external := c.completed.(duroxide.ExternalEventEvent); external {
 				src = 0
@@ -700,6 +729,7 @@ func TestReplayWithCompletions(t *testing.T) {
 
 // TestSequentialProgress mirrors tests/replay_engine/sequential_progress.rs.
 func TestSequentialProgress(t *testing.T) {
+	t.Parallel()
 	twoSame := func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		r1, err := ctx.ScheduleActivity("A", "x").Get()
 		if err != nil {
@@ -760,6 +790,7 @@ func TestSequentialProgress(t *testing.T) {
 // TestIsReplaying mirrors tests/replay_engine/is_replaying.rs: IsReplaying is true
 // while the code runs over persisted history and false from the first new event on.
 func TestIsReplaying(t *testing.T) {
+	t.Parallel()
 	code := func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		before := ctx.IsReplaying()
 		if _, err := ctx.ScheduleActivity("A", "x").Get(); err != nil {
@@ -787,6 +818,7 @@ func TestIsReplaying(t *testing.T) {
 // code's calls, state is rebuilt from history, and changed keys or values are
 // nondeterminism (timestamps are not compared).
 func TestReplayEngineKV(t *testing.T) {
+	t.Parallel()
 	set := func(id uint64, k, v string, at uint64) duroxide.Event {
 		return ev(id, 0, duroxide.KeyValueSetEvent{Key: k, Value: v, LastUpdatedAtMs: at})
 	}
@@ -827,6 +859,7 @@ func TestReplayEngineKV(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			delta := replayTurn(t, c.code, c.history, goEvent)
 			if got := turnOutcome(t, delta); !strings.HasPrefix(got, c.want) || (strings.HasPrefix(c.want, "completed:") && got != c.want) {
 				t.Errorf("outcome %q, want %q (delta %s)", got, c.want, kinds(delta))
@@ -854,6 +887,7 @@ func TestReplayEngineKV(t *testing.T) {
 
 // TestEdgeCases mirrors tests/replay_engine/edge_cases.rs.
 func TestEdgeCases(t *testing.T) {
+	t.Parallel()
 	wait := func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		return ctx.WaitForEvent("Event").Get()
 	}
@@ -892,6 +926,7 @@ func TestEdgeCases(t *testing.T) {
 // TestComposition mirrors tests/replay_engine/composition.rs (select and join over
 // histories).
 func TestComposition(t *testing.T) {
+	t.Parallel()
 	act := ev(2, 0, duroxide.ActivityScheduledEvent{Name: "A", Input: "x"})
 	timer := ev(3, 0, duroxide.TimerCreatedEvent{FireAtMs: 1})
 	race := func(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -926,6 +961,7 @@ func TestComposition(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			delta := replayTurn(t, c.code, c.history, c.msgs...)
 			if got := turnOutcome(t, delta); got != c.want {
 				t.Errorf("outcome %q, want %q (delta %s)", got, c.want, kinds(delta))

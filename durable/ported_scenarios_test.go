@@ -19,6 +19,7 @@ import (
 // turn whose batch holds only a completion replays the version in history, not the
 // latest one.
 func TestVersionReplayBugE2eReplayCompletionOnlyMustUseVersionFromHistory(t *testing.T) {
+	t.Parallel()
 	var v102, v103 atomic.Int32
 	reg := durable.NewRegistry().
 		MustAddActivity("system-prune", func(_ *durable.ActivityContext, in string) (string, error) { return "pruned:" + in, nil }).
@@ -47,6 +48,7 @@ func TestVersionReplayBugE2eReplayCompletionOnlyMustUseVersionFromHistory(t *tes
 // e2e_replay_completion_only_after_can_must_use_version_from_history: the same for a
 // second execution started on an explicit older version.
 func TestVersionReplayBugE2eReplayCompletionOnlyAfterCanMustUseVersionFromHistory(t *testing.T) {
+	t.Parallel()
 	var v2 atomic.Int32
 	reg := durable.NewRegistry().
 		MustAddActivity("Work", func(_ *durable.ActivityContext, in string) (string, error) { return "work:" + in, nil }).
@@ -74,6 +76,7 @@ func TestVersionReplayBugE2eReplayCompletionOnlyAfterCanMustUseVersionFromHistor
 // continue_as_new_chain_5_iterations (with an activity per iteration, as in
 // continue_as_new_chain_with_activities).
 func TestToygresContinueAsNewChain5Iterations(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("Check", func(_ *durable.ActivityContext, in string) (string, error) { return "checked-" + in, nil }).
 		MustAddOrchestration("Chain", func(ctx *durable.OrchestrationContext, input string) (string, error) {
@@ -96,6 +99,7 @@ func TestToygresContinueAsNewChain5Iterations(t *testing.T) {
 
 // TestToygresConcurrentContinueAsNewChains mirrors concurrent_continue_as_new_chains.
 func TestToygresConcurrentContinueAsNewChains(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, durable.NewRegistry().MustAddOrchestration("Counter", counterUntil(3)))
 	for i := 0; i < 5; i++ {
 		h.start(fmt.Sprint("chain-", i), "Counter", "0")
@@ -112,6 +116,7 @@ func TestToygresConcurrentContinueAsNewChains(t *testing.T) {
 // waits for the next round (and is carried over a continue-as-new), where a
 // positional event raised between two subscriptions would be lost.
 func TestToygresInstanceActorPattern(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("HealthCheck", func(_ *durable.ActivityContext, in string) (string, error) { return "healthy", nil }).
 		MustAddOrchestration("InstanceActor", func(ctx *durable.OrchestrationContext, input string) (string, error) {
@@ -146,6 +151,7 @@ func TestToygresInstanceActorPattern(t *testing.T) {
 // e2e_rolling_deployment_three_nodes: three runtimes share one store, are replaced
 // one by one while instances run, and every instance completes exactly once.
 func TestRollingDeploymentE2eRollingDeploymentThreeNodes(t *testing.T) {
+	t.Parallel()
 	var runs atomic.Int32
 	reg := func() *durable.Registry {
 		return durable.NewRegistry().
@@ -206,6 +212,7 @@ func TestRollingDeploymentE2eRollingDeploymentThreeNodes(t *testing.T) {
 // _timer_handling, _continue_as_new, _concurrent_orchestrations): one dispatcher and
 // one worker still serve several instances of each kind.
 func TestSingleThreadSingleConcurrency(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("Echo", func(_ *durable.ActivityContext, in string) (string, error) { return in, nil }).
 		MustAddOrchestration("Seq", func(ctx *durable.OrchestrationContext, input string) (string, error) {
@@ -235,6 +242,7 @@ func TestSingleThreadSingleConcurrency(t *testing.T) {
 // TestSingleThread1x1CooperativeActivityCancellation mirrors
 // single_thread_1x1_cooperative_activity_cancellation.
 func TestSingleThread1x1CooperativeActivityCancellation(t *testing.T) {
+	t.Parallel()
 	started, cancelled := make(chan string, 1), make(chan string, 1)
 	reg := durable.NewRegistry().
 		MustAddActivity("Cooperative", signalOnCancel(started, cancelled)).
@@ -255,6 +263,7 @@ func TestSingleThread1x1CooperativeActivityCancellation(t *testing.T) {
 // single_thread_1x1_runaway_activity_aborted: an activity that ignores its
 // cancellation is abandoned after the grace period, and the single worker moves on.
 func TestSingleThread1x1RunawayActivityAborted(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
 	reg := durable.NewRegistry().

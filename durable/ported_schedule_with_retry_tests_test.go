@@ -17,6 +17,7 @@ import (
 // TestRetryPolicyDefault mirrors test_retry_policy_default: the zero policy retries 3
 // times with exponential backoff from 100ms doubling up to 30s.
 func TestRetryPolicyDefault(t *testing.T) {
+	t.Parallel()
 	var p durable.RetryPolicy
 	want := []time.Duration{100 * msec, 200 * msec, 400 * msec}
 	for i, w := range want {
@@ -34,6 +35,7 @@ func TestRetryPolicyDefault(t *testing.T) {
 
 // TestBackoffDelays mirrors the BackoffStrategy unit tests, one subtest each.
 func TestBackoffDelays(t *testing.T) {
+	t.Parallel()
 	exp := func(base time.Duration, mult float64, max time.Duration) durable.Backoff {
 		return durable.Backoff{Kind: durable.BackoffExponential, Base: base, Multiplier: mult, Max: max}
 	}
@@ -70,6 +72,7 @@ func TestBackoffDelays(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			p := durable.RetryPolicy{MaxAttempts: 5, Backoff: c.backoff}
 			for attempt, want := range c.want {
 				if got := p.DelayForAttempt(attempt); got != want {
@@ -106,6 +109,7 @@ func retryOrch(name string, policy durable.RetryPolicy) durable.OrchestrationFun
 
 // TestActivitySucceedsFirstAttempt mirrors test_activity_succeeds_first_attempt.
 func TestActivitySucceedsFirstAttempt(t *testing.T) {
+	t.Parallel()
 	var n atomic.Int32
 	reg := durable.NewRegistry().
 		MustAddActivity("SuccessActivity", flaky(&n, 1)).
@@ -120,6 +124,7 @@ func TestActivitySucceedsFirstAttempt(t *testing.T) {
 
 // TestActivityFailsThenSucceeds mirrors test_activity_fails_then_succeeds.
 func TestActivityFailsThenSucceeds(t *testing.T) {
+	t.Parallel()
 	var n atomic.Int32
 	reg := durable.NewRegistry().
 		MustAddActivity("FlakyActivity", flaky(&n, 3)).
@@ -135,6 +140,7 @@ func TestActivityFailsThenSucceeds(t *testing.T) {
 // TestActivityExhaustsAllAttempts mirrors test_activity_exhausts_all_attempts: the
 // last attempt's error is returned.
 func TestActivityExhaustsAllAttempts(t *testing.T) {
+	t.Parallel()
 	var n atomic.Int32
 	reg := durable.NewRegistry().
 		MustAddActivity("AlwaysFail", flaky(&n, 0)).
@@ -149,6 +155,7 @@ func TestActivityExhaustsAllAttempts(t *testing.T) {
 
 // TestSingleAttemptFails mirrors test_single_attempt_fails.
 func TestSingleAttemptFails(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("FailOnce", failOn("", "single failure", "")).
 		MustAddOrchestration("RetryOrch", retryOrch("FailOnce", durable.RetryPolicy{MaxAttempts: 1}))
@@ -163,6 +170,7 @@ func TestSingleAttemptFails(t *testing.T) {
 // TestRetryWithFixedBackoff mirrors test_retry_with_fixed_backoff: one durable timer
 // per retry.
 func TestRetryWithFixedBackoff(t *testing.T) {
+	t.Parallel()
 	var n atomic.Int32
 	reg := durable.NewRegistry().
 		MustAddActivity("FlakyActivity", flaky(&n, 3)).
@@ -177,6 +185,7 @@ func TestRetryWithFixedBackoff(t *testing.T) {
 
 // TestRetryWithNoBackoff mirrors test_retry_with_no_backoff: no timers at all.
 func TestRetryWithNoBackoff(t *testing.T) {
+	t.Parallel()
 	var n atomic.Int32
 	reg := durable.NewRegistry().
 		MustAddActivity("FlakyActivity", flaky(&n, 3)).
@@ -191,6 +200,7 @@ func TestRetryWithNoBackoff(t *testing.T) {
 
 // TestTimeoutFiresBeforeSuccess mirrors test_timeout_fires_before_success.
 func TestTimeoutFiresBeforeSuccess(t *testing.T) {
+	t.Parallel()
 	var h *harness
 	reg := durable.NewRegistry().
 		MustAddActivity("SlowActivity", func(ctx *durable.ActivityContext, in string) (string, error) { return h.blockUntilCancelled(ctx, in) }).
@@ -204,6 +214,7 @@ func TestTimeoutFiresBeforeSuccess(t *testing.T) {
 
 // TestSuccessBeforeTimeout mirrors test_success_before_timeout.
 func TestSuccessBeforeTimeout(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("FastActivity", func(_ *durable.ActivityContext, in string) (string, error) { return "fast:" + in, nil }).
 		MustAddOrchestration("RetryOrch", retryOrch("FastActivity", durable.RetryPolicy{MaxAttempts: 3, Timeout: time.Minute}))
@@ -215,6 +226,7 @@ func TestSuccessBeforeTimeout(t *testing.T) {
 // TestTimeoutExitsImmediatelyWithoutRetry mirrors
 // test_timeout_exits_immediately_without_retry: one attempt, one deadline timer.
 func TestTimeoutExitsImmediatelyWithoutRetry(t *testing.T) {
+	t.Parallel()
 	var h *harness
 	var n atomic.Int32
 	reg := durable.NewRegistry().
@@ -240,6 +252,7 @@ func TestTimeoutExitsImmediatelyWithoutRetry(t *testing.T) {
 // TestErrorRetriesButTimeoutExits mirrors test_error_retries_but_timeout_exits: an
 // error is retried, the timeout of the next attempt ends the retries.
 func TestErrorRetriesButTimeoutExits(t *testing.T) {
+	t.Parallel()
 	var h *harness
 	var n atomic.Int32
 	reg := durable.NewRegistry().
@@ -263,6 +276,7 @@ func TestErrorRetriesButTimeoutExits(t *testing.T) {
 
 // TestTypedActivityRetrySuccess mirrors test_typed_activity_retry_success.
 func TestTypedActivityRetrySuccess(t *testing.T) {
+	t.Parallel()
 	var n atomic.Int32
 	reg := durable.NewRegistry().
 		MustAddActivity("TypedAdd", durable.Activity(func(_ *durable.ActivityContext, r addReq) (addRes, error) {
@@ -285,6 +299,7 @@ func TestTypedActivityRetrySuccess(t *testing.T) {
 // test_history_contains_all_activity_scheduled_events: one ActivityScheduled per
 // attempt, all with the same name and input.
 func TestHistoryContainsAllActivityScheduledEvents(t *testing.T) {
+	t.Parallel()
 	var n atomic.Int32
 	reg := durable.NewRegistry().
 		MustAddActivity("FlakyActivity", flaky(&n, 4)).
@@ -301,6 +316,7 @@ func TestHistoryContainsAllActivityScheduledEvents(t *testing.T) {
 // TestMultipleOrchestrationsRetrying mirrors test_multiple_orchestrations_retrying:
 // retries of different instances do not mix.
 func TestMultipleOrchestrationsRetrying(t *testing.T) {
+	t.Parallel()
 	var attempts [3]atomic.Int32
 	reg := durable.NewRegistry().
 		MustAddActivity("PerInstance", func(_ *durable.ActivityContext, in string) (string, error) {
@@ -327,6 +343,7 @@ func TestMultipleOrchestrationsRetrying(t *testing.T) {
 // TestRetryOnSessionBasicSuccess mirrors retry_on_session_basic_success: every
 // attempt carries the session id.
 func TestRetryOnSessionBasicSuccess(t *testing.T) {
+	t.Parallel()
 	var n atomic.Int32
 	sessions := make(chan string, 8)
 	reg := durable.NewRegistry().

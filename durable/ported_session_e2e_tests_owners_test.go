@@ -13,6 +13,7 @@ import (
 // without a node id each slot is its own session owner (duroxide's work-{idx}-{id}),
 // so one slot owns the session and its activities run one after the other.
 func TestEphemeralSameSessionSerialized(t *testing.T) {
+	t.Parallel()
 	p := &overlapProbe{}
 	reg := durable.NewRegistry().
 		MustAddActivity("SlowTask", p.activity("slow:")).
@@ -29,6 +30,7 @@ func TestEphemeralSameSessionSerialized(t *testing.T) {
 // TestMaxSessionsPerRuntimeEnforced mirrors test_max_sessions_per_runtime_enforced:
 // with room for one session, activities of two sessions do not run at once.
 func TestMaxSessionsPerRuntimeEnforced(t *testing.T) {
+	t.Parallel()
 	p := &overlapProbe{}
 	reg := durable.NewRegistry().
 		MustAddActivity("SlowSession", p.activity("")).

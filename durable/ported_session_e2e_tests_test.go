@@ -67,6 +67,7 @@ func sessionPair(ctx *durable.OrchestrationContext, _ string) (string, error) {
 
 // TestSessionActivityBasicE2e mirrors test_session_activity_basic_e2e.
 func TestSessionActivityBasicE2e(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("Echo", echoActivity("echo:")).
 		MustAddOrchestration("SessionOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -89,6 +90,7 @@ func TestSessionActivityBasicE2e(t *testing.T) {
 
 // TestSessionIDVisibleInActivityContext mirrors test_session_id_visible_in_activity_context.
 func TestSessionIDVisibleInActivityContext(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("CheckSession", func(ctx *durable.ActivityContext, _ string) (string, error) {
 			s, ok := ctx.SessionID()
@@ -104,6 +106,7 @@ func TestSessionIDVisibleInActivityContext(t *testing.T) {
 
 // TestMixedSessionAndRegularActivities mirrors test_mixed_session_and_regular_activities.
 func TestMixedSessionAndRegularActivities(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("Check", func(ctx *durable.ActivityContext, _ string) (string, error) {
 			_, ok := ctx.SessionID()
@@ -121,6 +124,7 @@ func TestMixedSessionAndRegularActivities(t *testing.T) {
 
 // TestMultipleSessionsInOrchestration mirrors test_multiple_sessions_in_orchestration.
 func TestMultipleSessionsInOrchestration(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("Who", func(ctx *durable.ActivityContext, _ string) (string, error) {
 			s, _ := ctx.SessionID()
@@ -141,6 +145,7 @@ func TestMultipleSessionsInOrchestration(t *testing.T) {
 
 // TestSessionWithWorkerNodeIDCompletes mirrors test_session_with_worker_node_id_completes.
 func TestSessionWithWorkerNodeIDCompletes(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("Echo", echoActivity("echo:")).
 		MustAddOrchestration("NodeOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -155,6 +160,7 @@ func TestSessionWithWorkerNodeIDCompletes(t *testing.T) {
 // test_two_slots_serve_same_session_concurrently: with a stable node id all worker
 // slots share the session owner, so both activities run at once.
 func TestTwoSlotsServeSameSessionConcurrently(t *testing.T) {
+	t.Parallel()
 	p := &overlapProbe{}
 	reg := durable.NewRegistry().
 		MustAddActivity("SlowTask", p.activity("slow:")).
@@ -170,6 +176,7 @@ func TestTwoSlotsServeSameSessionConcurrently(t *testing.T) {
 
 // TestSessionFanOutFanIn mirrors test_session_fan_out_fan_in.
 func TestSessionFanOutFanIn(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("Echo", echoActivity("")).
 		MustAddOrchestration("Fan", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -189,6 +196,7 @@ func TestSessionFanOutFanIn(t *testing.T) {
 
 // TestSessionSurvivesContinueAsNew mirrors test_session_survives_continue_as_new.
 func TestSessionSurvivesContinueAsNew(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int32
 	reg := durable.NewRegistry().
 		MustAddActivity("Where", func(ctx *durable.ActivityContext, _ string) (string, error) {
@@ -226,6 +234,7 @@ func twoSessions(ctx *durable.OrchestrationContext, _ string) (string, error) {
 // test_session_worker_node_id_multiple_sessions_parallel: different sessions run
 // side by side.
 func TestSessionWorkerNodeIDMultipleSessionsParallel(t *testing.T) {
+	t.Parallel()
 	p := &overlapProbe{}
 	reg := durable.NewRegistry().
 		MustAddActivity("SlowSession", p.activity("")).
@@ -242,6 +251,7 @@ func TestSessionWorkerNodeIDMultipleSessionsParallel(t *testing.T) {
 // test_session_continue_as_new_versioned_upgrade: the session carries over a
 // continue-as-new into a newer version.
 func TestSessionContinueAsNewVersionedUpgrade(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("Where", func(ctx *durable.ActivityContext, _ string) (string, error) {
 			s, _ := ctx.SessionID()

@@ -34,6 +34,7 @@ func recordedResults(hist []duroxide.Event, activity string) []string {
 
 // TestNewGUID mirrors test_new_guid.
 func TestNewGUID(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().MustAddOrchestration("Guid", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		return ctx.NewGUID().Get()
 	})
@@ -50,6 +51,7 @@ func TestNewGUID(t *testing.T) {
 
 // TestUtcNowMs mirrors test_utc_now_ms: the value is the recorded one.
 func TestUtcNowMs(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().MustAddOrchestration("Now", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		now, err := ctx.UTCNow().Get()
 		return fmt.Sprint(now.UnixMilli()), err
@@ -66,6 +68,7 @@ func TestUtcNowMs(t *testing.T) {
 // made to replay for real: the values are produced, the runtime restarts, and the
 // code that replays them on the next turn must see the recorded values.
 func TestSystemCallsDeterministicReplay(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().MustAddOrchestration("TestDeterminism", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		guid, err := ctx.NewGUID().Get()
 		if err != nil {
@@ -95,6 +98,7 @@ func TestSystemCallsDeterministicReplay(t *testing.T) {
 
 // TestSystemCallsWithSelect mirrors test_system_calls_with_select.
 func TestSystemCallsWithSelect(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("QuickTask", constActivity("task_done")).
 		MustAddOrchestration("TestSelect", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -124,6 +128,7 @@ func TestSystemCallsWithSelect(t *testing.T) {
 
 // TestSystemCallsJoinWithActivities mirrors test_system_calls_join_with_activities.
 func TestSystemCallsJoinWithActivities(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("SlowTask", func(_ *durable.ActivityContext, in string) (string, error) { return "slow:" + in, nil }).
 		MustAddOrchestration("TestJoin", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -143,6 +148,7 @@ func TestSystemCallsJoinWithActivities(t *testing.T) {
 // test_utc_now_as_activity_input_replays_correctly: after a replay the activity gets
 // the recorded time, not a new one.
 func TestUtcNowAsActivityInputReplaysCorrectly(t *testing.T) {
+	t.Parallel()
 	testSyscallAsActivityInput(t, "__duroxide_syscall:utc_now_ms", func(ctx *durable.OrchestrationContext) (string, error) {
 		now, err := ctx.UTCNow().Get()
 		return fmt.Sprint(now.UnixMilli()), err
@@ -152,6 +158,7 @@ func TestUtcNowAsActivityInputReplaysCorrectly(t *testing.T) {
 // TestNewGUIDAsActivityInputReplaysCorrectly mirrors
 // test_new_guid_as_activity_input_replays_correctly.
 func TestNewGUIDAsActivityInputReplaysCorrectly(t *testing.T) {
+	t.Parallel()
 	testSyscallAsActivityInput(t, "__duroxide_syscall:new_guid", func(ctx *durable.OrchestrationContext) (string, error) {
 		return ctx.NewGUID().Get()
 	})
@@ -183,6 +190,7 @@ func testSyscallAsActivityInput(t *testing.T, syscall string, value func(*durabl
 
 // TestActivityThenSyscallOrdering mirrors test_activity_then_syscall_ordering.
 func TestActivityThenSyscallOrdering(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("A", constActivity("a")).
 		MustAddActivity("B", func(_ *durable.ActivityContext, in string) (string, error) { return "b:" + in, nil }).
@@ -213,6 +221,7 @@ func TestActivityThenSyscallOrdering(t *testing.T) {
 
 // TestMultipleSyscallsSameType mirrors test_multiple_syscalls_same_type.
 func TestMultipleSyscallsSameType(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().MustAddOrchestration("TwoGuids", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		g1, err := ctx.NewGUID().Get()
 		if err != nil {
@@ -233,6 +242,7 @@ func TestMultipleSyscallsSameType(t *testing.T) {
 // TestCancellationWithPendingSyscall mirrors test_cancellation_with_pending_syscall:
 // an instance cancelled while it waits after a system call fails as cancelled.
 func TestCancellationWithPendingSyscall(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().MustAddOrchestration("SyscallCancel", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		if _, err := ctx.NewGUID().Get(); err != nil {
 			return "", err

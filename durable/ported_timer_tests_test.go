@@ -24,6 +24,7 @@ func timerOrchestration(out string, delays ...time.Duration) durable.Orchestrati
 // TestSingleTimerFires mirrors single_timer_fires: the timer never fires before its
 // delay has passed.
 func TestSingleTimerFires(t *testing.T) {
+	t.Parallel()
 	const delay = 50 * time.Millisecond
 	h := newHarness(t, durable.NewRegistry().MustAddOrchestration("OneTimer", timerOrchestration("done", delay)))
 	begin := time.Now()
@@ -37,6 +38,7 @@ func TestSingleTimerFires(t *testing.T) {
 // TestMultipleTimersFireInOrder mirrors multiple_timers_fire_in_order: each timer is
 // created after the previous fired, so their fire times follow the code's delays.
 func TestMultipleTimersFireInOrder(t *testing.T) {
+	t.Parallel()
 	delays := []time.Duration{100 * msec, 50 * msec, 75 * msec}
 	h := newHarness(t, durable.NewRegistry().MustAddOrchestration("MultiTimer", timerOrchestration("timers", delays...)))
 	h.start("inst-multi", "MultiTimer", "")
@@ -59,6 +61,7 @@ func TestMultipleTimersFireInOrder(t *testing.T) {
 
 // TestTimerWithActivity mirrors timer_with_activity.
 func TestTimerWithActivity(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddActivity("TestActivity", func(_ *durable.ActivityContext, in string) (string, error) { return "processed: " + in, nil }).
 		MustAddOrchestration("TimerActivity", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -77,6 +80,7 @@ func TestTimerWithActivity(t *testing.T) {
 // TestTimerRecoveryAfterCrashBeforeFire mirrors timer_recovery_after_crash_before_fire:
 // the runtime stops while the timer is pending; a new runtime fires it.
 func TestTimerRecoveryAfterCrashBeforeFire(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().MustAddOrchestration("TimerRecovery", timerOrchestration("timer-recovered", 300*msec))
 	h := newHarness(t, reg)
 	h.start("inst-timer-recovery", "TimerRecovery", "")
@@ -92,6 +96,7 @@ func TestTimerRecoveryAfterCrashBeforeFire(t *testing.T) {
 // TestTimerRecoveryAfterCrashAfterFire mirrors timer_recovery_after_crash_after_fire:
 // the timer comes due while no runtime runs and fires once one starts.
 func TestTimerRecoveryAfterCrashAfterFire(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().MustAddOrchestration("TimerRecovery", timerOrchestration("ok", 50*msec))
 	h := newHarness(t, reg)
 	h.start("inst-timer-after", "TimerRecovery", "")
@@ -107,6 +112,7 @@ func TestTimerRecoveryAfterCrashAfterFire(t *testing.T) {
 
 // TestZeroDurationTimer mirrors zero_duration_timer.
 func TestZeroDurationTimer(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, durable.NewRegistry().MustAddOrchestration("ZeroTimer", timerOrchestration("zero-timer-fired", 0)))
 	h.start("inst-zero", "ZeroTimer", "")
 	h.wantCompleted("inst-zero", "zero-timer-fired")
@@ -115,6 +121,7 @@ func TestZeroDurationTimer(t *testing.T) {
 // TestTimerCancellation mirrors timer_cancellation (despite its name, a plain 100ms
 // timer that completes).
 func TestTimerCancellation(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, durable.NewRegistry().MustAddOrchestration("TimerCancel", timerOrchestration("timer-completed", 100*msec)))
 	h.start("inst-cancel", "TimerCancel", "")
 	h.wantCompleted("inst-cancel", "timer-completed")
@@ -123,6 +130,7 @@ func TestTimerCancellation(t *testing.T) {
 // TestMultipleTimersRecoveryAfterCrash mirrors multiple_timers_recovery_after_crash:
 // three pending timers survive a restart and all fire.
 func TestMultipleTimersRecoveryAfterCrash(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("MultiTimerRecovery", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 			t1, t2, t3 := ctx.Timer(100*msec), ctx.Timer(200*msec), ctx.Timer(300*msec)
@@ -145,6 +153,7 @@ func TestMultipleTimersRecoveryAfterCrash(t *testing.T) {
 // has passed is due that long after the first one, not at a time computed from the
 // start of the history, so a fast activity beats it.
 func TestTimerFiresAtCorrectTimeAfterPreviousTimer(t *testing.T) {
+	t.Parallel()
 	const slow = 300 * time.Millisecond
 	reg := durable.NewRegistry().
 		MustAddActivity("SlowActivity", func(_ *durable.ActivityContext, in string) (string, error) {

@@ -87,6 +87,7 @@ func TestUnregisteredBackoffDelays(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			o := durable.Options{UnregisteredBackoffBase: c.base, UnregisteredBackoffMax: c.max}
 			for attempt, want := range c.want {
 				if got := durable.UnregisteredDelay(o, attempt); got != want {

@@ -30,6 +30,7 @@ func (h *harness) startedVersion(instance string, exec uint64) string {
 // TestRuntimeStartVersionedStringUsesExplicitVersion mirrors
 // runtime_start_versioned_string_uses_explicit_version (and the typed variant).
 func TestRuntimeStartVersionedStringUsesExplicitVersion(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("Flow", echoVersion("v1")).
 		MustAddOrchestrationVersion("Flow", "2.0.0", echoVersion("v2"))
@@ -46,6 +47,7 @@ func TestRuntimeStartVersionedStringUsesExplicitVersion(t *testing.T) {
 // TestSubOrchestrationVersionedExplicitAndPolicy mirrors
 // sub_orchestration_versioned_explicit_and_policy.
 func TestSubOrchestrationVersionedExplicitAndPolicy(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("Child", echoVersion("c1")).
 		MustAddOrchestrationVersion("Child", "2.0.0", echoVersion("c2")).
@@ -67,6 +69,7 @@ func TestSubOrchestrationVersionedExplicitAndPolicy(t *testing.T) {
 
 // TestDetachedVersionedUsesPolicyLatest mirrors detached_versioned_uses_policy_latest.
 func TestDetachedVersionedUsesPolicyLatest(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("Leaf", echoVersion("l1")).
 		MustAddOrchestrationVersion("Leaf", "2.0.0", echoVersion("l2")).
@@ -83,6 +86,7 @@ func TestDetachedVersionedUsesPolicyLatest(t *testing.T) {
 // TestContinueAsNewVersionedTypedExplicit mirrors continue_as_new_versioned_typed_explicit
 // (and continue_as_new_upgrades_version_deterministically).
 func TestContinueAsNewVersionedTypedExplicit(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("Up", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 			ctx.ContinueAsNew("from_v1_to_v2", durable.WithVersion("2.0.0"))
@@ -103,6 +107,7 @@ func TestContinueAsNewVersionedTypedExplicit(t *testing.T) {
 
 // TestStartUsesLatestVersion mirrors start_uses_latest_version.
 func TestStartUsesLatestVersion(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("OrderFlow", echoVersion("v1")).
 		MustAddOrchestrationVersion("OrderFlow", "1.1.0", echoVersion("v1.1"))
@@ -116,6 +121,7 @@ func TestStartUsesLatestVersion(t *testing.T) {
 
 // TestPolicyExactPinsStart mirrors policy_exact_pins_start, pinning on the start.
 func TestPolicyExactPinsStart(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("OrderFlow", echoVersion("v1")).
 		MustAddOrchestrationVersion("OrderFlow", "1.1.0", echoVersion("v1.1"))
@@ -129,6 +135,7 @@ func TestPolicyExactPinsStart(t *testing.T) {
 // TestParentCallsChildUpgradeChildAndVerifyLatestUsed mirrors
 // parent_calls_child_upgrade_child_and_verify_latest_used.
 func TestParentCallsChildUpgradeChildAndVerifyLatestUsed(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().
 		MustAddOrchestration("Child", echoVersion("cv1")).
 		MustAddOrchestrationVersion("Child", "1.1.0", echoVersion("cv1.1")).
@@ -144,6 +151,7 @@ func TestParentCallsChildUpgradeChildAndVerifyLatestUsed(t *testing.T) {
 // (scenarios/rolling_deployment.rs): an execution started on 1.0.0 replays on 1.0.0
 // after a deployment that adds 2.0.0, while new starts get 2.0.0.
 func TestInFlightExecutionKeepsItsVersion(t *testing.T) {
+	t.Parallel()
 	waiter := func(tag string) durable.OrchestrationFunc {
 		return func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 			v, err := ctx.WaitForEvent("go").Get()
@@ -167,6 +175,7 @@ func TestInFlightExecutionKeepsItsVersion(t *testing.T) {
 
 // TestRegisterDefaultIs100 mirrors register_default_is_1_0_0_and_list_versions.
 func TestRegisterDefaultIs100(t *testing.T) {
+	t.Parallel()
 	if durable.DefaultVersion != "1.0.0" {
 		t.Errorf("DefaultVersion %q, want 1.0.0", durable.DefaultVersion)
 	}
@@ -181,6 +190,7 @@ func TestRegisterDefaultIs100(t *testing.T) {
 // TestDuplicateVersionReturnsError mirrors duplicate_default_version_returns_error and
 // duplicate_specific_version_returns_error.
 func TestDuplicateVersionReturnsError(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().MustAddOrchestration("OrderFlow", echoVersion("a"))
 	if err := reg.AddOrchestration("OrderFlow", echoVersion("b")); !errors.Is(err, duroxide.ErrConflict) {
 		t.Errorf("second default registration: %v, want ErrConflict", err)
@@ -197,6 +207,7 @@ func TestDuplicateVersionReturnsError(t *testing.T) {
 // TestResolveHandlerExactMissingReturnsNone mirrors resolve_handler_exact_missing_returns_none:
 // starting an unregistered version never runs another one.
 func TestResolveHandlerExactMissingReturnsNone(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry().MustAddOrchestration("OrderFlow", echoVersion("v1"))
 	h := newHarnessWith(t, reg, durable.Options{UnregisteredBackoffBase: 10 * msec, UnregisteredBackoffMax: 20 * msec, MaxAttempts: 3})
 	if err := h.client.StartOrchestration(h.ctx, "missing-version", "OrderFlow", "", durable.WithVersion("9.9.9")); err != nil {

@@ -169,8 +169,12 @@ func (c *runCounter) runs(in string) int {
 // once the locks expire. The clock is moved past the lock timeouts, so this
 // needs no real waits and runs on miniredis.
 func TestRecoveryAfterRuntimeFreezesInProcess(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"activity", "turn"} {
-		t.Run("mid-"+mode, func(t *testing.T) { testRecoveryInProcess(t, mode) })
+		t.Run("mid-"+mode, func(t *testing.T) {
+			t.Parallel()
+			testRecoveryInProcess(t, mode)
+		})
 	}
 }
 

@@ -93,8 +93,12 @@ func (k recoveryKeys) held() string          { return "recovery:" + k.ns + ":hel
 // in this process finishes every instance exactly once. It starts its own
 // redis-server and is skipped when there is none on PATH.
 func TestRecoveryAfterProcessKill(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"activity", "turn"} {
-		t.Run("mid-"+mode, func(t *testing.T) { testRecoveryAfterProcessKill(t, mode) })
+		t.Run("mid-"+mode, func(t *testing.T) {
+			t.Parallel()
+			testRecoveryAfterProcessKill(t, mode)
+		})
 	}
 }
 

@@ -204,6 +204,7 @@ func executionProblems(hist []duroxide.Event, activities int, allowed ...string)
 }
 
 func TestRecoveryHistoryCheckCatchesDuplicates(t *testing.T) {
+	t.Parallel()
 	src := func(id uint64) *uint64 { return &id }
 	ev := func(id uint64, source *uint64, kind duroxide.EventKind) duroxide.Event {
 		return duroxide.Event{EventID: id, SourceEventID: source, Kind: kind}

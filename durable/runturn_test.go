@@ -9,6 +9,7 @@ import (
 )
 
 func TestRunTurnFirstTurnAndReplay(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry()
 	reg.MustAddOrchestration("Wait", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		if _, err := ctx.Timer(time.Second).Get(); err != nil {
@@ -51,6 +52,7 @@ func runTurn(t *testing.T, reg *durable.Registry, item duroxide.OrchestrationIte
 }
 
 func TestRunTurnPinnedVersionOutsideRangeIsHandedBack(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry()
 	reg.MustAddOrchestration("O", func(*durable.OrchestrationContext, string) (string, error) { return "", nil })
 	ev := duroxide.NewEvent(1, "i", 1, nil, duroxide.OrchestrationStartedEvent{Name: "O", Version: "1.0.0"})
@@ -62,6 +64,7 @@ func TestRunTurnPinnedVersionOutsideRangeIsHandedBack(t *testing.T) {
 }
 
 func TestRunTurnContinueAsNewCarriesQueueAndStatus(t *testing.T) {
+	t.Parallel()
 	reg := durable.NewRegistry()
 	reg.MustAddOrchestration("Loop", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		ctx.SetCustomStatus("gen-" + in)

@@ -6,6 +6,7 @@ import "testing"
 // a new session is refused at the cap, an admitted one never is, and a
 // session ending wakes the slots parked at the cap.
 func TestSessionTrackerCap(t *testing.T) {
+	t.Parallel()
 	s := newSessionTracker()
 	if !s.admit("A", 1) {
 		t.Fatal("first session refused under a cap of 1")
@@ -40,6 +41,7 @@ func TestSessionTrackerCap(t *testing.T) {
 // TestSessionTrackerReleaserActsOnce checks that a worker releasing its
 // session before the ack and again when the item is done counts it once.
 func TestSessionTrackerReleaserActsOnce(t *testing.T) {
+	t.Parallel()
 	s := newSessionTracker()
 	s.admit("A", 1)
 	s.admit("A", 1)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestRetryPolicyDelays(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		p       RetryPolicy
 		attempt uint32
@@ -70,6 +71,7 @@ func TestBackoffFieldsDefaultOneByOne(t *testing.T) {
 }
 
 func TestRegistryRejectsBadInput(t *testing.T) {
+	t.Parallel()
 	r := NewRegistry()
 	noop := func(*OrchestrationContext, string) (string, error) { return "", nil }
 	act := func(*ActivityContext, string) (string, error) { return "", nil }
