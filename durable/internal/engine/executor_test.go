@@ -38,6 +38,17 @@ func echoActivity(ctx *Context, _ string) (string, error) {
 	return "got:" + v, err
 }
 
+// gateThenEvent runs activity Gate, then waits for event E: the code of the
+// cases on events raised before their subscription.
+func gateThenEvent(ctx *Context, _ string) (string, error) {
+	g, err := ctx.ScheduleActivity("Gate", "e", nil, nil).Get()
+	if err != nil {
+		return "", err
+	}
+	ev, err := ctx.WaitForEvent("E").Get()
+	return g + "|" + ev, err
+}
+
 var executorCases = []execCase{
 	{
 		name: "activity scheduled, completed on the next turn",
@@ -94,14 +105,7 @@ var executorCases = []execCase{
 	{
 		// Recorded by duroxide as 18_event_before_subscription.
 		name: "external event raised before the subscription is lost to it",
-		code: func(ctx *Context, _ string) (string, error) {
-			g, err := ctx.ScheduleActivity("Gate", "e", nil, nil).Get()
-			if err != nil {
-				return "", err
-			}
-			ev, err := ctx.WaitForEvent("E").Get()
-			return g + "|" + ev, err
-		},
+		code: gateThenEvent,
 		steps: []step{
 			{msgs: msgs(start("")), want: outcome{events: "1:OrchestrationStarted 2:ActivityScheduled", work: "activity#2 Gate(e)"}},
 			{msgs: msgs(raised("E", "early")), want: outcome{events: "3:ExternalEvent"}},
@@ -116,14 +120,7 @@ var executorCases = []execCase{
 		// History orders the batch's completions before the subscription the
 		// code records on waking, so the event precedes its wait.
 		name: "external event in the batch whose completion leads to the wait is lost too",
-		code: func(ctx *Context, _ string) (string, error) {
-			g, err := ctx.ScheduleActivity("Gate", "e", nil, nil).Get()
-			if err != nil {
-				return "", err
-			}
-			ev, err := ctx.WaitForEvent("E").Get()
-			return g + "|" + ev, err
-		},
+		code: gateThenEvent,
 		steps: []step{
 			{msgs: msgs(start("")), want: outcome{events: "1:OrchestrationStarted 2:ActivityScheduled", work: "activity#2 Gate(e)"}},
 			{msgs: msgs(actDone(2, "gate:e"), raised("E", "same batch")), want: outcome{
