@@ -227,3 +227,98 @@ return out`, "work", "sess", "orch", "inst", "stky", "kv")
 		}
 	}
 }
+
+// TestStickyTakeOfTheOwnersLastInstanceClearsItsMarker checks T.pick: an
+// offer marks its owner's wake key, and the owner's fetch that takes the
+// owner's last offered instance clears the mark (its second offered
+// instance keeps it set). In a sequence the ack's piggybacked fetch takes
+// the instance its ack offered in the same script: a mark left set is
+// popped by the owner's blocked call and runs an empty fetch for another
+// of the owner's waiting dispatchers, which the next ack could then not
+// serve in its own script.
+func TestStickyTakeOfTheOwnersLastInstanceClearsItsMarker(t *testing.T) {
+	t.Parallel()
+	src := libSource(t, `
+local now = U.now()
+local out = {}
+local function offer(inst, order)
+  redis.call('HSET', K.om(inst), 'sk', U.id(now + 60000) .. ':1000:rt1')
+  T.offer(inst, '', order, nil, now)
+end
+local function take(token)
+  local inst = T.pick('rt1', '*', token)
+  out[#out + 1] = (inst or 'none') .. ':' .. redis.call('EXISTS', K.oswake('rt1'))
+end
+offer('a', 1)
+offer('b', 2)
+take('1a')
+take('1b')
+return out`, "orch", "stky", "inst", "kv", "work", "sess")
+	for name, rdb := range luaServers(t) {
+		prefix := NewKeys(fmt.Sprintf("stkmark-%d", rand.Int63())).Prefix()
+		t.Cleanup(func() {
+			ctx := context.Background()
+			for _, k := range rdb.Keys(ctx, prefix+"*").Val() {
+				rdb.Del(ctx, k)
+			}
+		})
+		got, err := rdb.Eval(context.Background(), src, []string{prefix}).Slice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []any{"a:1", "b:0"}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: took:marker set = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// TestAckFetchKeepsTheOwnersStickyInstanceAside checks make_ready under
+// U.keep with a sticky owner: an instance sticky to the owner whose fetch
+// the script runs next is kept aside for it, not offered (an offer's two
+// indexes and wake-up marker would be taken straight back out by that
+// fetch); kept and not taken, O.flush offers it to its owner as an ack
+// without a fetch would have; sticky to another owner, it is offered at once.
+func TestAckFetchKeepsTheOwnersStickyInstanceAside(t *testing.T) {
+	t.Parallel()
+	src := libSource(t, `
+local now = U.now()
+local out = {}
+local function sticky(inst, owner)
+  redis.call('HSET', K.om(inst), 'sk', U.id(now + 60000) .. ':1000:' .. owner)
+end
+local function state(inst)
+  local k = U.kept('o')
+  return (k and k.inst or '-') .. ' offered:' .. redis.call('ZCARD', K.osticky('rt1')) ..
+    ' marked:' .. redis.call('EXISTS', K.oswake('rt1')) .. ' st:' .. tostring(redis.call('HGET', K.om(inst), 'st'))
+end
+sticky('a', 'rt1')
+U.keep('o', 'rt1')
+O.enqueue('a', '{"ExternalRaised":{}}', now, now)
+out[#out + 1] = state('a')
+O.flush(now)
+out[#out + 1] = state('a')
+sticky('b', 'rt1')
+U.keep('o', 'rt2')
+O.enqueue('b', '{"ExternalRaised":{}}', now, now)
+out[#out + 1] = state('b')
+O.flush(now)
+return out`, "orch", "stky", "inst", "kv", "work", "sess")
+	for name, rdb := range luaServers(t) {
+		prefix := NewKeys(fmt.Sprintf("stkkeep-%d", rand.Int63())).Prefix()
+		t.Cleanup(func() {
+			ctx := context.Background()
+			for _, k := range rdb.Keys(ctx, prefix+"*").Val() {
+				rdb.Del(ctx, k)
+			}
+		})
+		got, err := rdb.Eval(context.Background(), src, []string{prefix}).Slice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []any{"a offered:0 marked:0 st:false", "- offered:1 marked:1 st:s", "- offered:2 marked:1 st:s"}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: got\n%q\nwant\n%q", name, got, want)
+		}
+	}
+}

@@ -22,12 +22,12 @@ local token, lock_ms, enc, fid, lazy, owner = O.fetch_args()
 local ack_token, c = U.arg(), O.commit_args()
 local also = U.arg()
 local now = U.now()
-U.keep('o')
+U.keep('o', owner)
 if also == 'w' then U.keep('w') end
 local err = O.commit(ack_token, c, now)
 if err then return err end
 local res = O.fetch(token, lock_ms, enc, fid, lazy, now, U.KEEP, owner)
-O.flush()
+O.flush(now)
 if also ~= 'w' then return res end
 if not U.readied('w') and not U.kept('w') then return { res, false } end
 local wtoken, wlock_ms, wowner, wsession_ms, queues = W.fetch_args()

@@ -20,13 +20,16 @@ local token, lock_ms, owner, session_ms, queues = W.fetch_args()
 local ack_token, has, target, json = U.arg(), U.arg() == '1', U.arg(), U.arg()
 local also = U.arg()
 local now = U.now()
-if also == 'o' then U.keep('o') end
+local otoken, olock_ms, enc, fid, lazy, oowner
+if also == 'o' then
+  otoken, olock_ms, enc, fid, lazy, oowner = O.fetch_args()
+  U.keep('o', oowner)
+end
 local err = W.ack(ack_token, has, target, json, now)
 if err then return err end
 local res = W.fetch(token, lock_ms, owner, session_ms, queues, now, U.KEEP)
 if also ~= 'o' then return res end
 if not U.readied('o') and not U.kept('o') then return { res, false } end
-local otoken, olock_ms, enc, fid, lazy, oowner = O.fetch_args()
 local ores = O.fetch(otoken, olock_ms, enc, fid, lazy, now, U.KEEP, oowner)
-O.flush()
+O.flush(now)
 return { res, ores }

@@ -198,10 +198,13 @@ function O.is_kept(inst)
   return kept_state(inst) ~= nil
 end
 
--- flush files the instance kept aside, if the fetch did not take it.
-function O.flush()
+-- flush files the instance kept aside, if the fetch did not take it: it
+-- is offered to its sticky owner when it was kept for that owner's fetch.
+function O.flush(now)
   local k = U.unkeep('o')
-  if k then O.file_ready(k.inst, k.ver, k.order, 'r' .. k.ver) end
+  if not k then return end
+  if k.sk and T.offer(k.inst, k.ver, k.order, nil, now, k.sk) then return end
+  O.file_ready(k.inst, k.ver, k.order, 'r' .. k.ver)
 end
 
 -- make_ready makes an unlocked instance fetchable at position order (the
@@ -219,11 +222,19 @@ local function make_ready(inst, order, now, opt)
     redis.call('HSET', K.om(inst), 'st', 'z', unpack(extra or {}))
     return
   end
-  if T.offer(inst, ver, order, extra, now, opt.sk) then return end
-  if U.put_aside('o', { inst = inst, ver = ver, order = tonumber(order), rec = rec, vis = opt.vis }) then
+  local sk = opt.sk
+  if sk == nil then sk = redis.call('HGET', K.om(inst), 'sk') or false end
+  -- sticky to the owner whose fetch it would be kept for: kept, not offered
+  -- (an offer's indexes and wake-up marker, taken straight back out)
+  local mine = T.mine(sk, U.keeper('o'), now)
+  if not mine and T.offer(inst, ver, order, extra, now, sk) then return end
+  local entry = { inst = inst, ver = ver, order = tonumber(order), rec = rec, vis = opt.vis }
+  if mine then entry.sk = sk end
+  if U.put_aside('o', entry) then
     if extra then redis.call('HSET', K.om(inst), unpack(extra)) end
     return
   end
+  if mine and T.offer(inst, ver, order, extra, now, sk) then return end
   O.file_ready(inst, ver, order, 'r' .. ver, extra)
 end
 

@@ -42,6 +42,14 @@ function T.record(inst, c, now, gone)
   end
 end
 
+-- mine reports whether the sticky record sk (false: none) makes its
+-- instance sticky to owner now ('' or nil: no owner, never).
+function T.mine(sk, owner, now)
+  if not sk or not owner or owner == '' then return false end
+  local untl, _, o = parse(sk)
+  return untl > now and o == owner
+end
+
 -- offer offers inst, fetchable now at order in partition ver, to its sticky
 -- owner when it has one (extra as for O's make_ready) and reports whether
 -- it did. An expired record is deleted. Fetchers of the partition are told
@@ -123,7 +131,10 @@ function T.pick(owner, enc, token)
       return best, ver, ready
     else
       T.withdraw(inst)
-      if head[3] then U.ready(wake) end
+      -- the marker its offer set announces nothing more: left set, it
+      -- would wake a poller of the owner for an empty fetch, which then
+      -- holds the caller that the next ack's piggyback would serve
+      if head[3] then U.ready(wake) else U.unready(wake) end
       if head[3] or (best and best ~= inst) then return inst, sver, 2 end
       if best then return inst, sver, ready end
       return inst, sver, 0

@@ -132,9 +132,19 @@ local function aside(q)
   return U.memo('aside' .. q, function() return { on = false, kept = false } end)
 end
 
--- keep turns keeping aside on for queue q.
-function U.keep(q)
-  aside(q).on = true
+-- keep turns keeping aside on for queue q, for a fetch of sticky owner
+-- owner ('' or nil: none; see U.keeper).
+function U.keep(q, owner)
+  local a = aside(q)
+  a.on, a.owner = true, owner or ''
+end
+
+-- keeper returns the sticky owner of the fetch keeping is on for in queue q
+-- ('' none), or nil when keeping is off.
+function U.keeper(q)
+  local a = aside(q)
+  if a.on then return a.owner end
+  return nil
 end
 
 -- kept returns the entry kept aside for queue q (false: none).
