@@ -205,7 +205,7 @@ func TestWorkflowsAgainstGoWorkflows(t *testing.T) {
 	}
 	for _, sh := range []string{"fan-out 5", "tree 2x3"} {
 		for _, en := range engines {
-			if en.fanOutOnly && sh != "fan-out 5" {
+			if (en.fanOutOnly && sh != "fan-out 5") || en.sizedOnly {
 				continue
 			}
 			p := rep.find("workflows", vWorkflow(sh, en.name), 2)
@@ -219,7 +219,7 @@ func TestWorkflowsAgainstGoWorkflows(t *testing.T) {
 		}
 	}
 	for _, sh := range []string{"sequence 5", "wide 10", "wide 20"} {
-		for _, en := range []string{durableEngine.name, gwEngine.name} {
+		for _, en := range []string{durableEngine.name, durableDefaultsEngine.name, gwEngine.name} {
 			p := rep.find("workflows", vWorkflow(sh, en), 2)
 			if p == nil {
 				t.Errorf("no point for %s on %s", sh, en)
@@ -236,6 +236,7 @@ func TestWorkflowsAgainstGoWorkflows(t *testing.T) {
 		"tree 2x3 trees/s durable / go-workflows":                false,
 		"fan-out 5 orchestrations/s durable / synthetic":         false,
 		"sequence 5 wall time durable / go-workflows":            false,
+		"sequence 5 wall time durable defaults / go-workflows":   false,
 		"wide 20 / wide 10 alloc_bytes_per_event, durable":       false,
 		"wide 20 / wide 10 redis_cpu_us_per_event, go-workflows": false,
 	}
@@ -319,7 +320,7 @@ func TestGrowthComparesLargestWithSmallest(t *testing.T) {
 func TestScenarioBoundCoversSizedRoots(t *testing.T) {
 	t.Parallel()
 	e := &env{opts: Options{SequenceN: []int{200, 1000, 2000}, WideN: []int{1000, 10000}, ShapeLimit: 2 * time.Minute}}
-	if got, want := e.bound("workflows"), 20*time.Minute+2*5*3*time.Minute; got != want {
+	if got, want := e.bound("workflows"), 20*time.Minute+3*5*3*time.Minute; got != want {
 		t.Errorf("workflows bound %v, want %v", got, want)
 	}
 	if got := e.bound("turns"); got != 20*time.Minute {

@@ -35,15 +35,34 @@ type observedProvider struct {
 	locked   sync.Map // lock token -> *duroxide.OrchestrationItem, between fetch and ack
 }
 
-// ackFetcher is what a provider needs for both dispatchers' ack-and-fetch,
+// ackFetcher is what a provider needs for the client's checked starts, both
+// dispatchers' ack-and-fetch,
 // the report of an applied ack before the fetch half waits (the runtime
 // caches a turn's engine then) and the runtime's history-free fetches (its
 // instance cache).
 type ackFetcher interface {
+	duroxide.CheckedEnqueuer
 	duroxide.WorkAckFetcher
 	duroxide.OrchestrationAckFetcher
 	duroxide.OrchestrationAckReporter
 	duroxide.LazyHistoryFetcher
+}
+
+// SupportsStickyRouting passes the provider's sticky routing through: with
+// it (and its instance cache, on by default) the runtime routes an
+// instance's turns to itself, as it does on the provider in an application.
+// Without it the bench measured the unrouted path, which applications on
+// redisprovider never run. The route travels in the calls' contexts, which
+// the wrapper passes on.
+func (o *observedProvider) SupportsStickyRouting() bool {
+	sr, ok := o.Provider.(duroxide.StickyRouter)
+	return ok && sr.SupportsStickyRouting()
+}
+
+// EnqueueForOrchestratorChecked passes the provider's checked enqueue
+// through: the client's starts use it, as they do in an application.
+func (o *observedProvider) EnqueueForOrchestratorChecked(ctx context.Context, item duroxide.WorkItem, opts duroxide.CheckedEnqueue) error {
+	return o.af.EnqueueForOrchestratorChecked(ctx, item, opts)
 }
 
 // observable is a provider the wrapper can observe: a namespace's

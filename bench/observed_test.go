@@ -57,3 +57,27 @@ func TestObservedReportsAnAckWhenItApplied(t *testing.T) {
 			at.Sub(start), returned.Sub(start))
 	}
 }
+
+// TestObservedKeepsTheApplicationsPath: the wrapper must offer the runtime
+// and the client what the provider offers them in an application, or the
+// bench measures another path. Without sticky routing the runtime never
+// routes an instance's turns to itself (the bench measured sequences
+// without the sticky offers every application's step makes); without the
+// checked enqueue the client's starts take the plain one.
+func TestObservedKeepsTheApplicationsPath(t *testing.T) {
+	t.Parallel()
+	m := miniredis.RunT(t)
+	ctx := context.Background()
+	p, err := redisprovider.New(ctx, redisprovider.Options{URL: "redis://" + m.Addr(), Namespace: "observed-path"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	var obs duroxide.Provider = newObserved(p, engineEvents{}, true)
+	if sr, ok := obs.(duroxide.StickyRouter); !ok || !sr.SupportsStickyRouting() {
+		t.Error("the wrapper hides the provider's sticky routing")
+	}
+	if _, ok := obs.(duroxide.CheckedEnqueuer); !ok {
+		t.Error("the wrapper hides the provider's checked enqueue")
+	}
+}

@@ -39,6 +39,7 @@ import (
 type engine struct {
 	name       string // in variant names
 	fanOutOnly bool   // the engine runs only the fan-out shape
+	sizedOnly  bool   // the engine runs only the sized shapes (workflows_sized.go)
 	// smokeless is why the engine cannot run on miniredis ("": it can)
 	smokeless string
 	// ackFetch: the durable runtime, whose points say which ack-and-fetch
@@ -97,7 +98,7 @@ func (e *env) shapes() []shape {
 }
 
 // engines in the order each point runs them.
-var engines = []engine{durableEngine, synthEngine, gwEngine}
+var engines = []engine{durableEngine, durableDefaultsEngine, synthEngine, gwEngine}
 
 func vWorkflow(sh, engine string) string { return sh + ", " + engine }
 
@@ -122,7 +123,7 @@ func runWorkflows(ctx context.Context, e *env) error {
 	for _, sh := range e.shapes() {
 		for _, c := range e.opts.Concurrency {
 			for _, en := range engines {
-				if (e.embedded && en.smokeless != "") || (en.fanOutOnly && !sh.vsTurns) {
+				if (e.embedded && en.smokeless != "") || (en.fanOutOnly && !sh.vsTurns) || en.sizedOnly {
 					continue
 				}
 				if err := e.workflowPoint(ctx, sh, en, c); err != nil {

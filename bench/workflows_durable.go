@@ -24,6 +24,11 @@ const (
 
 var durableEngine = engine{name: "durable", ackFetch: true, start: startDurable}
 
+// durableDefaultsEngine is the durable runtime with its default dispatchers
+// and workers (two each), as an application that sets neither runs it; the
+// sized shapes only, whose one root at a time is what two slots serve.
+var durableDefaultsEngine = engine{name: "durable defaults", sizedOnly: true, ackFetch: true, start: startDurableDefaults}
+
 // treeInput is the input of the tree orchestration (gwpeer.TreeInput's twin).
 type treeInput struct {
 	Depth   int    `json:"depth"`
@@ -128,8 +133,14 @@ func startDurable(ctx context.Context, e *env, c int, ev engineEvents) (engineRu
 	return e.durableOn(p, done, c, ev)
 }
 
+// startDurableDefaults runs a runtime with the default concurrency
+// (Options' zero values).
+func startDurableDefaults(ctx context.Context, e *env, _ int, ev engineEvents) (engineRun, error) {
+	return startDurable(ctx, e, 0, ev)
+}
+
 // durableOn runs the durable side on p, whose namespace done closes and
-// deletes.
+// deletes, with c dispatchers and c workers (0: the runtime's defaults).
 func (e *env) durableOn(p observable, done func(), c int, ev engineEvents) (*durableRun, error) {
 	obs := newObserved(p, ev, !e.opts.AckFetchNoPoll)
 	rt, err := durable.NewRuntime(obs, benchRegistry(), durable.Options{

@@ -74,7 +74,7 @@ func (e *env) runSized(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if en.name == durableEngine.name && res.failure != nil {
+			if en.ackFetch && res.failure != nil {
 				failed = append(failed, fmt.Errorf("%s on %s: %w", sh.name(), en.name, res.failure))
 			}
 		}
@@ -337,13 +337,15 @@ func (r *Report) sizedRatios(e *env) {
 		return p
 	}
 	for _, sh := range e.sizedShapes() {
-		ours, peer := done(sh, durableEngine.name), done(sh, gwEngine.name)
-		if ours != nil && peer != nil && peer.Seconds > 0 {
-			r.ratio(Ratio{sh.name() + " wall time durable / go-workflows", c, ours.Seconds / peer.Seconds, "lower is better"})
+		peer := done(sh, gwEngine.name)
+		for _, en := range []string{durableEngine.name, durableDefaultsEngine.name} {
+			if ours := done(sh, en); ours != nil && peer != nil && peer.Seconds > 0 {
+				r.ratio(Ratio{sh.name() + " wall time " + en + " / go-workflows", c, ours.Seconds / peer.Seconds, "lower is better"})
+			}
 		}
 	}
 	for _, kind := range []string{"sequence", "wide"} {
-		for _, en := range []string{durableEngine.name, gwEngine.name} {
+		for _, en := range []string{durableEngine.name, durableDefaultsEngine.name, gwEngine.name} {
 			var pts []*Point
 			var sizes []int
 			for _, sh := range e.sizedShapes() {
