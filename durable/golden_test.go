@@ -20,6 +20,7 @@ import (
 	"github.com/duroxide-go/duroxide-redis/internal/redistest"
 	"github.com/duroxide-go/duroxide-redis/redisprovider"
 	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
 )
 
 // The golden tests run, on the Go runtime, the orchestrations whose histories
@@ -671,6 +672,14 @@ func (h *harness) awaitEvents(instance string, exec uint64, n int) []duroxide.Ev
 // real server the namespace's keys are deleted when the test ends.
 func newTestProvider(t *testing.T) *redisprovider.Provider {
 	t.Helper()
+	p, _ := newTestProviderClient(t)
+	return p
+}
+
+// newTestProviderClient is newTestProvider with its Redis client, for tests that
+// write keys by hand.
+func newTestProviderClient(t *testing.T) (*redisprovider.Provider, redis.UniversalClient) {
+	t.Helper()
 	backends := durabletest.Backends(t)
 	b := backends[len(backends)-1]
 	client := b.Client(t)
@@ -679,14 +688,14 @@ func newTestProvider(t *testing.T) *redisprovider.Provider {
 		t.Fatalf("redisprovider.New: %v", err)
 	}
 	t.Cleanup(func() {
+		_ = p.Close() // first: a fetch it still has waiting would write its registration again
 		if !b.Clocked { // miniredis goes with its test
 			if err := redistest.DropPrefix(context.Background(), client, p.Keys().Prefix()); err != nil {
 				t.Logf("delete namespace %s: %v", p.Keys().Prefix(), err)
 			}
 		}
-		_ = p.Close()
 	})
-	return p
+	return p, client
 }
 
 // msec keeps the timers of ported tests short: their orchestrations run on real time.
