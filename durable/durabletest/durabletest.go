@@ -196,6 +196,9 @@ func shutdown(t testing.TB, rt *durable.Runtime) {
 
 func (e *Env) close(t testing.TB) {
 	shutdown(t, e.Runtime)
+	// Closed before the keys go: a fetch the provider still has waiting
+	// would write its registration again after the deletion.
+	_ = e.Provider.Close()
 	if e.Redis == nil { // a shared server keeps only what other tests wrote
 		prefixes := []string{e.Provider.Namespace().Prefix()}
 		for i := range e.Provider.Partitions() {
@@ -207,7 +210,6 @@ func (e *Env) close(t testing.TB) {
 			}
 		}
 	}
-	_ = e.Provider.Close()
 	_ = e.rdb.Close()
 	e.closeClock()
 }
