@@ -26,16 +26,8 @@ import (
 // The golden tests run, on the Go runtime, the orchestrations whose histories
 // testdata/golden holds (derived from duroxide's source; see its README.md), and
 // compare what the runtime wrote event by event. Each test names the duroxide test
-// whose orchestration it reproduces.
-
-// TestGoldenHelloWorld mirrors e2e_samples.rs sample_hello_world_fs.
-func TestGoldenHelloWorld(t *testing.T) {
-	t.Parallel()
-	h := newGoldenHarness(t, helloWorldSample())
-	h.start("inst-sample-hello-1", "HelloWorld", "World")
-	h.wantCompleted("inst-sample-hello-1", "Hello, World!")
-	h.checkGolden("hello_world")
-}
+// whose orchestration it reproduces. The samples that also run on real time compare
+// with their goldens in TestSamples (ported_e2e_samples_test.go).
 
 // TestGoldenFanOut mirrors e2e_samples.rs dtf_legacy_gabbar_greetings_fs. The second
 // activity is held until the first one's completion is in history, so the completion
@@ -65,15 +57,6 @@ func TestGoldenJoinOutOfOrder(t *testing.T) {
 	h.checkGolden("join_out_of_order")
 }
 
-// TestGoldenTimer mirrors e2e_samples.rs sample_status_polling_fs.
-func TestGoldenTimer(t *testing.T) {
-	t.Parallel()
-	h := newGoldenHarness(t, statusPollingSample())
-	h.start("inst-status-sample", "StatusSample", "")
-	h.wantCompleted("inst-status-sample", "done")
-	h.checkGolden("timer")
-}
-
 // TestGoldenExternalEvent mirrors e2e_samples.rs sample_typed_event_fs (the unit input
 // of the typed Rust orchestration is the JSON "null"). The event is raised once the
 // subscription is in history, as the Rust test does with wait_for_subscription.
@@ -90,26 +73,6 @@ func TestGoldenExternalEvent(t *testing.T) {
 	h.raise(inst, "Ready", `{"ok":true}`)
 	h.wantCompleted(inst, `{"ok":true}`)
 	h.checkGolden("external_event")
-}
-
-// TestGoldenSubOrchestration mirrors e2e_samples.rs sample_sub_orchestration_basic_fs.
-func TestGoldenSubOrchestration(t *testing.T) {
-	t.Parallel()
-	h := newGoldenHarness(t, subOrchestrationBasicSample())
-	h.start("inst-sub-basic", "Parent", "hi")
-	h.wantCompleted("inst-sub-basic", "parent:HI")
-	h.wantCompleted("inst-sub-basic::sub::2", "HI")
-	h.checkGolden("sub_orchestration")
-}
-
-// TestGoldenContinueAsNew mirrors e2e_samples.rs sample_continue_as_new_fs.
-func TestGoldenContinueAsNew(t *testing.T) {
-	t.Parallel()
-	h := newGoldenHarness(t, continueAsNewSample())
-	h.start("inst-sample-can", "CanSample", "0")
-	h.wantCompleted("inst-sample-can", "final:3")
-	h.wantExecutions("inst-sample-can", 1, 2, 3, 4)
-	h.checkGolden("continue_as_new")
 }
 
 // TestGoldenSelectTimerWins mirrors e2e_samples.rs sample_timeout_with_timer_race_fs.
@@ -160,25 +123,6 @@ func TestGoldenSystemCalls(t *testing.T) {
 		t.Fatalf("status %v output %q, want n=<ms>,g=<guid>", st.Status, st.Output)
 	}
 	h.checkGolden("system_calls")
-}
-
-// TestGoldenActivityFailure mirrors e2e_samples.rs sample_error_handling_fs.
-func TestGoldenActivityFailure(t *testing.T) {
-	t.Parallel()
-	h := newGoldenHarness(t, errorHandlingSample())
-	h.start("inst-sample-err-1", "ErrorHandling", "")
-	h.wantCompleted("inst-sample-err-1", "recovered")
-	h.checkGolden("activity_failure")
-}
-
-// TestGoldenDetachedOrchestration mirrors e2e_samples.rs sample_detached_then_activity_fs.
-func TestGoldenDetachedOrchestration(t *testing.T) {
-	t.Parallel()
-	h := newGoldenHarness(t, detachedThenActivitySample())
-	h.start("ParentInstance", "Parent", "")
-	h.wantCompleted("ParentInstance", "hello")
-	h.wantCompleted("detached-child", "child-payload")
-	h.checkGolden("detached_orchestration")
 }
 
 // TestGoldenCancelCascade mirrors cancellation_tests.rs
@@ -688,7 +632,7 @@ func newTestProviderClient(t *testing.T) (*redisprovider.Provider, redis.Univers
 		t.Fatalf("redisprovider.New: %v", err)
 	}
 	t.Cleanup(func() {
-		_ = p.Close() // first: a fetch it still has waiting would write its registration again
+		_ = p.Close()   // first: a fetch it still has waiting would write its registration again
 		if !b.Clocked { // miniredis goes with its test
 			if err := redistest.DropPrefix(context.Background(), client, p.Keys().Prefix()); err != nil {
 				t.Logf("delete namespace %s: %v", p.Keys().Prefix(), err)
