@@ -17,23 +17,17 @@ import (
 	"github.com/duroxide-go/duroxide-redis/durable"
 	"github.com/duroxide-go/duroxide-redis/durable/durabletest"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
+	"github.com/duroxide-go/duroxide-redis/internal/redistest"
 	"github.com/duroxide-go/duroxide-redis/redisprovider"
 	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
 )
 
 // The golden tests run, on the Go runtime, the orchestrations whose histories
 // testdata/golden holds (derived from duroxide's source; see its README.md), and
 // compare what the runtime wrote event by event. Each test names the duroxide test
-// whose orchestration it reproduces.
-
-// TestGoldenHelloWorld mirrors e2e_samples.rs sample_hello_world_fs.
-func TestGoldenHelloWorld(t *testing.T) {
-	t.Parallel()
-	h := newGoldenHarness(t, helloWorldSample())
-	h.start("inst-sample-hello-1", "HelloWorld", "World")
-	h.wantCompleted("inst-sample-hello-1", "Hello, World!")
-	h.checkGolden("hello_world")
-}
+// whose orchestration it reproduces. The samples that also run on real time compare
+// with their goldens in TestSamples (ported_e2e_samples_test.go).
 
 // TestGoldenFanOut mirrors e2e_samples.rs dtf_legacy_gabbar_greetings_fs. The second
 // activity is held until the first one's completion is in history, so the completion
@@ -63,15 +57,6 @@ func TestGoldenJoinOutOfOrder(t *testing.T) {
 	h.checkGolden("join_out_of_order")
 }
 
-// TestGoldenTimer mirrors e2e_samples.rs sample_status_polling_fs.
-func TestGoldenTimer(t *testing.T) {
-	t.Parallel()
-	h := newGoldenHarness(t, statusPollingSample())
-	h.start("inst-status-sample", "StatusSample", "")
-	h.wantCompleted("inst-status-sample", "done")
-	h.checkGolden("timer")
-}
-
 // TestGoldenExternalEvent mirrors e2e_samples.rs sample_typed_event_fs (the unit input
 // of the typed Rust orchestration is the JSON "null"). The event is raised once the
 // subscription is in history, as the Rust test does with wait_for_subscription.
@@ -88,26 +73,6 @@ func TestGoldenExternalEvent(t *testing.T) {
 	h.raise(inst, "Ready", `{"ok":true}`)
 	h.wantCompleted(inst, `{"ok":true}`)
 	h.checkGolden("external_event")
-}
-
-// TestGoldenSubOrchestration mirrors e2e_samples.rs sample_sub_orchestration_basic_fs.
-func TestGoldenSubOrchestration(t *testing.T) {
-	t.Parallel()
-	h := newGoldenHarness(t, subOrchestrationBasicSample())
-	h.start("inst-sub-basic", "Parent", "hi")
-	h.wantCompleted("inst-sub-basic", "parent:HI")
-	h.wantCompleted("inst-sub-basic::sub::2", "HI")
-	h.checkGolden("sub_orchestration")
-}
-
-// TestGoldenContinueAsNew mirrors e2e_samples.rs sample_continue_as_new_fs.
-func TestGoldenContinueAsNew(t *testing.T) {
-	t.Parallel()
-	h := newGoldenHarness(t, continueAsNewSample())
-	h.start("inst-sample-can", "CanSample", "0")
-	h.wantCompleted("inst-sample-can", "final:3")
-	h.wantExecutions("inst-sample-can", 1, 2, 3, 4)
-	h.checkGolden("continue_as_new")
 }
 
 // TestGoldenSelectTimerWins mirrors e2e_samples.rs sample_timeout_with_timer_race_fs.
@@ -158,25 +123,6 @@ func TestGoldenSystemCalls(t *testing.T) {
 		t.Fatalf("status %v output %q, want n=<ms>,g=<guid>", st.Status, st.Output)
 	}
 	h.checkGolden("system_calls")
-}
-
-// TestGoldenActivityFailure mirrors e2e_samples.rs sample_error_handling_fs.
-func TestGoldenActivityFailure(t *testing.T) {
-	t.Parallel()
-	h := newGoldenHarness(t, errorHandlingSample())
-	h.start("inst-sample-err-1", "ErrorHandling", "")
-	h.wantCompleted("inst-sample-err-1", "recovered")
-	h.checkGolden("activity_failure")
-}
-
-// TestGoldenDetachedOrchestration mirrors e2e_samples.rs sample_detached_then_activity_fs.
-func TestGoldenDetachedOrchestration(t *testing.T) {
-	t.Parallel()
-	h := newGoldenHarness(t, detachedThenActivitySample())
-	h.start("ParentInstance", "Parent", "")
-	h.wantCompleted("ParentInstance", "hello")
-	h.wantCompleted("detached-child", "child-payload")
-	h.checkGolden("detached_orchestration")
 }
 
 // TestGoldenCancelCascade mirrors cancellation_tests.rs
@@ -526,14 +472,18 @@ func (m *goldenMatcher) compare(t *testing.T, want goldenHistory, got []duroxide
 	}
 }
 
-// harness is one runtime and client on a fresh provider (see newTestProvider). Its
-// clock is real time unless frozen: a frozen clock makes every fire time, KV timestamp
-// and UTCNow reading the same known instant, while timers still fire on the storage
-// server's real time (a fire time in the past is due).
+// harness is a durabletest.Env seen through the helpers of the ported and golden
+// tests. It runs on the last of durabletest's backends (the Cluster at
+// DUROXIDE_REDIS_CLUSTER, else the Redis at DUROXIDE_REDIS_URL, else an embedded
+// miniredis) without time skipping: the ported tests' short timers run on real time.
+// The runtime's clock is real time unless frozen: a frozen clock makes every fire
+// time, KV timestamp and UTCNow reading the same known instant, while timers still
+// fire on the storage server's real time (a fire time in the past is due).
 type harness struct {
+	env    *durabletest.Env
 	t      *testing.T
 	ctx    context.Context
-	p      duroxide.Provider
+	p      duroxide.Provider // what the runtime sees of the Env's provider
 	rt     *durable.Runtime
 	client *durable.Client
 	frozen bool
@@ -561,49 +511,39 @@ func newHarnessWith(t *testing.T, reg *durable.Registry, opts durable.Options) *
 	return startHarness(t, reg, opts, false)
 }
 
-func startHarness(t *testing.T, reg *durable.Registry, opts durable.Options, frozen bool) *harness {
-	t.Helper()
-	return startHarnessOn(t, newTestProvider(t), reg, opts, frozen)
-}
-
-// startHarnessOn is startHarness on a given provider (a fault-injecting wrapper, say).
-func startHarnessOn(t *testing.T, p duroxide.Provider, reg *durable.Registry, opts durable.Options, frozen bool) *harness {
+// startHarness starts the Env; extra options (a provider wrapper, say) go to
+// durabletest.Start.
+func startHarness(t *testing.T, reg *durable.Registry, opts durable.Options, frozen bool, extra ...durabletest.Option) *harness {
 	t.Helper()
 	h := &harness{t: t, ctx: context.Background(), frozen: frozen, now: time.Now().Truncate(time.Millisecond), stop: make(chan struct{})}
-	h.p = p
-	h.client = durable.NewClient(h.p)
-	h.restart(reg, opts)
-	t.Cleanup(h.shutdown)
-	t.Cleanup(func() { close(h.stop) })
+	backends := durabletest.Backends(t)
+	env := durabletest.Start(t, reg, append([]durabletest.Option{durabletest.WithBackend(backends[len(backends)-1]),
+		durabletest.WithTimeSkipping(false), durabletest.WithOptions(h.options(opts))}, extra...)...)
+	t.Cleanup(func() { close(h.stop) }) // before the Env's cleanup shuts the runtime down
+	h.env, h.p = env, env.Client.Provider()
+	h.rt, h.client = env.Runtime, env.Client
 	return h
 }
 
-// restart stops the running runtime (if any) and starts one for reg on the same
-// provider: a process restart, or a deployment of new code.
-func (h *harness) restart(reg *durable.Registry, opts durable.Options) {
-	h.t.Helper()
-	h.shutdown()
-	opts = durabletest.EnvOptions(opts)
+// options are opts with the harness's clock.
+func (h *harness) options(opts durable.Options) durable.Options {
 	opts.Clock = nil
 	if h.frozen {
 		opts.Clock = func() time.Time { return h.now }
 	}
-	rt, err := durable.NewRuntime(h.p, reg, opts)
-	if err != nil {
-		h.t.Fatalf("NewRuntime: %v", err)
-	}
-	h.rt = rt
+	return opts
 }
 
-func (h *harness) shutdown() {
-	if h.rt == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = h.rt.Shutdown(ctx)
-	h.rt = nil
+// restart stops the running runtime and starts one for reg on the same provider: a
+// process restart, or a deployment of new code.
+func (h *harness) restart(reg *durable.Registry, opts durable.Options) {
+	h.t.Helper()
+	h.env.Restart(h.t, reg, h.options(opts))
+	h.rt, h.client = h.env.Runtime, h.env.Client
 }
+
+// shutdown stops the runtime until the next restart.
+func (h *harness) shutdown() { shutdownRuntime(h.t, h.rt) }
 
 // blockUntilCancelled is an activity that ends only when the runtime cancels it or
 // the test ends.
@@ -630,14 +570,10 @@ func (h *harness) raise(instance, name, data string) {
 	}
 }
 
-// wait returns the instance's terminal status, failing the test after 10s.
+// wait returns the instance's terminal status, failing the test on timeout.
 func (h *harness) wait(instance string) durable.OrchestrationStatus {
 	h.t.Helper()
-	st, err := h.client.WaitForOrchestration(h.ctx, instance, 10*time.Second)
-	if err != nil {
-		h.t.Fatalf("wait for %s: %v", instance, err)
-	}
-	return st
+	return h.env.Wait(h.t, instance)
 }
 
 func (h *harness) wantCompleted(instance, output string) {
@@ -675,19 +611,35 @@ func (h *harness) awaitEvents(instance string, exec uint64, n int) []duroxide.Ev
 	}
 }
 
-// newTestProvider returns a Redis provider in a namespace of its own on the
-// last of durabletest's backends: the Cluster at DUROXIDE_REDIS_CLUSTER, else
-// the Redis at DUROXIDE_REDIS_URL, else an embedded miniredis.
+// newTestProvider returns a Redis provider in a namespace of its own on the backend
+// the harness runs on, for tests that seed storage before any runtime starts. On a
+// real server the namespace's keys are deleted when the test ends.
 func newTestProvider(t *testing.T) *redisprovider.Provider {
 	t.Helper()
+	p, _ := newTestProviderClient(t)
+	return p
+}
+
+// newTestProviderClient is newTestProvider with its Redis client, for tests that
+// write keys by hand.
+func newTestProviderClient(t *testing.T) (*redisprovider.Provider, redis.UniversalClient) {
+	t.Helper()
 	backends := durabletest.Backends(t)
-	client := backends[len(backends)-1].Client(t)
+	b := backends[len(backends)-1]
+	client := b.Client(t)
 	p, err := redisprovider.New(context.Background(), redisprovider.Options{Client: client, Namespace: "golden-" + uuid.NewString()})
 	if err != nil {
 		t.Fatalf("redisprovider.New: %v", err)
 	}
-	t.Cleanup(func() { _ = p.Close() })
-	return p
+	t.Cleanup(func() {
+		_ = p.Close()   // first: a fetch it still has waiting would write its registration again
+		if !b.Clocked { // miniredis goes with its test
+			if err := redistest.DropPrefix(context.Background(), client, p.Keys().Prefix()); err != nil {
+				t.Logf("delete namespace %s: %v", p.Keys().Prefix(), err)
+			}
+		}
+	})
+	return p, client
 }
 
 // msec keeps the timers of ported tests short: their orchestrations run on real time.

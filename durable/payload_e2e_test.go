@@ -25,7 +25,6 @@ func limitPayload(n int) string {
 func TestE2EPayloadAtTheLimitPassesThrough(t *testing.T) {
 	t.Parallel()
 	durabletest.Each(t, func(t *testing.T, b durabletest.Backend) {
-		t.Parallel()
 		reg := durable.NewRegistry()
 		reg.MustAddActivity("Echo", func(_ *durable.ActivityContext, in string) (string, error) { return in, nil })
 		reg.MustAddOrchestration("PassThrough", func(ctx *durable.OrchestrationContext, in string) (string, error) {

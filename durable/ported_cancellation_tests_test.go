@@ -398,41 +398,36 @@ func testSelectLoserChild(t *testing.T, parent, child string, opts ...durable.Or
 	return h
 }
 
-// TestDuplicateExternalEventsNotDeduplicated mirrors
-// duplicate_external_events_not_deduplicated: two identical events feed two waits.
-func TestDuplicateExternalEventsNotDeduplicated(t *testing.T) {
+// TestTwoSameNameWaits mirrors the tests of two joined waits for one event name,
+// raised twice: positional_matching_fifo_without_cancellation (the waits take the
+// arrivals in order) and duplicate_external_events_not_deduplicated (two identical
+// events feed both waits).
+func TestTwoSameNameWaits(t *testing.T) {
 	t.Parallel()
-	reg := durable.NewRegistry().
-		MustAddOrchestration("TwoWaits", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			a, b := ctx.WaitForEvent("Sig"), ctx.WaitForEvent("Sig")
-			ctx.Join(a, b)
-			return joinOutputs("+", a, b)
+	for _, c := range []struct {
+		name   string
+		raised [2]string
+		want   string
+	}{
+		{"positional_matching_fifo_without_cancellation", [2]string{"first", "second"}, "first,second"},
+		{"duplicate_external_events_not_deduplicated", [2]string{"same", "same"}, "same,same"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			reg := durable.NewRegistry().
+				MustAddOrchestration("TwoWaits", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+					a, b := ctx.WaitForEvent("E"), ctx.WaitForEvent("E")
+					ctx.Join(a, b)
+					return joinOutputs(",", a, b)
+				})
+			h := newHarness(t, reg)
+			h.start("inst", "TwoWaits", "")
+			h.awaitEvents("inst", 1, 3)
+			h.raise("inst", "E", c.raised[0])
+			h.raise("inst", "E", c.raised[1])
+			h.wantCompleted("inst", c.want)
 		})
-	h := newHarness(t, reg)
-	h.start("inst-dup-ext", "TwoWaits", "")
-	h.awaitEvents("inst-dup-ext", 1, 3)
-	h.raise("inst-dup-ext", "Sig", "same")
-	h.raise("inst-dup-ext", "Sig", "same")
-	h.wantCompleted("inst-dup-ext", "same+same")
-}
-
-// TestPositionalMatchingFifoWithoutCancellation mirrors
-// positional_matching_fifo_without_cancellation: same-name waits take arrivals in
-// order.
-func TestPositionalMatchingFifoWithoutCancellation(t *testing.T) {
-	t.Parallel()
-	reg := durable.NewRegistry().
-		MustAddOrchestration("Fifo", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			a, b := ctx.WaitForEvent("E"), ctx.WaitForEvent("E")
-			ctx.Join(a, b)
-			return joinOutputs(",", a, b)
-		})
-	h := newHarness(t, reg)
-	h.start("inst-fifo", "Fifo", "")
-	h.awaitEvents("inst-fifo", 1, 3)
-	h.raise("inst-fifo", "E", "first")
-	h.raise("inst-fifo", "E", "second")
-	h.wantCompleted("inst-fifo", "first,second")
+	}
 }
 
 // TestCancelledSubscriptionDoesNotStealFutureEvent mirrors

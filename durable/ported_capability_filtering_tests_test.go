@@ -9,12 +9,10 @@ import (
 	"time"
 
 	"github.com/Masterminds/semver/v3"
-	"github.com/google/uuid"
 
 	"github.com/duroxide-go/duroxide-redis/durable"
 	"github.com/duroxide-go/duroxide-redis/durable/durabletest"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
-	"github.com/duroxide-go/duroxide-redis/redisprovider"
 )
 
 // Ports of duroxide's tests/capability_filtering_tests.rs. Instances are
@@ -393,13 +391,7 @@ func TestRuntimeLogsCapabilityDeclarationAtStartup(t *testing.T) {
 // for good (the drain procedure).
 func TestWideSupportedRangeDrainsStuckItemsViaDeserializationError(t *testing.T) {
 	t.Parallel()
-	backends := durabletest.Backends(t)
-	client := backends[len(backends)-1].Client(t)
-	p, err := redisprovider.New(context.Background(), redisprovider.Options{Client: client, Namespace: "drain-" + uuid.NewString()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
+	p, client := newTestProviderClient(t)
 	seedPinned(t, p, "drain-29", "DrainOrch", "99.0.0")
 	if err := client.RPush(context.Background(), p.Keys().History("drain-29", 1), `{"kind":"UnknownFutureEvent","data":"garbage"}`).Err(); err != nil {
 		t.Fatal(err)

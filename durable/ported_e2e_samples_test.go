@@ -146,12 +146,64 @@ func detachedThenActivitySample() *durable.Registry {
 		})
 }
 
-// TestSampleHelloWorld mirrors sample_hello_world_fs.
-func TestSampleHelloWorld(t *testing.T) {
+// TestSamples runs those of duroxide's e2e samples that run to completion on their
+// own, one subtest each: on real time, and where a golden of the history exists
+// (not where the completion order is the runtime's choice), again on a frozen clock,
+// comparing the history with the golden.
+func TestSamples(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, helloWorldSample())
-	h.start("inst-sample-hello-1", "HelloWorld", "World")
-	h.wantCompleted("inst-sample-hello-1", "Hello, World!")
+	type sample struct {
+		name                  string // the duroxide test it mirrors
+		reg                   func() *durable.Registry
+		instance, orch, input string
+		outputs               [][2]string // instance, output: it and the instances it starts
+		executions            []uint64    // of instance, when it continues as new
+		golden                string
+	}
+	for _, s := range []sample{
+		{name: "sample_hello_world_fs", reg: helloWorldSample, instance: "inst-sample-hello-1", orch: "HelloWorld", input: "World",
+			outputs: [][2]string{{"inst-sample-hello-1", "Hello, World!"}}, golden: "hello_world"},
+		{name: "sample_status_polling_fs", reg: statusPollingSample, instance: "inst-status-sample", orch: "StatusSample",
+			outputs: [][2]string{{"inst-status-sample", "done"}}, golden: "timer"},
+		{name: "sample_sub_orchestration_basic_fs", reg: subOrchestrationBasicSample, instance: "inst-sub-basic", orch: "Parent", input: "hi",
+			outputs: [][2]string{{"inst-sub-basic", "parent:HI"}, {"inst-sub-basic::sub::2", "HI"}}, golden: "sub_orchestration"},
+		{name: "sample_continue_as_new_fs", reg: continueAsNewSample, instance: "inst-sample-can", orch: "CanSample", input: "0",
+			outputs: [][2]string{{"inst-sample-can", "final:3"}}, executions: []uint64{1, 2, 3, 4}, golden: "continue_as_new"},
+		{name: "sample_error_handling_fs", reg: errorHandlingSample, instance: "inst-sample-err-1", orch: "ErrorHandling",
+			outputs: [][2]string{{"inst-sample-err-1", "recovered"}}, golden: "activity_failure"},
+		{name: "sample_detached_then_activity_fs", reg: detachedThenActivitySample, instance: "ParentInstance", orch: "Parent",
+			outputs: [][2]string{{"ParentInstance", "hello"}, {"detached-child", "child-payload"}}, golden: "detached_orchestration"},
+		// completion order left to the runtime: the output is sorted, as in the Rust sample
+		{name: "dtf_legacy_gabbar_greetings_fs", reg: func() *durable.Registry { return greetingsSample(nil) }, instance: "inst-dtf-greetings", orch: "Greetings",
+			outputs: [][2]string{{"inst-dtf-greetings", "Hello, Gabbar!, Hello, Samba!"}}},
+	} {
+		run := func(h *harness) {
+			h.t.Helper()
+			h.start(s.instance, s.orch, s.input)
+			for _, o := range s.outputs {
+				h.wantCompleted(o[0], o[1])
+			}
+			if s.executions != nil {
+				h.wantExecutions(s.instance, s.executions...)
+			}
+		}
+		t.Run(s.name, func(t *testing.T) {
+			t.Parallel()
+			t.Run("real_time", func(t *testing.T) {
+				t.Parallel()
+				run(newHarness(t, s.reg()))
+			})
+			if s.golden == "" {
+				return
+			}
+			t.Run("golden", func(t *testing.T) {
+				t.Parallel()
+				h := newGoldenHarness(t, s.reg())
+				run(h)
+				h.checkGolden(s.golden)
+			})
+		})
+	}
 }
 
 // TestSampleBasicControlFlow mirrors sample_basic_control_flow_fs.
@@ -196,14 +248,6 @@ func TestSampleLoop(t *testing.T) {
 	h.wantCompleted("inst-sample-loop-1", "startxxx")
 }
 
-// TestSampleErrorHandling mirrors sample_error_handling_fs.
-func TestSampleErrorHandling(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t, errorHandlingSample())
-	h.start("inst-sample-err-1", "ErrorHandling", "")
-	h.wantCompleted("inst-sample-err-1", "recovered")
-}
-
 // TestSampleTimeoutWithTimerRace mirrors sample_timeout_with_timer_race_fs.
 func TestSampleTimeoutWithTimerRace(t *testing.T) {
 	t.Parallel()
@@ -226,15 +270,6 @@ func TestSampleSelect2ActivityVsExternal(t *testing.T) {
 	h.wantCompleted("inst-s2-mixed", "event:ok")
 }
 
-// TestDtfLegacyGabbarGreetings mirrors dtf_legacy_gabbar_greetings_fs (completion
-// order left to the runtime: the output is sorted, as in the Rust sample).
-func TestDtfLegacyGabbarGreetings(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t, greetingsSample(nil))
-	h.start("inst-dtf-greetings", "Greetings", "")
-	h.wantCompleted("inst-dtf-greetings", "Hello, Gabbar!, Hello, Samba!")
-}
-
 // TestSampleSystemActivities mirrors sample_system_activities_fs.
 func TestSampleSystemActivities(t *testing.T) {
 	t.Parallel()
@@ -249,22 +284,6 @@ func TestSampleSystemActivities(t *testing.T) {
 	if len(guid) != 36 || strings.Trim(strings.ReplaceAll(guid, "-", ""), "0123456789abcdefABCDEF") != "" {
 		t.Errorf("guid %q is not a 36-character hyphenated hex id", guid)
 	}
-}
-
-// TestSampleStatusPolling mirrors sample_status_polling_fs.
-func TestSampleStatusPolling(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t, statusPollingSample())
-	h.start("inst-status-sample", "StatusSample", "")
-	h.wantCompleted("inst-status-sample", "done")
-}
-
-// TestSampleSubOrchestrationBasic mirrors sample_sub_orchestration_basic_fs.
-func TestSampleSubOrchestrationBasic(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t, subOrchestrationBasicSample())
-	h.start("inst-sub-basic", "Parent", "hi")
-	h.wantCompleted("inst-sub-basic", "parent:HI")
 }
 
 // TestSampleSubOrchestrationFanout mirrors sample_sub_orchestration_fanout_fs.
@@ -344,24 +363,6 @@ func TestSampleDetachedOrchestrationScheduling(t *testing.T) {
 	h.wantCompleted("CoordinatorRoot", "scheduled")
 	h.wantCompleted("W1", "A")
 	h.wantCompleted("W2", "B")
-}
-
-// TestSampleDetachedThenActivity mirrors sample_detached_then_activity_fs.
-func TestSampleDetachedThenActivity(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t, detachedThenActivitySample())
-	h.start("ParentInstance", "Parent", "")
-	h.wantCompleted("ParentInstance", "hello")
-	h.wantCompleted("detached-child", "child-payload")
-}
-
-// TestSampleContinueAsNew mirrors sample_continue_as_new_fs.
-func TestSampleContinueAsNew(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t, continueAsNewSample())
-	h.start("inst-sample-can", "CanSample", "0")
-	h.wantCompleted("inst-sample-can", "final:3")
-	h.wantExecutions("inst-sample-can", 1, 2, 3, 4)
 }
 
 type addReq struct {

@@ -107,94 +107,49 @@ func retryOrch(name string, policy durable.RetryPolicy) durable.OrchestrationFun
 	}
 }
 
-// TestActivitySucceedsFirstAttempt mirrors test_activity_succeeds_first_attempt.
-func TestActivitySucceedsFirstAttempt(t *testing.T) {
+// TestRetryAttempts mirrors the retry tests whose activity fails a known number of
+// times, one subtest each: how many attempts ran, the output, and the events the
+// retries left (backoff timers, failures, schedules).
+func TestRetryAttempts(t *testing.T) {
 	t.Parallel()
-	var n atomic.Int32
-	reg := durable.NewRegistry().
-		MustAddActivity("SuccessActivity", flaky(&n, 1)).
-		MustAddOrchestration("RetryOrch", retryOrch("SuccessActivity", durable.RetryPolicy{MaxAttempts: 3}))
-	h := newHarness(t, reg)
-	h.start("retry-success-1", "RetryOrch", "input")
-	h.wantCompleted("retry-success-1", "done")
-	if n.Load() != 1 || countEvents(h.history("retry-success-1"), "TimerCreated") != 0 {
-		t.Errorf("%d attempts, %d timers; want 1 attempt and no backoff timer", n.Load(), countEvents(h.history("retry-success-1"), "TimerCreated"))
+	none := durable.Backoff{Kind: durable.BackoffNone}
+	cases := []struct {
+		name     string
+		okFrom   int32 // flaky's first good attempt; 0: never
+		policy   durable.RetryPolicy
+		output   string
+		attempts int32          // 0: not counted
+		events   map[string]int // wire type -> count in history
+	}{
+		{"test_activity_succeeds_first_attempt", 1, durable.RetryPolicy{MaxAttempts: 3}, "done", 1, map[string]int{"TimerCreated": 0}},
+		{"test_activity_fails_then_succeeds", 3, durable.RetryPolicy{MaxAttempts: 5, Backoff: none}, "done", 3, nil},
+		// the last attempt's error is returned
+		{"test_activity_exhausts_all_attempts", 0, durable.RetryPolicy{MaxAttempts: 3, Backoff: none}, "error: fail on attempt 3", 0, map[string]int{"ActivityFailed": 3}},
+		{"test_single_attempt_fails", 0, durable.RetryPolicy{MaxAttempts: 1}, "error: fail on attempt 1", 0, map[string]int{"ActivityScheduled": 1}},
+		// one durable timer per retry
+		{"test_retry_with_fixed_backoff", 3, durable.RetryPolicy{MaxAttempts: 5, Backoff: durable.Backoff{Kind: durable.BackoffFixed, Base: 50 * msec}}, "done", 0, map[string]int{"TimerCreated": 2}},
+		{"test_retry_with_no_backoff", 3, durable.RetryPolicy{MaxAttempts: 5, Backoff: none}, "done", 0, map[string]int{"TimerCreated": 0}},
 	}
-}
-
-// TestActivityFailsThenSucceeds mirrors test_activity_fails_then_succeeds.
-func TestActivityFailsThenSucceeds(t *testing.T) {
-	t.Parallel()
-	var n atomic.Int32
-	reg := durable.NewRegistry().
-		MustAddActivity("FlakyActivity", flaky(&n, 3)).
-		MustAddOrchestration("RetryOrch", retryOrch("FlakyActivity", durable.RetryPolicy{MaxAttempts: 5, Backoff: durable.Backoff{Kind: durable.BackoffNone}}))
-	h := newHarness(t, reg)
-	h.start("retry-flaky-1", "RetryOrch", "")
-	h.wantCompleted("retry-flaky-1", "done")
-	if n.Load() != 3 {
-		t.Errorf("%d attempts, want 3", n.Load())
-	}
-}
-
-// TestActivityExhaustsAllAttempts mirrors test_activity_exhausts_all_attempts: the
-// last attempt's error is returned.
-func TestActivityExhaustsAllAttempts(t *testing.T) {
-	t.Parallel()
-	var n atomic.Int32
-	reg := durable.NewRegistry().
-		MustAddActivity("AlwaysFail", flaky(&n, 0)).
-		MustAddOrchestration("RetryOrch", retryOrch("AlwaysFail", durable.RetryPolicy{MaxAttempts: 3, Backoff: durable.Backoff{Kind: durable.BackoffNone}}))
-	h := newHarness(t, reg)
-	h.start("retry-exhaust-1", "RetryOrch", "")
-	h.wantCompleted("retry-exhaust-1", "error: fail on attempt 3")
-	if got := countEvents(h.history("retry-exhaust-1"), "ActivityFailed"); got != 3 {
-		t.Errorf("%d ActivityFailed, want 3", got)
-	}
-}
-
-// TestSingleAttemptFails mirrors test_single_attempt_fails.
-func TestSingleAttemptFails(t *testing.T) {
-	t.Parallel()
-	reg := durable.NewRegistry().
-		MustAddActivity("FailOnce", failOn("", "single failure", "")).
-		MustAddOrchestration("RetryOrch", retryOrch("FailOnce", durable.RetryPolicy{MaxAttempts: 1}))
-	h := newHarness(t, reg)
-	h.start("retry-single-1", "RetryOrch", "")
-	h.wantCompleted("retry-single-1", "error: single failure")
-	if got := countEvents(h.history("retry-single-1"), "ActivityScheduled"); got != 1 {
-		t.Errorf("%d ActivityScheduled, want 1", got)
-	}
-}
-
-// TestRetryWithFixedBackoff mirrors test_retry_with_fixed_backoff: one durable timer
-// per retry.
-func TestRetryWithFixedBackoff(t *testing.T) {
-	t.Parallel()
-	var n atomic.Int32
-	reg := durable.NewRegistry().
-		MustAddActivity("FlakyActivity", flaky(&n, 3)).
-		MustAddOrchestration("RetryOrch", retryOrch("FlakyActivity", durable.RetryPolicy{MaxAttempts: 5, Backoff: durable.Backoff{Kind: durable.BackoffFixed, Base: 50 * msec}}))
-	h := newHarness(t, reg)
-	h.start("retry-backoff-1", "RetryOrch", "")
-	h.wantCompleted("retry-backoff-1", "done")
-	if got := countEvents(h.history("retry-backoff-1"), "TimerCreated"); got != 2 {
-		t.Errorf("%d TimerCreated, want 2 backoff timers", got)
-	}
-}
-
-// TestRetryWithNoBackoff mirrors test_retry_with_no_backoff: no timers at all.
-func TestRetryWithNoBackoff(t *testing.T) {
-	t.Parallel()
-	var n atomic.Int32
-	reg := durable.NewRegistry().
-		MustAddActivity("FlakyActivity", flaky(&n, 3)).
-		MustAddOrchestration("RetryOrch", retryOrch("FlakyActivity", durable.RetryPolicy{MaxAttempts: 5, Backoff: durable.Backoff{Kind: durable.BackoffNone}}))
-	h := newHarness(t, reg)
-	h.start("retry-no-backoff-1", "RetryOrch", "")
-	h.wantCompleted("retry-no-backoff-1", "done")
-	if got := countEvents(h.history("retry-no-backoff-1"), "TimerCreated"); got != 0 {
-		t.Errorf("%d TimerCreated, want none", got)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var n atomic.Int32
+			reg := durable.NewRegistry().
+				MustAddActivity("Flaky", flaky(&n, c.okFrom)).
+				MustAddOrchestration("RetryOrch", retryOrch("Flaky", c.policy))
+			h := newHarness(t, reg)
+			h.start("retry-1", "RetryOrch", "input")
+			h.wantCompleted("retry-1", c.output)
+			if c.attempts != 0 && n.Load() != c.attempts {
+				t.Errorf("%d attempts, want %d", n.Load(), c.attempts)
+			}
+			hist := h.history("retry-1")
+			for typ, want := range c.events {
+				if got := countEvents(hist, typ); got != want {
+					t.Errorf("%d %s events, want %d", got, typ, want)
+				}
+			}
+		})
 	}
 }
 

@@ -358,7 +358,6 @@ func TestScheduleOverlapPolicies(t *testing.T) {
 func TestScheduleFiresOnceAcrossThreeProcesses(t *testing.T) {
 	t.Parallel()
 	durabletest.Each(t, func(t *testing.T, b durabletest.Backend) {
-		t.Parallel()
 		c := &firingRuns{runs: map[string]int{}}
 		reg := scheduledRegistry(c)
 		env := durabletest.Start(t, reg, durabletest.WithBackend(b), durabletest.WithTimeSkipping(false),

@@ -37,19 +37,38 @@ func (c *config) runtimeProvider(p duroxide.Provider) duroxide.Provider {
 	return p
 }
 
-// scheduledPlainProvider is a PlainProvider that keeps the schedule store:
-// schedules are no fast path of the runtime, and without them the Env's
-// client could not create any.
-type scheduledPlainProvider struct {
-	PlainProvider
-	duroxide.ScheduleStore
-}
+// The plain variants keep what is no fast path of the runtime: the
+// schedule store (without it the Env's client could not create schedules)
+// and the checked enqueue of a client's own calls (without it the Env's
+// client would start an instance twice, and drop request ids).
+type (
+	scheduledPlainProvider struct {
+		PlainProvider
+		duroxide.ScheduleStore
+	}
+	checkedPlainProvider struct {
+		PlainProvider
+		duroxide.CheckedEnqueuer
+	}
+	scheduledCheckedPlainProvider struct {
+		PlainProvider
+		duroxide.ScheduleStore
+		duroxide.CheckedEnqueuer
+	}
+)
 
 // plain hides p's ack-and-fetch calls: PlainProvider, keeping
-// duroxide.ScheduleStore when p has it.
+// duroxide.ScheduleStore and duroxide.CheckedEnqueuer when p has them.
 func plain(p duroxide.Provider) duroxide.Provider {
-	if s, ok := p.(duroxide.ScheduleStore); ok {
+	s, scheduled := p.(duroxide.ScheduleStore)
+	c, checked := p.(duroxide.CheckedEnqueuer)
+	switch {
+	case scheduled && checked:
+		return scheduledCheckedPlainProvider{PlainProvider{p}, s, c}
+	case scheduled:
 		return scheduledPlainProvider{PlainProvider{p}, s}
+	case checked:
+		return checkedPlainProvider{PlainProvider{p}, c}
 	}
 	return PlainProvider{p}
 }

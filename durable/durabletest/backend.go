@@ -95,8 +95,10 @@ func Backends(t testing.TB) []Backend {
 }
 
 // Each runs body once per backend of Backends, as a subtest named after the
-// backend. A test converts to every backend by wrapping its body and passing
-// WithBackend(b) to Start:
+// backend; the subtests run in parallel with each other (each Env has a
+// namespace of its own), so body must not call t.Parallel again. A test
+// converts to every backend by wrapping its body and passing WithBackend(b)
+// to Start:
 //
 //	durabletest.Each(t, func(t *testing.T, b durabletest.Backend) {
 //		env := durabletest.Start(t, reg, durabletest.WithBackend(b))
@@ -104,11 +106,17 @@ func Backends(t testing.TB) []Backend {
 //	})
 //
 // Build per-run state (registries whose activities count calls) inside body,
-// so the runs do not see each other's counts.
+// so the concurrent runs do not see each other's counts; a registry shared
+// by the runs is fine, as Start runs on a copy of it. The subtests run after
+// the calling test function returns, so the caller must not read their
+// results after Each, nor defer what they need (use t.Cleanup).
 func Each(t *testing.T, body func(t *testing.T, b Backend)) {
 	t.Helper()
 	for _, b := range Backends(t) {
-		t.Run(b.Name, func(t *testing.T) { body(t, b) })
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			body(t, b)
+		})
 	}
 }
 

@@ -58,6 +58,7 @@ type Env struct {
 	plain  bool              // runtimes get the provider without ack-and-fetch
 	noSkip bool              // Wait does not skip time (WithTimeSkipping(false))
 	reg    *durable.Registry // the Env's runtime's copy of the test's registry
+	rtp    duroxide.Provider // what the Env's runtime sees of Provider (wrapped, plain)
 	rdb    redis.UniversalClient
 	mu     sync.Mutex
 	offset time.Duration
@@ -85,7 +86,11 @@ type config struct {
 	backend Backend
 }
 
-// WithOptions sets the runtime options (Clock is always the environment's).
+// WithOptions sets the runtime options. Without a Clock in o the runtime
+// reads the environment's (Now); with one, the runtime reads o.Clock, say a
+// frozen instant that makes timer fire times and UTCNow readings known in
+// advance, while Redis, Advance and time skipping keep the environment's
+// clock.
 func WithOptions(o durable.Options) Option { return func(c *config) { c.opts = o } }
 
 // WithProviderWrapper puts wrap between the runtime and the Redis provider,
@@ -125,8 +130,8 @@ func Start(t testing.TB, reg *durable.Registry, options ...Option) *Env {
 		_ = e.rdb.Close()
 		t.Fatalf("durabletest: provider on %s: %v", cfg.backend.Name, err)
 	}
-	e.Provider, e.plain = p, cfg.plain
-	e.Runtime = e.newRuntime(cfg.runtimeProvider(p), e.reg, cfg.opts)
+	e.Provider, e.plain, e.rtp = p, cfg.plain, cfg.runtimeProvider(p)
+	e.Runtime = e.newRuntime(e.rtp, e.reg, cfg.opts)
 	e.Client = e.Runtime.Client()
 	t.Cleanup(func() { e.close(t) })
 	return e
@@ -146,10 +151,25 @@ func (e *Env) NewRuntime(t testing.TB, reg *durable.Registry, opts durable.Optio
 	return rt
 }
 
+// Restart shuts the Env's runtime down and starts a new one for reg with
+// opts (as WithOptions) in its place, on the same provider and clock: a
+// process restart, or a deployment of new code. Env.Runtime and Env.Client
+// are the new runtime's; like Start, it runs on a copy of reg, so mocks of
+// the old registry do not carry over.
+func (e *Env) Restart(t testing.TB, reg *durable.Registry, opts durable.Options) {
+	t.Helper()
+	shutdown(t, e.Runtime)
+	e.reg = reg.Clone()
+	e.Runtime = e.newRuntime(e.rtp, e.reg, opts)
+	e.Client = e.Runtime.Client()
+}
+
 func (e *Env) newRuntime(p duroxide.Provider, reg *durable.Registry, opts durable.Options) *durable.Runtime {
 	e.t.Helper()
 	opts = EnvOptions(opts)
-	opts.Clock = e.Now
+	if opts.Clock == nil {
+		opts.Clock = e.Now
+	}
 	rt, err := durable.NewRuntime(p, reg, opts)
 	if err != nil {
 		e.t.Fatalf("durabletest: runtime: %v", err)
@@ -176,6 +196,9 @@ func shutdown(t testing.TB, rt *durable.Runtime) {
 
 func (e *Env) close(t testing.TB) {
 	shutdown(t, e.Runtime)
+	// Closed before the keys go: a fetch the provider still has waiting
+	// would write its registration again after the deletion.
+	_ = e.Provider.Close()
 	if e.Redis == nil { // a shared server keeps only what other tests wrote
 		prefixes := []string{e.Provider.Namespace().Prefix()}
 		for i := range e.Provider.Partitions() {
@@ -187,7 +210,6 @@ func (e *Env) close(t testing.TB) {
 			}
 		}
 	}
-	_ = e.Provider.Close()
 	_ = e.rdb.Close()
 	e.closeClock()
 }

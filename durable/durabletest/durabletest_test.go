@@ -281,3 +281,54 @@ func TestDurabletestWaitForTimerSkipsTimeUntilTheTimer(t *testing.T) {
 		t.Fatalf("status %v output %q %s", st.Status, st.Output, st.FailureMessage())
 	}
 }
+
+// TestDurabletestOptionsClockIsTheRuntimes: a Clock in WithOptions is what
+// the orchestration reads, and the timer it creates fires by it, while the
+// Env's own clock keeps real time for Redis.
+func TestDurabletestOptionsClockIsTheRuntimes(t *testing.T) {
+	t.Parallel()
+	frozen := time.UnixMilli(1_000_000_000_000)
+	reg := durable.NewRegistry().MustAddOrchestration("Now", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		if _, err := ctx.Timer(time.Minute).Get(); err != nil {
+			return "", err
+		}
+		now, err := ctx.UTCNow().Get()
+		return strconv.FormatInt(now.UnixMilli(), 10), err
+	})
+	env := durabletest.Start(t, reg, durabletest.WithOptions(durable.Options{Clock: func() time.Time { return frozen }}))
+	st := env.StartAndWait(t, "now", "Now", "")
+	if want := strconv.FormatInt(frozen.UnixMilli(), 10); st.Status != durable.StatusCompleted || st.Output != want {
+		t.Fatalf("status %v output %q %s, want the frozen %s", st.Status, st.Output, st.FailureMessage(), want)
+	}
+	if env.Now().Before(frozen.AddDate(1, 0, 0)) {
+		t.Fatalf("the Env's clock %v follows the runtime's frozen one", env.Now())
+	}
+}
+
+// TestDurabletestRestartRunsNewCodeOnTheSameStorage: an instance waiting
+// when the runtime restarts finishes on the new runtime's registry.
+func TestDurabletestRestartRunsNewCodeOnTheSameStorage(t *testing.T) {
+	t.Parallel()
+	version := func(v string) *durable.Registry {
+		return durable.NewRegistry().MustAddOrchestration("Wait", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+			_, err := ctx.WaitForEvent("go").Get()
+			return v, err
+		})
+	}
+	env := durabletest.Start(t, version("old"))
+	if err := env.Client.StartOrchestration(t.Context(), "w", "Wait", ""); err != nil {
+		t.Fatal(err)
+	}
+	env.WaitForEventSubscription(t, "w", "go")
+	old := env.Runtime
+	env.Restart(t, version("new"), durable.Options{})
+	if env.Runtime == old {
+		t.Fatal("Restart kept the old runtime")
+	}
+	if err := env.Client.RaiseEvent(t.Context(), "w", "go", ""); err != nil {
+		t.Fatal(err)
+	}
+	if st := env.Wait(t, "w"); st.Status != durable.StatusCompleted || st.Output != "new" {
+		t.Fatalf("status %v output %q %s, want the new code's output", st.Status, st.Output, st.FailureMessage())
+	}
+}
