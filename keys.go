@@ -110,7 +110,6 @@ var families = []family{
 	{"lgr", "lgr", []partKind{str}, "ZSET: limit groups of one tag queue that may run one more item and have a ready item (group -> seq of the first)"},
 	{"lrun", "lrun", nil, "HASH: leases held per limit group (group -> locked items)"},
 	{"lbkt", "lbkt", nil, "HASH: token bucket per rate-limited group (group -> '<tokens> <at ms>')"},
-	{"lgroups", "lgn", []partKind{str}, "SET: limit groups of one activity name that have held a ready item, for set_limit to re-list; emptied ones are removed there"},
 	{"lwait", "lwait", nil, "ZSET: limit groups out of tokens with a lease free (group -> when the next token is due), under wgate"},
 
 	// sessions
@@ -385,9 +384,6 @@ func (k Keys) LimitLeases() string { return k.build("lrun") }
 
 // LimitBuckets names the token bucket state per rate-limited group.
 func (k Keys) LimitBuckets() string { return k.build("lbkt") }
-
-// LimitGroups names the limit groups of one activity name.
-func (k Keys) LimitGroups(name string) string { return k.build("lgn", name) }
 
 // LimitWaiting names the limit groups waiting for their next token.
 func (k Keys) LimitWaiting() string { return k.build("lwait") }

@@ -66,7 +66,6 @@ func TestKeysGoAndLuaAgree(t *testing.T) {
 		{"lrun", nil, k.LimitLeases()},
 		{"lbkt", nil, k.LimitBuckets()},
 		{"lwait", nil, k.LimitWaiting()},
-		{"lgroups", []string{"se:nd"}, k.LimitGroups("se:nd")},
 		{"sess", []string{"s"}, k.Session("s")},
 		{"squeue", []string{"t:g", "s"}, k.SessionQueue("t:g", "s")},
 		{"sclaim", []string{"t:a:b"}, k.SessionsClaimable("t:a:b")},

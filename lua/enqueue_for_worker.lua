@@ -10,8 +10,8 @@ local now = false
 for _ = 1, U.num() do
   local json, q, sess, inst, e, a, name, key = U.arg(), U.arg(), U.arg(), U.arg(), U.arg(), U.arg(), U.arg(), U.arg()
   local sid = U.opt(sess)
-  -- only session routing and limits (lib_lim) need the clock
-  if not now and (sid or L.conf(name)) then now = U.now() end
+  -- only session routing needs the clock (a rate limit reads it itself)
+  if sid and not now then now = U.now() end
   W.enqueue(json, q, sid, inst, e, a, now or 0, name, key)
 end
 return 1

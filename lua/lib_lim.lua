@@ -60,13 +60,15 @@ function L.tokens(g, f, now)
 end
 
 -- open reports whether group g may run one more item now. Out of tokens,
--- with a lease free, it waits in lwait until its next token.
-function L.open(g, now)
+-- with a lease free, it waits in lwait until its next token. A caller that
+-- knows the group's leases (run) or tokens (t) passes them.
+function L.open(g, now, run, t)
   local f = L.conf(L.name(g))
   if not f then return true end
-  if f.c > 0 and tonumber(redis.call('HGET', K.lrun(), g) or '0') >= f.c then return false end
+  if f.c > 0 and (run or tonumber(redis.call('HGET', K.lrun(), g) or '0')) >= f.c then return false end
   if f.r > 0 then
-    local t = L.tokens(g, f, now)
+    if now == 0 then now = U.now() end -- an enqueue without clock (enqueue_for_worker)
+    t = t or L.tokens(g, f, now)
     if t < 1 then
       U.schedule(K.wgate(), K.lwait(), now + math.ceil((1 - t) / f.r), g)
       return false
@@ -93,13 +95,19 @@ function L.sync(g, now)
   for _, q in ipairs(redis.call('SMEMBERS', K.wqueues())) do L.list(g, q, open) end
 end
 
--- ready queues the ready item seq of tag queue q in its group g.
+-- ready queues the ready item seq of tag queue q in its group g. Behind
+-- an older item it changes nothing in the group index.
 function L.ready(seq, q, g, now)
-  redis.call('ZADD', K.lgq(q, g), seq, seq)
+  local gq = K.lgq(q, g)
+  redis.call('ZADD', gq, seq, seq)
   redis.call('SADD', K.wqueues(), q)
-  redis.call('SADD', K.lgroups(L.name(g)), g)
   U.count('w_lim', 1)
-  L.list(g, q, L.open(g, now))
+  if redis.call('ZRANGE', gq, '0', '0')[1] ~= seq then return end
+  if L.open(g, now) then
+    if redis.call('ZADD', K.lgr(q), seq, g) == 1 then W.tell(q) end
+  else
+    redis.call('ZREM', K.lgr(q), g)
+  end
 end
 
 -- unready withdraws the ready item seq from its group g; take says it is
@@ -113,12 +121,13 @@ end
 -- take counts the lease and spends the token of an item of group g locked
 -- now from tag queue q, and lists the group again as it now stands.
 function L.take(g, q, now)
-  redis.call('HINCRBY', K.lrun(), g, 1)
+  local run, t = redis.call('HINCRBY', K.lrun(), g, 1), nil
   local f = L.conf(L.name(g))
   if f and f.r > 0 then
-    redis.call('HSET', K.lbkt(), g, tostring(L.tokens(g, f, now) - 1) .. ' ' .. U.id(now))
+    t = L.tokens(g, f, now) - 1
+    redis.call('HSET', K.lbkt(), g, tostring(t) .. ' ' .. U.id(now))
   end
-  local open = L.open(g, now)
+  local open = L.open(g, now, run, t)
   if open then
     L.list(g, q, true)
   else
@@ -126,10 +135,14 @@ function L.take(g, q, now)
   end
 end
 
--- release gives back the lease of a locked item of group g.
+-- release gives back the lease of a locked item of group g. Only a group
+-- its concurrency held back changes: one open is listed already, and one
+-- out of tokens waits in lwait.
 function L.release(g, now)
-  if redis.call('HINCRBY', K.lrun(), g, -1) <= 0 then redis.call('HDEL', K.lrun(), g) end
-  L.sync(g, now)
+  local run = redis.call('HINCRBY', K.lrun(), g, -1)
+  if run <= 0 then redis.call('HDEL', K.lrun(), g) end
+  local f = L.conf(L.name(g))
+  if f and f.c > 0 and run == f.c - 1 then L.sync(g, now) end
 end
 
 -- maintain lists again the groups whose next token is due, at most n.
@@ -140,10 +153,29 @@ function L.maintain(now, n)
   end
 end
 
+-- groups lists the groups of name that hold an item: a group with a ready
+-- item is listed in a group index (open), holds a lease (lrun), or waits
+-- for a token (lwait), so these are read, not every group ever used. Their
+-- number bounds the cost; set_limit alone calls it.
+function L.groups(name)
+  local prefix, seen, out = #name .. ':' .. name, {}, {}
+  local function add(g)
+    if string.sub(g, 1, #prefix) == prefix and L.name(g) == name and not seen[g] then
+      seen[g] = true
+      out[#out + 1] = g
+    end
+  end
+  for _, g in ipairs(redis.call('HKEYS', K.lrun())) do add(g) end
+  for _, g in ipairs(redis.call('ZRANGE', K.lwait(), '0', '-1')) do add(g) end
+  for _, q in ipairs(redis.call('SMEMBERS', K.wqueues())) do
+    for _, g in ipairs(redis.call('ZRANGE', K.lgr(q), '0', '-1')) do add(g) end
+  end
+  return out
+end
+
 -- set sets (conf: '<concurrency> <rate> <burst>') or, conf false, deletes
--- the limit of name, and lists again each of its groups as it now stands;
--- a group with no ready item and no lease is forgotten. It returns whether
--- name had a limit.
+-- the limit of name, and lists again each of its groups as it now stands.
+-- It returns whether name had a limit.
 function L.set(name, conf, now)
   local had = redis.call('HEXISTS', K.lim(), name) == 1
   if conf then
@@ -152,18 +184,9 @@ function L.set(name, conf, now)
     redis.call('HDEL', K.lim(), name)
   end
   U.forget('lim:' .. name)
-  local queues = redis.call('SMEMBERS', K.wqueues())
-  for _, g in ipairs(redis.call('SMEMBERS', K.lgroups(name))) do
-    local open, used = L.open(g, now), redis.call('HEXISTS', K.lrun(), g) == 1
-    for _, q in ipairs(queues) do
-      L.list(g, q, open)
-      used = used or redis.call('EXISTS', K.lgq(q, g)) == 1
-    end
-    if not used then
-      redis.call('SREM', K.lgroups(name), g)
-      redis.call('HDEL', K.lbkt(), g)
-      redis.call('ZREM', K.lwait(), g)
-    end
+  for _, g in ipairs(L.groups(name)) do
+    redis.call('ZREM', K.lwait(), g)
+    L.sync(g, now)
   end
   return had
 end
