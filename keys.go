@@ -106,7 +106,7 @@ var families = []family{
 
 	// flow control at dispatch (lua/lib_lim.lua, docs/flow-control.md)
 	{"lim", "lim", nil, "HASH: limits per activity name (name -> '<concurrency> <rate per s> <burst>', 0: none); on a partitioned namespace each partition holds its share"},
-	{"lgq", "lgq", []partKind{str, str}, "ZSET: ready items of one limit group in one tag queue (seq -> seq); a group is '<#name>:<name><limit key>'"},
+	{"lgq", "lgq", []partKind{str, str}, "ZSET: ready items of one limit group in one tag queue (seq -> seq); a group is '<#name>:<name>', then '+<limit key>' when the activity has one"},
 	{"lgr", "lgr", []partKind{str}, "ZSET: limit groups of one tag queue that may run one more item and have a ready item (group -> seq of the first)"},
 	{"lrun", "lrun", nil, "HASH: leases held per limit group (group -> locked items)"},
 	{"lbkt", "lbkt", nil, "HASH: token bucket per rate-limited group (group -> '<tokens> <at ms>')"},

@@ -129,3 +129,51 @@ func TestConcurrencyLimitLeaseOfADeadWorkerReturnsAtLockExpiry(t *testing.T) {
 		t.Fatalf("the activity ran at %v, before the dead worker's lock expired at %v", at, expiry)
 	}
 }
+
+// TestLimitKeyLimitsPerKey: under limit 1, activities scheduled with
+// different limit keys run at once, while a second one with the same key
+// waits in the queue until the first finishes.
+func TestLimitKeyLimitsPerKey(t *testing.T) {
+	t.Parallel()
+	var started atomic.Int64
+	release := make(chan struct{}, 3)
+	reg := durable.NewRegistry()
+	reg.MustAddActivity("Work", func(ctx *durable.ActivityContext, in string) (string, error) {
+		started.Add(1)
+		select {
+		case <-release:
+			return in, nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	})
+	reg.MustAddOrchestration("Keyed", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		ctx.Join(
+			ctx.ScheduleActivity("Work", "a1", durable.WithLimitKey("customer-a")),
+			ctx.ScheduleActivity("Work", "b1", durable.WithLimitKey("customer-b")),
+			ctx.ScheduleActivity("Work", "a2", durable.WithLimitKey("customer-a")),
+		)
+		return "done", nil
+	})
+	e := durabletest.Start(t, reg, durabletest.WithOptions(durable.Options{WorkerConcurrency: 4, LongPollTimeout: 100 * time.Millisecond}))
+	ctx := context.Background()
+	if err := e.Client.SetLimit(ctx, duroxide.Limit{Name: "Work", Concurrency: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Client.StartOrchestration(ctx, "keyed", "Keyed", ""); err != nil {
+		t.Fatal(err)
+	}
+	durabletest.Eventually(t, "a1 and b1 running, a2 waiting", func() (bool, error) {
+		d, err := e.Provider.GetQueueDepths(ctx)
+		return started.Load() == 2 && d.WorkerQueue == 1, err
+	})
+	for range 3 {
+		release <- struct{}{}
+	}
+	if st := e.Wait(t, "keyed"); st.Status != durable.StatusCompleted {
+		t.Fatalf("keyed: %v %v", st.Status, st.Failure)
+	}
+	if n := started.Load(); n != 3 {
+		t.Fatalf("%d activities started, want 3", n)
+	}
+}

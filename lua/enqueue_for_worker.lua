@@ -4,7 +4,7 @@
 -- KEYS[1]  namespace prefix
 -- ARGV     n, then n x (json, queue ('d' | 't:<tag>'), session ('' none,
 --          else '+' .. id), instance, execution id, activity id, activity
---          name, limit key ('' none))
+--          name, limit key ('' none, else '+' .. key))
 -- Reply    1
 local now = false
 for _ = 1, U.num() do

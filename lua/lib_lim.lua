@@ -3,7 +3,8 @@
 -- A limit is set per activity name in lim (name -> '<concurrency> <rate/s>
 -- <burst>', 0 for none). An item without session whose name has a limit
 -- when it is enqueued is a limited item: its hash holds L, its limit group
--- ('<#name>:<name><key>', the key the caller gave, or none), and while ready
+-- ('<#name>:<name>', then '+<key>' when the caller gave a limit key: the
+-- limit then holds per key value), and while ready
 -- it sits in its group's queue lgq:<q>:<group> (seq -> seq) instead of
 -- wq:<q>. A group that may run one more item (L.open) and has ready items in
 -- tag queue q is listed in lgr:<q> (group -> seq of its first item), which

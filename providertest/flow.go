@@ -2,6 +2,7 @@ package providertest
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
@@ -21,6 +22,7 @@ var flCases = []envCase{
 	{"AbandonReturnsTheLease", flAbandonReturnsLease},
 	{"ExpiredLockReturnsTheLease", flExpiryReturnsLease},
 	{"DeleteLimitReleasesWaitingItems", flDeleteReleases},
+	{"LimitKeyLimitsEachKeyApart", flKeys},
 	{"InvalidLimitsAreRejected", flInvalid},
 	{"LimitsListsWhatWasSet", flList},
 }
@@ -157,4 +159,29 @@ func flList(e *env) {
 	if had, err := fl.DeleteLimit(e.ctx, "B"); err != nil || had {
 		e.t.Fatalf("DeleteLimit(B) again = %v, %v; want false, nil", had, err)
 	}
+}
+
+// flKeys: with limit keys the limit holds per key: the second item of key
+// a waits while a's first runs, b's runs, and so does an item without key.
+func flKeys(e *env) {
+	e.flLimit(duroxide.Limit{Name: "Lim", Concurrency: 1})
+	keyed := func(id uint64, key string) duroxide.ActivityExecute {
+		a := flAct("Lim", id)
+		if key != "" {
+			a.LimitKey = &key
+		}
+		return a
+	}
+	e.enqueueWork(keyed(1, "a"))
+	e.enqueueWork(keyed(2, "a"))
+	e.enqueueWork(keyed(3, "b"))
+	e.enqueueWork(keyed(4, ""))
+	var got []uint64
+	for range 3 {
+		got = append(got, e.mustFetchWork(longLock, duroxide.AnyTag()).Item.(duroxide.ActivityExecute).ID)
+	}
+	if !slices.Equal(got, []uint64{1, 3, 4}) {
+		e.t.Fatalf("fetched activities %v, want 1 (key a), 3 (key b), 4 (no key)", got)
+	}
+	e.noWork(duroxide.AnyTag())
 }
