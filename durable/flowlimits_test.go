@@ -33,6 +33,10 @@ func fanOut(reg *durable.Registry, name string, n int) {
 // fourth start.
 func TestConcurrencyLimitHoldsAcrossRuntimes(t *testing.T) {
 	t.Parallel()
+	durabletest.Each(t, testConcurrencyLimitHoldsAcrossRuntimes)
+}
+
+func testConcurrencyLimitHoldsAcrossRuntimes(t *testing.T, b durabletest.Backend) {
 	const n, limit = 12, 3
 	var running, peak, started atomic.Int64
 	release := make(chan struct{}, n)
@@ -52,7 +56,7 @@ func TestConcurrencyLimitHoldsAcrossRuntimes(t *testing.T) {
 	})
 	fanOut(reg, "Work", n)
 	opts := durable.Options{WorkerConcurrency: 8, LongPollTimeout: 100 * time.Millisecond}
-	e := durabletest.Start(t, reg, durabletest.WithOptions(opts))
+	e := durabletest.Start(t, reg, durabletest.WithOptions(opts), durabletest.WithBackend(b))
 	ctx := context.Background()
 	if err := e.Client.SetLimit(ctx, duroxide.Limit{Name: "Work", Concurrency: limit}); err != nil {
 		t.Fatal(err)
