@@ -63,7 +63,7 @@ var families = []family{
 	{"dueowner", "dueowner", nil, "STRING: the id of the due loop that claimed duenext: only it runs then (see U.plan)"},
 	{"duewake", "duewake", nil, "ZSET: the due loops' wake-up marker, set when something becomes due before duenext"},
 	{"ogate", "ogate", nil, "STRING: lower bound of the earliest score in olocked, odelay and ofut ('n': none), see U.gate"},
-	{"wgate", "wgate", nil, "STRING: lower bound of the earliest score in wlocked, wdelay and slive ('n': none), see U.gate"},
+	{"wgate", "wgate", nil, "STRING: lower bound of the earliest score in wlocked, wdelay, slive and lwait ('n': none), see U.gate"},
 	{"meta", "meta", nil, "HASH: the namespace's layout, fixed at creation (partitions, tags); kept in the namespace's own tag, which is partition 0's only with one partition"},
 
 	// messages between partitions (partitions.go)
@@ -103,6 +103,14 @@ var families = []family{
 	{"wqueues", "wqs", nil, "SET: tag queues that have held a ready item without session"},
 	{"wact", "wa", []partKind{str}, "ZSET: worker items of an instance, members '<execution>:<activity>:<seq>'"},
 	{"wwake", "ww", []partKind{str}, "ZSET: wake-up marker for fetchers of one tag queue"},
+
+	// flow control at dispatch (lua/lib_lim.lua, docs/flow-control.md)
+	{"lim", "lim", nil, "HASH: limits per activity name (name -> '<concurrency> <rate per s> <burst>', 0: none); on a partitioned namespace each partition holds its share"},
+	{"lgq", "lgq", []partKind{str, str}, "ZSET: ready items of one limit group in one tag queue (seq -> seq); a group is '<#name>:<name>', then '+<limit key>' when the activity has one"},
+	{"lgr", "lgr", []partKind{str}, "ZSET: limit groups of one tag queue that may run one more item and have a ready item (group -> seq of the first)"},
+	{"lrun", "lrun", nil, "HASH: leases held per limit group (group -> locked items)"},
+	{"lbkt", "lbkt", nil, "HASH: token bucket per rate-limited group (group -> '<tokens> <at ms>')"},
+	{"lwait", "lwait", nil, "ZSET: limit groups out of tokens with a lease free (group -> when the next token is due), under wgate"},
 
 	// sessions
 	{"sess", "s", []partKind{str}, "HASH: session record (owner, locked until, last activity, item count, where its queues are indexed)"},
@@ -359,6 +367,26 @@ func (k Keys) WorkActivities(instance string) string { return k.build("wa", inst
 
 // WorkWake names the wake-up key of fetchers of one tag queue.
 func (k Keys) WorkWake(queue string) string { return k.build("ww", queue) }
+
+// Limits names the flow-control limits per activity name
+// (docs/flow-control.md).
+func (k Keys) Limits() string { return k.build("lim") }
+
+// LimitGroupQueue names the ready items of one limit group in one tag queue.
+func (k Keys) LimitGroupQueue(queue, group string) string { return k.build("lgq", queue, group) }
+
+// LimitGroupsReady names the limit groups of one tag queue that may run one
+// more item and have one ready.
+func (k Keys) LimitGroupsReady(queue string) string { return k.build("lgr", queue) }
+
+// LimitLeases names the count of leases (locked items) per limit group.
+func (k Keys) LimitLeases() string { return k.build("lrun") }
+
+// LimitBuckets names the token bucket state per rate-limited group.
+func (k Keys) LimitBuckets() string { return k.build("lbkt") }
+
+// LimitWaiting names the limit groups waiting for their next token.
+func (k Keys) LimitWaiting() string { return k.build("lwait") }
 
 // Session names a session record.
 func (k Keys) Session(session string) string { return k.build("s", session) }

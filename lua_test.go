@@ -155,7 +155,7 @@ local plain = W.fetch('n1', 60000, 'w1', 60000, { 'd' }, now, U.KEEP)
 local before = sessionReads
 W.enqueue('{"session":1}', 'd', 's1', 'i', '1', '2', now)
 local session = W.fetch('n2', 60000, 'w1', 60000, { 'd' }, now, U.KEEP)
-return { plain[2], before, session[2], sessionReads - before }`, "work", "sess", "orch", "inst", "stky", "kv")
+return { plain[2], before, session[2], sessionReads - before }`, "work", "sess", "orch", "inst", "stky", "kv", "lim")
 	m := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
 	got, err := rdb.Eval(context.Background(), src, []string{NewKeys("t").Prefix()}).Slice()
@@ -207,7 +207,7 @@ out[#out + 1] = fetch('n5')
 W.flush()
 out[#out + 1] = fetch('n6')
 out[#out + 1] = redis.call('ZCARD', K.wq('d'))
-return out`, "work", "sess", "orch", "inst", "stky", "kv")
+return out`, "work", "sess", "orch", "inst", "stky", "kv", "lim")
 	for name, rdb := range luaServers(t) {
 		// a namespace of its own on a real Redis, whose keys outlive the test
 		prefix := NewKeys(fmt.Sprintf("keep-%d", rand.Int63())).Prefix()

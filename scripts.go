@@ -26,6 +26,7 @@ var libraryTables = []struct{ letter, lib string }{
 	{"V", "kv"},
 	{"W", "work"},
 	{"S", "sess"},
+	{"L", "lim"},
 }
 
 // prelude starts every script. The Dragonfly flag line is a comment for Redis

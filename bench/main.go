@@ -211,6 +211,7 @@ var scenarios = []scenario{
 	{"scale", "fetch+ack latency with few vs many queued instances and activities", runScale},
 	{"memory", "Redis bytes per completed orchestration vs its JSON history", runMemory},
 	{"scrape", "Redis work of one metrics scrape (queue depths + system metrics) at few vs many instances", runScrape},
+	{"limits", "the activity round trip without and with a flow-control limit on its name (one that never binds): Redis time per round trip", runLimits},
 	{"crowd", "a steady load with and without many idle runtimes parked in the same namespace: script calls and pickup latency", runCrowd},
 }
 

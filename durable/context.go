@@ -42,11 +42,18 @@ func (c *OrchestrationContext) Logger() *slog.Logger { return c.c.Logger() }
 type ActivityOption func(*activityOptions)
 
 type activityOptions struct {
-	sessionID, tag *string
+	sessionID, tag, limitKey *string
 }
 
 // WithTag routes the activity to workers whose tag filter accepts tag.
 func WithTag(tag string) ActivityOption { return func(a *activityOptions) { a.tag = &tag } }
+
+// WithLimitKey makes the flow-control limit of the activity's name
+// (Client.SetLimit) apply per key: activities with different keys (say one
+// per customer) are limited apart. The key rides in the activity's work
+// item only; the history is the same with or without it, so adding or
+// changing a key is not a code change replay notices.
+func WithLimitKey(key string) ActivityOption { return func(a *activityOptions) { a.limitKey = &key } }
 
 // WithSession pins the activity to the worker that owns sessionID, so
 // activities of one session run on one process in order.
@@ -99,7 +106,7 @@ func (c *OrchestrationContext) ScheduleActivity(name, input string, opts ...Acti
 	for _, opt := range opts {
 		opt(&a)
 	}
-	return rawFuture(c.c.ScheduleActivity(name, input, a.sessionID, a.tag), origin{kind: "activity", name: name})
+	return rawFuture(c.c.ScheduleActivityKeyed(name, input, a.sessionID, a.tag, a.limitKey), origin{kind: "activity", name: name})
 }
 
 // ScheduleActivityWithRetry runs activity name until it succeeds or the

@@ -677,7 +677,7 @@ function O.commit_args()
   end
   c.workers = {}
   for i = 1, U.num() do
-    c.workers[i] = { U.arg(), U.arg(), U.arg(), U.arg(), U.arg(), U.arg() }
+    c.workers[i] = { U.arg(), U.arg(), U.arg(), U.arg(), U.arg(), U.arg(), U.arg(), U.arg() }
   end
   c.orch = {}
   for i = 1, U.num() do
@@ -714,7 +714,7 @@ function O.commit(token, c, now)
   local fresh = I.ensure_exec(inst, c.eid, now, known, status)
   I.append(inst, c.eid, c.ids, c.events, status, bytes)
   for _, w in ipairs(c.workers) do
-    W.enqueue(w[1], w[2], U.opt(w[3]), w[4], w[5], w[6], now)
+    W.enqueue(w[1], w[2], U.opt(w[3]), w[4], w[5], w[6], now, w[7], w[8])
   end
   -- after the enqueues: an activity scheduled and cancelled in one turn goes
   for _, x in ipairs(c.cancels) do

@@ -40,8 +40,13 @@ function W.flush()
 end
 
 -- ready offers an item to the fetchers that may take it (its state field
--- says 'r' already), or keeps it aside (U.keep).
-function W.ready(seq, q, sid, now)
+-- says 'r' already), or keeps it aside (U.keep). An item of limit group g
+-- (lib_lim) waits in its group instead.
+function W.ready(seq, q, sid, now, g)
+  if g then
+    L.ready(seq, q, g, now)
+    return
+  end
   if sid then
     redis.call('ZADD', K.squeue(q, sid), seq, seq)
     redis.call('ZADD', K.squeue('*', sid), seq, seq)
@@ -65,8 +70,13 @@ function W.tell(q)
   end
 end
 
--- unready withdraws a ready item from its queue (or from aside).
-function W.unready(seq, q, sid, now)
+-- unready withdraws a ready item from its queue (or from aside, or from
+-- its limit group g; take: to lock it).
+function W.unready(seq, q, sid, now, g, take)
+  if g then
+    L.unready(seq, q, g, now, take)
+    return
+  end
   if sid then
     redis.call('ZREM', K.squeue(q, sid), seq)
     redis.call('ZREM', K.squeue('*', sid), seq)
@@ -82,17 +92,23 @@ function W.unready(seq, q, sid, now)
   redis.call('ZREM', K.wq(q), seq)
 end
 
--- enqueue adds an ActivityExecute; e and a identify it for cancellation.
-function W.enqueue(json, q, sid, inst, e, a, now)
+-- enqueue adds an ActivityExecute; e and a identify it for cancellation,
+-- name and key ('' none) its limit group (lib_lim), for an item without
+-- session whose name has a limit.
+function W.enqueue(json, q, sid, inst, e, a, now, name, key)
   local seq = U.id(redis.call('INCR', K.seq()))
   local wk = K.witem(seq)
   redis.call('HSET', wk, 'j', json, 'q', q, 'i', inst, 'e', e, 'a', a, 'n', '0', 'st', 'r')
+  local g = false
   if sid then
     redis.call('HSET', wk, 's', sid)
     S.add_item(sid)
+  elseif name then
+    g = L.group(name, key or '')
+    if g then redis.call('HSET', wk, 'L', g) end
   end
   redis.call('ZADD', K.wact(inst), '0', e .. ':' .. a .. ':' .. seq)
-  W.ready(seq, q, sid, now)
+  W.ready(seq, q, sid, now, g)
   local k = U.kept('w')
   if k and k.seq == seq then k.j = json end -- what W.take would read back
   return seq
@@ -138,18 +154,19 @@ end
 
 -- fields reads what the queue functions need of an item (false when absent).
 function W.fields(seq)
-  local r = redis.call('HMGET', K.witem(seq), 'st', 'q', 's', 'i', 'e', 'a', 'k', 'u')
-  return { seq = seq, st = r[1], q = r[2], s = r[3], i = r[4], e = r[5], a = r[6], k = r[7], u = tonumber(r[8]) }
+  local r = redis.call('HMGET', K.witem(seq), 'st', 'q', 's', 'i', 'e', 'a', 'k', 'u', 'L')
+  return { seq = seq, st = r[1], q = r[2], s = r[3], i = r[4], e = r[5], a = r[6], k = r[7], u = tonumber(r[8]), g = r[9] }
 end
 
 -- unlock releases an item's lock: visible again now, or after delay ms.
 -- ignore undoes the attempt its fetch counted (never below 0).
 function W.unlock(seq, now, delay, ignore)
   local wk = K.witem(seq)
-  local it = redis.call('HMGET', wk, 'k', 'q', 's', 'n')
+  local it = redis.call('HMGET', wk, 'k', 'q', 's', 'n', 'L')
   forget(it[1])
   redis.call('HDEL', wk, 'k', 'u')
   redis.call('ZREM', K.wlocked(), seq)
+  if it[5] then L.release(it[5], now) end
   if ignore and tonumber(it[4]) > 0 then redis.call('HINCRBY', wk, 'n', -1) end
   if delay > 0 then
     local at = now + delay
@@ -157,7 +174,7 @@ function W.unlock(seq, now, delay, ignore)
     U.schedule(K.wgate(), K.wdelay(), at, seq)
   else
     redis.call('HSET', wk, 'st', 'r')
-    W.ready(seq, it[2], it[3], now)
+    W.ready(seq, it[2], it[3], now, it[5])
   end
 end
 
@@ -168,12 +185,13 @@ function W.delete(it, now)
   local seq, st, sid = it.seq, it.st, it.s
   if not st then return 0 end
   if st == 'r' then
-    W.unready(seq, it.q, sid, now)
+    W.unready(seq, it.q, sid, now, it.g)
   elseif st == 'd' then
     redis.call('ZREM', K.wdelay(), seq)
   else
     redis.call('ZREM', K.wlocked(), seq)
     forget(it.k)
+    if it.g then L.release(it.g, now) end
   end
   redis.call('ZREM', K.wact(it.i), it.e .. ':' .. it.a .. ':' .. seq)
   redis.call('DEL', K.witem(seq))
@@ -201,12 +219,13 @@ function W.maintain(now)
   end
   for _, seq in ipairs(redis.call('ZRANGEBYSCORE', K.wdelay(), '-inf', now, 'LIMIT', 0, n)) do
     redis.call('ZREM', K.wdelay(), seq)
-    local it = redis.call('HMGET', K.witem(seq), 'q', 's')
+    local it = redis.call('HMGET', K.witem(seq), 'q', 's', 'L')
     redis.call('HSET', K.witem(seq), 'st', 'r')
-    W.ready(seq, it[1], it[2], now)
+    W.ready(seq, it[1], it[2], now, it[3])
   end
   S.maintain(now, n)
-  U.settle(K.wgate(), { K.wlocked(), K.wdelay(), K.slive() })
+  L.maintain(now, n)
+  U.settle(K.wgate(), { K.wlocked(), K.wdelay(), K.slive(), K.lwait() })
 end
 
 -- due_count counts, without moving them, the items W.maintain would make
@@ -225,19 +244,25 @@ end
 -- only sessions with an item ready, so while the count of those items
 -- (w_sready) is 0 they are empty and not read: a fetch costs one HGET
 -- instead of two reads per queue. Their wake markers are then not cleared
--- either; one left set costs at most one fetch that finds nothing.
+-- either; one left set costs at most one fetch that finds nothing. The
+-- group index of a queue (lgr, lib_lim; its class has g set) is read only
+-- while some item waits in a limit group (w_lim > 0).
 function W.classes(queues, owner)
   local out = {}
-  if owner and tonumber(redis.call('HGET', K.stats(), 'w_sready') or '0') <= 0 then owner = false end
+  local st = redis.call('HMGET', K.stats(), 'w_sready', 'w_lim')
+  if owner and tonumber(st[1] or '0') <= 0 then owner = false end
+  local lim = tonumber(st[2] or '0') > 0
   for _, q in ipairs(queues) do
     if q == '*' then
       -- the any wake key itself, for a namespace with no queue yet
       out[#out + 1] = { false, K.wwake('*'), false }
       for _, each in ipairs(redis.call('SMEMBERS', K.wqueues())) do
         out[#out + 1] = { K.wq(each), K.wwake('*'), false, K.wwake(each) }
+        if lim then out[#out + 1] = { K.lgr(each), K.wwake('*'), false, K.wwake(each), g = true } end
       end
     else
       out[#out + 1] = { K.wq(q), K.wwake(q), false }
+      if lim then out[#out + 1] = { K.lgr(q), K.wwake(q), false, g = true } end
     end
     if owner then
       out[#out + 1] = { K.sowned(q, owner), K.owned(q, owner), true }
@@ -270,7 +295,13 @@ function W.pick(classes)
       local order = tonumber(r[2])
       if not bestorder or order < bestorder then
         bestorder = order
-        if c[3] then bestseq, bestsid = U.id(order), r[1] else bestseq, bestsid = r[1], false end
+        if c[3] then
+          bestseq, bestsid = U.id(order), r[1]
+        elseif c.g then
+          bestseq, bestsid = U.id(order), false -- a group, by its first item
+        else
+          bestseq, bestsid = r[1], false
+        end
       end
     end
   end
@@ -285,12 +316,13 @@ function W.take(seq, sid, owner, nonce, lock_ms, session_ms, now)
   if k and k.seq == seq and k.j then
     r = { k.q, k.j, '0' } -- enqueued in this call, never fetched
   else
-    r = redis.call('HMGET', K.witem(seq), 'q', 'j', 'n')
+    r = redis.call('HMGET', K.witem(seq), 'q', 'j', 'n', 'L')
   end
-  local q = r[1]
+  local q, g = r[1], r[4]
   if sid then S.claim(sid, owner, session_ms, now) end
-  W.unready(seq, q, sid, now)
+  W.unready(seq, q, sid, now, g, true)
   local n, token = W.lock(seq, q, sid, nonce, now + lock_ms, now, tonumber(r[3]) or 0)
+  if g then L.take(g, q, now) end
   return { 1, r[2], token, n }
 end
 
@@ -299,8 +331,9 @@ end
 -- read it. A session index may have gained or lost sessions through the
 -- claim of sid, so it is counted then; a plain take leaves it as pick read
 -- it (its members are session ids, which a seq may equal: c.first is not
--- compared).
+-- compared). A group index may have changed by the take (L.take): counted.
 function W.left(c, seq, sid)
+  if c.g then return redis.call('ZCARD', c[1]) > 0 end
   if c[3] then
     if sid then return redis.call('ZCARD', c[1]) > 0 end
     return c.seen > 0

@@ -90,6 +90,12 @@ func (a *args) workerItem(op string, item duroxide.WorkItem) error {
 	}
 	a.str(string(body)).str(queueOf(act.Tag)).opt(act.SessionID)
 	a.str(act.Instance).u64(act.ExecutionID).u64(act.ID)
+	key := ""
+	if act.LimitKey != nil {
+		// never '' for a key given: '' means none to the scripts
+		key = "+" + *act.LimitKey
+	}
+	a.str(act.Name).str(key) // the limit group (lua/lib_lim.lua): name, key
 	return nil
 }
 

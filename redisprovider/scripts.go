@@ -12,7 +12,8 @@ package redisprovider
 // open_namespace and relay_messages serve Partitioned.
 // enqueue_for_orchestrator_checked serves the optional CheckedEnqueuer.
 // The schedule_* scripts serve duroxide.ScheduleStore; pause_instance
-// serves duroxide.InstancePauser (also resume_instance).
+// serves duroxide.InstancePauser (also resume_instance); set_limit serves
+// duroxide.FlowLimiter (also delete_limit).
 // enqueue_for_orchestrator and enqueue_for_worker also serve the batch
 // methods, enqueue_for_orchestrator_batch and enqueue_for_worker_batch.
 // abandon_orchestration_item_with_note, get_pending_start and
@@ -76,6 +77,7 @@ const (
 	scriptScheduleTakeBuffered
 	scriptScheduleTrigger
 	scriptScheduleUpsert
+	scriptSetLimit
 	scriptCount // not a script: the number of them
 )
 
@@ -133,6 +135,7 @@ var scriptFiles = [scriptCount]string{
 	scriptScheduleTakeBuffered:             "schedule_take_buffered",
 	scriptScheduleTrigger:                  "schedule_trigger",
 	scriptScheduleUpsert:                   "schedule_upsert",
+	scriptSetLimit:                         "set_limit",
 }
 
 // String returns the script's name, which is its file's and, for most, its

@@ -110,6 +110,7 @@ func TestOperationsNameTheirScripts(t *testing.T) {
 		"enqueue_for_orchestrator":     {"enqueue_for_orchestrator_batch"},
 		"enqueue_for_worker":           {"enqueue_for_worker_batch"},
 		"pause_instance":               {"resume_instance"},
+		"set_limit":                    {"delete_limit"},
 	}
 	m := miniredis.RunT(t)
 	trap := &scriptTrap{shas: map[string]string{}}
@@ -174,6 +175,8 @@ func scriptCalls(p *Provider) []func() error {
 		func() error { return errOf(p.PendingStart(ctx, "i")) },
 		func() error { return errOf(p.PauseInstance(ctx, "i")) },
 		func() error { return errOf(p.ResumeInstance(ctx, "i")) },
+		func() error { return p.SetLimit(ctx, duroxide.Limit{Name: "a", Concurrency: 1}) },
+		func() error { return errOf(p.DeleteLimit(ctx, "a")) },
 		func() error { return errOf(p.ListPendingStarts(ctx, 1)) },
 		func() error { return errOf(p.UpsertSchedule(ctx, "s", "{}", "put", nil)) },
 		func() error { return errOf(p.DeleteSchedule(ctx, "s")) },

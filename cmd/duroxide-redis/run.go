@@ -34,7 +34,7 @@ type command struct {
 }
 
 // commandOrder is the order in which help lists the commands.
-var commandOrder = []string{"instances", "show", "history", "tree", "stats", "ui", "start", "raise", "enqueue", "cancel", "pause", "resume", "delete", "prune", "schedules", "functions"}
+var commandOrder = []string{"instances", "show", "history", "tree", "stats", "ui", "start", "raise", "enqueue", "cancel", "pause", "resume", "delete", "prune", "schedules", "limits", "functions"}
 
 // commands is the subcommand table.
 func commands() map[string]command {
@@ -54,6 +54,7 @@ func commands() map[string]command {
 		"delete":    {"INSTANCE [--force] | --completed-before T", "delete an instance tree, or old terminal ones", runDelete},
 		"prune":     {"INSTANCE|--all --keep-last N", "delete old executions, keeping the newest N", runPrune},
 		"schedules": {"list | VERB ID [--cron C | --every D ...]", "schedules that start an orchestration on cron times or an interval; VERB: describe, create, update, pause, resume, trigger, delete", runSchedules},
+		"limits":    {"list | set NAME [--concurrency N] [--rate R [--burst B]] | delete NAME", "flow-control limits per activity name, held by every runtime of the namespace: running at once, started per second", runLimits},
 		"functions": {"[--delete-stale]", "list (or delete) function libraries of older versions", runFunctions},
 	}
 }

@@ -160,6 +160,7 @@ type partIdle struct {
 	later, olck, wlck  *redis.IntCmd
 	outbox             *redis.IntCmd
 	nextOrch, nextWork *redis.ZSliceCmd
+	nextToken          *redis.ZSliceCmd // a rate-limited group's next token
 	sessions           *redis.StringSliceCmd
 	queuesNow          *redis.StringSliceCmd
 	ready              []*redis.IntCmd
@@ -178,8 +179,10 @@ func (x *partIdle) read(ctx context.Context, p redis.Pipeliner, now string) {
 	x.nextWork = p.ZRangeWithScores(ctx, k.WorkDelayed(), 0, 0)
 	x.sessions = p.ZRangeByScore(ctx, k.SessionsLive(), &redis.ZRangeBy{Min: now, Max: "+inf", Count: 1})
 	x.queuesNow = p.SMembers(ctx, k.WorkQueues())
+	x.nextToken = p.ZRangeWithScores(ctx, k.LimitWaiting(), 0, 0)
 	for _, q := range x.queues {
-		x.ready = append(x.ready, p.ZCard(ctx, k.WorkQueue(q)))
+		// the items of open limit groups are ready as well (lua/lib_lim.lua)
+		x.ready = append(x.ready, p.ZCard(ctx, k.WorkQueue(q)), p.ZCard(ctx, k.LimitGroupsReady(q)))
 	}
 }
 
@@ -203,7 +206,7 @@ func (x *partIdle) idle() (int64, bool) {
 		}
 	}
 	due := int64(-1)
-	for _, z := range [][]redis.Z{x.nextOrch.Val(), x.nextWork.Val()} {
+	for _, z := range [][]redis.Z{x.nextOrch.Val(), x.nextWork.Val(), x.nextToken.Val()} {
 		if len(z) > 0 && (due < 0 || int64(z[0].Score) < due) {
 			due = int64(z[0].Score)
 		}

@@ -46,6 +46,9 @@ func TestWrapperKeepsTheRedisProvidersOptionalInterfaces(t *testing.T) {
 		if _, ok := w.(duroxide.PendingStartNoter); !ok {
 			t.Errorf("%s: the wrapper hides duroxide.PendingStartNoter", name)
 		}
+		if _, ok := w.(duroxide.FlowLimiter); !ok {
+			t.Errorf("%s: the wrapper hides duroxide.FlowLimiter", name)
+		}
 		if sr, ok := w.(duroxide.StickyRouter); !ok || !sr.SupportsStickyRouting() {
 			t.Errorf("%s: the wrapper hides sticky routing", name)
 		}

@@ -81,7 +81,14 @@ func (c *Context) boundCheck(token uint64, lookup func(uint64) (string, bool)) f
 // ScheduleActivity schedules activity name; sessionID and tag route it
 // (nil: none).
 func (c *Context) ScheduleActivity(name, input string, sessionID, tag *string) *Future {
-	token := c.st.emit(&action{kind: actCallActivity, name: name, input: input, sessionID: sessionID, tag: tag})
+	return c.ScheduleActivityKeyed(name, input, sessionID, tag, nil)
+}
+
+// ScheduleActivityKeyed is ScheduleActivity with a limit key (nil: none),
+// which goes into the activity's work item only: the history, and so
+// replay, does not see it.
+func (c *Context) ScheduleActivityKeyed(name, input string, sessionID, tag, limitKey *string) *Future {
+	token := c.st.emit(&action{kind: actCallActivity, name: name, input: input, sessionID: sessionID, tag: tag, limitKey: limitKey})
 	return c.newFuture(token, kindActivity, c.resultCheck(token, kindActivity))
 }
 

@@ -150,7 +150,7 @@ func (t *turnOutput) dispatch(pending []*action) {
 		case actCallActivity:
 			t.worker = append(t.worker, duroxide.ActivityExecute{
 				Instance: instance, ExecutionID: t.executionID, ID: a.eventID, Name: a.name, Input: a.input,
-				SessionID: a.sessionID, Tag: a.tag,
+				SessionID: a.sessionID, Tag: a.tag, LimitKey: a.limitKey,
 			})
 		case actCreateTimer:
 			t.orch = append(t.orch, duroxide.TimerFired{Instance: instance, ExecutionID: t.executionID, ID: a.eventID, FireAtMs: a.fireAtMs})
