@@ -42,6 +42,30 @@ func luaServers(t *testing.T) map[string]*redis.Client {
 	return out
 }
 
+// evalFresh runs src on every server of luaServers, each time in a
+// namespace of its own (named after family) whose keys are deleted when the
+// test ends (on a real Redis they would outlive it), and checks that it
+// returns want.
+func evalFresh(t *testing.T, family, src string, want []any) {
+	t.Helper()
+	for name, rdb := range luaServers(t) {
+		prefix := NewKeys(fmt.Sprintf("%s-%d", family, rand.Int63())).Prefix()
+		t.Cleanup(func() {
+			ctx := context.Background()
+			for _, k := range rdb.Keys(ctx, prefix+"*").Val() {
+				rdb.Del(ctx, k)
+			}
+		})
+		got, err := rdb.Eval(context.Background(), src, []string{prefix}).Slice()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: got\n%q\nwant\n%q", name, got, want)
+		}
+	}
+}
+
 // randomVersion draws versions that exercise every precedence rule: numeric
 // parts of several widths and prereleases mixing numeric and alphanumeric
 // identifiers of different lengths.
@@ -208,24 +232,7 @@ W.flush()
 out[#out + 1] = fetch('n6')
 out[#out + 1] = redis.call('ZCARD', K.wq('d'))
 return out`, "work", "sess", "orch", "inst", "stky", "kv", "lim")
-	for name, rdb := range luaServers(t) {
-		// a namespace of its own on a real Redis, whose keys outlive the test
-		prefix := NewKeys(fmt.Sprintf("keep-%d", rand.Int63())).Prefix()
-		t.Cleanup(func() {
-			ctx := context.Background()
-			for _, k := range rdb.Keys(ctx, prefix+"*").Val() {
-				rdb.Del(ctx, k)
-			}
-		})
-		got, err := rdb.Eval(context.Background(), src, []string{prefix}).Slice()
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := []any{"A:more", "B:idle", "C:more", "D:idle", "none", "none", int64(0)}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("%s: fetched %v, want %v", name, got, want)
-		}
-	}
+	evalFresh(t, "keep", src, []any{"A:more", "B:idle", "C:more", "D:idle", "none", "none", int64(0)})
 }
 
 // TestStickyTakeOfTheOwnersLastInstanceClearsItsMarker checks T.pick: an
@@ -254,23 +261,7 @@ offer('b', 2)
 take('1a')
 take('1b')
 return out`, "orch", "stky", "inst", "kv", "work", "sess")
-	for name, rdb := range luaServers(t) {
-		prefix := NewKeys(fmt.Sprintf("stkmark-%d", rand.Int63())).Prefix()
-		t.Cleanup(func() {
-			ctx := context.Background()
-			for _, k := range rdb.Keys(ctx, prefix+"*").Val() {
-				rdb.Del(ctx, k)
-			}
-		})
-		got, err := rdb.Eval(context.Background(), src, []string{prefix}).Slice()
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := []any{"a:1", "b:0"}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("%s: took:marker set = %v, want %v", name, got, want)
-		}
-	}
+	evalFresh(t, "stkmark", src, []any{"a:1", "b:0"})
 }
 
 // TestAckFetchKeepsTheOwnersStickyInstanceAside checks make_ready under
@@ -304,21 +295,5 @@ O.enqueue('b', '{"ExternalRaised":{}}', now, now)
 out[#out + 1] = state('b')
 O.flush(now)
 return out`, "orch", "stky", "inst", "kv", "work", "sess")
-	for name, rdb := range luaServers(t) {
-		prefix := NewKeys(fmt.Sprintf("stkkeep-%d", rand.Int63())).Prefix()
-		t.Cleanup(func() {
-			ctx := context.Background()
-			for _, k := range rdb.Keys(ctx, prefix+"*").Val() {
-				rdb.Del(ctx, k)
-			}
-		})
-		got, err := rdb.Eval(context.Background(), src, []string{prefix}).Slice()
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := []any{"a offered:0 marked:0 st:false", "- offered:1 marked:1 st:s", "- offered:2 marked:1 st:s"}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("%s: got\n%q\nwant\n%q", name, got, want)
-		}
-	}
+	evalFresh(t, "stkkeep", src, []any{"a offered:0 marked:0 st:false", "- offered:1 marked:1 st:s", "- offered:2 marked:1 st:s"})
 }
