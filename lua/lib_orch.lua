@@ -395,7 +395,9 @@ function O.abandon(token, delay, ignore, now)
     return false, U.fail('LOCK_LOST', 'lock_token ' .. token .. ' is invalid')
   end
   O.untag(inst, tg, now, delay, ignore)
-  O.release(inst, tok, now)
+  -- and its stickiness: the owner that hands a turn back (it cannot run
+  -- the instance's version, or it failed) is not offered it first again
+  O.release(inst, tok, now, { 'sk' })
   return inst
 end
 
@@ -428,7 +430,7 @@ end
 function O.expire(inst, now)
   local l = redis.call('HMGET', K.om(inst), 'tok', 'tg')
   O.untag(inst, l[2], now, 0, false)
-  O.release(inst, l[1], now)
+  O.release(inst, l[1], now, { 'sk' }) -- its owner may be gone: no offer first
 end
 
 -- maintain applies what time has made due: expired locks, delayed
