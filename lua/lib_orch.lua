@@ -395,9 +395,7 @@ function O.abandon(token, delay, ignore, now)
     return false, U.fail('LOCK_LOST', 'lock_token ' .. token .. ' is invalid')
   end
   O.untag(inst, tg, now, delay, ignore)
-  -- and its stickiness: the owner that hands a turn back (it cannot run
-  -- the instance's version, or it failed) is not offered it first again
-  O.release(inst, tok, now, { 'sk' })
+  O.release(inst, tok, now)
   return inst
 end
 
@@ -430,7 +428,7 @@ end
 function O.expire(inst, now)
   local l = redis.call('HMGET', K.om(inst), 'tok', 'tg')
   O.untag(inst, l[2], now, 0, false)
-  O.release(inst, l[1], now, { 'sk' }) -- its owner may be gone: no offer first
+  O.release(inst, l[1], now)
 end
 
 -- maintain applies what time has made due: expired locks, delayed

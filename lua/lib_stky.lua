@@ -1,8 +1,7 @@
 -- lib_stky: sticky routing of the orchestrator queue (duroxide.StickyRouter).
 --
 -- An ack through an owner's view records on the instance, in the om field
--- 'sk', '<sticky until ms>:<wait ms>:<owner>'; every other ack deletes it,
--- and so do an abandon and an expired lock (O.abandon, O.expire).
+-- 'sk', '<sticky until ms>:<wait ms>:<owner>'; every other ack deletes it.
 -- While the record holds, an instance that becomes fetchable is offered to
 -- its owner instead of being put into its ready partition: state
 -- 's<version>', in the owner's set osticky (scored by order, as in a ready
