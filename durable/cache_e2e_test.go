@@ -1089,6 +1089,7 @@ func TestCacheTurnDoesNotWaitForTheAckFetchPoll(t *testing.T) {
 	opts.OrchestrationConcurrency = 2
 	slow := &slowAckFetch{changed: make(chan struct{})}
 	env := durabletest.Start(t, cacheRegistry(newCounts()), durabletest.WithOptions(opts),
+		durabletest.WithAckFetch(true), // the ack-and-fetch path is what it tests
 		durabletest.WithProviderWrapper(func(p duroxide.Provider) duroxide.Provider {
 			slow.Provider = p
 			return slow

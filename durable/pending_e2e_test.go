@@ -82,6 +82,8 @@ func testE2EUnregisteredStartShowsAsPendingWithItsCause(t *testing.T, backend du
 	reg := durable.NewRegistry().MustAddOrchestration("Known", func(*durable.OrchestrationContext, string) (string, error) { return "ok", nil })
 	var sig *noteSignal
 	env := durabletest.Start(t, reg, durabletest.WithBackend(backend), // duroxide's default backoff and MaxAttempts
+		// the wrapper's notes would be hidden by the plain provider (EnvAckFetch)
+		durabletest.WithAckFetch(true),
 		durabletest.WithProviderWrapper(func(p duroxide.Provider) duroxide.Provider {
 			sig = newNoteSignal(p)
 			return sig

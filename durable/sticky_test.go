@@ -23,7 +23,8 @@ func TestStickyRoutingKeepsTurnsCached(t *testing.T) {
 	opts := durable.Options{LongPollTimeout: 100 * time.Millisecond, OrchestrationConcurrency: 4, WorkerConcurrency: 8,
 		StickyWait: time.Second}
 	reg := sequenceRegistry(5)
-	env := durabletest.Start(t, reg, durabletest.WithOptions(opts))
+	// sticky routing is a fast path the plain provider hides (EnvAckFetch)
+	env := durabletest.Start(t, reg, durabletest.WithOptions(opts), durabletest.WithAckFetch(true))
 	rts := []*durable.Runtime{env.Runtime, env.NewRuntime(t, reg, opts), env.NewRuntime(t, reg, opts)}
 	for i := range instances {
 		if err := env.Client.StartOrchestration(t.Context(), fmt.Sprint("seq-", i), "Seq", "1"); err != nil {

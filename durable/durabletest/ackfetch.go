@@ -40,8 +40,18 @@ func (c *config) runtimeProvider(p duroxide.Provider) duroxide.Provider {
 // The plain variants keep what is no fast path of the runtime: the
 // schedule store (without it the Env's client could not create schedules)
 // and the checked enqueue of a client's own calls (without it the Env's
-// client would start an instance twice, and drop request ids).
+// client would start an instance twice, and drop request ids); with a
+// provider that has them all (redisprovider), also pausing and the
+// pending-start notes, without which the Env's client could not pause an
+// instance nor say why a start waits.
 type (
+	managedPlainProvider struct {
+		PlainProvider
+		duroxide.ScheduleStore
+		duroxide.CheckedEnqueuer
+		duroxide.InstancePauser
+		duroxide.PendingStartNoter
+	}
 	scheduledPlainProvider struct {
 		PlainProvider
 		duroxide.ScheduleStore
@@ -57,12 +67,18 @@ type (
 	}
 )
 
-// plain hides p's ack-and-fetch calls: PlainProvider, keeping
-// duroxide.ScheduleStore and duroxide.CheckedEnqueuer when p has them.
+// plain hides p's ack-and-fetch calls and the runtime's other fast paths:
+// PlainProvider, keeping duroxide.ScheduleStore and duroxide.CheckedEnqueuer
+// when p has them, and duroxide.InstancePauser and duroxide.PendingStartNoter
+// too when it has all four.
 func plain(p duroxide.Provider) duroxide.Provider {
 	s, scheduled := p.(duroxide.ScheduleStore)
 	c, checked := p.(duroxide.CheckedEnqueuer)
+	pz, pausable := p.(duroxide.InstancePauser)
+	n, notes := p.(duroxide.PendingStartNoter)
 	switch {
+	case scheduled && checked && pausable && notes:
+		return managedPlainProvider{PlainProvider{p}, s, c, pz, n}
 	case scheduled && checked:
 		return scheduledCheckedPlainProvider{PlainProvider{p}, s, c}
 	case scheduled:
