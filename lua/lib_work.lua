@@ -27,21 +27,23 @@ W.MAINTAIN_BATCH = 100
 -- head of its queue and taken when it is the oldest, as in a sequence, where
 -- each turn schedules the one activity its parked worker runs. W.flush
 -- queues it when the fetch took something else. The kept entry
--- (U.kept('w')) holds its seq, queue q and, when enqueued in this call, its
--- json j.
+-- (U.kept('w')) holds its seq, queue q, order (its score once queued:
+-- W.ready) and, when enqueued in this call, its json j.
 
 -- flush queues the item kept aside, if the fetch did not take it.
 function W.flush()
   local k = U.unkeep('w')
   if k then
-    redis.call('ZADD', K.wq(k.q), k.seq, k.seq)
+    redis.call('ZADD', K.wq(k.q), U.id(k.order), k.seq)
     W.tell(k.q)
   end
 end
 
 -- ready offers an item to the fetchers that may take it (its state field
--- says 'r' already), or keeps it aside (U.keep).
-function W.ready(seq, q, sid, now)
+-- says 'r' already), or keeps it aside (U.keep). An item without session
+-- is queued by its seq shifted by its priority pr (U.shift; field pr, absent
+-- for none); session items keep their session's FIFO order.
+function W.ready(seq, q, sid, now, pr)
   if sid then
     redis.call('ZADD', K.squeue(q, sid), seq, seq)
     redis.call('ZADD', K.squeue('*', sid), seq, seq)
@@ -49,8 +51,9 @@ function W.ready(seq, q, sid, now)
     S.sync(sid, { q, '*' }, now)
     return
   end
-  if U.put_aside('w', { seq = seq, q = q }) then return end
-  redis.call('ZADD', K.wq(q), seq, seq)
+  local order = U.shift(tonumber(seq), tonumber(pr))
+  if U.put_aside('w', { seq = seq, q = q, order = order }) then return end
+  redis.call('ZADD', K.wq(q), U.id(order), seq)
   W.tell(q)
 end
 
@@ -82,17 +85,24 @@ function W.unready(seq, q, sid, now)
   redis.call('ZREM', K.wq(q), seq)
 end
 
--- enqueue adds an ActivityExecute; e and a identify it for cancellation.
-function W.enqueue(json, q, sid, inst, e, a, now)
+-- enqueue adds an ActivityExecute; e and a identify it for cancellation,
+-- name (its activity's) finds its priority, which the item keeps (field
+-- pr) for every time it is made ready again.
+function W.enqueue(json, q, sid, inst, e, a, now, name)
   local seq = U.id(redis.call('INCR', K.seq()))
   local wk = K.witem(seq)
-  redis.call('HSET', wk, 'j', json, 'q', q, 'i', inst, 'e', e, 'a', a, 'n', '0', 'st', 'r')
+  local pr = not sid and name and U.flow('pa:' .. name)
+  if pr then
+    redis.call('HSET', wk, 'j', json, 'q', q, 'i', inst, 'e', e, 'a', a, 'n', '0', 'st', 'r', 'pr', pr)
+  else
+    redis.call('HSET', wk, 'j', json, 'q', q, 'i', inst, 'e', e, 'a', a, 'n', '0', 'st', 'r')
+  end
   if sid then
     redis.call('HSET', wk, 's', sid)
     S.add_item(sid)
   end
   redis.call('ZADD', K.wact(inst), '0', e .. ':' .. a .. ':' .. seq)
-  W.ready(seq, q, sid, now)
+  W.ready(seq, q, sid, now, pr)
   local k = U.kept('w')
   if k and k.seq == seq then k.j = json end -- what W.take would read back
   return seq
@@ -146,7 +156,7 @@ end
 -- ignore undoes the attempt its fetch counted (never below 0).
 function W.unlock(seq, now, delay, ignore)
   local wk = K.witem(seq)
-  local it = redis.call('HMGET', wk, 'k', 'q', 's', 'n')
+  local it = redis.call('HMGET', wk, 'k', 'q', 's', 'n', 'pr')
   forget(it[1])
   redis.call('HDEL', wk, 'k', 'u')
   redis.call('ZREM', K.wlocked(), seq)
@@ -157,7 +167,7 @@ function W.unlock(seq, now, delay, ignore)
     U.schedule(K.wgate(), K.wdelay(), at, seq)
   else
     redis.call('HSET', wk, 'st', 'r')
-    W.ready(seq, it[2], it[3], now)
+    W.ready(seq, it[2], it[3], now, it[5])
   end
 end
 
@@ -201,9 +211,9 @@ function W.maintain(now)
   end
   for _, seq in ipairs(redis.call('ZRANGEBYSCORE', K.wdelay(), '-inf', now, 'LIMIT', 0, n)) do
     redis.call('ZREM', K.wdelay(), seq)
-    local it = redis.call('HMGET', K.witem(seq), 'q', 's')
+    local it = redis.call('HMGET', K.witem(seq), 'q', 's', 'pr')
     redis.call('HSET', K.witem(seq), 'st', 'r')
-    W.ready(seq, it[1], it[2], now)
+    W.ready(seq, it[1], it[2], now, it[3])
   end
   S.maintain(now, n)
   U.settle(K.wgate(), { K.wlocked(), K.wdelay(), K.slive() })
@@ -257,12 +267,12 @@ function W.pick(classes)
     local r = {}
     if c[1] then r = redis.call('ZRANGE', c[1], '0', '1', 'WITHSCORES') end
     if k and not c[3] and c[1] == K.wq(k.q) then
-      -- the kept item, as if queued: it sorts after r[1] unless older
-      local order = tonumber(k.seq)
+      -- the kept item, as if queued: it sorts after r[1] unless ahead
+      local order = k.order
       if not r[1] or order < tonumber(r[2]) then
-        r = { k.seq, k.seq, r[1], r[2] }
+        r = { k.seq, order, r[1], r[2] }
       else
-        r = { r[1], r[2], k.seq, k.seq }
+        r = { r[1], r[2], k.seq, order }
       end
     end
     c.seen, c.first = math.min(#r / 2, 2), r[1]

@@ -72,7 +72,8 @@ func orchestratorItem(op string, item duroxide.WorkItem) (instance string, body 
 
 // workerItem validates a message bound for the worker queue and appends its
 // arguments, in the order enqueue_worker.lua and ack_orchestration.lua read
-// them: json, tag queue, session (opt), instance, execution id, activity id.
+// them: json, tag queue, session (opt), instance, execution id, activity id,
+// activity name (the scripts find its priority by it).
 func (a *args) workerItem(op string, item duroxide.WorkItem) error {
 	if isNilItem(item) {
 		return invalid(op, "nil work item")
@@ -89,7 +90,7 @@ func (a *args) workerItem(op string, item duroxide.WorkItem) error {
 		return invalid(op, "ActivityExecute of instance %q: %v", act.Instance, err)
 	}
 	a.str(string(body)).str(queueOf(act.Tag)).opt(act.SessionID)
-	a.str(act.Instance).u64(act.ExecutionID).u64(act.ID)
+	a.str(act.Instance).u64(act.ExecutionID).u64(act.ID).str(act.Name)
 	return nil
 }
 

@@ -12,7 +12,8 @@ package redisprovider
 // open_namespace and relay_messages serve Partitioned.
 // enqueue_for_orchestrator_checked serves the optional CheckedEnqueuer.
 // The schedule_* scripts serve duroxide.ScheduleStore; pause_instance
-// serves duroxide.InstancePauser (also resume_instance).
+// serves duroxide.InstancePauser (also resume_instance); set_flow and
+// pause_name (also resume_name) serve duroxide.FlowController.
 // enqueue_for_orchestrator and enqueue_for_worker also serve the batch
 // methods, enqueue_for_orchestrator_batch and enqueue_for_worker_batch.
 // abandon_orchestration_item_with_note, get_pending_start and
@@ -59,6 +60,7 @@ const (
 	scriptMoveDue
 	scriptOpenNamespace
 	scriptPauseInstance
+	scriptPauseName
 	scriptPruneExecutions
 	scriptReadHistory
 	scriptRearmWake
@@ -66,6 +68,7 @@ const (
 	scriptRenewOrchestrationItemLock
 	scriptRenewSessionLock
 	scriptRenewWorkItemLock
+	scriptSetFlow
 	scriptScheduleClaim
 	scriptScheduleConfirm
 	scriptScheduleDelete
@@ -116,6 +119,7 @@ var scriptFiles = [scriptCount]string{
 	scriptMoveDue:                          "move_due",
 	scriptOpenNamespace:                    "open_namespace",
 	scriptPauseInstance:                    "pause_instance",
+	scriptPauseName:                        "pause_name",
 	scriptPruneExecutions:                  "prune_executions",
 	scriptReadHistory:                      "read_history",
 	scriptRearmWake:                        "rearm_wake",
@@ -123,6 +127,7 @@ var scriptFiles = [scriptCount]string{
 	scriptRenewOrchestrationItemLock:       "renew_orchestration_item_lock",
 	scriptRenewSessionLock:                 "renew_session_lock",
 	scriptRenewWorkItemLock:                "renew_work_item_lock",
+	scriptSetFlow:                          "set_flow",
 	scriptScheduleClaim:                    "schedule_claim",
 	scriptScheduleConfirm:                  "schedule_confirm",
 	scriptScheduleDelete:                   "schedule_delete",
