@@ -13,7 +13,7 @@ var (
 	_ duroxide.FlowController = (*Partitioned)(nil)
 )
 
-// resumeBatch bounds the held instances one resume_name call files again:
+// resumeBatch bounds the held instances one resume_orchestration_name call files again:
 // a name with many of them is resumed in several calls, none of which
 // blocks Redis for long.
 const resumeBatch = 500
@@ -36,7 +36,7 @@ func priorityField(op string, kind duroxide.NameKind, name string, priority int)
 }
 
 // SetPriority sets the priority of the activities or orchestrations called
-// name (duroxide.FlowController, lua/set_flow.lua).
+// name (duroxide.FlowController, lua/set_priority.lua).
 func (p *Provider) SetPriority(ctx context.Context, kind duroxide.NameKind, name string, priority int) (bool, error) {
 	const op = "set_priority"
 	field, err := priorityField(op, kind, name, priority)
@@ -67,7 +67,7 @@ func (p *Provider) SetAgingWindow(ctx context.Context, window uint64) (bool, err
 func (p *Provider) setFlow(ctx context.Context, op, field, value string) (bool, error) {
 	var a args
 	a.str(field).str(value)
-	res, err := p.run(ctx, op, scriptSetFlow, a)
+	res, err := p.run(ctx, op, scriptSetPriority, a)
 	if err != nil {
 		return false, err
 	}
@@ -79,7 +79,7 @@ func (p *Provider) setFlow(ctx context.Context, op, field, value string) (bool, 
 }
 
 // PauseOrchestrationName holds every instance of the orchestration name
-// (duroxide.FlowController, lua/pause_name.lua).
+// (duroxide.FlowController, lua/pause_orchestration_name.lua).
 func (p *Provider) PauseOrchestrationName(ctx context.Context, name string) (bool, error) {
 	changed, _, err := p.pauseName(ctx, "pause_orchestration_name", name, true)
 	return changed, err
@@ -96,7 +96,7 @@ func (p *Provider) ResumeOrchestrationName(ctx context.Context, name string) (bo
 	return changed, err
 }
 
-// pauseName runs one call of pause_name: whether the state changed and how
+// pauseName runs one call of pause_orchestration_name: whether the state changed and how
 // many instances the name holds after it.
 func (p *Provider) pauseName(ctx context.Context, op, name string, paused bool) (bool, int64, error) {
 	if name == "" {
@@ -104,7 +104,7 @@ func (p *Provider) pauseName(ctx context.Context, op, name string, paused bool) 
 	}
 	var a args
 	a.str(name).flag(paused).int(resumeBatch)
-	res, err := p.run(ctx, op, scriptPauseName, a)
+	res, err := p.run(ctx, op, scriptPauseOrchestrationName, a)
 	if err != nil {
 		return false, 0, err
 	}

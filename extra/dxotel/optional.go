@@ -53,6 +53,7 @@ var optional = [...]reflect.Type{
 	reflect.TypeFor[duroxide.OrchestrationAckReporter](),
 	reflect.TypeFor[duroxide.ScheduleStore](),
 	reflect.TypeFor[duroxide.InstancePauser](),
+	reflect.TypeFor[duroxide.FlowController](),
 }
 
 // present instantiates a pass-through whose interface the inner provider
@@ -75,7 +76,7 @@ type instrumented interface {
 
 // wrapped is the instrumented provider with one pass-through per optional
 // interface, each present or absent.
-type wrapped[A, B, C, D, E, F, G, H, I context.Context] struct {
+type wrapped[A, B, C, D, E, F, G, H, I, J context.Context] struct {
 	instrumented
 	orchestrationAckFetch[A]
 	workAckFetch[B]
@@ -86,13 +87,14 @@ type wrapped[A, B, C, D, E, F, G, H, I context.Context] struct {
 	orchestrationAckReport[G]
 	scheduleStore[H]
 	instancePauser[I]
+	flowController[J]
 }
 
 // assemble is the last step: every type argument chosen.
-func assemble[A, B, C, D, E, F, G, H, I context.Context](w *provider, _ uint) Provider {
-	return &wrapped[A, B, C, D, E, F, G, H, I]{w, orchestrationAckFetch[A]{w}, workAckFetch[B]{w}, batchEnqueue[C]{w},
+func assemble[A, B, C, D, E, F, G, H, I, J context.Context](w *provider, _ uint) Provider {
+	return &wrapped[A, B, C, D, E, F, G, H, I, J]{w, orchestrationAckFetch[A]{w}, workAckFetch[B]{w}, batchEnqueue[C]{w},
 		lazyHistoryFetch[D]{w}, checkedEnqueue[E]{w}, pendingStartNote[F]{w}, orchestrationAckReport[G]{w},
-		scheduleStore[H]{w}, instancePauser[I]{w}}
+		scheduleStore[H]{w}, instancePauser[I]{w}, flowController[J]{w}}
 }
 
 // withCapabilities returns w as a value whose type implements exactly the
@@ -134,7 +136,10 @@ func with7[A, B, C, D, E, F, G context.Context](w *provider, m uint) Provider {
 	return pick(m, 7, with8[A, B, C, D, E, F, G, present], with8[A, B, C, D, E, F, G, absent])(w, m)
 }
 func with8[A, B, C, D, E, F, G, H context.Context](w *provider, m uint) Provider {
-	return pick(m, 8, assemble[A, B, C, D, E, F, G, H, present], assemble[A, B, C, D, E, F, G, H, absent])(w, m)
+	return pick(m, 8, with9[A, B, C, D, E, F, G, H, present], with9[A, B, C, D, E, F, G, H, absent])(w, m)
+}
+func with9[A, B, C, D, E, F, G, H, I context.Context](w *provider, m uint) Provider {
+	return pick(m, 9, assemble[A, B, C, D, E, F, G, H, I, present], assemble[A, B, C, D, E, F, G, H, I, absent])(w, m)
 }
 
 // capabilities is the mask of the optional interfaces p implements: bit i

@@ -1,4 +1,5 @@
--- pause_name: pauses or resumes an orchestration name (also resume_name).
+-- pause_orchestration_name: pauses or resumes an orchestration name (also
+-- resume_orchestration_name).
 -- Pausing sets the flow field 'z:<name>' (K.flow(), since ms): an instance
 -- of the name is held (state 'z', listed in K.nheld(name)) when it is next
 -- filed ready (make_ready, which reads the flag with its record) or, filed

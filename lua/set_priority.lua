@@ -1,5 +1,6 @@
--- set_flow: sets or clears one flow setting (K.flow(), docs/flow-control.md):
--- the priority of an activity or orchestration name, or the aging window.
+-- set_priority: sets or clears one flow setting (K.flow(),
+-- docs/flow-control.md): the priority of an activity or orchestration name,
+-- or the aging window (also set_aging_window).
 -- Filing reads them (U.flow), so what is queued keeps its place: an
 -- activity keeps the priority it was enqueued with, an orchestration
 -- instance takes its name's the next time it is filed ready.
