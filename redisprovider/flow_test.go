@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -227,14 +228,21 @@ func TestPauseOrchestrationName(t *testing.T) {
 	t.Parallel()
 	m, _ := newMiniProvider(t)
 	url := "redis://" + m.Addr() + "/0"
-	for name, open := range map[string]func(ctx context.Context) (flowProvider, error){
+	opens := map[string]func(ctx context.Context) (flowProvider, error){
 		"provider": func(ctx context.Context) (flowProvider, error) {
 			return New(ctx, Options{URL: url, Namespace: "npause"})
 		},
 		"partitioned": func(ctx context.Context) (flowProvider, error) {
 			return NewPartitioned(ctx, Options{URL: url, Namespace: "npause-p", Partitions: 3})
 		},
-	} {
+	}
+	if real := os.Getenv("DUROXIDE_REDIS_URL"); real != "" {
+		ns := fmt.Sprintf("npause-%d", time.Now().UnixNano())
+		opens["redis"] = func(ctx context.Context) (flowProvider, error) {
+			return New(ctx, Options{URL: real, Namespace: ns})
+		}
+	}
+	for name, open := range opens {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
