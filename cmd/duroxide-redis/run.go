@@ -34,7 +34,7 @@ type command struct {
 }
 
 // commandOrder is the order in which help lists the commands.
-var commandOrder = []string{"instances", "show", "history", "tree", "stats", "ui", "start", "raise", "enqueue", "cancel", "pause", "resume", "delete", "prune", "schedules", "functions"}
+var commandOrder = []string{"instances", "show", "history", "tree", "stats", "ui", "start", "raise", "enqueue", "cancel", "pause", "resume", "delete", "prune", "schedules", "flow", "functions"}
 
 // commands is the subcommand table.
 func commands() map[string]command {
@@ -54,6 +54,7 @@ func commands() map[string]command {
 		"delete":    {"INSTANCE [--force] | --completed-before T", "delete an instance tree, or old terminal ones", runDelete},
 		"prune":     {"INSTANCE|--all --keep-last N", "delete old executions, keeping the newest N", runPrune},
 		"schedules": {"list | VERB ID [--cron C | --every D ...]", "schedules that start an orchestration on cron times or an interval; VERB: describe, create, update, pause, resume, trigger, delete", runSchedules},
+		"flow":      {"list | priority activity|orchestration NAME P | window N | pause NAME | resume NAME", "priorities by activity and orchestration name (0..10, higher fetched first, aged by the window), and pausing every instance of an orchestration name", runFlow},
 		"functions": {"[--delete-stale]", "list (or delete) function libraries of older versions", runFunctions},
 	}
 }
