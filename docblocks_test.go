@@ -69,6 +69,7 @@ var docHolders = map[string]docHolder{
 	"README.md#Schedules":                   {file: "durable/durabletest/readme_schedules_test.go", fn: "TestNightlyReport"},
 	"docs/schedules.md#Schedules":           {file: "durable/durabletest/readme_schedules_test.go", fn: "TestNightlyReport"},
 	"docs/schedules.md#Pausing an instance": {file: "durable/durabletest/readme_pause_test.go", fn: "TestPauseAnApproval"},
+	"docs/flow-control.md#Flow control: priorities and pausing an orchestration": {file: "durable/durabletest/readme_flow_test.go", fn: "TestFlowControlDoc"},
 	"redisprovider/redislog.go:RedisLogger": {file: "docblocks_holders_test.go", fn: "docRedisLogger",
 		compileOnly: "it sets go-redis's process-wide logger, which a test cannot restore"},
 	"durable/durabletest/backend.go:Each": {file: "durable/docblocks_test.go", fn: "TestDocDurabletestEach"},
