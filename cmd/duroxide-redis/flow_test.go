@@ -35,6 +35,8 @@ func TestFlowCommands(t *testing.T) {
 	if got := decode[flowJSON](t, d.cli("flow", "list", "--json")); got.PausedNames["Waiter"].Since == nil {
 		t.Fatalf("flow list --json while Waiter is paused: %+v", got)
 	}
+	ts, _ := d.ui(t, uiOptions{})
+	get(t, ts, "/instances/fw-1", 200, `id="paused"`, "Paused (orchestration)")
 	expect(t, d.cli("flow", "resume", "Waiter"), 0, "orchestration resumed: Waiter")
 	if st := d.wait(t, "fw-1"); st.Status != durable.StatusCompleted || st.Output != `"x"` {
 		t.Fatalf("fw-1 ended %v with %q", st.Status, st.Output)
