@@ -22,7 +22,7 @@ type flowJSON struct {
 
 type namePauseJSON struct {
 	Since *string `json:"since"`
-	Held  uint64 `json:"held"`
+	Held  uint64  `json:"held"`
 }
 
 // runFlow shows and changes the flow settings: priorities by activity and
