@@ -387,3 +387,47 @@ func TestPriorityWeighsTheInstanceKeptAside(t *testing.T) {
 		}
 	}
 }
+
+// A limited activity with a priority: it waits in its limit group, and the
+// group is weighed against the plain items of its queue by its first item's
+// priority-shifted order, as a plain item is. Within the group, priority
+// orders too. A group the limit holds back does not hold back the others.
+func TestPriorityOrdersLimitedItems(t *testing.T) {
+	t.Parallel()
+	_, p := newMiniProvider(t)
+	ctx := context.Background()
+	if err := p.SetLimit(ctx, duroxide.Limit{Name: "lim", Concurrency: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.SetPriority(ctx, duroxide.ActivityName, "lim", 5); err != nil {
+		t.Fatal(err)
+	}
+	items := []duroxide.WorkItem{act("lo", 1), act("lim", 2), act("lo", 3), act("lim", 4), act("lim", 5)}
+	if err := p.EnqueueForWorkerBatch(ctx, items); err != nil {
+		t.Fatal(err)
+	}
+	// lim2 and lim4 go first; lim5 waits for a lease, so the plain items follow
+	var got []string
+	var tokens []string
+	for range 4 {
+		wi, err := p.FetchWorkItem(ctx, time.Minute, 0, nil, duroxide.DefaultOnly())
+		if err != nil || wi == nil {
+			t.Fatalf("fetch after %v: %+v %v", got, wi, err)
+		}
+		a := wi.Item.(duroxide.ActivityExecute)
+		got = append(got, fmt.Sprintf("%s%d", a.Name, a.ID))
+		tokens = append(tokens, wi.LockToken)
+	}
+	if want := []string{"lim2", "lim4", "lo1", "lo3"}; !slices.Equal(got, want) {
+		t.Fatalf("fetch order %v, want %v", got, want)
+	}
+	// a lease given back: lim5 comes out
+	if err := p.AbandonWorkItem(ctx, tokens[0], 0, false); err != nil {
+		t.Fatal(err)
+	}
+	// lim2, abandoned, is ready again ahead of lim5 (its older seq, same priority)
+	wi, err := p.FetchWorkItem(ctx, time.Minute, 0, nil, duroxide.DefaultOnly())
+	if err != nil || wi == nil || wi.Item.(duroxide.ActivityExecute).ID != 2 {
+		t.Fatalf("fetch after the abandon %+v %v, want lim2", wi, err)
+	}
+}
