@@ -64,6 +64,8 @@ var families = []family{
 	{"duewake", "duewake", nil, "ZSET: the due loops' wake-up marker, set when something becomes due before duenext"},
 	{"ogate", "ogate", nil, "STRING: lower bound of the earliest score in olocked, odelay and ofut ('n': none), see U.gate"},
 	{"wgate", "wgate", nil, "STRING: lower bound of the earliest score in wlocked, wdelay, slive and lwait ('n': none), see U.gate"},
+	{"flow", "flow", nil, "HASH: flow settings by name (docs/flow-control.md): 'pa:<activity>' and 'po:<orchestration>' priority (1..10), 'W' the aging window, 'z:<orchestration>' the name paused since ms; absent while nothing is set, so filing and fetching check one EXISTS"},
+	{"nheld", "nheld", []partKind{str}, "ZSET: instances held because their orchestration name is paused (instance -> held at ms), filed again when the name is resumed"},
 	{"meta", "meta", nil, "HASH: the namespace's layout, fixed at creation (partitions, tags); kept in the namespace's own tag, which is partition 0's only with one partition"},
 
 	// messages between partitions (partitions.go)
@@ -106,8 +108,8 @@ var families = []family{
 
 	// flow control at dispatch (lua/lib_lim.lua, docs/flow-control.md)
 	{"lim", "lim", nil, "HASH: limits per activity name (name -> '<concurrency> <rate per s> <burst>', 0: none); on a partitioned namespace each partition holds its share"},
-	{"lgq", "lgq", []partKind{str, str}, "ZSET: ready items of one limit group in one tag queue (seq -> seq); a group is '<#name>:<name>', then '+<limit key>' when the activity has one"},
-	{"lgr", "lgr", []partKind{str}, "ZSET: limit groups of one tag queue that may run one more item and have a ready item (group -> seq of the first)"},
+	{"lgq", "lgq", []partKind{str, str}, "ZSET: ready items of one limit group in one tag queue (seq -> its order: the seq shifted by its priority, U.shift); a group is '<#name>:<name>', then '+<limit key>' when the activity has one"},
+	{"lgr", "lgr", []partKind{str}, "ZSET: limit groups of one tag queue that may run one more item and have a ready item (group -> order of the first)"},
 	{"lrun", "lrun", nil, "HASH: leases held per limit group (group -> locked items)"},
 	{"lbkt", "lbkt", nil, "HASH: token bucket per rate-limited group (group -> '<tokens> <at ms>')"},
 	{"lwait", "lwait", nil, "ZSET: limit groups out of tokens with a lease free (group -> when the next token is due), under wgate"},
@@ -241,6 +243,14 @@ func (k Keys) SchedulesBuffered() string { return k.build("schb") }
 
 // ScheduleFirings names the recent firings of a schedule.
 func (k Keys) ScheduleFirings(id string) string { return k.build("schf", id) }
+
+// Flow names the namespace's flow settings by name: priorities of activity
+// and orchestration names, the aging window, paused orchestration names.
+func (k Keys) Flow() string { return k.build("flow") }
+
+// NameHeld names the index of the instances held because their
+// orchestration name is paused.
+func (k Keys) NameHeld(name string) string { return k.build("nheld", name) }
 
 // Meta names the namespace's layout record (see NamespaceLayout).
 func (k Keys) Meta() string { return k.build("meta") }

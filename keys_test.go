@@ -84,6 +84,8 @@ func TestKeysGoAndLuaAgree(t *testing.T) {
 		{"ichildren", []string{"i"}, k.Children("i")},
 		{"iterminal", nil, k.Terminal()},
 		{"meta", nil, k.Meta()},
+		{"flow", nil, k.Flow()},
+		{"nheld", []string{"Ord:er"}, k.NameHeld("Ord:er")},
 		{"obox", nil, k.Outbox()},
 		{"rmark", nil, k.RelayMarks()},
 		{"request", []string{"r:1"}, k.Request("r:1")},

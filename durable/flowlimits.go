@@ -2,24 +2,9 @@ package durable
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
-
-// ErrNoFlowLimiter classifies a limit call on a provider that cannot limit
-// dispatch (one without duroxide.FlowLimiter).
-var ErrNoFlowLimiter = errors.New("durable: the provider cannot limit dispatch")
-
-// limiter is the client's provider as a flow limiter.
-func (c *Client) limiter(op string) (duroxide.FlowLimiter, error) {
-	p, ok := c.p.(duroxide.FlowLimiter)
-	if !ok {
-		return nil, fmt.Errorf("%s: %w", op, ErrNoFlowLimiter)
-	}
-	return p, nil
-}
 
 // SetLimit bounds how many activities named l.Name run at once across every
 // runtime of the namespace, and how fast they start (docs/flow-control.md).
@@ -27,7 +12,7 @@ func (c *Client) limiter(op string) (duroxide.FlowLimiter, error) {
 // under an older limit of the name follow this one. A bad limit (negative,
 // empty name, a rate without burst) is an ErrInvalidInput error.
 func (c *Client) SetLimit(ctx context.Context, l duroxide.Limit) error {
-	p, err := c.limiter("set_limit")
+	p, err := c.flow("set_limit")
 	if err != nil {
 		return err
 	}
@@ -37,7 +22,7 @@ func (c *Client) SetLimit(ctx context.Context, l duroxide.Limit) error {
 // DeleteLimit removes the limit of activity name; its queued activities
 // are no longer held back. It reports whether there was one.
 func (c *Client) DeleteLimit(ctx context.Context, name string) (bool, error) {
-	p, err := c.limiter("delete_limit")
+	p, err := c.flow("delete_limit")
 	if err != nil {
 		return false, err
 	}
@@ -46,7 +31,7 @@ func (c *Client) DeleteLimit(ctx context.Context, name string) (bool, error) {
 
 // Limits lists the limits set, by activity name.
 func (c *Client) Limits(ctx context.Context) ([]duroxide.Limit, error) {
-	p, err := c.limiter("limits")
+	p, err := c.flow("limits")
 	if err != nil {
 		return nil, err
 	}

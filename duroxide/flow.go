@@ -19,17 +19,94 @@ type Limit struct {
 	Burst int
 }
 
-// FlowLimiter is an optional extension of Provider that limits dispatch per
-// activity name. The limits live in the store, so every process of a
-// namespace obeys the same ones; an item is bound by the limit its name had
-// when it was enqueued. When an activity was scheduled with a limit key,
-// the limit of its name applies to each key value on its own (a limit per
-// customer, say). A limited item does not hold back the items behind it:
-// while its name is at its limit, the fetch hands out the next eligible item.
+// NameKind says whose name a priority belongs to (FlowController).
+type NameKind int
+
+const (
+	// ActivityName: the priority of the activities of that name.
+	ActivityName NameKind = iota + 1
+	// OrchestrationName: the priority of the instances of that
+	// orchestration.
+	OrchestrationName
+)
+
+// String names the kind as the CLI writes it.
+func (k NameKind) String() string {
+	switch k {
+	case ActivityName:
+		return "activity"
+	case OrchestrationName:
+		return "orchestration"
+	}
+	return "unknown"
+}
+
+// MaxPriority is the highest priority; 0, the default, is the lowest.
+const MaxPriority = 10
+
+// DefaultAgingWindow is the aging window of a store where none is set.
+const DefaultAgingWindow = 1000
+
+// NamePause is the pause state of one orchestration name.
+type NamePause struct {
+	// SinceMs is when the name was paused (the store's clock, Unix ms).
+	SinceMs uint64
+	// Held counts the instances of the name held so far. An instance is
+	// counted once a message makes it fetchable (or a fetch picks it): one
+	// that waits for nothing is not held yet, and is when it next would run.
+	Held uint64
+}
+
+// FlowSettings are a store's flow settings (FlowController.FlowSettings).
+type FlowSettings struct {
+	// ActivityPriorities and OrchestrationPriorities map a name to its
+	// priority (1..MaxPriority); a name absent has priority 0.
+	ActivityPriorities      map[string]int
+	OrchestrationPriorities map[string]int
+	// AgingWindow is how far one priority step moves work ahead, in the
+	// store's enqueue sequence: DefaultAgingWindow unless set.
+	AgingWindow uint64
+	// PausedNames maps each paused orchestration name to its pause.
+	PausedNames map[string]NamePause
+}
+
+// FlowController is an optional extension of Provider that keeps flow
+// settings by name in the store, so every process that shares the store
+// applies the same ones: limits per activity name, priorities by activity
+// and orchestration name, and pausing an orchestration name. It is one
+// interface, not one per feature, because wrappers that pass optional
+// interfaces through (extra/dxotel) build one variant per combination.
 //
-// A negative or non-finite bound, an empty name, or a rate without burst is
-// an ErrInvalidInput error naming the operation and the name.
-type FlowLimiter interface {
+// Limits: a limit bounds dispatch per activity name. An item is bound by
+// the limit its name had when it was enqueued. When an activity was
+// scheduled with a limit key, the limit of its name applies to each key
+// value on its own (a limit per customer, say). A limited item does not
+// hold back the items behind it: while its name is at its limit, the fetch
+// hands out the next eligible item. A negative or non-finite bound, an
+// empty name, or a rate without burst is an ErrInvalidInput error naming
+// the operation and the name.
+//
+// Priorities: work of a higher priority is fetched first from its queue,
+// in the order it was enqueued within a priority. Each priority step moves
+// work AgingWindow places ahead in the store's enqueue sequence (the
+// sequence that orders all enqueued work): work of priority p is overtaken
+// by at most (q-p)*AgingWindow items of priority q enqueued after it, so
+// low priority work is never starved. An activity takes its name's
+// priority when it is scheduled and keeps it through retries; an
+// orchestration instance takes its name's priority each time a message
+// makes it fetchable. Activities of a session keep their session's order.
+//
+// Pausing an orchestration name holds every instance of it, running ones
+// and new starts alike, as InstancePauser holds one instance: messages and
+// timers are kept, no turn runs, the status is unchanged; a turn already
+// fetched commits. Resuming the name delivers what was held. An instance
+// held by its name reports Paused, with NamePaused, in its PauseState.
+//
+// Every setter reports whether it changed anything. An empty name, a kind
+// other than ActivityName or OrchestrationName, or a priority outside
+// 0..MaxPriority is an ErrInvalidInput error naming the operation and the
+// name.
+type FlowController interface {
 	// SetLimit sets (or replaces) the limit of l.Name.
 	SetLimit(ctx context.Context, l Limit) error
 	// DeleteLimit removes the limit of name; true when there was one. Items
@@ -37,4 +114,15 @@ type FlowLimiter interface {
 	DeleteLimit(ctx context.Context, name string) (bool, error)
 	// Limits lists the limits set, by name.
 	Limits(ctx context.Context) ([]Limit, error)
+	// SetPriority sets the priority of the activities or orchestrations
+	// called name; 0 removes it.
+	SetPriority(ctx context.Context, kind NameKind, name string, priority int) (bool, error)
+	// SetAgingWindow sets the aging window; 0 restores DefaultAgingWindow.
+	SetAgingWindow(ctx context.Context, window uint64) (bool, error)
+	// PauseOrchestrationName pauses every instance of the orchestration.
+	PauseOrchestrationName(ctx context.Context, name string) (bool, error)
+	// ResumeOrchestrationName resumes the orchestration's instances.
+	ResumeOrchestrationName(ctx context.Context, name string) (bool, error)
+	// FlowSettings reads the store's flow settings.
+	FlowSettings(ctx context.Context) (FlowSettings, error)
 }

@@ -4,11 +4,17 @@ import "context"
 
 // PauseState is the pause state of one instance (InstancePauser).
 type PauseState struct {
-	// Paused: the instance is held; no turn of it runs until it is resumed.
+	// Paused: the instance is held; no turn of it runs until it is resumed
+	// (and its orchestration name, if NamePaused).
 	Paused bool
 	// SinceMs is when it was paused (the store's clock, Unix ms); 0 when
-	// not paused.
+	// not paused. When only its name is paused, the name's pause time.
 	SinceMs uint64
+	// NamePaused: the instance's orchestration name is paused
+	// (FlowController.PauseOrchestrationName), which holds it whether or
+	// not the instance itself is; resuming the instance alone does not
+	// release it then.
+	NamePaused bool
 	// Held counts the messages waiting for the instance's next turn (timers
 	// not yet due included), paused or not.
 	Held uint64

@@ -49,7 +49,7 @@ type ActivityExecute struct {
 	// Tag nil: the default (untagged) queue. Non-nil: only workers whose TagFilter
 	// matches the tag may fetch it.
 	Tag *string `dx:"tag,omitempty"`
-	// LimitKey nil: the activity's name's limit (FlowLimiter) applies to it
+	// LimitKey nil: the activity's name's limit (FlowController) applies to it
 	// with every other activity of the name. Non-nil: the limit applies per
 	// key value. A field of this port's work item only: no history event
 	// records it (the key is omitted when nil, so the JSON stays duroxide's).

@@ -10,7 +10,8 @@
 --          custom status mode ('0' none, '1' set, '2' clear), value,
 --          n events, then n x (event id, json),
 --          n worker items, then n x (json, queue, session ('' none, else
---            '+' .. id), instance, execution id, activity id),
+--            '+' .. id), instance, execution id, activity id, activity
+--            name, which finds its priority),
 --          n orchestrator items, then n x (instance, json, visible at ms or
 --            '0' for now),
 --          n cancelled, then n x (instance, execution id, activity id),

@@ -6,5 +6,6 @@
 -- ARGV     instance
 -- Reply    nil for an unknown instance, else {name, version, current
 --          execution, created, updated, parent, status, output, paused
---          since (nil when not paused), held}
+--          since (nil when not paused), held, name paused since (nil when
+--          its orchestration name is not paused)}
 return I.info(U.arg())

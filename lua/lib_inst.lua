@@ -89,12 +89,14 @@ end
 -- when not paused), held}, or false for an unknown instance. The pause
 -- state is the record's flag 'pz' (pause_instance) and the number of
 -- messages waiting for the next turn (those of oq, the count
--- InstancePauseState reads).
+-- InstancePauseState reads); then since when its orchestration name is
+-- paused (false: it is not).
 function I.info(inst)
   local r = redis.call('HMGET', K.inst(inst), 'name', 'ver', 'cur', 'created', 'updated', 'parent', 'pz')
   if not r[3] then return false end
   local e = redis.call('HMGET', K.exec(inst, r[3]), 'st', 'out')
-  return { r[1], r[2], r[3], r[4], r[5], r[6], e[1] or 'Running', e[2], r[7], redis.call('ZCARD', K.oq(inst)) }
+  local np = r[1] and U.flow('z:' .. r[1])
+  return { r[1], r[2], r[3], r[4], r[5], r[6], e[1] or 'Running', e[2], r[7], redis.call('ZCARD', K.oq(inst)), np }
 end
 
 -- set_parent records the parent of inst (old: the one recorded, created:

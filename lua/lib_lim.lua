@@ -81,9 +81,9 @@ end
 -- list files group g in tag queue q's group index by its first ready item
 -- when open, else withdraws it, and tells q's fetchers of a group listed anew.
 function L.list(g, q, open)
-  local head = open and redis.call('ZRANGE', K.lgq(q, g), '0', '0')[1]
-  if head then
-    if redis.call('ZADD', K.lgr(q), head, g) == 1 then W.tell(q) end
+  local head = open and redis.call('ZRANGE', K.lgq(q, g), '0', '0', 'WITHSCORES')
+  if head and head[1] then
+    if redis.call('ZADD', K.lgr(q), head[2], g) == 1 then W.tell(q) end
   else
     redis.call('ZREM', K.lgr(q), g)
   end
@@ -96,16 +96,19 @@ function L.sync(g, now)
   for _, q in ipairs(redis.call('SMEMBERS', K.wqueues())) do L.list(g, q, open) end
 end
 
--- ready queues the ready item seq of tag queue q in its group g. Behind
--- an older item it changes nothing in the group index.
-function L.ready(seq, q, g, now)
+-- ready queues the ready item seq of tag queue q in its group g at order
+-- (its seq shifted by its priority, W.ready): groups and the queue's plain
+-- items are weighed by the same scores. Behind an earlier item it changes
+-- nothing in the group index.
+function L.ready(seq, q, g, now, order)
   local gq = K.lgq(q, g)
-  redis.call('ZADD', gq, seq, seq)
+  order = U.id(order or tonumber(seq))
+  redis.call('ZADD', gq, order, seq)
   redis.call('SADD', K.wqueues(), q)
   U.count('w_lim', 1)
   if redis.call('ZRANGE', gq, '0', '0')[1] ~= seq then return end
   if L.open(g, now) then
-    if redis.call('ZADD', K.lgr(q), seq, g) == 1 then W.tell(q) end
+    if redis.call('ZADD', K.lgr(q), order, g) == 1 then W.tell(q) end
   else
     redis.call('ZREM', K.lgr(q), g)
   end

@@ -10,9 +10,11 @@
 --   's<version>' offered to its sticky owner alone (lib_stky.lua)
 --   'p<version>' ready as 'r', and still preferred by its sticky owner
 --   'l'          locked: in olocked
---   'z'          held: its instance is paused (record field 'pz'), in no
---                index, so no fetch sees it; messages keep arriving and
---                resuming files it again (O.reindex)
+--   'z'          held: its instance is paused (record field 'pz') or its
+--                orchestration name is (flow field 'z:<name>', listed in
+--                K.nheld(name)), in no index, so no fetch sees it;
+--                messages keep arriving and resuming files it again
+--                (O.reindex)
 --   absent       no pending message
 -- Ready partitions are keyed by the pinned version of the instance's current
 -- execution, so a fetch with a capability filter looks only at compatible
@@ -169,7 +171,7 @@ end
 -- (optional) holds more field, value pairs of om to write with its state: a
 -- new message's body costs no HSET of its own.
 function O.file_ready(inst, ver, order, st, extra)
-  redis.call('ZADD', K.oready(ver), order, inst)
+  redis.call('ZADD', K.oready(ver), U.id(order), inst)
   if ver ~= '' then redis.call('HSET', K.overs(), ver, '1') end
   redis.call('HSET', K.om(inst), 'st', st, unpack(extra or {}))
   O.arm_ready(ver)
@@ -207,13 +209,46 @@ function O.flush(now)
   O.file_ready(k.inst, k.ver, k.order, 'r' .. k.ver)
 end
 
+-- START and QUEUED open the JSON of a StartOrchestration and a QueueMessage
+-- (duroxide's wire format: the variant's name is the object's only key).
+local START = '{"StartOrchestration":'
+local QUEUED = '{"QueueMessage":'
+
+-- start_name returns the orchestration name of a StartOrchestration's
+-- json, or false: what names an instance without record. Decoded only in a
+-- namespace with flow settings.
+local function start_name(json)
+  if not json or string.sub(json, 1, #START) ~= START or not U.flowing() then return false end
+  local ok, v = pcall(cjson.decode, json)
+  if not ok or type(v) ~= 'table' or type(v.StartOrchestration) ~= 'table' then return false end
+  local name = v.StartOrchestration.orchestration
+  if type(name) ~= 'string' then return false end
+  return name
+end
+
+-- flow returns the priority of orchestration name (0: none) and whether
+-- the name is paused (false name: unknown, neither).
+function O.flow(name)
+  if not name then return 0, false end
+  return tonumber(U.flow('po:' .. name)) or 0, U.flow('z:' .. name) ~= false
+end
+
+-- hold_by_name holds inst, in no index, because its orchestration name is
+-- paused: listed for the resume of the name, which files it again.
+local function hold_by_name(inst, name, now, extra)
+  redis.call('ZADD', K.nheld(name), U.id(now), inst)
+  redis.call('HSET', K.om(inst), 'st', 'z', unpack(extra or {}))
+end
+
 -- make_ready makes an unlocked instance fetchable at position order (the
--- seq of its oldest visible message): offered to its sticky owner first
+-- seq of its oldest visible message, shifted by its orchestration name's
+-- priority: U.shift): offered to its sticky owner first
 -- when it has one, else ready in the partition of its pinned version (or
 -- kept aside, see U.keep). Optional, in opt: extra as for O.file_ready;
 -- vis, the visible messages as O.take reads them, which a take of the kept
 -- instance then uses; norec, the caller saw the instance has no record
--- (O.partition); sk, the sticky record as the caller read it (T.offer).
+-- (O.partition); sk, the sticky record as the caller read it (T.offer);
+-- start, the json of a start that names an instance without record.
 local function make_ready(inst, order, now, opt)
   local extra = opt.extra
   local ver, paused, rec = O.partition(inst, opt.norec)
@@ -222,6 +257,10 @@ local function make_ready(inst, order, now, opt)
     redis.call('HSET', K.om(inst), 'st', 'z', unpack(extra or {}))
     return
   end
+  local name = rec[1] or start_name(opt.start)
+  local prio, held = O.flow(name)
+  if held then return hold_by_name(inst, name, now, extra) end
+  order = U.shift(order, prio)
   local sk = opt.sk
   if sk == nil then sk = redis.call('HGET', K.om(inst), 'sk') or false end
   -- sticky to the owner whose fetch it would be kept for: kept, not offered
@@ -278,12 +317,6 @@ function O.reindex(inst, now)
   if not file_instance(inst, now) and st then redis.call('HDEL', om, 'st') end
 end
 
-
--- START and QUEUED open the JSON of a StartOrchestration and a QueueMessage
--- (duroxide's wire format: the variant's name is the object's only key).
-local START = '{"StartOrchestration":'
-local QUEUED = '{"QueueMessage":'
-
 -- enqueue adds a message for inst, visible at vis. A locked instance is not
 -- indexed: releasing its lock does that; a held (paused) one neither:
 -- resuming does. A start for an instance without a
@@ -312,7 +345,7 @@ function O.enqueue(inst, json, vis, now)
   if c ~= 'l' and c ~= 'r' and c ~= 's' and c ~= 'p' and c ~= 'z' then
     if vis <= now then
       O.unindex(inst, st)
-      return make_ready(inst, seq, now, { extra = body, norec = norec, sk = sk })
+      return make_ready(inst, tonumber(seq), now, { extra = body, norec = norec, sk = sk, start = norec and json })
     end
     if not st or vis < tonumber(redis.call('ZSCORE', K.odelay(), inst)) then
       return make_delayed(inst, vis, now, body)
@@ -603,7 +636,8 @@ end
 
 -- take locks inst (ready in partition ver) for token, tags its visible
 -- messages and returns the fetch reply; nil when only orphan QueueMessages
--- were visible (they are dropped). dropped collects {inst, count} for logging.
+-- were visible (they are dropped), or when its orchestration name is paused
+-- (it is held: filed before the pause). dropped collects {inst, count} for logging.
 -- Its second result says whether partition ver still has instances ready
 -- (nil: not read). lazy puts the history's cursor where the events go
 -- (history_of, incarnation).
@@ -619,6 +653,11 @@ function O.take(inst, ver, token, lock_ms, now, dropped, lazy)
   else
     left = O.unindex(inst, 'r' .. ver)
     rec = redis.call('HMGET', K.inst(inst), unpack(O.RECORD))
+  end
+  -- filed before its orchestration name was paused: held now
+  if select(2, O.flow(rec[1])) then
+    hold_by_name(inst, rec[1], now)
+    return nil, left
   end
   local om = K.om(inst)
   -- without a record, the latest execution, as Read sees it; without one
@@ -637,6 +676,19 @@ function O.take(inst, ver, token, lock_ms, now, dropped, lazy)
     at[vis[i]] = vis[i + 1]
   end
   local body, tries = messages(inst, seqs)
+  if not rec[1] and U.flowing() then
+    -- no record: the start among its messages names it
+    for _, seq in ipairs(seqs) do
+      local name = start_name(body[seq])
+      if name then
+        if select(2, O.flow(name)) then
+          hold_by_name(inst, name, now)
+          return nil, left
+        end
+        break
+      end
+    end
+  end
   local n
   seqs, n = drop_orphans(inst, seqs, body, has_history)
   if n > 0 then
@@ -784,10 +836,13 @@ end
 -- returns the history's cursor instead of its events (O.take).
 function O.fetch(token, lock_ms, enc, fid, lazy, now, pass, owner)
   O.maintain(now)
-  local dropped = {}
+  local dropped, full = {}, true
   for _ = 1, O.MAINTAIN_BATCH do
     local inst, ver, ready = T.pick(owner, enc, token)
-    if not inst then break end
+    if not inst then
+      full = false
+      break
+    end
     local res, left = O.take(inst, ver, token, lock_ms, now, dropped, lazy)
     if res then
       res[#res + 1] = dropped
@@ -801,5 +856,9 @@ function O.fetch(token, lock_ms, enc, fid, lazy, now, pass, owner)
       return res
     end
   end
-  return { 0, now, O.idle(fid, enc, now), dropped }
+  local wake = O.idle(fid, enc, now)
+  -- a whole batch of instances held or dropped, and more may be ready: a
+  -- fetcher runs again now rather than at its refresh
+  if full then U.ready(K.owake(fid)) end
+  return { 0, now, wake, dropped }
 end

@@ -118,6 +118,38 @@ function U.memo(name, read)
   return v
 end
 
+-- Flow settings by name (K.flow(), docs/flow-control.md): priorities of
+-- activity and orchestration names, the aging window, paused orchestration
+-- names. A namespace where none is set has no such hash, so what files or
+-- fetches work pays one EXISTS per call for them, and reads a field only
+-- when the hash exists (each once per call).
+
+-- WINDOW is the aging window when none is set: a priority step moves an
+-- item this many sequence numbers ahead (U.shift).
+U.WINDOW = 1000
+
+-- flowing reports whether the namespace has any flow setting.
+function U.flowing()
+  return U.memo('flow', function() return redis.call('EXISTS', K.flow()) == 1 end)
+end
+
+-- flow returns the flow setting field (false: unset).
+function U.flow(field)
+  if not U.flowing() then return false end
+  return U.memo('flow:' .. field, function() return redis.call('HGET', K.flow(), field) end)
+end
+
+-- shift returns the ready score of an entry at order (the seq that files
+-- it, FIFO) with priority prio: prio aging windows earlier, so it goes
+-- before entries of lower priority filed less than that many sequence
+-- numbers after it, and after every other. FIFO holds within a priority,
+-- and an entry of priority p waits behind at most (q - p) * window entries
+-- of priority q filed after it: the bound on starvation.
+function U.shift(order, prio)
+  if not prio or prio == 0 then return order end
+  return order - prio * (tonumber(U.flow('W')) or U.WINDOW)
+end
+
 -- Keeping aside, per queue q ('o', 'w'): a script that fetches right after
 -- an ack turns it on (U.keep) so that the first entry its ack would make
 -- ready is kept for that fetch instead (U.put_aside; lib_orch's make_ready,

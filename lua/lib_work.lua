@@ -27,26 +27,24 @@ W.MAINTAIN_BATCH = 100
 -- head of its queue and taken when it is the oldest, as in a sequence, where
 -- each turn schedules the one activity its parked worker runs. W.flush
 -- queues it when the fetch took something else. The kept entry
--- (U.kept('w')) holds its seq, queue q and, when enqueued in this call, its
--- json j.
+-- (U.kept('w')) holds its seq, queue q, order (its score once queued:
+-- W.ready) and, when enqueued in this call, its json j.
 
 -- flush queues the item kept aside, if the fetch did not take it.
 function W.flush()
   local k = U.unkeep('w')
   if k then
-    redis.call('ZADD', K.wq(k.q), k.seq, k.seq)
+    redis.call('ZADD', K.wq(k.q), U.id(k.order), k.seq)
     W.tell(k.q)
   end
 end
 
 -- ready offers an item to the fetchers that may take it (its state field
--- says 'r' already), or keeps it aside (U.keep). An item of limit group g
--- (lib_lim) waits in its group instead.
-function W.ready(seq, q, sid, now, g)
-  if g then
-    L.ready(seq, q, g, now)
-    return
-  end
+-- says 'r' already), or keeps it aside (U.keep). An item without session
+-- is queued by its seq shifted by its priority pr (U.shift; field pr, absent
+-- for none); session items keep their session's FIFO order. An item of
+-- limit group g (lib_lim) waits in its group instead, in the same order.
+function W.ready(seq, q, sid, now, g, pr)
   if sid then
     redis.call('ZADD', K.squeue(q, sid), seq, seq)
     redis.call('ZADD', K.squeue('*', sid), seq, seq)
@@ -54,8 +52,13 @@ function W.ready(seq, q, sid, now, g)
     S.sync(sid, { q, '*' }, now)
     return
   end
-  if U.put_aside('w', { seq = seq, q = q }) then return end
-  redis.call('ZADD', K.wq(q), seq, seq)
+  local order = U.shift(tonumber(seq), tonumber(pr))
+  if g then
+    L.ready(seq, q, g, now, order)
+    return
+  end
+  if U.put_aside('w', { seq = seq, q = q, order = order }) then return end
+  redis.call('ZADD', K.wq(q), U.id(order), seq)
   W.tell(q)
 end
 
@@ -93,12 +96,18 @@ function W.unready(seq, q, sid, now, g, take)
 end
 
 -- enqueue adds an ActivityExecute; e and a identify it for cancellation,
--- name and key ('' none) its limit group (lib_lim), for an item without
--- session whose name has a limit.
+-- name (its activity's) finds its priority, which the item keeps (field
+-- pr) for every time it is made ready again, and with key ('' none) its
+-- limit group (lib_lim), for an item without session whose name has a limit.
 function W.enqueue(json, q, sid, inst, e, a, now, name, key)
   local seq = U.id(redis.call('INCR', K.seq()))
   local wk = K.witem(seq)
-  redis.call('HSET', wk, 'j', json, 'q', q, 'i', inst, 'e', e, 'a', a, 'n', '0', 'st', 'r')
+  local pr = not sid and name and U.flow('pa:' .. name)
+  if pr then
+    redis.call('HSET', wk, 'j', json, 'q', q, 'i', inst, 'e', e, 'a', a, 'n', '0', 'st', 'r', 'pr', pr)
+  else
+    redis.call('HSET', wk, 'j', json, 'q', q, 'i', inst, 'e', e, 'a', a, 'n', '0', 'st', 'r')
+  end
   local g = false
   if sid then
     redis.call('HSET', wk, 's', sid)
@@ -108,7 +117,7 @@ function W.enqueue(json, q, sid, inst, e, a, now, name, key)
     if g then redis.call('HSET', wk, 'L', g) end
   end
   redis.call('ZADD', K.wact(inst), '0', e .. ':' .. a .. ':' .. seq)
-  W.ready(seq, q, sid, now, g)
+  W.ready(seq, q, sid, now, g, pr)
   local k = U.kept('w')
   if k and k.seq == seq then k.j = json end -- what W.take would read back
   return seq
@@ -162,7 +171,7 @@ end
 -- ignore undoes the attempt its fetch counted (never below 0).
 function W.unlock(seq, now, delay, ignore)
   local wk = K.witem(seq)
-  local it = redis.call('HMGET', wk, 'k', 'q', 's', 'n', 'L')
+  local it = redis.call('HMGET', wk, 'k', 'q', 's', 'n', 'L', 'pr')
   forget(it[1])
   redis.call('HDEL', wk, 'k', 'u')
   redis.call('ZREM', K.wlocked(), seq)
@@ -174,7 +183,7 @@ function W.unlock(seq, now, delay, ignore)
     U.schedule(K.wgate(), K.wdelay(), at, seq)
   else
     redis.call('HSET', wk, 'st', 'r')
-    W.ready(seq, it[2], it[3], now, it[5])
+    W.ready(seq, it[2], it[3], now, it[5], it[6])
   end
 end
 
@@ -219,9 +228,9 @@ function W.maintain(now)
   end
   for _, seq in ipairs(redis.call('ZRANGEBYSCORE', K.wdelay(), '-inf', now, 'LIMIT', 0, n)) do
     redis.call('ZREM', K.wdelay(), seq)
-    local it = redis.call('HMGET', K.witem(seq), 'q', 's', 'L')
+    local it = redis.call('HMGET', K.witem(seq), 'q', 's', 'L', 'pr')
     redis.call('HSET', K.witem(seq), 'st', 'r')
-    W.ready(seq, it[1], it[2], now, it[3])
+    W.ready(seq, it[1], it[2], now, it[3], it[4])
   end
   S.maintain(now, n)
   L.maintain(now, n)
@@ -258,11 +267,11 @@ function W.classes(queues, owner)
       out[#out + 1] = { false, K.wwake('*'), false }
       for _, each in ipairs(redis.call('SMEMBERS', K.wqueues())) do
         out[#out + 1] = { K.wq(each), K.wwake('*'), false, K.wwake(each) }
-        if lim then out[#out + 1] = { K.lgr(each), K.wwake('*'), false, K.wwake(each), g = true } end
+        if lim then out[#out + 1] = { K.lgr(each), K.wwake('*'), false, K.wwake(each), g = true, q = each } end
       end
     else
       out[#out + 1] = { K.wq(q), K.wwake(q), false }
-      if lim then out[#out + 1] = { K.lgr(q), K.wwake(q), false, g = true } end
+      if lim then out[#out + 1] = { K.lgr(q), K.wwake(q), false, g = true, q = q } end
     end
     if owner then
       out[#out + 1] = { K.sowned(q, owner), K.owned(q, owner), true }
@@ -282,12 +291,12 @@ function W.pick(classes)
     local r = {}
     if c[1] then r = redis.call('ZRANGE', c[1], '0', '1', 'WITHSCORES') end
     if k and not c[3] and c[1] == K.wq(k.q) then
-      -- the kept item, as if queued: it sorts after r[1] unless older
-      local order = tonumber(k.seq)
+      -- the kept item, as if queued: it sorts after r[1] unless ahead
+      local order = k.order
       if not r[1] or order < tonumber(r[2]) then
-        r = { k.seq, k.seq, r[1], r[2] }
+        r = { k.seq, order, r[1], r[2] }
       else
-        r = { r[1], r[2], k.seq, k.seq }
+        r = { r[1], r[2], k.seq, order }
       end
     end
     c.seen, c.first = math.min(#r / 2, 2), r[1]
@@ -298,12 +307,17 @@ function W.pick(classes)
         if c[3] then
           bestseq, bestsid = U.id(order), r[1]
         elseif c.g then
-          bestseq, bestsid = U.id(order), false -- a group, by its first item
+          bestseq, bestsid = c, r[1] -- a group: its first item, read below
         else
           bestseq, bestsid = r[1], false
         end
       end
     end
+  end
+  if type(bestseq) == 'table' then
+    -- a group's score is its first item's order, which a priority shifts
+    -- away from its seq: the item is read once, for the group picked
+    bestseq, bestsid = redis.call('ZRANGE', K.lgq(bestseq.q, bestsid), '0', '0')[1], false
   end
   return bestseq, bestsid
 end

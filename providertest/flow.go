@@ -8,7 +8,7 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// The FlowLimits section: duroxide.FlowLimiter, for a provider that has it.
+// The FlowLimits section: duroxide.FlowController, for a provider that has it.
 // A limit holds per activity name across every fetcher; on a partitioned
 // provider each partition enforces a share of it, so the cases use a
 // concurrency of 1 (every share is at least 1) and keep the items they
@@ -28,8 +28,8 @@ var flCases = []envCase{
 }
 
 func runFlow(t *testing.T, h Harness) {
-	if _, ok := h.New(t).(duroxide.FlowLimiter); !ok {
-		t.Skip("the provider is not a duroxide.FlowLimiter")
+	if _, ok := h.New(t).(duroxide.FlowController); !ok {
+		t.Skip("the provider is not a duroxide.FlowController")
 	}
 	runCases(t, h, flCases)
 }
@@ -37,7 +37,7 @@ func runFlow(t *testing.T, h Harness) {
 // flLimit sets a limit or fails the test.
 func (e *env) flLimit(l duroxide.Limit) {
 	e.t.Helper()
-	if err := e.p.(duroxide.FlowLimiter).SetLimit(e.ctx, l); err != nil {
+	if err := e.p.(duroxide.FlowController).SetLimit(e.ctx, l); err != nil {
 		e.t.Fatalf("SetLimit(%+v): %v", l, err)
 	}
 }
@@ -116,7 +116,7 @@ func flDeleteReleases(e *env) {
 	e.enqueueWork(flAct("Lim", 2))
 	e.flFetchName("Lim")
 	e.noWork(duroxide.AnyTag())
-	had, err := e.p.(duroxide.FlowLimiter).DeleteLimit(e.ctx, "Lim")
+	had, err := e.p.(duroxide.FlowController).DeleteLimit(e.ctx, "Lim")
 	if err != nil || !had {
 		e.t.Fatalf("DeleteLimit = %v, %v; want true, nil", had, err)
 	}
@@ -124,7 +124,7 @@ func flDeleteReleases(e *env) {
 }
 
 func flInvalid(e *env) {
-	fl := e.p.(duroxide.FlowLimiter)
+	fl := e.p.(duroxide.FlowController)
 	for _, c := range []struct {
 		l    duroxide.Limit
 		word string
@@ -143,7 +143,7 @@ func flInvalid(e *env) {
 }
 
 func flList(e *env) {
-	fl := e.p.(duroxide.FlowLimiter)
+	fl := e.p.(duroxide.FlowController)
 	e.flLimit(duroxide.Limit{Name: "B", Concurrency: 1})
 	e.flLimit(duroxide.Limit{Name: "A", RatePerSecond: 10, Burst: 5})
 	ls, err := fl.Limits(e.ctx)

@@ -141,6 +141,7 @@ const (
 	infoOutput
 	infoPausedSince // nil when not paused
 	infoHeld
+	infoNamePausedSince // nil when its orchestration name is not paused
 )
 
 // GetInstanceInfo returns an instance record with its current execution's
@@ -178,6 +179,11 @@ func decodeInfo(op, instance string, res any) (duroxide.InstanceInfo, error) {
 		info.Output = &out
 	}
 	ps := duroxide.PauseState{Held: uint64(r.int(infoHeld))}
+	if s, ok := r.str(infoNamePausedSince); ok {
+		if err := namePausedSince(&ps, op, instance, s); err != nil {
+			return info, err
+		}
+	}
 	if s, ok := r.str(infoPausedSince); ok {
 		if err := pausedSince(&ps, op, instance, s); err != nil {
 			return info, err

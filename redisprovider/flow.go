@@ -2,191 +2,234 @@ package redisprovider
 
 import (
 	"context"
-	"math"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-var _ duroxide.FlowLimiter = (*Provider)(nil)
+var (
+	_ duroxide.FlowController = (*Provider)(nil)
+	_ duroxide.FlowController = (*Partitioned)(nil)
+)
 
-// SetLimit sets the limit of l.Name (duroxide.FlowLimiter,
-// lua/set_limit.lua): items of the name enqueued from now on are bound by
-// it, and its groups waiting under an older limit are listed again under
-// this one.
-func (p *Provider) SetLimit(ctx context.Context, l duroxide.Limit) error {
-	const op = "set_limit"
-	if err := checkLimit(op, l); err != nil {
-		return err
-	}
-	_, err := p.setLimit(ctx, op, l.Name, encodeLimit(l))
-	return err
-}
+// resumeBatch bounds the held instances one resume_orchestration_name call files again:
+// a name with many of them is resumed in several calls, none of which
+// blocks Redis for long.
+const resumeBatch = 500
 
-// DeleteLimit removes the limit of name (duroxide.FlowLimiter): its items
-// still in limit groups are handed out without bound from now on.
-func (p *Provider) DeleteLimit(ctx context.Context, name string) (bool, error) {
-	const op = "delete_limit"
+// priorityField names the flow field of a name's priority.
+func priorityField(op string, kind duroxide.NameKind, name string, priority int) (string, error) {
 	if name == "" {
-		return false, invalid(op, "empty activity name")
+		return "", invalid(op, "empty %s name", kind)
 	}
-	return p.setLimit(ctx, op, name, "")
+	if priority < 0 || priority > duroxide.MaxPriority {
+		return "", invalid(op, "%s %s: priority %d is outside 0..%d", kind, name, priority, duroxide.MaxPriority)
+	}
+	switch kind {
+	case duroxide.ActivityName:
+		return "pa:" + name, nil
+	case duroxide.OrchestrationName:
+		return "po:" + name, nil
+	}
+	return "", invalid(op, "name %s: unknown name kind %d", name, int(kind))
 }
 
-func (p *Provider) setLimit(ctx context.Context, op, name, conf string) (bool, error) {
+// SetPriority sets the priority of the activities or orchestrations called
+// name (duroxide.FlowController, lua/set_priority.lua).
+func (p *Provider) SetPriority(ctx context.Context, kind duroxide.NameKind, name string, priority int) (bool, error) {
+	const op = "set_priority"
+	field, err := priorityField(op, kind, name, priority)
+	if err != nil {
+		return false, err
+	}
+	value := ""
+	if priority > 0 {
+		value = strconv.Itoa(priority)
+	}
+	return p.setFlow(ctx, op, field, value)
+}
+
+// SetAgingWindow sets how far one priority step moves work ahead
+// (duroxide.FlowController); 0 restores duroxide.DefaultAgingWindow.
+func (p *Provider) SetAgingWindow(ctx context.Context, window uint64) (bool, error) {
+	const op = "set_aging_window"
+	if window > 1<<40 {
+		return false, invalid(op, "aging window %d is above 2^40", window)
+	}
+	value := ""
+	if window > 0 && window != duroxide.DefaultAgingWindow {
+		value = strconv.FormatUint(window, 10)
+	}
+	return p.setFlow(ctx, op, "W", value)
+}
+
+func (p *Provider) setFlow(ctx context.Context, op, field, value string) (bool, error) {
 	var a args
-	a.str(name).str(conf)
-	res, err := p.run(ctx, op, scriptSetLimit, a)
+	a.str(field).str(value)
+	res, err := p.run(ctx, op, scriptSetPriority, a)
 	if err != nil {
 		return false, err
 	}
 	n, ok := res.(int64)
 	if !ok {
-		return false, undecodable(op, "limit %s: unexpected reply %v", name, res)
+		return false, undecodable(op, "%s: unexpected reply %v", field, res)
 	}
 	return n == 1, nil
 }
 
-// Limits lists the limits set, by name (duroxide.FlowLimiter): one HGETALL.
-func (p *Provider) Limits(ctx context.Context) ([]duroxide.Limit, error) {
-	const op = "limits"
-	m, err := p.rdb.HGetAll(ctx, p.keys.Limits()).Result()
+// PauseOrchestrationName holds every instance of the orchestration name
+// (duroxide.FlowController, lua/pause_orchestration_name.lua).
+func (p *Provider) PauseOrchestrationName(ctx context.Context, name string) (bool, error) {
+	changed, _, err := p.pauseName(ctx, "pause_orchestration_name", name, true)
+	return changed, err
+}
+
+// ResumeOrchestrationName files the instances held by their name again,
+// in batches, and wakes the fetchers (duroxide.FlowController).
+func (p *Provider) ResumeOrchestrationName(ctx context.Context, name string) (bool, error) {
+	const op = "resume_orchestration_name"
+	changed, left, err := p.pauseName(ctx, op, name, false)
+	for err == nil && left > 0 {
+		_, left, err = p.pauseName(ctx, op, name, false)
+	}
+	return changed, err
+}
+
+// pauseName runs one call of pause_orchestration_name: whether the state changed and how
+// many instances the name holds after it.
+func (p *Provider) pauseName(ctx context.Context, op, name string, paused bool) (bool, int64, error) {
+	if name == "" {
+		return false, 0, invalid(op, "empty orchestration name")
+	}
+	var a args
+	a.str(name).flag(paused).int(resumeBatch)
+	res, err := p.run(ctx, op, scriptPauseOrchestrationName, a)
 	if err != nil {
-		return nil, fail(op, err)
+		return false, 0, err
 	}
-	out := make([]duroxide.Limit, 0, len(m))
-	for name, v := range m {
-		l, ok := decodeLimit(name, v)
-		if !ok {
-			return nil, undecodable(op, "limit %s: %q", name, v)
-		}
-		out = append(out, l)
+	r := newReply(op, res)
+	changed, left := r.int(0) == 1, r.int(1)
+	if r.err != nil {
+		return false, 0, r.err
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return changed, left, nil
 }
 
-// checkLimit rejects a limit the scripts could not enforce as meant.
-func checkLimit(op string, l duroxide.Limit) error {
-	switch {
-	case l.Name == "":
-		return invalid(op, "empty activity name")
-	case l.Concurrency < 0:
-		return invalid(op, "limit %s: negative concurrency %d", l.Name, l.Concurrency)
-	case l.RatePerSecond < 0 || math.IsNaN(l.RatePerSecond) || math.IsInf(l.RatePerSecond, 0):
-		return invalid(op, "limit %s: rate %v is not a finite number >= 0", l.Name, l.RatePerSecond)
-	case l.Burst < 0:
-		return invalid(op, "limit %s: negative burst %d", l.Name, l.Burst)
-	case l.RatePerSecond > 0 && l.Burst < 1:
-		return invalid(op, "limit %s: a rate needs a burst of at least 1", l.Name)
-	case l.RatePerSecond == 0 && l.Burst > 0:
-		return invalid(op, "limit %s: a burst without a rate", l.Name)
-	case l.Concurrency == 0 && l.RatePerSecond == 0:
-		return invalid(op, "limit %s: sets no bound (use DeleteLimit to remove one)", l.Name)
+// FlowSettings reads the flow settings hash and counts the instances each
+// paused name holds (duroxide.FlowController).
+func (p *Provider) FlowSettings(ctx context.Context) (duroxide.FlowSettings, error) {
+	const op = "flow_settings"
+	fields, err := p.rdb.HGetAll(ctx, p.keys.Flow()).Result()
+	if err != nil {
+		return duroxide.FlowSettings{}, fail(op, err)
 	}
-	return nil
-}
-
-// encodeLimit writes a limit as lib_lim reads it: '<concurrency> <rate per
-// s> <burst>'.
-func encodeLimit(l duroxide.Limit) string {
-	return strconv.Itoa(l.Concurrency) + " " + strconv.FormatFloat(l.RatePerSecond, 'f', -1, 64) + " " + strconv.Itoa(l.Burst)
-}
-
-// decodeLimit reads what encodeLimit wrote.
-func decodeLimit(name, v string) (duroxide.Limit, bool) {
-	f := strings.Fields(v)
-	if len(f) != 3 {
-		return duroxide.Limit{}, false
+	fs, err := decodeFlow(op, fields)
+	if err != nil {
+		return fs, err
 	}
-	c, err1 := strconv.Atoi(f[0])
-	r, err2 := strconv.ParseFloat(f[1], 64)
-	b, err3 := strconv.Atoi(f[2])
-	if err1 != nil || err2 != nil || err3 != nil {
-		return duroxide.Limit{}, false
-	}
-	return duroxide.Limit{Name: name, Concurrency: c, RatePerSecond: r, Burst: b}, true
-}
-
-var _ duroxide.FlowLimiter = (*Partitioned)(nil)
-
-// SetLimit sets l.Name's limit in every partition, each its share: the
-// items of a partition are dispatched by that partition's scripts alone,
-// so a limit holds across partitions as the sum of per-partition limits.
-// Concurrency c over P partitions gives partition i c/P, plus one for the
-// first c%P, and at least 1 (so with c < P the bound that holds is P); the
-// rate is split evenly, the burst as the concurrency. Limits reports the
-// sums, the bound that holds. A partition that fails leaves the others set:
-// the call is retried whole.
-func (pp *Partitioned) SetLimit(ctx context.Context, l duroxide.Limit) error {
-	if err := checkLimit("set_limit", l); err != nil {
-		return err
-	}
-	for i, p := range pp.parts {
-		if err := p.SetLimit(ctx, limitShare(l, i, len(pp.parts))); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// limitShare is partition i's share of l over n partitions.
-func limitShare(l duroxide.Limit, i, n int) duroxide.Limit {
-	share := func(v int) int {
-		if v == 0 {
-			return 0
-		}
-		s := v / n
-		if i < v%n {
-			s++
-		}
-		return max(s, 1)
-	}
-	return duroxide.Limit{Name: l.Name, Concurrency: share(l.Concurrency), RatePerSecond: l.RatePerSecond / float64(n), Burst: share(l.Burst)}
-}
-
-// DeleteLimit removes name's limit from every partition; true when one had
-// it.
-func (pp *Partitioned) DeleteLimit(ctx context.Context, name string) (bool, error) {
-	had := false
-	for _, p := range pp.parts {
-		h, err := p.DeleteLimit(ctx, name)
+	for name, np := range fs.PausedNames {
+		n, err := p.rdb.ZCard(ctx, p.keys.NameHeld(name)).Result()
 		if err != nil {
-			return had, err
+			return duroxide.FlowSettings{}, fail(op, err)
 		}
-		had = had || h
+		np.Held = uint64(n)
+		fs.PausedNames[name] = np
 	}
-	return had, nil
+	return fs, nil
 }
 
-// Limits lists the limits of every partition, summed per name: the bounds
-// that hold across the namespace.
-func (pp *Partitioned) Limits(ctx context.Context) ([]duroxide.Limit, error) {
-	sum := map[string]*duroxide.Limit{}
-	var names []string
-	for _, p := range pp.parts {
-		ls, err := p.Limits(ctx)
-		if err != nil {
-			return nil, err
-		}
-		for _, l := range ls {
-			s, ok := sum[l.Name]
-			if !ok {
-				s = &duroxide.Limit{Name: l.Name}
-				sum[l.Name] = s
-				names = append(names, l.Name)
+// decodeFlow reads the fields of the flow settings hash (see keys.go).
+func decodeFlow(op string, fields map[string]string) (duroxide.FlowSettings, error) {
+	fs := duroxide.FlowSettings{
+		ActivityPriorities:      map[string]int{},
+		OrchestrationPriorities: map[string]int{},
+		AgingWindow:             duroxide.DefaultAgingWindow,
+		PausedNames:             map[string]duroxide.NamePause{},
+	}
+	for f, v := range fields {
+		kind, name, _ := strings.Cut(f, ":")
+		switch kind {
+		case "pa", "po":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return fs, undecodable(op, "priority of %s: %q", f, v)
 			}
-			s.Concurrency += l.Concurrency
-			s.RatePerSecond += l.RatePerSecond
-			s.Burst += l.Burst
+			if kind == "pa" {
+				fs.ActivityPriorities[name] = n
+			} else {
+				fs.OrchestrationPriorities[name] = n
+			}
+		case "W":
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				return fs, undecodable(op, "aging window %q", v)
+			}
+			fs.AgingWindow = n
+		case "z":
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				return fs, undecodable(op, "pause time of %s: %q", name, v)
+			}
+			fs.PausedNames[name] = duroxide.NamePause{SinceMs: n}
 		}
 	}
-	sort.Strings(names)
-	out := make([]duroxide.Limit, len(names))
-	for i, n := range names {
-		out[i] = *sum[n]
+	return fs, nil
+}
+
+// SetPriority sets the priority in every partition: each files its own
+// work by its own copy of the settings.
+func (pp *Partitioned) SetPriority(ctx context.Context, kind duroxide.NameKind, name string, priority int) (bool, error) {
+	return pp.everyPartition(func(p *Provider) (bool, error) { return p.SetPriority(ctx, kind, name, priority) })
+}
+
+// SetAgingWindow sets the aging window in every partition.
+func (pp *Partitioned) SetAgingWindow(ctx context.Context, window uint64) (bool, error) {
+	return pp.everyPartition(func(p *Provider) (bool, error) { return p.SetAgingWindow(ctx, window) })
+}
+
+// PauseOrchestrationName pauses the name in every partition.
+func (pp *Partitioned) PauseOrchestrationName(ctx context.Context, name string) (bool, error) {
+	return pp.everyPartition(func(p *Provider) (bool, error) { return p.PauseOrchestrationName(ctx, name) })
+}
+
+// ResumeOrchestrationName resumes the name in every partition.
+func (pp *Partitioned) ResumeOrchestrationName(ctx context.Context, name string) (bool, error) {
+	return pp.everyPartition(func(p *Provider) (bool, error) { return p.ResumeOrchestrationName(ctx, name) })
+}
+
+// everyPartition applies set to every partition, in order, and reports
+// whether any changed. A failure stops it: calling again completes it, as
+// every setter is idempotent.
+func (pp *Partitioned) everyPartition(set func(p *Provider) (bool, error)) (bool, error) {
+	changed := false
+	for _, p := range pp.parts {
+		c, err := set(p)
+		if err != nil {
+			return changed, err
+		}
+		changed = changed || c
 	}
-	return out, nil
+	return changed, nil
+}
+
+// FlowSettings reads partition 0's settings (every setter writes them to
+// all) and sums the instances each paused name holds over the partitions.
+func (pp *Partitioned) FlowSettings(ctx context.Context) (duroxide.FlowSettings, error) {
+	const op = "flow_settings"
+	fs, err := pp.parts[0].FlowSettings(ctx)
+	if err != nil {
+		return fs, err
+	}
+	for name, np := range fs.PausedNames {
+		for _, p := range pp.parts[1:] {
+			n, err := p.rdb.ZCard(ctx, p.keys.NameHeld(name)).Result()
+			if err != nil {
+				return duroxide.FlowSettings{}, fail(op, err)
+			}
+			np.Held += uint64(n)
+		}
+		fs.PausedNames[name] = np
+	}
+	return fs, nil
 }

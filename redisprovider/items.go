@@ -72,7 +72,8 @@ func orchestratorItem(op string, item duroxide.WorkItem) (instance string, body 
 
 // workerItem validates a message bound for the worker queue and appends its
 // arguments, in the order enqueue_worker.lua and ack_orchestration.lua read
-// them: json, tag queue, session (opt), instance, execution id, activity id.
+// them: json, tag queue, session (opt), instance, execution id, activity id,
+// activity name (the scripts find its priority by it).
 func (a *args) workerItem(op string, item duroxide.WorkItem) error {
 	if isNilItem(item) {
 		return invalid(op, "nil work item")
@@ -95,7 +96,9 @@ func (a *args) workerItem(op string, item duroxide.WorkItem) error {
 		// never '' for a key given: '' means none to the scripts
 		key = "+" + *act.LimitKey
 	}
-	a.str(act.Name).str(key) // the limit group (lua/lib_lim.lua): name, key
+	// the name finds the activity's priority and limit group (lua/lib_work.lua
+	// W.enqueue, lua/lib_lim.lua), the key its group
+	a.str(act.Name).str(key)
 	return nil
 }
 

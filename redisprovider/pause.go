@@ -2,6 +2,7 @@ package redisprovider
 
 import (
 	"context"
+	"errors"
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
@@ -43,7 +44,8 @@ func (p *Provider) setPaused(ctx context.Context, op, instance string, paused bo
 // InstancePauseState reads the pause flag of the instance's record and
 // counts its pending messages (duroxide.InstancePauser): an HMGET, which
 // also tells an unknown instance (no record) apart, and a ZCARD, sent
-// together.
+// together; then whether its
+// orchestration name is paused (duroxide.FlowController).
 func (p *Provider) InstancePauseState(ctx context.Context, instance string) (duroxide.PauseState, error) {
 	const op = "instance_pause_state"
 	if instance == "" {
@@ -52,7 +54,7 @@ func (p *Provider) InstancePauseState(ctx context.Context, instance string) (dur
 	var rec *redis.SliceCmd
 	var held *redis.IntCmd
 	_, err := p.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
-		rec = pl.HMGet(ctx, p.keys.Instance(instance), "cur", "pz")
+		rec = pl.HMGet(ctx, p.keys.Instance(instance), "cur", "pz", "name")
 		held = pl.ZCard(ctx, p.keys.OrchPending(instance))
 		return nil
 	})
@@ -64,6 +66,17 @@ func (p *Provider) InstancePauseState(ctx context.Context, instance string) (dur
 		return duroxide.PauseState{}, notFound(op, "instance "+instance)
 	}
 	st := duroxide.PauseState{Held: uint64(held.Val())}
+	if name, ok := r[2].(string); ok {
+		since, err := p.rdb.HGet(ctx, p.keys.Flow(), "z:"+name).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return duroxide.PauseState{}, fail(op, err)
+		}
+		if err == nil {
+			if err := namePausedSince(&st, op, instance, since); err != nil {
+				return duroxide.PauseState{}, err
+			}
+		}
+	}
 	s, ok := r[1].(string)
 	if !ok {
 		return st, nil
@@ -72,6 +85,17 @@ func (p *Provider) InstancePauseState(ctx context.Context, instance string) (dur
 		return duroxide.PauseState{}, err
 	}
 	return st, nil
+}
+
+// namePausedSince marks st held since its orchestration name was paused,
+// at s; pausedSince, applied after it, puts the instance's own pause time
+// in its place.
+func namePausedSince(st *duroxide.PauseState, op, instance, s string) error {
+	if err := pausedSince(st, op, instance, s); err != nil {
+		return err
+	}
+	st.NamePaused = true
+	return nil
 }
 
 // pausedSince marks st paused since the record's field pz, s.

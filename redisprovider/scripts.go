@@ -12,8 +12,10 @@ package redisprovider
 // open_namespace and relay_messages serve Partitioned.
 // enqueue_for_orchestrator_checked serves the optional CheckedEnqueuer.
 // The schedule_* scripts serve duroxide.ScheduleStore; pause_instance
-// serves duroxide.InstancePauser (also resume_instance); set_limit serves
-// duroxide.FlowLimiter (also delete_limit).
+// serves duroxide.InstancePauser (also resume_instance); set_limit (also
+// delete_limit), set_priority (also set_aging_window) and
+// pause_orchestration_name (also resume_orchestration_name) serve
+// duroxide.FlowController.
 // enqueue_for_orchestrator and enqueue_for_worker also serve the batch
 // methods, enqueue_for_orchestrator_batch and enqueue_for_worker_batch.
 // abandon_orchestration_item_with_note, get_pending_start and
@@ -60,6 +62,7 @@ const (
 	scriptMoveDue
 	scriptOpenNamespace
 	scriptPauseInstance
+	scriptPauseOrchestrationName
 	scriptPruneExecutions
 	scriptReadHistory
 	scriptRearmWake
@@ -67,6 +70,7 @@ const (
 	scriptRenewOrchestrationItemLock
 	scriptRenewSessionLock
 	scriptRenewWorkItemLock
+	scriptSetPriority
 	scriptScheduleClaim
 	scriptScheduleConfirm
 	scriptScheduleDelete
@@ -118,6 +122,7 @@ var scriptFiles = [scriptCount]string{
 	scriptMoveDue:                          "move_due",
 	scriptOpenNamespace:                    "open_namespace",
 	scriptPauseInstance:                    "pause_instance",
+	scriptPauseOrchestrationName:           "pause_orchestration_name",
 	scriptPruneExecutions:                  "prune_executions",
 	scriptReadHistory:                      "read_history",
 	scriptRearmWake:                        "rearm_wake",
@@ -125,6 +130,7 @@ var scriptFiles = [scriptCount]string{
 	scriptRenewOrchestrationItemLock:       "renew_orchestration_item_lock",
 	scriptRenewSessionLock:                 "renew_session_lock",
 	scriptRenewWorkItemLock:                "renew_work_item_lock",
+	scriptSetPriority:                      "set_priority",
 	scriptScheduleClaim:                    "schedule_claim",
 	scriptScheduleConfirm:                  "schedule_confirm",
 	scriptScheduleDelete:                   "schedule_delete",

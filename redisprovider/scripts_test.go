@@ -111,6 +111,8 @@ func TestOperationsNameTheirScripts(t *testing.T) {
 		"enqueue_for_worker":           {"enqueue_for_worker_batch"},
 		"pause_instance":               {"resume_instance"},
 		"set_limit":                    {"delete_limit"},
+		"set_priority":                 {"set_aging_window"},
+		"pause_orchestration_name":     {"resume_orchestration_name"},
 	}
 	m := miniredis.RunT(t)
 	trap := &scriptTrap{shas: map[string]string{}}
@@ -177,6 +179,10 @@ func scriptCalls(p *Provider) []func() error {
 		func() error { return errOf(p.ResumeInstance(ctx, "i")) },
 		func() error { return p.SetLimit(ctx, duroxide.Limit{Name: "a", Concurrency: 1}) },
 		func() error { return errOf(p.DeleteLimit(ctx, "a")) },
+		func() error { return errOf(p.SetPriority(ctx, duroxide.ActivityName, "a", 1)) },
+		func() error { return errOf(p.SetAgingWindow(ctx, 5)) },
+		func() error { return errOf(p.PauseOrchestrationName(ctx, "O")) },
+		func() error { return errOf(p.ResumeOrchestrationName(ctx, "O")) },
 		func() error { return errOf(p.ListPendingStarts(ctx, 1)) },
 		func() error { return errOf(p.UpsertSchedule(ctx, "s", "{}", "put", nil)) },
 		func() error { return errOf(p.DeleteSchedule(ctx, "s")) },

@@ -34,7 +34,7 @@ type command struct {
 }
 
 // commandOrder is the order in which help lists the commands.
-var commandOrder = []string{"instances", "show", "history", "tree", "stats", "ui", "start", "raise", "enqueue", "cancel", "pause", "resume", "delete", "prune", "schedules", "limits", "functions"}
+var commandOrder = []string{"instances", "show", "history", "tree", "stats", "ui", "start", "raise", "enqueue", "cancel", "pause", "resume", "delete", "prune", "schedules", "limits", "flow", "functions"}
 
 // commands is the subcommand table.
 func commands() map[string]command {
@@ -55,6 +55,7 @@ func commands() map[string]command {
 		"prune":     {"INSTANCE|--all --keep-last N", "delete old executions, keeping the newest N", runPrune},
 		"schedules": {"list | VERB ID [--cron C | --every D ...]", "schedules that start an orchestration on cron times or an interval; VERB: describe, create, update, pause, resume, trigger, delete", runSchedules},
 		"limits":    {"list | set NAME [--concurrency N] [--rate R [--burst B]] | delete NAME", "flow-control limits per activity name, held by every runtime of the namespace: running at once, started per second", runLimits},
+		"flow":      {"list | priority activity|orchestration NAME P | window N | pause NAME | resume NAME", "priorities by activity and orchestration name (0..10, higher fetched first, aged by the window), and pausing every instance of an orchestration name", runFlow},
 		"functions": {"[--delete-stale]", "list (or delete) function libraries of older versions", runFunctions},
 	}
 }

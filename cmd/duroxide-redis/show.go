@@ -48,7 +48,10 @@ type instanceDetail struct {
 type pausedJSON struct {
 	Since *string `json:"since"`
 	// Held counts the messages waiting for its next turn.
-	Held    uint64 `json:"held"`
+	Held uint64 `json:"held"`
+	// ByName: its orchestration name is paused (duroxide-redis flow pause),
+	// which holds it until the name is resumed.
+	ByName  bool `json:"by_name,omitempty"`
 	sinceMs uint64
 }
 
@@ -75,7 +78,7 @@ func (s *session) detail(instance string) (instanceDetail, error) {
 		return d, err
 	}
 	if ps.Paused {
-		d.Paused = &pausedJSON{Since: jsonTime(ps.SinceMs), Held: ps.Held, sinceMs: ps.SinceMs}
+		d.Paused = &pausedJSON{Since: jsonTime(ps.SinceMs), Held: ps.Held, ByName: ps.NamePaused, sinceMs: ps.SinceMs}
 	}
 	if d.Executions, err = s.executions(instance); err != nil {
 		return d, err
@@ -152,7 +155,11 @@ func (c *cli) printDetail(d instanceDetail) error {
 	kv.row("Orchestration:", d.Name+" "+d.Version)
 	kv.row("Status:", d.Status)
 	if p := d.Paused; p != nil {
-		kv.row("Paused:", fmt.Sprintf("since %s, held: %d (duroxide-redis resume %s)", relTime(msTime(p.sinceMs), now), p.Held, d.Instance))
+		how := "duroxide-redis resume " + d.Instance
+		if p.ByName {
+			how = "its orchestration is paused: duroxide-redis flow resume " + d.Name
+		}
+		kv.row("Paused:", fmt.Sprintf("since %s, held: %d (%s)", relTime(msTime(p.sinceMs), now), p.Held, how))
 	}
 	kv.row("Execution:", strconv.FormatUint(d.Execution, 10))
 	kv.row("Parent:", orDash(d.Parent))

@@ -17,7 +17,7 @@
 // optional provider interfaces of duroxide that the wrapped provider
 // implements (duroxide.OrchestrationAckFetcher, duroxide.WorkAckFetcher,
 // duroxide.BatchEnqueuer, duroxide.LazyHistoryFetcher,
-// duroxide.PendingStartNoter, duroxide.ScheduleStore, duroxide.InstancePauser, duroxide.FlowLimiter, ...), so a runtime on the
+// duroxide.PendingStartNoter, duroxide.ScheduleStore, duroxide.InstancePauser, duroxide.FlowController, ...), so a runtime on the
 // wrapper finds, by the same type assertions, the same fast paths as on the
 // bare provider, and no others. The wrapper never emulates a missing one: a
 // batch is atomic only when the storage makes it so, a history-free fetch

@@ -53,7 +53,7 @@ var optional = [...]reflect.Type{
 	reflect.TypeFor[duroxide.OrchestrationAckReporter](),
 	reflect.TypeFor[duroxide.ScheduleStore](),
 	reflect.TypeFor[duroxide.InstancePauser](),
-	reflect.TypeFor[duroxide.FlowLimiter](),
+	reflect.TypeFor[duroxide.FlowController](),
 }
 
 // present instantiates a pass-through whose interface the inner provider
@@ -87,14 +87,14 @@ type wrapped[A, B, C, D, E, F, G, H, I, J context.Context] struct {
 	orchestrationAckReport[G]
 	scheduleStore[H]
 	instancePauser[I]
-	flowLimiter[J]
+	flowController[J]
 }
 
 // assemble is the last step: every type argument chosen.
 func assemble[A, B, C, D, E, F, G, H, I, J context.Context](w *provider, _ uint) Provider {
 	return &wrapped[A, B, C, D, E, F, G, H, I, J]{w, orchestrationAckFetch[A]{w}, workAckFetch[B]{w}, batchEnqueue[C]{w},
 		lazyHistoryFetch[D]{w}, checkedEnqueue[E]{w}, pendingStartNote[F]{w}, orchestrationAckReport[G]{w},
-		scheduleStore[H]{w}, instancePauser[I]{w}, flowLimiter[J]{w}}
+		scheduleStore[H]{w}, instancePauser[I]{w}, flowController[J]{w}}
 }
 
 // withCapabilities returns w as a value whose type implements exactly the

@@ -46,8 +46,8 @@ func TestWrapperKeepsTheRedisProvidersOptionalInterfaces(t *testing.T) {
 		if _, ok := w.(duroxide.PendingStartNoter); !ok {
 			t.Errorf("%s: the wrapper hides duroxide.PendingStartNoter", name)
 		}
-		if _, ok := w.(duroxide.FlowLimiter); !ok {
-			t.Errorf("%s: the wrapper hides duroxide.FlowLimiter", name)
+		if _, ok := w.(duroxide.FlowController); !ok {
+			t.Errorf("%s: the wrapper hides duroxide.FlowController", name)
 		}
 		if sr, ok := w.(duroxide.StickyRouter); !ok || !sr.SupportsStickyRouting() {
 			t.Errorf("%s: the wrapper hides sticky routing", name)
@@ -638,4 +638,40 @@ func TestPendingStartNotesGoToTheInnerProvider(t *testing.T) {
 		t.Errorf("read span: %v", s.Attributes())
 	}
 	only(t, tel, "list_pending_starts")
+}
+
+// TestFlowSettingsGoToTheInnerProvider sets priorities and pauses a name
+// through the wrapper: the settings reach Redis and read back through it,
+// and each call has its span naming what it set.
+func TestFlowSettingsGoToTheInnerProvider(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tel := newTelemetry(t)
+	w := wrap(t, newRedisProvider(t), tel)
+	fc := w.(duroxide.FlowController)
+	if ok, err := fc.SetPriority(ctx, duroxide.ActivityName, "Send", 3); err != nil || !ok {
+		t.Fatalf("SetPriority: %v %v", ok, err)
+	}
+	if _, err := fc.SetAgingWindow(ctx, 50); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := fc.PauseOrchestrationName(ctx, "Billing"); err != nil || !ok {
+		t.Fatalf("PauseOrchestrationName: %v %v", ok, err)
+	}
+	fs, err := fc.FlowSettings(ctx)
+	if err != nil || fs.ActivityPriorities["Send"] != 3 || fs.AgingWindow != 50 || fs.PausedNames["Billing"].SinceMs == 0 {
+		t.Fatalf("settings read back: %+v %v", fs, err)
+	}
+	if ok, err := fc.ResumeOrchestrationName(ctx, "Billing"); err != nil || !ok {
+		t.Fatalf("ResumeOrchestrationName: %v %v", ok, err)
+	}
+	if s := only(t, tel, "set_priority"); attr(s, dxotel.KeyActivityName) != "Send" {
+		t.Errorf("set_priority span: %v", s.Attributes())
+	}
+	if s := only(t, tel, "pause_orchestration_name"); attr(s, dxotel.KeyOrchestration) != "Billing" {
+		t.Errorf("pause span: %v", s.Attributes())
+	}
+	only(t, tel, "set_aging_window")
+	only(t, tel, "resume_orchestration_name")
+	only(t, tel, "flow_settings")
 }

@@ -33,7 +33,7 @@ type action struct {
 	input       string
 	sessionID   *string
 	tag         *string
-	limitKey    *string // the activity's limit key (FlowLimiter): in its work item, never in history
+	limitKey    *string // the activity's limit key (FlowController): in its work item, never in history
 	fireAtMs    uint64
 	instance    string // sub-orchestration / detached instance
 	autoID      bool   // sub-orchestration instance is automatic (autoChildID)

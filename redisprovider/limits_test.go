@@ -1,0 +1,139 @@
+package redisprovider
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/duroxide-go/duroxide-redis/duroxide"
+)
+
+// limitedProvider is what the flow tests drive: a Provider or a Partitioned.
+type limitedProvider interface {
+	duroxide.Provider
+	duroxide.FlowController
+}
+
+// openLimited opens a Provider (parts 1) or a Partitioned on url.
+func openLimited(t *testing.T, url, ns string, parts int) limitedProvider {
+	t.Helper()
+	var p limitedProvider
+	var err error
+	if parts == 1 {
+		p, err = New(context.Background(), Options{URL: url, Namespace: ns})
+	} else {
+		p, err = NewPartitioned(context.Background(), Options{URL: url, Namespace: ns, Partitions: parts})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.(interface{ Close() error }).Close() })
+	return p
+}
+
+// TestRateLimitHoldsWithinBurst runs 10 s of a server clock in 10 ms steps,
+// fetching (and acking) every item a 50/s limit with burst 5 lets out at
+// each step: in every window of the run at most burst + rate x its length
+// are handed out, and the rate is reached (the bucket refills on time). On
+// a Partitioned the shares (25/s, burst 3 and 2) hold the sum.
+func TestRateLimitHoldsWithinBurst(t *testing.T) {
+	t.Parallel()
+	for _, parts := range []int{1, 2} {
+		t.Run(fmt.Sprintf("partitions=%d", parts), func(t *testing.T) {
+			t.Parallel()
+			m, _ := newMiniProvider(t)
+			start := time.UnixMilli(1_800_000_000_000)
+			m.SetTime(start)
+			p := openLimited(t, "redis://"+m.Addr()+"/0", "rate", parts)
+			ctx := context.Background()
+			const rate, burst, steps, step = 50, 5, 1000, 10 * time.Millisecond
+			if err := p.SetLimit(ctx, duroxide.Limit{Name: "Send", RatePerSecond: rate, Burst: burst}); err != nil {
+				t.Fatal(err)
+			}
+			var items []duroxide.WorkItem
+			for i := range 700 {
+				items = append(items, duroxide.ActivityExecute{Instance: fmt.Sprintf("i%d", i), ExecutionID: 1, ID: 1, Name: "Send", Input: "x"})
+			}
+			if err := p.(duroxide.BatchEnqueuer).EnqueueForWorkerBatch(ctx, items); err != nil {
+				t.Fatal(err)
+			}
+			counts := make([]int, steps+1)
+			for s := 0; s <= steps; s++ {
+				m.SetTime(start.Add(time.Duration(s) * step))
+				for {
+					w, err := p.FetchWorkItem(ctx, time.Minute, 0, nil, duroxide.AnyTag())
+					if err != nil {
+						t.Fatal(err)
+					}
+					if w == nil {
+						break
+					}
+					counts[s]++
+					if err := p.AckWorkItem(ctx, w.LockToken, nil); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			total := 0
+			for i := range counts {
+				n := 0
+				for j := i; j < len(counts); j++ {
+					n += counts[j]
+					allowed := burst + rate*float64(j-i)*step.Seconds()
+					if float64(n) > allowed+1e-9 {
+						t.Fatalf("%d items handed out from %v to %v, more than burst+rate x window = %.1f", n, time.Duration(i)*step, time.Duration(j)*step, allowed)
+					}
+				}
+				total += counts[i]
+			}
+			if want := burst + rate*10 - 10; total < want {
+				t.Fatalf("%d items handed out in 10 s, want at least %d: the bucket refills too slowly", total, want)
+			}
+		})
+	}
+}
+
+// TestConcurrencyLimitHoldsAcrossPartitions locks every item the fetch
+// hands out, never acking, on one Provider and on Partitioneds of 2 and 3:
+// limit 3 lets out exactly 3 while the items are spread over every
+// partition (shares 2+1, 1+1+1).
+func TestConcurrencyLimitHoldsAcrossPartitions(t *testing.T) {
+	t.Parallel()
+	for _, parts := range []int{1, 2, 3} {
+		t.Run(fmt.Sprintf("partitions=%d", parts), func(t *testing.T) {
+			t.Parallel()
+			m, _ := newMiniProvider(t)
+			p := openLimited(t, "redis://"+m.Addr()+"/0", "conc", parts)
+			ctx := context.Background()
+			if err := p.SetLimit(ctx, duroxide.Limit{Name: "Send", Concurrency: 3}); err != nil {
+				t.Fatal(err)
+			}
+			var items []duroxide.WorkItem
+			for i := range 60 {
+				items = append(items, duroxide.ActivityExecute{Instance: fmt.Sprintf("i%d", i), ExecutionID: 1, ID: 1, Name: "Send", Input: "x"})
+			}
+			if err := p.(duroxide.BatchEnqueuer).EnqueueForWorkerBatch(ctx, items); err != nil {
+				t.Fatal(err)
+			}
+			locked := 0
+			for {
+				w, err := p.FetchWorkItem(ctx, time.Minute, 0, nil, duroxide.AnyTag())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if w == nil {
+					break
+				}
+				locked++
+			}
+			if locked != 3 {
+				t.Fatalf("%d items locked at once under limit 3", locked)
+			}
+			ls, err := p.Limits(ctx)
+			if err != nil || len(ls) != 1 || ls[0].Concurrency != 3 {
+				t.Fatalf("Limits = %+v, %v; want Send with concurrency 3", ls, err)
+			}
+		})
+	}
+}
