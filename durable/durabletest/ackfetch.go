@@ -41,9 +41,9 @@ func (c *config) runtimeProvider(p duroxide.Provider) duroxide.Provider {
 // schedule store (without it the Env's client could not create schedules)
 // and the checked enqueue of a client's own calls (without it the Env's
 // client would start an instance twice, and drop request ids); with a
-// provider that has them all (redisprovider), also pausing and the
-// pending-start notes, without which the Env's client could not pause an
-// instance nor say why a start waits.
+// provider that has them all (redisprovider), also pausing, the
+// pending-start notes and flow control, without which the Env's client
+// could not pause an instance, say why a start waits or set a limit.
 type (
 	managedPlainProvider struct {
 		PlainProvider
@@ -51,6 +51,7 @@ type (
 		duroxide.CheckedEnqueuer
 		duroxide.InstancePauser
 		duroxide.PendingStartNoter
+		duroxide.FlowController
 	}
 	scheduledPlainProvider struct {
 		PlainProvider
@@ -69,16 +70,17 @@ type (
 
 // plain hides p's ack-and-fetch calls and the runtime's other fast paths:
 // PlainProvider, keeping duroxide.ScheduleStore and duroxide.CheckedEnqueuer
-// when p has them, and duroxide.InstancePauser and duroxide.PendingStartNoter
-// too when it has all four.
+// when p has them, and duroxide.InstancePauser, duroxide.PendingStartNoter
+// and duroxide.FlowController too when it has all five.
 func plain(p duroxide.Provider) duroxide.Provider {
 	s, scheduled := p.(duroxide.ScheduleStore)
 	c, checked := p.(duroxide.CheckedEnqueuer)
 	pz, pausable := p.(duroxide.InstancePauser)
 	n, notes := p.(duroxide.PendingStartNoter)
+	f, flow := p.(duroxide.FlowController)
 	switch {
-	case scheduled && checked && pausable && notes:
-		return managedPlainProvider{PlainProvider{p}, s, c, pz, n}
+	case scheduled && checked && pausable && notes && flow:
+		return managedPlainProvider{PlainProvider{p}, s, c, pz, n, f}
 	case scheduled && checked:
 		return scheduledCheckedPlainProvider{PlainProvider{p}, s, c}
 	case scheduled:
