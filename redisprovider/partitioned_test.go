@@ -116,6 +116,19 @@ func TestPartitionedIdleFetcherCostsNoScripts(t *testing.T) {
 			t.Fatalf("fetch on an empty namespace: %v, %v", item, err)
 		}
 	}
+	// on a loaded machine a partition's first script may still be on its
+	// way when those polls end: counting starts once every poller has run
+	// it and found nothing
+	waitPollers(t, b.pp.parts[0], "every partition's poller to find nothing", func() bool {
+		for _, p := range b.pp.parts {
+			for _, d := range demandsOf(p) {
+				if !d.pollers[p.part].asleep() {
+					return false
+				}
+			}
+		}
+		return true
+	})
 	before := scripts.n.Load()
 	for range 5 {
 		if item, err := b.pp.FetchOrchestrationItem(b.ctx, time.Minute, 50*time.Millisecond, nil); item != nil || err != nil {
