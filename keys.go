@@ -64,7 +64,7 @@ var families = []family{
 	{"duewake", "duewake", nil, "ZSET: the due loops' wake-up marker, set when something becomes due before duenext"},
 	{"ogate", "ogate", nil, "STRING: lower bound of the earliest score in olocked, odelay and ofut ('n': none), see U.gate"},
 	{"wgate", "wgate", nil, "STRING: lower bound of the earliest score in wlocked, wdelay, slive and lwait ('n': none), see U.gate"},
-	{"flow", "flow", nil, "HASH: flow settings by name (docs/flow-control.md): 'pa:<activity>' and 'po:<orchestration>' priority (1..10), 'W' the aging window, 'z:<orchestration>' the name paused since ms; absent while nothing is set, so filing and fetching check one EXISTS"},
+	{"flow", "flow", nil, "HASH: flow settings by name (docs/flow-control.md): 'pa:<activity>' and 'po:<orchestration>' priority (1..10), 'W' the aging window, 'z:<orchestration>' the name paused since ms, 'l:<activity>' marks a limit in lim; absent while nothing is set, so filing and fetching check one EXISTS"},
 	{"nheld", "nheld", []partKind{str}, "ZSET: instances held because their orchestration name is paused (instance -> held at ms), filed again when the name is resumed"},
 	{"meta", "meta", nil, "HASH: the namespace's layout, fixed at creation (partitions, tags); kept in the namespace's own tag, which is partition 0's only with one partition"},
 

@@ -24,13 +24,17 @@
 -- open from then on.
 --
 -- The stats field w_lim counts items ready in groups: while it is 0 a fetch
--- reads no group index (W.classes reads it with w_sready, one HMGET), and a
--- namespace without limits pays one HGET of lim per enqueue.
+-- reads no group index (W.classes reads it with w_sready, one HMGET). A
+-- limit also sets the field 'l:<name>' of the flow settings (K.flow()), so
+-- a namespace without any flow setting reads no limit at all: the EXISTS
+-- of the settings, once per call, answers for both (U.flowing).
 
 -- conf returns the limit of activity name: {c = concurrency, r = tokens per
 -- ms, b = burst}, or false when it has none (read once per call).
 function L.conf(name)
   return U.memo('lim:' .. name, function()
+    -- a limit marks the flow settings too (L.set): without them, none
+    if not U.flowing() then return false end
     local v = redis.call('HGET', K.lim(), name)
     if not v then return false end
     local c, r, b = string.match(v, '^(%d+) ([%d%.]+) (%d+)$')
@@ -184,10 +188,13 @@ function L.set(name, conf, now)
   local had = redis.call('HEXISTS', K.lim(), name) == 1
   if conf then
     redis.call('HSET', K.lim(), name, conf)
+    redis.call('HSET', K.flow(), 'l:' .. name, '1')
   else
     redis.call('HDEL', K.lim(), name)
+    redis.call('HDEL', K.flow(), 'l:' .. name)
   end
   U.forget('lim:' .. name)
+  U.forget('flow')
   for _, g in ipairs(L.groups(name)) do
     redis.call('ZREM', K.lwait(), g)
     L.sync(g, now)

@@ -55,7 +55,8 @@ func monitored(t *testing.T, rdb *redis.Client, work func()) []string {
 }
 
 // A namespace without flow settings pays for them one EXISTS per script
-// call that files or fetches work, and reads no field of the settings; one
+// call that files or fetches work, and reads no field of the settings nor
+// any limit (a limit marks the settings, so the EXISTS answers for it); one
 // with a priority set reads it (which shows the count sees scripts'
 // commands). Real Redis only: miniredis has no MONITOR.
 func TestFlowSettingsCostNothingUnset(t *testing.T) {
@@ -77,7 +78,7 @@ func TestFlowSettingsCostNothingUnset(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	flowKey := p.keys.Flow()
+	flowKey, limKey := p.keys.Flow(), p.keys.Limits()
 	turn := func(inst string) {
 		if err := p.EnqueueForOrchestrator(ctx, orchStart(inst, "O"), 0); err != nil {
 			t.Fatal(err)
@@ -114,7 +115,7 @@ func TestFlowSettingsCostNothingUnset(t *testing.T) {
 				scripts++
 			case strings.Contains(l, `"`+flowKey+`"`) && strings.Contains(lower, `"exists"`):
 				exists++
-			case strings.Contains(l, `"`+flowKey+`"`):
+			case strings.Contains(l, `"`+flowKey+`"`), strings.Contains(l, `"`+limKey+`"`):
 				reads++
 			}
 		}
