@@ -38,6 +38,13 @@ func TestConcurrencyLimitHoldsAcrossRuntimes(t *testing.T) {
 
 func testConcurrencyLimitHoldsAcrossRuntimes(t *testing.T, b durabletest.Backend) {
 	const n, limit = 12, 3
+	// over partitions a limit holds as per-partition shares
+	// (docs/flow-control.md) and one instance's activities are all in its
+	// partition: there its share, the limit set / P, is what binds
+	setLimit := limit
+	if b.Partitions > 1 {
+		setLimit = limit * b.Partitions
+	}
 	var running, peak, started atomic.Int64
 	release := make(chan struct{}, n)
 	reg := durable.NewRegistry()
@@ -58,7 +65,7 @@ func testConcurrencyLimitHoldsAcrossRuntimes(t *testing.T, b durabletest.Backend
 	opts := durable.Options{WorkerConcurrency: 8, LongPollTimeout: 100 * time.Millisecond}
 	e := durabletest.Start(t, reg, durabletest.WithOptions(opts), durabletest.WithBackend(b))
 	ctx := context.Background()
-	if err := e.Client.SetLimit(ctx, duroxide.Limit{Name: "Work", Concurrency: limit}); err != nil {
+	if err := e.Client.SetLimit(ctx, duroxide.Limit{Name: "Work", Concurrency: setLimit}); err != nil {
 		t.Fatal(err)
 	}
 	e.NewRuntime(t, reg, opts)
