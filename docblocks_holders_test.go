@@ -93,7 +93,7 @@ func TestReadmeScaleOut(t *testing.T) {
 		return "hello " + in, nil
 	})
 	err := func(ctx context.Context) error {
-		pp, err := redisprovider.NewPartitioned(ctx, redisprovider.Options{
+		pp, err := redisprovider.New(ctx, redisprovider.Options{
 			Client:     cluster, // a *redis.ClusterClient with ContextTimeoutEnabled: true
 			Namespace:  "orders",
 			Partitions: 12, // fixed when the namespace is created; 0 opens it with the count it has

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	dxredis "github.com/duroxide-go/duroxide-redis"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 	"github.com/duroxide-go/duroxide-redis/internal/redistest"
 	"github.com/duroxide-go/duroxide-redis/providertest"
@@ -61,7 +62,7 @@ func realRedis(t *testing.T) *redis.Options {
 }
 
 // TestMiniredisPartitioned runs the validation suite on namespaces of 4
-// partitions (redisprovider.NewPartitioned) on embedded miniredis servers.
+// partitions (redisprovider.New) on embedded miniredis servers.
 // Enqueue order holds per partition (Harness.PartitionOf). Where a Cluster
 // is named, TestClusterPartitioned runs the same suite with 12 partitions
 // on it instead: the suite on partitions once is what CI's 30 minutes on
@@ -121,59 +122,44 @@ type backend struct {
 	clock  *mrClock // nil when the server's clock cannot be set
 	// evalsha makes providers use EVALSHA where the server has functions
 	evalsha bool
-	// partitions > 0 opens namespaces of that many partitions with
-	// redisprovider.NewPartitioned; 0 uses redisprovider.New
+	// partitions is the partition count namespaces are created with (0:
+	// the default, one)
 	partitions int
 }
 
 // openBackend opens namespace on b as b says.
 func openBackend(t *testing.T, b backend, namespace string) duroxide.Provider {
 	opts := redisprovider.Options{Client: b.client, Namespace: namespace, ForceEvalsha: b.evalsha, Partitions: b.partitions}
-	if b.partitions == 0 {
-		p, err := redisprovider.New(context.Background(), opts)
-		if err != nil {
-			t.Fatalf("redisprovider.New: %v", err)
-		}
-		return p
-	}
-	p, err := redisprovider.NewPartitioned(context.Background(), opts)
+	p, err := redisprovider.New(context.Background(), opts)
 	if err != nil {
-		t.Fatalf("redisprovider.NewPartitioned: %v", err)
+		t.Fatalf("redisprovider.New: %v", err)
 	}
 	return p
 }
 
-// prefixesOf returns the key prefixes of a provider's namespace: its
-// partitions' and, for a partitioned one, the namespace's own (its layout
-// record).
+// prefixesOf returns the key prefixes of a provider's namespace: the
+// namespace's own (its layout record) and its partitions'.
 func prefixesOf(p duroxide.Provider) []string {
-	switch p := p.(type) {
-	case *redisprovider.Provider:
-		return []string{p.Keys().Prefix()}
-	case *redisprovider.Partitioned:
-		out := []string{p.Namespace().Prefix()}
-		for i := range p.Partitions() {
-			if pre := p.Partition(i).Keys().Prefix(); pre != out[0] {
-				out = append(out, pre)
-			}
+	pp := p.(*redisprovider.Provider)
+	out := []string{pp.Keys().Prefix()}
+	for i := range pp.Partitions() {
+		if pre := pp.PartitionKeys(i).Prefix(); pre != out[0] {
+			out = append(out, pre)
 		}
-		return out
 	}
-	panic("unknown provider type")
+	return out
 }
 
 // partitionIndex is Harness.PartitionOf of a partitioned provider: the
 // index of the partition that holds instance.
 func partitionIndex(p duroxide.Provider, instance string) int {
-	return p.(*redisprovider.Partitioned).PartitionOf(instance)
+	return p.(*redisprovider.Provider).PartitionOf(instance)
 }
 
-// partitionOf returns the partition provider that holds instance.
-func partitionOf(p duroxide.Provider, instance string) *redisprovider.Provider {
-	if pp, ok := p.(*redisprovider.Partitioned); ok {
-		return pp.Partition(pp.PartitionOf(instance))
-	}
-	return p.(*redisprovider.Provider)
+// keysOf returns the key schema of the partition that holds instance.
+func keysOf(p duroxide.Provider, instance string) dxredis.Keys {
+	pp := p.(*redisprovider.Provider)
+	return pp.PartitionKeys(pp.PartitionOf(instance))
 }
 
 // harness builds providers on the backend backendFor returns for a test, one
@@ -199,7 +185,7 @@ func harness(backendFor func(t *testing.T) backend, clocked bool) providertest.H
 			return p
 		},
 		CorruptHistory: func(t *testing.T, p duroxide.Provider, instance string, executionID uint64) {
-			key := partitionOf(p, instance).Keys().History(instance, executionID)
+			key := keysOf(p, instance).History(instance, executionID)
 			if err := backendOf(p).client.RPush(context.Background(), key, `{"event_id":`).Err(); err != nil {
 				t.Fatal(err)
 			}
@@ -295,5 +281,5 @@ func (c *mrClock) run() {
 // rather than sleeping: both provider types must keep offering it.
 var (
 	_ providertest.Parker = (*redisprovider.Provider)(nil)
-	_ providertest.Parker = (*redisprovider.Partitioned)(nil)
+	_ providertest.Parker = (*redisprovider.Provider)(nil)
 )

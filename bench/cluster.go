@@ -1,5 +1,5 @@
 // Scenario cluster: one namespace spread over a Redis Cluster's shards
-// (redisprovider.NewPartitioned). On clusters of -cluster-masters masters
+// (redisprovider.New). On clusters of -cluster-masters masters
 // (no replicas) the scenario starts itself, or on the cluster -cluster
 // names, it runs the durable runtime's fan-out with each of
 // -cluster-partitions partitions and reports throughput, each master's
@@ -184,13 +184,13 @@ func (cl *cluster) layout() string {
 // clusterEngine is the durable runtime on a namespace of parts partitions
 // of cl, with the finish that adds each master's part to its point.
 func (e *env) clusterEngine(cl *cluster, parts int) (engine, func(*Point, counts)) {
-	var pp *redisprovider.Partitioned // the point's namespace, once started
+	var pp *redisprovider.Provider // the point's namespace, once started
 	en := engine{name: fmt.Sprintf("durable on %s, P=%d", cl.name, parts), ackFetch: true,
 		start: func(ctx context.Context, e *env, c int, ev engineEvents) (engineRun, error) {
 			var err error
-			pp, err = redisprovider.NewPartitioned(ctx, redisprovider.Options{Client: cl.client, Namespace: e.namespace("cluster"), Partitions: parts})
+			pp, err = redisprovider.New(ctx, redisprovider.Options{Client: cl.client, Namespace: e.namespace("cluster"), Partitions: parts})
 			if err != nil {
-				return nil, fmt.Errorf("NewPartitioned with %d partitions: %w", parts, err)
+				return nil, fmt.Errorf("redisprovider.New with %d partitions: %w", parts, err)
 			}
 			done := func() {
 				pp.Close()
@@ -210,10 +210,10 @@ func (e *env) clusterEngine(cl *cluster, parts int) (engine, func(*Point, counts
 // cleanup deletes the keys of pp's namespace on every master (a SCAN sees
 // one node's keys); each pattern is one partition's, so each DEL stays in
 // one slot.
-func (cl *cluster) cleanup(e *env, pp *redisprovider.Partitioned) {
-	patterns := []string{pp.Namespace().Prefix() + "*"}
+func (cl *cluster) cleanup(e *env, pp *redisprovider.Provider) {
+	patterns := []string{pp.Keys().Prefix() + "*"}
 	for i := range pp.Partitions() {
-		patterns = append(patterns, pp.Partition(i).Keys().Prefix()+"*")
+		patterns = append(patterns, pp.PartitionKeys(i).Prefix()+"*")
 	}
 	for _, s := range cl.shards {
 		for _, pat := range patterns {
@@ -227,13 +227,13 @@ func (cl *cluster) cleanup(e *env, pp *redisprovider.Partitioned) {
 // shareOut adds each master's share of the point's commands and its CPU per
 // operation, the largest deviation from an even share, and the rate at
 // which the busiest master would saturate one core.
-func (cl *cluster) shareOut(pt *Point, k counts, pp *redisprovider.Partitioned) {
+func (cl *cluster) shareOut(pt *Point, k counts, pp *redisprovider.Provider) {
 	if len(k.shards) != len(cl.shards) || pt.Ops == 0 {
 		return
 	}
 	held := make([]int, len(cl.shards))
 	for i := range pp.Partitions() {
-		if s := cl.shardOf(int(dxredis.Slot(pp.Partition(i).Keys().Prefix()))); s >= 0 {
+		if s := cl.shardOf(int(dxredis.Slot(pp.PartitionKeys(i).Prefix()))); s >= 0 {
 			held[s]++
 		}
 	}

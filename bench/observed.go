@@ -66,7 +66,7 @@ func (o *observedProvider) EnqueueForOrchestratorChecked(ctx context.Context, it
 }
 
 // observable is a provider the wrapper can observe: a namespace's
-// *redisprovider.Provider, or its *redisprovider.Partitioned.
+// *redisprovider.Provider, or its *redisprovider.Provider.
 type observable interface {
 	duroxide.Provider
 	ackFetcher
@@ -74,7 +74,7 @@ type observable interface {
 
 var (
 	_ observable = (*redisprovider.Provider)(nil)
-	_ observable = (*redisprovider.Partitioned)(nil)
+	_ observable = (*redisprovider.Provider)(nil)
 )
 
 // newObserved wraps p, reporting to ev.

@@ -50,7 +50,7 @@ func (w *renewWatch) renewed(token string, err error) {
 // and a second, when the lock has expired. lostAcks counts acks that
 // failed on the lock.
 type slowAcks struct {
-	*redisprovider.Partitioned
+	*redisprovider.Provider
 	lock           time.Duration
 	watch          renewWatch
 	orchHeld, work atomic.Bool
@@ -86,45 +86,45 @@ func (s *slowAcks) done(held bool, err error) error {
 }
 
 func (s *slowAcks) RenewOrchestrationItemLock(ctx context.Context, token string, d time.Duration) error {
-	err := s.Partitioned.RenewOrchestrationItemLock(ctx, token, d)
+	err := s.Provider.RenewOrchestrationItemLock(ctx, token, d)
 	s.watch.renewed(token, err)
 	return err
 }
 
 func (s *slowAcks) RenewWorkItemLock(ctx context.Context, token string, d time.Duration) error {
-	err := s.Partitioned.RenewWorkItemLock(ctx, token, d)
+	err := s.Provider.RenewWorkItemLock(ctx, token, d)
 	s.watch.renewed(token, err)
 	return err
 }
 
 func (s *slowAcks) AckOrchestrationItem(ctx context.Context, token string, c duroxide.OrchestrationCommit) error {
 	held := s.hold(&s.orchHeld, token)
-	return s.done(held, s.Partitioned.AckOrchestrationItem(ctx, token, c))
+	return s.done(held, s.Provider.AckOrchestrationItem(ctx, token, c))
 }
 
 func (s *slowAcks) AckOrchestrationItemAndFetch(ctx context.Context, token string, c duroxide.OrchestrationCommit,
 	lock, poll time.Duration, f *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
 	held := s.hold(&s.orchHeld, token)
-	it, err := s.Partitioned.AckOrchestrationItemAndFetch(ctx, token, c, lock, poll, f)
+	it, err := s.Provider.AckOrchestrationItemAndFetch(ctx, token, c, lock, poll, f)
 	return it, s.done(held, err)
 }
 
 func (s *slowAcks) AckOrchestrationItemAndFetchLazy(ctx context.Context, token string, c duroxide.OrchestrationCommit,
 	lock, poll time.Duration, f *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
 	held := s.hold(&s.orchHeld, token)
-	it, err := s.Partitioned.AckOrchestrationItemAndFetchLazy(ctx, token, c, lock, poll, f)
+	it, err := s.Provider.AckOrchestrationItemAndFetchLazy(ctx, token, c, lock, poll, f)
 	return it, s.done(held, err)
 }
 
 func (s *slowAcks) AckWorkItem(ctx context.Context, token string, c duroxide.WorkItem) error {
 	held := s.hold(&s.work, token)
-	return s.done(held, s.Partitioned.AckWorkItem(ctx, token, c))
+	return s.done(held, s.Provider.AckWorkItem(ctx, token, c))
 }
 
 func (s *slowAcks) AckWorkItemAndFetch(ctx context.Context, token string, c duroxide.WorkItem,
 	lock, poll time.Duration, sess *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
 	held := s.hold(&s.work, token)
-	it, err := s.Partitioned.AckWorkItemAndFetch(ctx, token, c, lock, poll, sess, tags)
+	it, err := s.Provider.AckWorkItemAndFetch(ctx, token, c, lock, poll, sess, tags)
 	return it, s.done(held, err)
 }
 
@@ -149,7 +149,7 @@ func TestE2ELockIsKeptAliveDuringASlowAck(t *testing.T) {
 				durabletest.WithOptions(durable.Options{LongPollTimeout: 100 * time.Millisecond,
 					OrchestratorLockTimeout: lock, WorkerLockTimeout: lock}),
 				durabletest.WithProviderWrapper(func(p duroxide.Provider) duroxide.Provider {
-					slow = &slowAcks{Partitioned: p.(*redisprovider.Partitioned), lock: lock, heldAcks: make(chan error, 2)}
+					slow = &slowAcks{Provider: p.(*redisprovider.Provider), lock: lock, heldAcks: make(chan error, 2)}
 					return slow
 				}))
 			mustComplete(t, env.StartAndWait(t, "slow", "Twice", "ab"), "abab")
@@ -169,7 +169,7 @@ func TestE2ELockIsKeptAliveDuringASlowAck(t *testing.T) {
 // error, as a renewal does whose reply is late while Redis writes a large
 // value, and reports each renewal that applied.
 type flakyRenewals struct {
-	*redisprovider.Partitioned
+	*redisprovider.Provider
 	failed atomic.Bool
 	ok     chan struct{}
 }
@@ -178,7 +178,7 @@ func (f *flakyRenewals) RenewWorkItemLock(ctx context.Context, token string, d t
 	if !f.failed.Swap(true) {
 		return duroxide.Retryable("renew_work_item_lock", "i/o timeout")
 	}
-	err := f.Partitioned.RenewWorkItemLock(ctx, token, d)
+	err := f.Provider.RenewWorkItemLock(ctx, token, d)
 	if err == nil {
 		select {
 		case f.ok <- struct{}{}:
@@ -212,7 +212,7 @@ func TestE2EATransientRenewalFailureKeepsTheActivity(t *testing.T) {
 	env := durabletest.Start(t, reg,
 		durabletest.WithOptions(durable.Options{LongPollTimeout: 100 * time.Millisecond, WorkerLockTimeout: 2 * time.Second}),
 		durabletest.WithProviderWrapper(func(p duroxide.Provider) duroxide.Provider {
-			flaky.Partitioned = p.(*redisprovider.Partitioned)
+			flaky.Provider = p.(*redisprovider.Provider)
 			return flaky
 		}))
 	if err := env.Client.StartOrchestration(t.Context(), "r", "O", ""); err != nil {

@@ -21,20 +21,20 @@ import (
 // poisonProvider reports a forged attempt count on fetches, so the runtime sees a
 // message as delivered too often without the test failing it for real N times.
 type poisonProvider struct {
-	*redisprovider.Partitioned
+	*redisprovider.Provider
 	orchAttempts     atomic.Uint32 // next orchestration fetch only
 	activityAttempts atomic.Uint32 // every activity fetch while set
 	activityName     string        // only for this activity, when set
 }
 
 func (p *poisonProvider) FetchOrchestrationItem(ctx context.Context, lock, poll time.Duration, f *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
-	return p.inflate(p.Partitioned.FetchOrchestrationItem(ctx, lock, poll, f))
+	return p.inflate(p.Provider.FetchOrchestrationItem(ctx, lock, poll, f))
 }
 
 // FetchOrchestrationItemLazy is the history-free fetch the runtime uses
 // while its instance cache is on.
 func (p *poisonProvider) FetchOrchestrationItemLazy(ctx context.Context, lock, poll time.Duration, f *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
-	return p.inflate(p.Partitioned.FetchOrchestrationItemLazy(ctx, lock, poll, f))
+	return p.inflate(p.Provider.FetchOrchestrationItemLazy(ctx, lock, poll, f))
 }
 
 func (p *poisonProvider) inflate(item *duroxide.OrchestrationItem, err error) (*duroxide.OrchestrationItem, error) {
@@ -47,7 +47,7 @@ func (p *poisonProvider) inflate(item *duroxide.OrchestrationItem, err error) (*
 }
 
 func (p *poisonProvider) FetchWorkItem(ctx context.Context, lock, poll time.Duration, s *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
-	item, err := p.Partitioned.FetchWorkItem(ctx, lock, poll, s, tags)
+	item, err := p.Provider.FetchWorkItem(ctx, lock, poll, s, tags)
 	if item != nil {
 		if n := p.activityAttempts.Load(); n > 0 {
 			if exec, ok := item.Item.(duroxide.ActivityExecute); ok && (p.activityName == "" || exec.Name == p.activityName) {
@@ -62,7 +62,7 @@ func newPoisonHarness(t *testing.T, reg *durable.Registry, maxAttempts uint32) (
 	t.Helper()
 	p := &poisonProvider{}
 	h := startHarness(t, reg, durable.Options{MaxAttempts: maxAttempts}, false, durabletest.WithProviderWrapper(func(inner duroxide.Provider) duroxide.Provider {
-		p.Partitioned = inner.(*redisprovider.Partitioned)
+		p.Provider = inner.(*redisprovider.Provider)
 		return p
 	}))
 	return h, p

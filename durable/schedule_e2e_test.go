@@ -362,7 +362,7 @@ func TestScheduleFiresOnceAcrossThreeProcesses(t *testing.T) {
 		reg := scheduledRegistry(c)
 		env := durabletest.Start(t, reg, durabletest.WithBackend(b), durabletest.WithTimeSkipping(false),
 			durabletest.WithOptions(durable.Options{DisableScheduler: true}))
-		ns := strings.TrimSuffix(strings.TrimPrefix(env.Provider.Namespace().Prefix(), "{"), "}:")
+		ns := strings.TrimSuffix(strings.TrimPrefix(env.Provider.Keys().Prefix(), "{"), "}:")
 		var mu sync.Mutex
 		dropped := map[string]bool{}
 		for range 3 {
@@ -372,7 +372,7 @@ func TestScheduleFiresOnceAcrossThreeProcesses(t *testing.T) {
 			} else {
 				rdb = b.Client(t)
 			}
-			p, err := redisprovider.NewPartitioned(context.Background(), redisprovider.Options{Client: rdb, Namespace: ns})
+			p, err := redisprovider.New(context.Background(), redisprovider.Options{Client: rdb, Namespace: ns})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -456,7 +456,7 @@ func TestScheduleOnPartitionedNamespace(t *testing.T) {
 	if len(parts) < 2 {
 		t.Fatalf("the firings' instances are all in partition %v: the test crossed no partitions", parts)
 	}
-	if !env.Redis.Exists(env.Provider.Namespace().Schedule("p")) {
+	if !env.Redis.Exists(env.Provider.Keys().Schedule("p")) {
 		t.Fatal("the schedule is not in the namespace's own tag")
 	}
 }

@@ -163,8 +163,8 @@ func loggedClient(t *testing.T, env *durabletest.Env) (*durable.Client, *callLog
 	rt := &roundTrips{}
 	rdb := redis.NewClient(&redis.Options{Addr: env.Redis.Addr(), MaxRetries: -1})
 	t.Cleanup(func() { _ = rdb.Close() })
-	ns := strings.TrimSuffix(strings.TrimPrefix(env.Provider.Namespace().Prefix(), "{"), "}:")
-	p, err := redisprovider.NewPartitioned(t.Context(), redisprovider.Options{Client: rdb, Namespace: ns, OpenOnly: true})
+	ns := strings.TrimSuffix(strings.TrimPrefix(env.Provider.Keys().Prefix(), "{"), "}:")
+	p, err := redisprovider.New(t.Context(), redisprovider.Options{Client: rdb, Namespace: ns, OpenOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -129,8 +129,8 @@ func lpGo(fetch func() (lpGot, error)) <-chan lpResult {
 // parked in a long poll: they found nothing and only a wake-up (new work, a
 // due time) or their timeout returns them. The long-poll cases then start
 // work once the fetches they started are parked, instead of sleeping
-// lpSettle and trusting that they are. redisprovider's Provider and
-// Partitioned implement it.
+// lpSettle and trusting that they are. redisprovider's Provider
+// implements it.
 type Parker interface {
 	// WaitParked returns once at least n fetch calls are parked, or ctx's
 	// error when it ends first.

@@ -12,7 +12,7 @@ import (
 // orchestrator items, custom status, KV, deletion of the fetched messages and
 // release of the lock. With an unknown or expired lock, a duplicate event id
 // or invalid input nothing is written and the error is permanent.
-func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit) error {
+func (p *partition) AckOrchestrationItem(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit) error {
 	const op = "ack_orchestration_item"
 	a, err := ackArgs(ctx, op, lockToken, commit)
 	if err != nil {
@@ -155,18 +155,18 @@ func deref(s *string) string {
 // order), and ignoreAttempt undoes the attempt the fetch counted. An expired
 // lock may be abandoned until another fetch takes the instance; an unknown
 // token is a permanent error.
-func (p *Provider) AbandonOrchestrationItem(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool) error {
+func (p *partition) AbandonOrchestrationItem(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool) error {
 	return p.abandon(ctx, "abandon_orchestration_item", scriptAbandonOrchestrationItem, lockToken, delay, ignoreAttempt)
 }
 
 // RenewOrchestrationItemLock extends a valid, unexpired lock to now +
 // extendFor. An expired or unknown lock is a permanent error.
-func (p *Provider) RenewOrchestrationItemLock(ctx context.Context, lockToken string, extendFor time.Duration) error {
+func (p *partition) RenewOrchestrationItemLock(ctx context.Context, lockToken string, extendFor time.Duration) error {
 	return p.renew(ctx, "renew_orchestration_item_lock", scriptRenewOrchestrationItemLock, lockToken, extendFor)
 }
 
 // EnqueueForOrchestrator adds a message for its instance, visible after
 // delay. It never creates the instance: the first ack does.
-func (p *Provider) EnqueueForOrchestrator(ctx context.Context, item duroxide.WorkItem, delay time.Duration) error {
+func (p *partition) EnqueueForOrchestrator(ctx context.Context, item duroxide.WorkItem, delay time.Duration) error {
 	return p.enqueueOrchestrator(ctx, "enqueue_for_orchestrator", []duroxide.WorkItem{item}, delay)
 }

@@ -21,10 +21,10 @@ func TestAckFetchReportsItsAckBeforeItsPoll(t *testing.T) {
 	url := "redis://" + m.Addr() + "/0"
 	for name, open := range map[string]func(ctx context.Context) (duroxide.Provider, error){
 		"provider": func(ctx context.Context) (duroxide.Provider, error) {
-			return New(ctx, Options{URL: url, Namespace: "applied"})
+			return openPartition(ctx, Options{URL: url, Namespace: "applied"})
 		},
 		"partitioned": func(ctx context.Context) (duroxide.Provider, error) {
-			return NewPartitioned(ctx, Options{URL: url, Namespace: "applied-p", Partitions: 3})
+			return New(ctx, Options{URL: url, Namespace: "applied-p", Partitions: 3})
 		},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -15,16 +15,16 @@ import (
 // any empty fetch, and the caller then waits in the class's line.
 
 var (
-	_ duroxide.WorkAckFetcher           = (*Provider)(nil)
-	_ duroxide.OrchestrationAckFetcher  = (*Provider)(nil)
-	_ duroxide.OrchestrationAckReporter = (*Provider)(nil)
+	_ duroxide.WorkAckFetcher           = (*partition)(nil)
+	_ duroxide.OrchestrationAckFetcher  = (*partition)(nil)
+	_ duroxide.OrchestrationAckReporter = (*partition)(nil)
 )
 
 // AckWorkItemAndFetch acks lockToken as AckWorkItem does and, once the ack
 // applied, fetches the next item as FetchWorkItem does, in one script. Errors
 // of the ack are AckWorkItem's; errors of the fetch half are wrapped in a
 // *duroxide.FetchAfterAckError (see duroxide.WorkAckFetcher).
-func (p *Provider) AckWorkItemAndFetch(ctx context.Context, lockToken string, completion duroxide.WorkItem,
+func (p *partition) AckWorkItemAndFetch(ctx context.Context, lockToken string, completion duroxide.WorkItem,
 	lockTimeout, pollTimeout time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
 	const op = "ack_work_item"
 	ack, err := workAckArgs(op, lockToken, completion)
@@ -58,7 +58,7 @@ func (p *Provider) AckWorkItemAndFetch(ctx context.Context, lockToken string, co
 // FetchOrchestrationItem does, in one script. Errors of the ack are
 // AckOrchestrationItem's; errors of the fetch half are wrapped in a
 // *duroxide.FetchAfterAckError (see duroxide.OrchestrationAckFetcher).
-func (p *Provider) AckOrchestrationItemAndFetch(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
+func (p *partition) AckOrchestrationItemAndFetch(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
 	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
 	return p.ackOrchestrationAndFetch(ctx, lockToken, commit, lockTimeout, pollTimeout, filter, false, nil)
 }
@@ -66,7 +66,7 @@ func (p *Provider) AckOrchestrationItemAndFetch(ctx context.Context, lockToken s
 // AckOrchestrationItemAndFetchReporting is AckOrchestrationItemAndFetch (or,
 // lazy, AckOrchestrationItemAndFetchLazy) that runs applied once the ack
 // applied, before the fetch half waits (duroxide.OrchestrationAckReporter).
-func (p *Provider) AckOrchestrationItemAndFetchReporting(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
+func (p *partition) AckOrchestrationItemAndFetchReporting(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
 	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool, applied func()) (*duroxide.OrchestrationItem, error) {
 	return p.ackOrchestrationAndFetch(ctx, lockToken, commit, lockTimeout, pollTimeout, filter, lazy, applied)
 }
@@ -74,7 +74,7 @@ func (p *Provider) AckOrchestrationItemAndFetchReporting(ctx context.Context, lo
 // ackOrchestrationAndFetch is AckOrchestrationItemAndFetch and, lazy,
 // AckOrchestrationItemAndFetchLazy; applied, when not nil, runs once the
 // ack applied.
-func (p *Provider) ackOrchestrationAndFetch(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
+func (p *partition) ackOrchestrationAndFetch(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
 	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool, applied func()) (*duroxide.OrchestrationItem, error) {
 	const op = "ack_orchestration_item"
 	ack, err := ackArgs(ctx, op, lockToken, commit)
@@ -106,7 +106,7 @@ func (p *Provider) ackOrchestrationAndFetch(ctx context.Context, lockToken strin
 // Errors before the ack applied are named ackOp; every error after it is
 // named fetchOp and wrapped in a FetchAfterAckError. applied, when not nil,
 // runs once the ack applied, before the wait.
-func ackThenFetch[T any](ctx context.Context, p *Provider, ackOp, fetchOp string, c fetchClass, pollTimeout time.Duration,
+func ackThenFetch[T any](ctx context.Context, p *partition, ackOp, fetchOp string, c fetchClass, pollTimeout time.Duration,
 	applied func(), once func(ctx context.Context) (item *T, due time.Duration, acked bool, err error)) (*T, error) {
 	d := c.demand(p)
 	acked := false
@@ -133,7 +133,7 @@ func ackThenFetch[T any](ctx context.Context, p *Provider, ackOp, fetchOp string
 // ackOnly runs the plain ack of an ack-and-fetch whose filter takes
 // nothing, then waits out the poll as such a fetch does. applied, when not
 // nil, runs once the ack applied.
-func ackOnly[T any](ctx context.Context, p *Provider, op string, ack luaScript, a args, pollTimeout time.Duration, applied func()) (*T, error) {
+func ackOnly[T any](ctx context.Context, p *partition, op string, ack luaScript, a args, pollTimeout time.Duration, applied func()) (*T, error) {
 	if _, err := p.run(ctx, op, ack, a); err != nil {
 		return nil, err
 	}

@@ -25,7 +25,7 @@ const (
 
 // listIndex reads a sorted-set index in pages, newest (highest score) first
 // when rev.
-func (p *Provider) listIndex(ctx context.Context, op, key string, rev bool) ([]string, error) {
+func (p *partition) listIndex(ctx context.Context, op, key string, rev bool) ([]string, error) {
 	return readPages(op, func(start, stop int64) ([]string, error) {
 		if rev {
 			return p.rdb.ZRevRange(ctx, key, start, stop).Result()
@@ -37,7 +37,7 @@ func (p *Provider) listIndex(ctx context.Context, op, key string, rev bool) ([]s
 // listScored reads an instance index (scored by creation time) in pages,
 // newest first, with the scores: what a listing over several partitions
 // merges by.
-func (p *Provider) listScored(ctx context.Context, op, key string) ([]redis.Z, error) {
+func (p *partition) listScored(ctx context.Context, op, key string) ([]redis.Z, error) {
 	return readPages(op, func(start, stop int64) ([]redis.Z, error) {
 		return p.rdb.ZRevRangeWithScores(ctx, key, start, stop).Result()
 	})
@@ -60,19 +60,19 @@ func readPages[T any](op string, read func(start, stop int64) ([]T, error)) ([]T
 }
 
 // ListInstances returns every instance id, newest first.
-func (p *Provider) ListInstances(ctx context.Context) ([]string, error) {
+func (p *partition) ListInstances(ctx context.Context) ([]string, error) {
 	return p.listIndex(ctx, "list_instances", p.keys.Instances(), true)
 }
 
 // ListInstancesByStatus returns the instances whose current execution has
 // status, newest first.
-func (p *Provider) ListInstancesByStatus(ctx context.Context, status string) ([]string, error) {
+func (p *partition) ListInstancesByStatus(ctx context.Context, status string) ([]string, error) {
 	return p.listIndex(ctx, "list_instances_by_status", p.keys.InstancesByStatus(status), true)
 }
 
 // ListExecutions returns the execution ids of an instance, ascending (empty
 // for an unknown instance).
-func (p *Provider) ListExecutions(ctx context.Context, instance string) ([]uint64, error) {
+func (p *partition) ListExecutions(ctx context.Context, instance string) ([]uint64, error) {
 	const op = "list_executions"
 	if instance == "" {
 		return nil, invalid(op, "empty instance id")
@@ -94,20 +94,20 @@ func (p *Provider) ListExecutions(ctx context.Context, instance string) ([]uint6
 
 // ReadHistoryWithExecutionID returns one execution's events, ordered by
 // event id.
-func (p *Provider) ReadHistoryWithExecutionID(ctx context.Context, instance string, executionID uint64) ([]duroxide.Event, error) {
+func (p *partition) ReadHistoryWithExecutionID(ctx context.Context, instance string, executionID uint64) ([]duroxide.Event, error) {
 	return p.readHistory(ctx, "read_history_with_execution_id", instance, strconv.FormatUint(executionID, 10), false)
 }
 
 // ReadHistory returns the latest execution's events, as Read does; an
 // instance with neither a record nor an execution is a not-found error.
-func (p *Provider) ReadHistory(ctx context.Context, instance string) ([]duroxide.Event, error) {
+func (p *partition) ReadHistory(ctx context.Context, instance string) ([]duroxide.Event, error) {
 	return p.readHistory(ctx, "read_history", instance, "", true)
 }
 
 // LatestExecutionID returns the latest execution of an instance: the highest
 // execution id that has a record, whether or not the instance has one (as
 // Read resolves it). An instance without execution is a not-found error.
-func (p *Provider) LatestExecutionID(ctx context.Context, instance string) (uint64, error) {
+func (p *partition) LatestExecutionID(ctx context.Context, instance string) (uint64, error) {
 	const op = "latest_execution_id"
 	if instance == "" {
 		return 0, invalid(op, "empty instance id")
@@ -147,7 +147,7 @@ const (
 // GetInstanceInfo returns an instance record with its current execution's
 // status and output, and its pause state (InstanceInfo.Pause, what
 // InstancePauseState reads), in one script.
-func (p *Provider) GetInstanceInfo(ctx context.Context, instance string) (duroxide.InstanceInfo, error) {
+func (p *partition) GetInstanceInfo(ctx context.Context, instance string) (duroxide.InstanceInfo, error) {
 	const op = "get_instance_info"
 	if instance == "" {
 		return duroxide.InstanceInfo{}, invalid(op, "empty instance id")
@@ -207,7 +207,7 @@ const (
 
 // GetExecutionInfo returns one execution's status, output, times and event
 // count.
-func (p *Provider) GetExecutionInfo(ctx context.Context, instance string, executionID uint64) (duroxide.ExecutionInfo, error) {
+func (p *partition) GetExecutionInfo(ctx context.Context, instance string, executionID uint64) (duroxide.ExecutionInfo, error) {
 	const op = "get_execution_info"
 	if instance == "" {
 		return duroxide.ExecutionInfo{}, invalid(op, "empty instance id")
@@ -246,7 +246,7 @@ const (
 )
 
 // GetSystemMetrics returns totals read from counters and index sizes.
-func (p *Provider) GetSystemMetrics(ctx context.Context) (duroxide.SystemMetrics, error) {
+func (p *partition) GetSystemMetrics(ctx context.Context) (duroxide.SystemMetrics, error) {
 	const op = "get_system_metrics"
 	res, err := p.run(ctx, op, scriptGetSystemMetrics, nil)
 	if err != nil {
@@ -273,7 +273,7 @@ const (
 // GetQueueDepths counts unlocked orchestrator messages and worker items
 // visible now; TimerQueue counts orchestrator messages visible only later
 // (timers and delayed messages).
-func (p *Provider) GetQueueDepths(ctx context.Context) (duroxide.QueueDepths, error) {
+func (p *partition) GetQueueDepths(ctx context.Context) (duroxide.QueueDepths, error) {
 	const op = "get_queue_depths"
 	res, err := p.run(ctx, op, scriptGetQueueDepths, nil)
 	if err != nil {
@@ -288,7 +288,7 @@ func (p *Provider) GetQueueDepths(ctx context.Context) (duroxide.QueueDepths, er
 }
 
 // ListChildren returns the direct children of an instance.
-func (p *Provider) ListChildren(ctx context.Context, instance string) ([]string, error) {
+func (p *partition) ListChildren(ctx context.Context, instance string) ([]string, error) {
 	const op = "list_children"
 	if instance == "" {
 		return nil, invalid(op, "empty instance id")
@@ -297,7 +297,7 @@ func (p *Provider) ListChildren(ctx context.Context, instance string) ([]string,
 }
 
 // GetParentID returns the parent of an instance ("" for a root).
-func (p *Provider) GetParentID(ctx context.Context, instance string) (string, error) {
+func (p *partition) GetParentID(ctx context.Context, instance string) (string, error) {
 	const op = "get_parent_id"
 	if instance == "" {
 		return "", invalid(op, "empty instance id")
@@ -323,7 +323,7 @@ const treeIDs = 0
 
 // GetInstanceTree returns an instance and all its descendants, breadth
 // first, the root first.
-func (p *Provider) GetInstanceTree(ctx context.Context, instance string) (duroxide.InstanceTree, error) {
+func (p *partition) GetInstanceTree(ctx context.Context, instance string) (duroxide.InstanceTree, error) {
 	const op = "get_instance_tree"
 	if instance == "" {
 		return duroxide.InstanceTree{}, invalid(op, "empty instance id")

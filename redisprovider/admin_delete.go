@@ -22,7 +22,7 @@ const (
 // for them in one script, all or nothing. Without force it refuses when one
 // of them is Running; it always refuses when a child of one of them is not
 // in the list. Only instances that existed are counted.
-func (p *Provider) DeleteInstancesAtomic(ctx context.Context, ids []string, force bool) (duroxide.DeleteInstanceResult, error) {
+func (p *partition) DeleteInstancesAtomic(ctx context.Context, ids []string, force bool) (duroxide.DeleteInstanceResult, error) {
 	const op = "delete_instances_atomic"
 	unique := make([]string, 0, len(ids))
 	seen := make(map[string]bool, len(ids))
@@ -49,7 +49,7 @@ func (p *Provider) DeleteInstancesAtomic(ctx context.Context, ids []string, forc
 // DeleteInstance deletes a root instance with all its descendants, in one
 // script that reads the tree itself. A sub-orchestration cannot be deleted
 // on its own.
-func (p *Provider) DeleteInstance(ctx context.Context, instance string, force bool) (duroxide.DeleteInstanceResult, error) {
+func (p *partition) DeleteInstance(ctx context.Context, instance string, force bool) (duroxide.DeleteInstanceResult, error) {
 	const op = "delete_instance"
 	if instance == "" {
 		return duroxide.DeleteInstanceResult{}, invalid(op, "empty instance id")
@@ -87,7 +87,7 @@ func deletionTotals(r *reply, from int) duroxide.DeleteInstanceResult {
 }
 
 // deleteScript runs a deletion script and reads its totals.
-func (p *Provider) deleteScript(ctx context.Context, op string, script luaScript, a args) (duroxide.DeleteInstanceResult, error) {
+func (p *partition) deleteScript(ctx context.Context, op string, script luaScript, a args) (duroxide.DeleteInstanceResult, error) {
 	res, err := p.run(ctx, op, script, a)
 	if err != nil {
 		return duroxide.DeleteInstanceResult{}, err
@@ -101,11 +101,11 @@ func (p *Provider) deleteScript(ctx context.Context, op string, script luaScript
 // in one atomic step, until Limit roots are deleted. Running roots, and trees
 // with a running descendant, are skipped. Roots are read from the index of
 // terminal roots a page at a time and deleted bulkBatch per script call.
-func (p *Provider) DeleteInstanceBulk(ctx context.Context, f duroxide.InstanceFilter) (duroxide.DeleteInstanceResult, error) {
+func (p *partition) DeleteInstanceBulk(ctx context.Context, f duroxide.InstanceFilter) (duroxide.DeleteInstanceResult, error) {
 	return p.deleteBulk(ctx, f, nil)
 }
 
-// bulkCross is how a partition of a Partitioned namespace deletes the
+// bulkCross is how a partition of a namespace of several deletes the
 // candidate roots whose trees reach other partitions, which its script
 // cannot see whole: spans names them among a batch of candidates, del
 // deletes one such tree if it is still eligible (deleted false: skipped).
@@ -116,7 +116,7 @@ type bulkCross struct {
 
 // deleteBulk is DeleteInstanceBulk with the roots cross (nil: none) names
 // deleted by it, in their turn.
-func (p *Provider) deleteBulk(ctx context.Context, f duroxide.InstanceFilter, cross *bulkCross) (duroxide.DeleteInstanceResult, error) {
+func (p *partition) deleteBulk(ctx context.Context, f duroxide.InstanceFilter, cross *bulkCross) (duroxide.DeleteInstanceResult, error) {
 	const op = "delete_instance_bulk"
 	var total duroxide.DeleteInstanceResult
 	left, err := bulkLimit(op, f)
@@ -216,7 +216,7 @@ func checkPrune(op string, opts duroxide.PruneOptions) error {
 // PruneExecutions deletes old executions of one instance, atomically; the
 // current execution and Running ones are never deleted, the KV store is
 // kept. An instance without a record is a not-found error.
-func (p *Provider) PruneExecutions(ctx context.Context, instance string, opts duroxide.PruneOptions) (duroxide.PruneResult, error) {
+func (p *partition) PruneExecutions(ctx context.Context, instance string, opts duroxide.PruneOptions) (duroxide.PruneResult, error) {
 	const op = "prune_executions"
 	if instance == "" {
 		return duroxide.PruneResult{}, invalid(op, "empty instance id")
@@ -231,7 +231,7 @@ func (p *Provider) PruneExecutions(ctx context.Context, instance string, opts du
 // ones (else every instance, oldest first), those whose current execution is
 // Completed or Failed and ended before CompletedBefore when it is set, up to
 // the limit. Listed ids that do not exist are skipped.
-func (p *Provider) PruneExecutionsBulk(ctx context.Context, f duroxide.InstanceFilter, opts duroxide.PruneOptions) (duroxide.PruneResult, error) {
+func (p *partition) PruneExecutionsBulk(ctx context.Context, f duroxide.InstanceFilter, opts duroxide.PruneOptions) (duroxide.PruneResult, error) {
 	const op = "prune_executions_bulk"
 	if err := checkPrune(op, opts); err != nil {
 		return duroxide.PruneResult{}, err
@@ -270,7 +270,7 @@ const (
 
 // prune runs one batch of the prune script; mustExist makes an instance
 // without a record a not-found error instead of a skipped one.
-func (p *Provider) prune(ctx context.Context, op string, ids []string, opts duroxide.PruneOptions, instBefore uint64, mustExist bool) (duroxide.PruneResult, error) {
+func (p *partition) prune(ctx context.Context, op string, ids []string, opts duroxide.PruneOptions, instBefore uint64, mustExist bool) (duroxide.PruneResult, error) {
 	var a args
 	a.int(opts.KeepLast).at(opts.CompletedBefore).at(instBefore).flag(mustExist).int(len(ids))
 	for _, id := range ids {

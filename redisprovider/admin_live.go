@@ -61,7 +61,7 @@ type InstanceActivity struct {
 // InstanceActivity reads what the worker and orchestrator queues hold of
 // instance's work in progress, in one script of O(items); an unknown
 // instance has none.
-func (p *Provider) InstanceActivity(ctx context.Context, instance string) (InstanceActivity, error) {
+func (p *partition) InstanceActivity(ctx context.Context, instance string) (InstanceActivity, error) {
 	const op = "get_instance_activities"
 	if instance == "" {
 		return InstanceActivity{}, invalid(op, "empty instance id")
@@ -127,7 +127,7 @@ type Runtimes struct {
 
 // Runtimes reads what the queues know of the runtimes serving the
 // namespace, in one script of O(filters + sessions returned).
-func (p *Provider) Runtimes(ctx context.Context) (Runtimes, error) {
+func (p *partition) Runtimes(ctx context.Context) (Runtimes, error) {
 	const op = "get_runtimes"
 	var a args
 	a.int(maxSessionLeases)
@@ -199,7 +199,7 @@ func parseMs(s string) uint64 {
 }
 
 // InstanceActivity reads the instance's partition.
-func (pp *Partitioned) InstanceActivity(ctx context.Context, instance string) (InstanceActivity, error) {
+func (pp *Provider) InstanceActivity(ctx context.Context, instance string) (InstanceActivity, error) {
 	if instance == "" {
 		return InstanceActivity{}, invalid("get_instance_activities", "empty instance id")
 	}
@@ -208,8 +208,8 @@ func (pp *Partitioned) InstanceActivity(ctx context.Context, instance string) (I
 
 // Runtimes merges every partition's: a runtime fetches from each, so a
 // filter is listed once, at its latest sighting.
-func (pp *Partitioned) Runtimes(ctx context.Context) (Runtimes, error) {
-	each, err := eachPart(pp, func(p *Provider) (Runtimes, error) { return p.Runtimes(ctx) })
+func (pp *Provider) Runtimes(ctx context.Context) (Runtimes, error) {
+	each, err := eachPart(pp, func(p *partition) (Runtimes, error) { return p.Runtimes(ctx) })
 	if err != nil {
 		return Runtimes{}, err
 	}

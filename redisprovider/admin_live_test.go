@@ -76,7 +76,7 @@ func TestPartitionedRuntimesMerge(t *testing.T) {
 	t.Parallel()
 	m := miniredis.RunT(t)
 	ctx := context.Background()
-	pp, err := NewPartitioned(ctx, Options{URL: "redis://" + m.Addr() + "/0", Namespace: "rt", Partitions: 2})
+	pp, err := New(ctx, Options{URL: "redis://" + m.Addr() + "/0", Namespace: "rt", Partitions: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

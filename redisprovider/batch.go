@@ -13,24 +13,24 @@ import (
 // trip and one script run (one clock read, one library prelude) instead of
 // one per item.
 
-var _ duroxide.BatchEnqueuer = (*Provider)(nil)
+var _ duroxide.BatchEnqueuer = (*partition)(nil)
 
 // EnqueueForOrchestratorBatch enqueues items as EnqueueForOrchestrator does,
 // all in one atomic script, in slice order; one invalid item rejects the
 // batch (see duroxide.BatchEnqueuer).
-func (p *Provider) EnqueueForOrchestratorBatch(ctx context.Context, items []duroxide.WorkItem, delay time.Duration) error {
+func (p *partition) EnqueueForOrchestratorBatch(ctx context.Context, items []duroxide.WorkItem, delay time.Duration) error {
 	return p.enqueueOrchestrator(ctx, "enqueue_for_orchestrator_batch", items, delay)
 }
 
 // EnqueueForWorkerBatch enqueues items as EnqueueForWorker does, all in one
 // atomic script, in slice order; one invalid item rejects the batch.
-func (p *Provider) EnqueueForWorkerBatch(ctx context.Context, items []duroxide.WorkItem) error {
+func (p *partition) EnqueueForWorkerBatch(ctx context.Context, items []duroxide.WorkItem) error {
 	return p.enqueueWorker(ctx, "enqueue_for_worker_batch", items)
 }
 
 // enqueueOrchestrator validates items and runs lua/enqueue_for_orchestrator.lua
 // once for all of them.
-func (p *Provider) enqueueOrchestrator(ctx context.Context, op string, items []duroxide.WorkItem, delay time.Duration) error {
+func (p *partition) enqueueOrchestrator(ctx context.Context, op string, items []duroxide.WorkItem, delay time.Duration) error {
 	if err := checkDurations(op, delay); err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func (p *Provider) enqueueOrchestrator(ctx context.Context, op string, items []d
 
 // enqueueWorker validates items and runs lua/enqueue_for_worker.lua once for
 // all of them.
-func (p *Provider) enqueueWorker(ctx context.Context, op string, items []duroxide.WorkItem) error {
+func (p *partition) enqueueWorker(ctx context.Context, op string, items []duroxide.WorkItem) error {
 	if len(items) == 0 {
 		return nil
 	}

@@ -7,8 +7,8 @@ import (
 )
 
 var (
+	_ duroxide.CheckedEnqueuer = (*partition)(nil)
 	_ duroxide.CheckedEnqueuer = (*Provider)(nil)
-	_ duroxide.CheckedEnqueuer = (*Partitioned)(nil)
 )
 
 // maxRequestID bounds a request id: it becomes a key.
@@ -26,7 +26,7 @@ var requirements = map[duroxide.Requirement]string{
 // does if its instance is what opts.Require asks, and at most once per
 // opts.RequestID, checking and writing in one script (see
 // duroxide.CheckedEnqueuer).
-func (p *Provider) EnqueueForOrchestratorChecked(ctx context.Context, item duroxide.WorkItem, opts duroxide.CheckedEnqueue) error {
+func (p *partition) EnqueueForOrchestratorChecked(ctx context.Context, item duroxide.WorkItem, opts duroxide.CheckedEnqueue) error {
 	const op = "enqueue_for_orchestrator_checked"
 	if err := checkDurations(op, opts.Delay); err != nil {
 		return err
@@ -50,6 +50,6 @@ func (p *Provider) EnqueueForOrchestratorChecked(ctx context.Context, item durox
 
 // EnqueueForOrchestratorChecked enqueues in the instance's partition, where
 // its record, its queue and the request id's mark live.
-func (pp *Partitioned) EnqueueForOrchestratorChecked(ctx context.Context, item duroxide.WorkItem, opts duroxide.CheckedEnqueue) error {
+func (pp *Provider) EnqueueForOrchestratorChecked(ctx context.Context, item duroxide.WorkItem, opts duroxide.CheckedEnqueue) error {
 	return pp.of(itemInstance(item)).EnqueueForOrchestratorChecked(ctx, item, opts)
 }

@@ -13,8 +13,7 @@ import (
 // Callers and pollers (see poller.go).
 //
 // A fetch waits as a request in its class's demand, shared by the class's
-// pollers in every partition of the provider (a Partitioned's, or a
-// Provider's own). The oldest request goes to the dirty poller that has
+// pollers in every partition of the Provider. The oldest request goes to the dirty poller that has
 // waited longest for one, before it runs its script: a partition runs a
 // script only for a caller that waits, one caller is served by one
 // partition, and partitions with work take turns. Work goes to the request;
@@ -26,7 +25,7 @@ import (
 
 // pollSet is the demands of a provider's fetch classes over its partitions.
 type pollSet struct {
-	parts []*Provider
+	parts []*partition
 	// bell rings at every change of its pollers' and callers' state
 	bell bell
 
@@ -36,7 +35,7 @@ type pollSet struct {
 
 // newPollSet makes parts (a namespace's partitions, in order) share one
 // set of demands.
-func newPollSet(parts []*Provider) *pollSet {
+func newPollSet(parts []*partition) *pollSet {
 	s := &pollSet{parts: parts, classes: make(map[string]*demand)}
 	for k, p := range parts {
 		p.set, p.part = s, k
@@ -58,7 +57,7 @@ func classID(op string, a args) string {
 
 // class returns the demand of class id, creating its pollers with spec,
 // which builds a partition's side of the class.
-func (s *pollSet) class(id string, spec func(p *Provider) fetchSpec) *demand {
+func (s *pollSet) class(id string, spec func(p *partition) fetchSpec) *demand {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if d := s.classes[id]; d != nil {

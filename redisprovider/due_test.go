@@ -16,7 +16,7 @@ import (
 func delayedWorkItem(t *testing.T, m *miniredis.Miniredis, id uint64, d time.Duration) {
 	t.Helper()
 	ctx := context.Background()
-	p, err := New(ctx, Options{URL: "redis://" + m.Addr() + "/0"})
+	p, err := openPartition(ctx, Options{URL: "redis://" + m.Addr() + "/0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,9 +116,9 @@ func TestClosingDueLoopHandsOverItsClaim(t *testing.T) {
 	m := miniredis.RunT(t)
 	ctx := context.Background()
 	var got [2]chan *duroxide.OrchestrationItem
-	var procs [2]*Provider
+	var procs [2]*partition
 	for i := range procs {
-		p, err := New(ctx, Options{URL: "redis://" + m.Addr() + "/0"})
+		p, err := openPartition(ctx, Options{URL: "redis://" + m.Addr() + "/0"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -27,16 +27,16 @@ const (
 type fetchClass struct {
 	id    string
 	empty bool
-	build func(p *Provider) fetchSpec
+	build func(p *partition) fetchSpec
 }
 
 // demand returns the class's demand in p's set, creating its pollers.
-func (c fetchClass) demand(p *Provider) *demand { return p.set.class(c.id, c.build) }
+func (c fetchClass) demand(p *partition) *demand { return p.set.class(c.id, c.build) }
 
 // fetchOne fetches with class c from partition p: one round at once when
 // pollTimeout is 0, else through the class's pollers, waiting up to
 // pollTimeout.
-func fetchOne[T any](ctx context.Context, p *Provider, op string, c fetchClass, pollTimeout time.Duration) (*T, error) {
+func fetchOne[T any](ctx context.Context, p *partition, op string, c fetchClass, pollTimeout time.Duration) (*T, error) {
 	if c.empty {
 		return nil, fail(op, p.sleep(ctx, pollTimeout))
 	}
@@ -52,7 +52,7 @@ func fetchOne[T any](ctx context.Context, p *Provider, op string, c fetchClass, 
 // round runs one round of d's class in partition p on the caller's
 // goroutine (a fetch with no poll timeout, or an ack-and-fetch), and records
 // what it learned with p's poller of the class.
-func (p *Provider) round(ctx context.Context, d *demand, once func(ctx context.Context) (any, time.Duration, error)) (any, error) {
+func (p *partition) round(ctx context.Context, d *demand, once func(ctx context.Context) (any, time.Duration, error)) (any, error) {
 	pl := d.pollers[p.part]
 	epoch := pl.begin(false)
 	item, due, err := once(ctx)
@@ -82,14 +82,14 @@ func untyped[T any](item *T) any {
 // once sent, the lock it may take must be known, and given back (by the
 // abandon script) when the reply is lost or the caller has left meanwhile.
 // r is nil when the script's reply never arrived.
-func (p *Provider) fetchScript(ctx context.Context, op string, script, abandon luaScript, a args) (r *reply, token string, err error) {
+func (p *partition) fetchScript(ctx context.Context, op string, script, abandon luaScript, a args) (r *reply, token string, err error) {
 	return p.fetchScriptWith(ctx, op, script, abandon, a, nil)
 }
 
 // fetchScriptWith is fetchScript for an ack-and-fetch script that may also
 // fetch for a parked caller (pig, nil for none): its part of the reply goes
 // to pig.
-func (p *Provider) fetchScriptWith(ctx context.Context, op string, script, abandon luaScript, a args, pig *piggyback) (r *reply, token string, err error) {
+func (p *partition) fetchScriptWith(ctx context.Context, op string, script, abandon luaScript, a args, pig *piggyback) (r *reply, token string, err error) {
 	if err := ctx.Err(); err != nil {
 		pig.finish(nil, err)
 		return nil, "", err
@@ -113,7 +113,7 @@ func (p *Provider) fetchScriptWith(ctx context.Context, op string, script, aband
 }
 
 // sleep waits d (or until ctx ends) without touching Redis.
-func (p *Provider) sleep(ctx context.Context, d time.Duration) error {
+func (p *partition) sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return nil
 	}

@@ -9,8 +9,8 @@ import (
 )
 
 var (
+	_ duroxide.FlowController = (*partition)(nil)
 	_ duroxide.FlowController = (*Provider)(nil)
-	_ duroxide.FlowController = (*Partitioned)(nil)
 )
 
 // resumeBatch bounds the held instances one resume_orchestration_name call files again:
@@ -37,7 +37,7 @@ func priorityField(op string, kind duroxide.NameKind, name string, priority int)
 
 // SetPriority sets the priority of the activities or orchestrations called
 // name (duroxide.FlowController, lua/set_priority.lua).
-func (p *Provider) SetPriority(ctx context.Context, kind duroxide.NameKind, name string, priority int) (bool, error) {
+func (p *partition) SetPriority(ctx context.Context, kind duroxide.NameKind, name string, priority int) (bool, error) {
 	const op = "set_priority"
 	field, err := priorityField(op, kind, name, priority)
 	if err != nil {
@@ -52,7 +52,7 @@ func (p *Provider) SetPriority(ctx context.Context, kind duroxide.NameKind, name
 
 // SetAgingWindow sets how far one priority step moves work ahead
 // (duroxide.FlowController); 0 restores duroxide.DefaultAgingWindow.
-func (p *Provider) SetAgingWindow(ctx context.Context, window uint64) (bool, error) {
+func (p *partition) SetAgingWindow(ctx context.Context, window uint64) (bool, error) {
 	const op = "set_aging_window"
 	if window > 1<<40 {
 		return false, invalid(op, "aging window %d is above 2^40", window)
@@ -64,7 +64,7 @@ func (p *Provider) SetAgingWindow(ctx context.Context, window uint64) (bool, err
 	return p.setFlow(ctx, op, "W", value)
 }
 
-func (p *Provider) setFlow(ctx context.Context, op, field, value string) (bool, error) {
+func (p *partition) setFlow(ctx context.Context, op, field, value string) (bool, error) {
 	var a args
 	a.str(field).str(value)
 	res, err := p.run(ctx, op, scriptSetPriority, a)
@@ -80,14 +80,14 @@ func (p *Provider) setFlow(ctx context.Context, op, field, value string) (bool, 
 
 // PauseOrchestrationName holds every instance of the orchestration name
 // (duroxide.FlowController, lua/pause_orchestration_name.lua).
-func (p *Provider) PauseOrchestrationName(ctx context.Context, name string) (bool, error) {
+func (p *partition) PauseOrchestrationName(ctx context.Context, name string) (bool, error) {
 	changed, _, err := p.pauseName(ctx, "pause_orchestration_name", name, true)
 	return changed, err
 }
 
 // ResumeOrchestrationName files the instances held by their name again,
 // in batches, and wakes the fetchers (duroxide.FlowController).
-func (p *Provider) ResumeOrchestrationName(ctx context.Context, name string) (bool, error) {
+func (p *partition) ResumeOrchestrationName(ctx context.Context, name string) (bool, error) {
 	const op = "resume_orchestration_name"
 	changed, left, err := p.pauseName(ctx, op, name, false)
 	for err == nil && left > 0 {
@@ -98,7 +98,7 @@ func (p *Provider) ResumeOrchestrationName(ctx context.Context, name string) (bo
 
 // pauseName runs one call of pause_orchestration_name: whether the state changed and how
 // many instances the name holds after it.
-func (p *Provider) pauseName(ctx context.Context, op, name string, paused bool) (bool, int64, error) {
+func (p *partition) pauseName(ctx context.Context, op, name string, paused bool) (bool, int64, error) {
 	if name == "" {
 		return false, 0, invalid(op, "empty orchestration name")
 	}
@@ -118,7 +118,7 @@ func (p *Provider) pauseName(ctx context.Context, op, name string, paused bool) 
 
 // FlowSettings reads the flow settings hash and counts the instances each
 // paused name holds (duroxide.FlowController).
-func (p *Provider) FlowSettings(ctx context.Context) (duroxide.FlowSettings, error) {
+func (p *partition) FlowSettings(ctx context.Context) (duroxide.FlowSettings, error) {
 	const op = "flow_settings"
 	fields, err := p.rdb.HGetAll(ctx, p.keys.Flow()).Result()
 	if err != nil {
@@ -179,29 +179,29 @@ func decodeFlow(op string, fields map[string]string) (duroxide.FlowSettings, err
 
 // SetPriority sets the priority in every partition: each files its own
 // work by its own copy of the settings.
-func (pp *Partitioned) SetPriority(ctx context.Context, kind duroxide.NameKind, name string, priority int) (bool, error) {
-	return pp.everyPartition(func(p *Provider) (bool, error) { return p.SetPriority(ctx, kind, name, priority) })
+func (pp *Provider) SetPriority(ctx context.Context, kind duroxide.NameKind, name string, priority int) (bool, error) {
+	return pp.everyPartition(func(p *partition) (bool, error) { return p.SetPriority(ctx, kind, name, priority) })
 }
 
 // SetAgingWindow sets the aging window in every partition.
-func (pp *Partitioned) SetAgingWindow(ctx context.Context, window uint64) (bool, error) {
-	return pp.everyPartition(func(p *Provider) (bool, error) { return p.SetAgingWindow(ctx, window) })
+func (pp *Provider) SetAgingWindow(ctx context.Context, window uint64) (bool, error) {
+	return pp.everyPartition(func(p *partition) (bool, error) { return p.SetAgingWindow(ctx, window) })
 }
 
 // PauseOrchestrationName pauses the name in every partition.
-func (pp *Partitioned) PauseOrchestrationName(ctx context.Context, name string) (bool, error) {
-	return pp.everyPartition(func(p *Provider) (bool, error) { return p.PauseOrchestrationName(ctx, name) })
+func (pp *Provider) PauseOrchestrationName(ctx context.Context, name string) (bool, error) {
+	return pp.everyPartition(func(p *partition) (bool, error) { return p.PauseOrchestrationName(ctx, name) })
 }
 
 // ResumeOrchestrationName resumes the name in every partition.
-func (pp *Partitioned) ResumeOrchestrationName(ctx context.Context, name string) (bool, error) {
-	return pp.everyPartition(func(p *Provider) (bool, error) { return p.ResumeOrchestrationName(ctx, name) })
+func (pp *Provider) ResumeOrchestrationName(ctx context.Context, name string) (bool, error) {
+	return pp.everyPartition(func(p *partition) (bool, error) { return p.ResumeOrchestrationName(ctx, name) })
 }
 
 // everyPartition applies set to every partition, in order, and reports
 // whether any changed. A failure stops it: calling again completes it, as
 // every setter is idempotent.
-func (pp *Partitioned) everyPartition(set func(p *Provider) (bool, error)) (bool, error) {
+func (pp *Provider) everyPartition(set func(p *partition) (bool, error)) (bool, error) {
 	changed := false
 	for _, p := range pp.parts {
 		c, err := set(p)
@@ -215,7 +215,7 @@ func (pp *Partitioned) everyPartition(set func(p *Provider) (bool, error)) (bool
 
 // FlowSettings reads partition 0's settings (every setter writes them to
 // all) and sums the instances each paused name holds over the partitions.
-func (pp *Partitioned) FlowSettings(ctx context.Context) (duroxide.FlowSettings, error) {
+func (pp *Provider) FlowSettings(ctx context.Context) (duroxide.FlowSettings, error) {
 	const op = "flow_settings"
 	fs, err := pp.parts[0].FlowSettings(ctx)
 	if err != nil {

@@ -73,7 +73,7 @@ func TestFlowSettingsCostNothingUnset(t *testing.T) {
 	t.Cleanup(func() { rdb.Close() })
 	ctx := context.Background()
 	ns := fmt.Sprintf("flowcost-%d", time.Now().UnixNano())
-	p, err := New(ctx, Options{Client: rdb, Namespace: ns})
+	p, err := openPartition(ctx, Options{Client: rdb, Namespace: ns})
 	if err != nil {
 		t.Fatal(err)
 	}

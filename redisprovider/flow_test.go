@@ -230,16 +230,16 @@ func TestPauseOrchestrationName(t *testing.T) {
 	url := "redis://" + m.Addr() + "/0"
 	opens := map[string]func(ctx context.Context) (flowProvider, error){
 		"provider": func(ctx context.Context) (flowProvider, error) {
-			return New(ctx, Options{URL: url, Namespace: "npause"})
+			return openPartition(ctx, Options{URL: url, Namespace: "npause"})
 		},
 		"partitioned": func(ctx context.Context) (flowProvider, error) {
-			return NewPartitioned(ctx, Options{URL: url, Namespace: "npause-p", Partitions: 3})
+			return New(ctx, Options{URL: url, Namespace: "npause-p", Partitions: 3})
 		},
 	}
 	if real := os.Getenv("DUROXIDE_REDIS_URL"); real != "" {
 		ns := fmt.Sprintf("npause-%d", time.Now().UnixNano())
 		opens["redis"] = func(ctx context.Context) (flowProvider, error) {
-			return New(ctx, Options{URL: real, Namespace: ns})
+			return openPartition(ctx, Options{URL: real, Namespace: ns})
 		}
 	}
 	for name, open := range opens {

@@ -27,7 +27,7 @@ type functions struct {
 
 // loadFunctions loads the library on the server, on every primary of a
 // Cluster. It returns nil, nil when the server has no functions.
-func (p *Provider) loadFunctions(ctx context.Context) (*functions, error) {
+func (p *partition) loadFunctions(ctx context.Context) (*functions, error) {
 	lib, err := dxredis.FunctionLibrary()
 	if err != nil {
 		return nil, duroxide.Permanent("new", err.Error()) // the embedded Lua is broken: a build bug
@@ -107,8 +107,9 @@ func (f *functions) loaded(ctx context.Context, c redis.UniversalClient) bool {
 // version still running loads its library again on its next call (as after
 // FUNCTION FLUSH), so deleting is safe, though only useful once no older
 // version runs. It returns nil on a server without functions.
-func (p *Provider) StaleFunctionLibraries(ctx context.Context, del bool) ([]string, error) {
+func (pp *Provider) StaleFunctionLibraries(ctx context.Context, del bool) ([]string, error) {
 	const op = "stale_function_libraries"
+	p := pp.base
 	if p.funcs == nil {
 		return nil, nil
 	}
@@ -151,7 +152,7 @@ func (p *Provider) StaleFunctionLibraries(ctx context.Context, del bool) ([]stri
 
 // FunctionLibraryName is the name of the function library this provider
 // calls, "" when it uses EVALSHA.
-func (p *Provider) FunctionLibraryName() string {
+func (p *partition) FunctionLibraryName() string {
 	if p.funcs == nil {
 		return ""
 	}

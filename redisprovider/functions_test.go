@@ -12,9 +12,9 @@ import (
 )
 
 // newOn opens a provider on client in a fresh namespace.
-func newOn(t *testing.T, client redis.UniversalClient, forceEvalsha bool) *Provider {
+func newOn(t *testing.T, client redis.UniversalClient, forceEvalsha bool) *partition {
 	t.Helper()
-	p, err := New(context.Background(), Options{Client: client, Namespace: "fn-" + t.Name(), ForceEvalsha: forceEvalsha})
+	p, err := openPartition(context.Background(), Options{Client: client, Namespace: "fn-" + t.Name(), ForceEvalsha: forceEvalsha})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestRedisFunctionsAndFlush(t *testing.T) {
 }
 
 // roundTrip enqueues, fetches and acks one activity.
-func roundTrip(t *testing.T, p *Provider) {
+func roundTrip(t *testing.T, p *partition) {
 	t.Helper()
 	ctx := context.Background()
 	act := duroxide.ActivityExecute{Instance: "i", ExecutionID: 1, ID: 1, Name: "A", Input: `"x"`}

@@ -11,12 +11,12 @@ import (
 // execution id that has a record, whether or not the instance has one),
 // ordered by event id; empty for an unknown instance. Stored data that cannot be decoded
 // is a permanent error: a partial history would be silently wrong.
-func (p *Provider) Read(ctx context.Context, instance string) ([]duroxide.Event, error) {
+func (p *partition) Read(ctx context.Context, instance string) ([]duroxide.Event, error) {
 	return p.readHistory(ctx, "read", instance, "", false)
 }
 
 // ReadWithExecution returns the events of one execution, ordered by event id.
-func (p *Provider) ReadWithExecution(ctx context.Context, instance string, executionID uint64) ([]duroxide.Event, error) {
+func (p *partition) ReadWithExecution(ctx context.Context, instance string, executionID uint64) ([]duroxide.Event, error) {
 	return p.readHistory(ctx, "read_with_execution", instance, strconv.FormatUint(executionID, 10), false)
 }
 
@@ -31,7 +31,7 @@ const (
 // the execution it resolves and the events it returns belong together.
 // mustExist makes an instance with neither a record nor an execution a
 // not-found error.
-func (p *Provider) readHistory(ctx context.Context, op, instance, execution string, mustExist bool) ([]duroxide.Event, error) {
+func (p *partition) readHistory(ctx context.Context, op, instance, execution string, mustExist bool) ([]duroxide.Event, error) {
 	if instance == "" {
 		return nil, invalid(op, "empty instance id")
 	}
@@ -64,7 +64,7 @@ func (p *Provider) readHistory(ctx context.Context, op, instance, execution stri
 // AppendWithExecution appends events to one execution outside a turn. Ids
 // must be non-zero and follow the last stored id; otherwise nothing is
 // written and the error is permanent.
-func (p *Provider) AppendWithExecution(ctx context.Context, instance string, executionID uint64, events []duroxide.Event) error {
+func (p *partition) AppendWithExecution(ctx context.Context, instance string, executionID uint64, events []duroxide.Event) error {
 	const op = "append_with_execution"
 	if instance == "" {
 		return invalid(op, "empty instance id")

@@ -150,7 +150,7 @@ func checkDurations(op string, ds ...time.Duration) error {
 }
 
 // lockFor returns the lock duration to use for a caller's lockTimeout.
-func (p *Provider) lockFor(d time.Duration) time.Duration {
+func (p *partition) lockFor(d time.Duration) time.Duration {
 	if d == 0 {
 		return p.lockTimeout
 	}

@@ -86,7 +86,7 @@ func TestFailedAckFetchKeepsNothingAsideForTheNextCall(t *testing.T) {
 			rdb := redis.NewClient(o)
 			t.Cleanup(func() { rdb.Close() })
 			ns := fmt.Sprintf("keep-%d", time.Now().UnixNano())
-			p, err := New(context.Background(), Options{Client: rdb, Namespace: ns})
+			p, err := openPartition(context.Background(), Options{Client: rdb, Namespace: ns})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -58,7 +58,7 @@ func checkKV(op, key, value string) error {
 
 // GetKVValue reads one key of the live view (the running execution's writes
 // over the store). An unknown instance or key is found=false, not an error.
-func (p *Provider) GetKVValue(ctx context.Context, instance, key string) (string, bool, error) {
+func (p *partition) GetKVValue(ctx context.Context, instance, key string) (string, bool, error) {
 	const op = "get_kv_value"
 	if instance == "" {
 		return "", false, invalid(op, "empty instance id")
@@ -85,7 +85,7 @@ const kvAllEntries = 0
 
 // GetKVAllValues reads the live view of an instance's KV store (empty for an
 // unknown instance).
-func (p *Provider) GetKVAllValues(ctx context.Context, instance string) (map[string]string, error) {
+func (p *partition) GetKVAllValues(ctx context.Context, instance string) (map[string]string, error) {
 	const op = "get_kv_all_values"
 	if instance == "" {
 		return nil, invalid(op, "empty instance id")
@@ -131,7 +131,7 @@ const (
 // GetInstanceStats reports sizes of an instance's current execution and KV
 // state; nil for an unknown instance. Costs O(KV keys): the history is never
 // walked beyond its first event.
-func (p *Provider) GetInstanceStats(ctx context.Context, instance string) (*duroxide.InstanceStats, error) {
+func (p *partition) GetInstanceStats(ctx context.Context, instance string) (*duroxide.InstanceStats, error) {
 	const op = "get_instance_stats"
 	if instance == "" {
 		return nil, invalid(op, "empty instance id")

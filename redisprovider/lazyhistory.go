@@ -18,19 +18,19 @@ import (
 // current saves the history's transfer and decoding; it is still one round
 // trip, and the miss costs the runtime one ReadWithExecution.
 
-var _ duroxide.LazyHistoryFetcher = (*Provider)(nil)
+var _ duroxide.LazyHistoryFetcher = (*partition)(nil)
 
 // FetchOrchestrationItemLazy is FetchOrchestrationItem without the history
 // read: the item's History is nil and its Cursor says where the history of
 // its execution ends (see duroxide.LazyHistoryFetcher).
-func (p *Provider) FetchOrchestrationItemLazy(ctx context.Context, lockTimeout, pollTimeout time.Duration,
+func (p *partition) FetchOrchestrationItemLazy(ctx context.Context, lockTimeout, pollTimeout time.Duration,
 	filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
 	return p.fetchOrchestration(ctx, lockTimeout, pollTimeout, filter, true)
 }
 
 // AckOrchestrationItemAndFetchLazy is AckOrchestrationItemAndFetch whose
 // fetch half is FetchOrchestrationItemLazy's, in one script.
-func (p *Provider) AckOrchestrationItemAndFetchLazy(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
+func (p *partition) AckOrchestrationItemAndFetchLazy(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
 	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
 	return p.ackOrchestrationAndFetch(ctx, lockToken, commit, lockTimeout, pollTimeout, filter, true, nil)
 }

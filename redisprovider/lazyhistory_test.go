@@ -56,7 +56,7 @@ func dropKeys(c redis.UniversalClient, prefix string) {
 	}
 }
 
-func lazyReadsNoHistory(t *testing.T, p *Provider) {
+func lazyReadsNoHistory(t *testing.T, p *partition) {
 	const inst, n = "big", 1000
 	ctx := context.Background()
 	enqueue := func(item duroxide.WorkItem) {

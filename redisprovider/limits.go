@@ -14,7 +14,7 @@ import (
 // lua/set_limit.lua): items of the name enqueued from now on are bound by
 // it, and its groups waiting under an older limit are listed again under
 // this one.
-func (p *Provider) SetLimit(ctx context.Context, l duroxide.Limit) error {
+func (p *partition) SetLimit(ctx context.Context, l duroxide.Limit) error {
 	const op = "set_limit"
 	if err := checkLimit(op, l); err != nil {
 		return err
@@ -25,7 +25,7 @@ func (p *Provider) SetLimit(ctx context.Context, l duroxide.Limit) error {
 
 // DeleteLimit removes the limit of name (duroxide.FlowController): its items
 // still in limit groups are handed out without bound from now on.
-func (p *Provider) DeleteLimit(ctx context.Context, name string) (bool, error) {
+func (p *partition) DeleteLimit(ctx context.Context, name string) (bool, error) {
 	const op = "delete_limit"
 	if name == "" {
 		return false, invalid(op, "empty activity name")
@@ -33,7 +33,7 @@ func (p *Provider) DeleteLimit(ctx context.Context, name string) (bool, error) {
 	return p.setLimit(ctx, op, name, "")
 }
 
-func (p *Provider) setLimit(ctx context.Context, op, name, conf string) (bool, error) {
+func (p *partition) setLimit(ctx context.Context, op, name, conf string) (bool, error) {
 	var a args
 	a.str(name).str(conf)
 	res, err := p.run(ctx, op, scriptSetLimit, a)
@@ -48,7 +48,7 @@ func (p *Provider) setLimit(ctx context.Context, op, name, conf string) (bool, e
 }
 
 // Limits lists the limits set, by name (duroxide.FlowController): one HGETALL.
-func (p *Provider) Limits(ctx context.Context) ([]duroxide.Limit, error) {
+func (p *partition) Limits(ctx context.Context) ([]duroxide.Limit, error) {
 	const op = "limits"
 	m, err := p.rdb.HGetAll(ctx, p.keys.Limits()).Result()
 	if err != nil {
@@ -116,7 +116,7 @@ func decodeLimit(name, v string) (duroxide.Limit, bool) {
 // rate is split evenly, the burst as the concurrency. Limits reports the
 // sums, the bound that holds. A partition that fails leaves the others set:
 // the call is retried whole.
-func (pp *Partitioned) SetLimit(ctx context.Context, l duroxide.Limit) error {
+func (pp *Provider) SetLimit(ctx context.Context, l duroxide.Limit) error {
 	if err := checkLimit("set_limit", l); err != nil {
 		return err
 	}
@@ -145,7 +145,7 @@ func limitShare(l duroxide.Limit, i, n int) duroxide.Limit {
 
 // DeleteLimit removes name's limit from every partition; true when one had
 // it.
-func (pp *Partitioned) DeleteLimit(ctx context.Context, name string) (bool, error) {
+func (pp *Provider) DeleteLimit(ctx context.Context, name string) (bool, error) {
 	had := false
 	for _, p := range pp.parts {
 		h, err := p.DeleteLimit(ctx, name)
@@ -159,7 +159,7 @@ func (pp *Partitioned) DeleteLimit(ctx context.Context, name string) (bool, erro
 
 // Limits lists the limits of every partition, summed per name: the bounds
 // that hold across the namespace.
-func (pp *Partitioned) Limits(ctx context.Context) ([]duroxide.Limit, error) {
+func (pp *Provider) Limits(ctx context.Context) ([]duroxide.Limit, error) {
 	sum := map[string]*duroxide.Limit{}
 	var names []string
 	for _, p := range pp.parts {

@@ -9,34 +9,28 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// limitedProvider is what the flow tests drive: a Provider or a Partitioned.
+// limitedProvider is what the flow tests drive.
 type limitedProvider interface {
 	duroxide.Provider
 	duroxide.FlowController
 }
 
-// openLimited opens a Provider (parts 1) or a Partitioned on url.
+// openLimited opens a namespace of parts partitions on url.
 func openLimited(t *testing.T, url, ns string, parts int) limitedProvider {
 	t.Helper()
-	var p limitedProvider
-	var err error
-	if parts == 1 {
-		p, err = New(context.Background(), Options{URL: url, Namespace: ns})
-	} else {
-		p, err = NewPartitioned(context.Background(), Options{URL: url, Namespace: ns, Partitions: parts})
-	}
+	p, err := New(context.Background(), Options{URL: url, Namespace: ns, Partitions: parts})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { p.(interface{ Close() error }).Close() })
+	t.Cleanup(func() { p.Close() })
 	return p
 }
 
 // TestRateLimitHoldsWithinBurst runs 10 s of a server clock in 10 ms steps,
 // fetching (and acking) every item a 50/s limit with burst 5 lets out at
 // each step: in every window of the run at most burst + rate x its length
-// are handed out, and the rate is reached (the bucket refills on time). On
-// a Partitioned the shares (25/s, burst 3 and 2) hold the sum.
+// are handed out, and the rate is reached (the bucket refills on time). With
+// two partitions the shares (25/s, burst 3 and 2) hold the sum.
 func TestRateLimitHoldsWithinBurst(t *testing.T) {
 	t.Parallel()
 	for _, parts := range []int{1, 2} {

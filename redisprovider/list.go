@@ -24,14 +24,14 @@ var pageStatuses = []string{"Running", "Completed", "Failed", "ContinuedAsNew"}
 // pageCursor is the form of list_instances_page's cursors.
 var pageCursor = regexp.MustCompile(`^[0-9]+:.+$`)
 
-var _ duroxide.InstanceLister = (*Provider)(nil)
+var _ duroxide.InstanceLister = (*partition)(nil)
 
 // ListInstancesPage implements duroxide.InstanceLister: one page of the
 // instance index (the status index when filter.Status is set), newest
 // first, in one script call of O(log n + entries examined). Name and id
 // prefix filters have no index; a call examines at most
 // max(10 × limit, 1000) entries and may return a short page with a cursor.
-func (p *Provider) ListInstancesPage(ctx context.Context, filter duroxide.InstancePageFilter, cursor string, limit int) ([]duroxide.InstanceInfo, string, error) {
+func (p *partition) ListInstancesPage(ctx context.Context, filter duroxide.InstancePageFilter, cursor string, limit int) ([]duroxide.InstanceInfo, string, error) {
 	const op = "list_instances_page"
 	if limit < 1 {
 		return nil, "", invalid(op, "limit must be at least 1")

@@ -16,7 +16,7 @@ import (
 
 // abandon releases the lock token holds through script: visible again after
 // delay, ignoreAttempt undoing the fetch's attempt.
-func (p *Provider) abandon(ctx context.Context, op string, script luaScript, token string, delay time.Duration, ignoreAttempt bool) error {
+func (p *partition) abandon(ctx context.Context, op string, script luaScript, token string, delay time.Duration, ignoreAttempt bool) error {
 	if err := checkToken(op, token); err != nil {
 		return err
 	}
@@ -30,7 +30,7 @@ func (p *Provider) abandon(ctx context.Context, op string, script luaScript, tok
 }
 
 // renew extends the valid, unexpired lock token holds to now + extendFor.
-func (p *Provider) renew(ctx context.Context, op string, script luaScript, token string, extendFor time.Duration) error {
+func (p *partition) renew(ctx context.Context, op string, script luaScript, token string, extendFor time.Duration) error {
 	if err := checkToken(op, token); err != nil {
 		return err
 	}
@@ -49,7 +49,7 @@ const giveBackTimeout = time.Second
 // giveBack releases a lock whose fetch the caller abandoned (its context
 // ended while the reply was on the way), without counting the attempt. If
 // Redis cannot be reached the lock expires instead.
-func (p *Provider) giveBack(op string, script luaScript, token string) {
+func (p *partition) giveBack(op string, script luaScript, token string) {
 	ctx, cancel := context.WithTimeout(context.Background(), giveBackTimeout)
 	defer cancel()
 	if err := p.abandon(ctx, op, script, token, 0, true); err != nil && duroxide.IsRetryable(err) {
@@ -62,7 +62,7 @@ func (p *Provider) giveBack(op string, script luaScript, token string) {
 // when its reply was lost (a transport error after the script was sent); an
 // unknown token just means the script never ran. The caller returns at once:
 // the release is a courtesy, the lock expires anyway.
-func (p *Provider) lostReply(op string, script luaScript, token string, err error) {
+func (p *partition) lostReply(op string, script luaScript, token string, err error) {
 	if duroxide.IsRetryable(err) && maybeSent(err) {
 		go p.giveBack(op, script, token)
 	}

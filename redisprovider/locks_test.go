@@ -15,7 +15,7 @@ import (
 
 // lockTwo enqueues a start for instances a and b and fetches both, returning
 // their items in that order.
-func lockTwo(t *testing.T, p *Provider) (a, b *duroxide.OrchestrationItem) {
+func lockTwo(t *testing.T, p *partition) (a, b *duroxide.OrchestrationItem) {
 	t.Helper()
 	ctx := context.Background()
 	for _, inst := range []string{"a", "b"} {
@@ -77,7 +77,7 @@ func TestOrchestrationTokenNamesItsInstance(t *testing.T) {
 
 // toLegacyTags rewrites the lock of inst as a version before tags moved
 // into om's field tg kept it: the tagged messages in the ZSET ot.
-func toLegacyTags(t *testing.T, m *miniredis.Miniredis, p *Provider, inst string) {
+func toLegacyTags(t *testing.T, m *miniredis.Miniredis, p *partition, inst string) {
 	t.Helper()
 	om := p.keys.OrchMessages(inst)
 	tg := m.HGet(om, "tg")

@@ -15,13 +15,13 @@ import (
 // (nil filter: any; nil pinned version: every non-empty filter) and returns
 // its messages, history and KV store. The filter is applied before anything
 // is locked or read. (nil, nil) means no work within pollTimeout.
-func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
+func (p *partition) FetchOrchestrationItem(ctx context.Context, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
 	return p.fetchOrchestration(ctx, lockTimeout, pollTimeout, filter, false)
 }
 
 // fetchOrchestration is FetchOrchestrationItem and, lazy,
 // FetchOrchestrationItemLazy.
-func (p *Provider) fetchOrchestration(ctx context.Context, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool) (*duroxide.OrchestrationItem, error) {
+func (p *partition) fetchOrchestration(ctx context.Context, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool) (*duroxide.OrchestrationItem, error) {
 	const op = "fetch_orchestration_item"
 	c, _, err := orchestrationClass(ctx, op, p.lockFor(lockTimeout), lockTimeout, pollTimeout, filter, lazy)
 	if err != nil {
@@ -47,7 +47,7 @@ func orchestrationClass(ctx context.Context, op string, lock, lockTimeout, pollT
 	var a args
 	a.ms(lock).str(enc).str(fid).flag(lazy).str(route.owner)
 	c := fetchClass{id: classID(op, a), empty: enc == ""} // an empty range list accepts nothing
-	c.build = func(p *Provider) fetchSpec {
+	c.build = func(p *partition) fetchSpec {
 		keys := []string{p.keys.OrchWake(fid)}
 		if route.owner != "" {
 			keys = append(keys, p.keys.OrchStickyWake(route.owner))
@@ -88,7 +88,7 @@ const (
 
 // fetchOrchestrationOnce runs the fetch script once (see fetchScript); lazy
 // says what a asked for.
-func (p *Provider) fetchOrchestrationOnce(ctx context.Context, op string, a args, lazy bool) (*duroxide.OrchestrationItem, time.Duration, error) {
+func (p *partition) fetchOrchestrationOnce(ctx context.Context, op string, a args, lazy bool) (*duroxide.OrchestrationItem, time.Duration, error) {
 	r, _, err := p.fetchScript(ctx, op, scriptFetchOrchestrationItem, scriptAbandonOrchestrationItem, a)
 	if r == nil {
 		return nil, 0, err
@@ -101,7 +101,7 @@ func (p *Provider) fetchOrchestrationOnce(ctx context.Context, op string, a args
 // that came with the reply (the caller left after the script ran); the
 // orphans the script dropped are logged either way. lazy: the fetch asked
 // for the history's cursor.
-func (p *Provider) orchestrationReply(r *reply, err error, lazy bool) (*duroxide.OrchestrationItem, time.Duration, error) {
+func (p *partition) orchestrationReply(r *reply, err error, lazy bool) (*duroxide.OrchestrationItem, time.Duration, error) {
 	if r.int(fetchTook) == 0 {
 		p.logDropped(r.strs(emptyDropped))
 		return nil, dueIn(r), r.err
@@ -135,7 +135,7 @@ func rerunIn(r *reply, nowAt, dueAt int) time.Duration {
 }
 
 // logDropped reports orphan QueueMessages the fetch deleted.
-func (p *Provider) logDropped(pairs []string) {
+func (p *partition) logDropped(pairs []string) {
 	for i := 0; i+1 < len(pairs); i += 2 {
 		p.log.Warn("duroxide-redis: dropped QueueMessages sent to an instance that has not started",
 			"instance", pairs[i], "count", pairs[i+1])
@@ -147,7 +147,7 @@ func (p *Provider) logDropped(pairs []string) {
 // data becomes HistoryError (the lock is held and the attempt counted, so
 // the runtime's poison handling can end the instance); undecodable messages
 // are logged and left tagged, so the ack deletes them.
-func (p *Provider) decodeOrchestrationItem(r *reply, lazy bool) *duroxide.OrchestrationItem {
+func (p *partition) decodeOrchestrationItem(r *reply, lazy bool) *duroxide.OrchestrationItem {
 	inst, _ := r.str(orchInstance)
 	token, _ := r.str(orchToken)
 	item := &duroxide.OrchestrationItem{

@@ -6,13 +6,13 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// Messages between partitions (Partitioned).
+// Messages between partitions.
 //
 // A turn runs in its instance's partition, one slot: a message it sends to
 // an instance of another partition cannot be written there in the same
 // script. It goes to the outbox of the turn's own partition instead, in the
 // ack's script (so it is sent exactly when the turn commits), and a relay
-// moves it (relay.go). The Partitioned provider hands the ack those messages
+// moves it (relay.go). The Provider hands the ack those messages
 // through its context, so the single-partition methods keep their
 // signatures.
 

@@ -9,11 +9,11 @@ import "context"
 // its fetches block with it, rather than sleeping and hoping they did
 // (providertest's long-poll suite does when the provider has it). ctx ends
 // the wait with its error.
-func (p *Provider) WaitParked(ctx context.Context, n int) error { return p.set.waitParked(ctx, n) }
+func (p *partition) WaitParked(ctx context.Context, n int) error { return p.set.waitParked(ctx, n) }
 
 // WaitParked is Provider.WaitParked over every partition: a fetch that
 // waits on every partition is parked once each partition's poller is.
-func (pp *Partitioned) WaitParked(ctx context.Context, n int) error {
+func (pp *Provider) WaitParked(ctx context.Context, n int) error {
 	return pp.set.waitParked(ctx, n)
 }
 

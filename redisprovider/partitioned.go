@@ -16,9 +16,11 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// Partitioned is a duroxide.Provider over a namespace of P partitions, each
-// a complete single-slot layout under its own hash tag, so a namespace uses
-// every shard of a Redis Cluster (see dxredis.PartitionTags).
+// Provider is a duroxide.Provider and duroxide.ProviderAdmin on Redis, over
+// a namespace of P partitions (P = 1 unless the namespace was created with
+// more), each a complete single-slot layout under its own hash tag, so a
+// namespace of several uses every shard of a Redis Cluster (see
+// dxredis.PartitionTags). It is safe for concurrent use.
 //
 // An instance lives in the partition of its root instance's id
 // (dxredis.PartitionOf), so a turn, its activities and its automatically
@@ -31,11 +33,12 @@ import (
 // another's stream of work. Management calls read and write every partition
 // (per partition atomic; a deletion that spans partitions is not).
 //
-// Lock tokens name their partition ("<partition>/<streak>/<token>"). With
-// one partition, Partitioned stores exactly what Provider stores.
-type Partitioned struct {
-	base  *Provider   // the namespace's own tag: its layout record, the clients
-	parts []*Provider // one per partition, sharing base's clients
+// Lock tokens name their partition ("<partition>/<streak>/<token>"). A
+// namespace of one partition stores what providers before partitions
+// stored, under the namespace's own tag.
+type Provider struct {
+	base  *partition   // the namespace's own tag: its layout record, the clients
+	parts []*partition // one per partition, sharing base's clients
 	rr    atomic.Uint64
 	set   *pollSet // the fetch classes' demands over parts
 	relay *relay
@@ -44,25 +47,37 @@ type Partitioned struct {
 }
 
 var (
-	_ duroxide.Provider                = (*Partitioned)(nil)
-	_ duroxide.ProviderAdmin           = (*Partitioned)(nil)
-	_ duroxide.OrchestrationAckFetcher = (*Partitioned)(nil)
-	_ duroxide.WorkAckFetcher          = (*Partitioned)(nil)
-	_ duroxide.LazyHistoryFetcher      = (*Partitioned)(nil)
-	_ duroxide.BatchEnqueuer           = (*Partitioned)(nil)
-	_ duroxide.StickyRouter            = (*Partitioned)(nil)
-	_ duroxide.InstanceLister          = (*Partitioned)(nil)
+	_ duroxide.Provider                = (*Provider)(nil)
+	_ duroxide.ProviderAdmin           = (*Provider)(nil)
+	_ duroxide.OrchestrationAckFetcher = (*Provider)(nil)
+	_ duroxide.WorkAckFetcher          = (*Provider)(nil)
+	_ duroxide.LazyHistoryFetcher      = (*Provider)(nil)
+	_ duroxide.BatchEnqueuer           = (*Provider)(nil)
+	_ duroxide.StickyRouter            = (*Provider)(nil)
+	_ duroxide.InstanceLister          = (*Provider)(nil)
 )
+
+// Partitioned is the name Provider had while it was a second type beside a
+// provider of one partition.
+//
+// Deprecated: use Provider; New opens a namespace of any partition count.
+type Partitioned = Provider
+
+// NewPartitioned is New.
+//
+// Deprecated: use New, which opens a namespace of any partition count.
+func NewPartitioned(ctx context.Context, opts Options) (*Provider, error) { return New(ctx, opts) }
 
 // maxStreak is how many ack-and-fetches in a row take their next item from
 // the acked item's partition before one fetches across all partitions.
 const maxStreak = 8
 
-// NewPartitioned opens the namespace of opts with every partition it has,
-// creating it with opts.Partitions partitions (default 1) when it is new.
-// Asking for another count than an existing namespace has is an
-// ErrInvalidInput error: the count is fixed at creation.
-func NewPartitioned(ctx context.Context, opts Options) (*Partitioned, error) {
+// New connects to Redis, checks that it answers, loads every script and
+// opens the namespace of opts with every partition it has, creating it with
+// opts.Partitions partitions (default 1) when it is new. Asking for another
+// count than an existing namespace has is an ErrInvalidInput error: the
+// count is fixed at creation.
+func New(ctx context.Context, opts Options) (*Provider, error) {
 	const op = "new"
 	if opts.Partitions < 0 || opts.Partitions > dxredis.MaxPartitions {
 		return nil, invalid(op, "Partitions %d is outside 0..%d", opts.Partitions, dxredis.MaxPartitions)
@@ -83,9 +98,9 @@ func NewPartitioned(ctx context.Context, opts Options) (*Partitioned, error) {
 		base.Close()
 		return nil, invalid(op, "namespace %q has %d partitions, Options.Partitions asks for %d: the count is fixed when a namespace is created", base.namespace, n, opts.Partitions)
 	}
-	pp := &Partitioned{base: base}
+	pp := &Provider{base: base}
 	if n == 1 {
-		pp.parts = []*Provider{base}
+		pp.parts = []*partition{base}
 	} else {
 		for _, tag := range dxredis.PartitionTags(base.namespace, n) {
 			pp.parts = append(pp.parts, base.sibling(dxredis.NewKeys(tag)))
@@ -101,7 +116,7 @@ func NewPartitioned(ctx context.Context, opts Options) (*Partitioned, error) {
 // replica too; one without is recorded by openNamespace unless openOnly,
 // and a replica, which refuses that write, reads it as the one partition a
 // namespace from before layout records has.
-func (p *Provider) namespacePartitions(ctx context.Context, want int, openOnly bool) (int, error) {
+func (p *partition) namespacePartitions(ctx context.Context, want int, openOnly bool) (int, error) {
 	if n, err := p.storedPartitions(ctx); err != nil || n > 0 {
 		return n, err
 	}
@@ -118,7 +133,7 @@ func (p *Provider) namespacePartitions(ctx context.Context, want int, openOnly b
 
 // openNamespace runs lua/open_namespace.lua: the namespace's partition
 // count, recorded as want (at least 1) when the namespace is new.
-func (p *Provider) openNamespace(ctx context.Context, want int) (int, error) {
+func (p *partition) openNamespace(ctx context.Context, want int) (int, error) {
 	var a args
 	a.int(max(want, 1))
 	res, err := p.run(ctx, "open_namespace", scriptOpenNamespace, a)
@@ -134,7 +149,7 @@ func (p *Provider) openNamespace(ctx context.Context, want int) (int, error) {
 
 // storedPartitions reads the namespace's partition count without recording
 // one: 0 for a namespace with no record.
-func (p *Provider) storedPartitions(ctx context.Context) (int, error) {
+func (p *partition) storedPartitions(ctx context.Context) (int, error) {
 	s, err := p.rdb.HGet(ctx, p.keys.Meta(), "partitions").Result()
 	if errors.Is(err, redis.Nil) {
 		return 0, nil
@@ -147,8 +162,8 @@ func (p *Provider) storedPartitions(ctx context.Context) (int, error) {
 
 // sibling returns a provider of another tag of p's namespace: same clients
 // and scripts, its own keys and pollers. Closing it closes only its pollers.
-func (p *Provider) sibling(keys dxredis.Keys) *Provider {
-	s := &Provider{
+func (p *partition) sibling(keys dxredis.Keys) *partition {
+	s := &partition{
 		rdb: p.rdb, pipe: p.pipe, blocking: p.blocking,
 		namespace: p.namespace, keys: keys, lockTimeout: p.lockTimeout, log: p.log,
 		scripts: p.scripts, funcs: p.funcs, blockingPoolSize: p.blockingPoolSize,
@@ -158,20 +173,22 @@ func (p *Provider) sibling(keys dxredis.Keys) *Provider {
 	return s
 }
 
-// Namespace returns the key schema of the namespace's own tag, which holds
-// its layout record (and, with one partition, everything).
-func (pp *Partitioned) Namespace() dxredis.Keys { return pp.base.keys }
+// Keys returns the key schema of the namespace's own tag, which holds its
+// layout record and, with one partition, everything. An instance's keys are
+// those of its partition: PartitionKeys(PartitionOf(instance)).
+func (pp *Provider) Keys() dxredis.Keys { return pp.base.keys }
 
 // Partitions returns the namespace's partition count.
-func (pp *Partitioned) Partitions() int { return len(pp.parts) }
+func (pp *Provider) Partitions() int { return len(pp.parts) }
 
-// Partition returns partition i's provider (0 <= i < Partitions()), for
-// tools that show or manage one partition.
-func (pp *Partitioned) Partition(i int) *Provider { return pp.parts[i] }
+// PartitionKeys returns the key schema of partition i (0 <= i <
+// Partitions()), for tools that read one partition's keys.
+func (pp *Provider) PartitionKeys(i int) dxredis.Keys { return pp.parts[i].keys }
 
 // PartitionAdmins returns each partition's management calls, in partition
-// order, for tools that report per partition (dxotel's gauges).
-func (pp *Partitioned) PartitionAdmins() []duroxide.ProviderAdmin {
+// order, for tools that report per partition (dxotel's gauges, the CLI's
+// stats).
+func (pp *Provider) PartitionAdmins() []duroxide.ProviderAdmin {
 	out := make([]duroxide.ProviderAdmin, len(pp.parts))
 	for i, p := range pp.parts {
 		out[i] = p
@@ -180,43 +197,43 @@ func (pp *Partitioned) PartitionAdmins() []duroxide.ProviderAdmin {
 }
 
 // PartitionOf returns the partition that holds instance.
-func (pp *Partitioned) PartitionOf(instance string) int {
+func (pp *Provider) PartitionOf(instance string) int {
 	return dxredis.PartitionOf(instance, len(pp.parts))
 }
 
 // of returns the provider of instance's partition.
-func (pp *Partitioned) of(instance string) *Provider { return pp.parts[pp.PartitionOf(instance)] }
+func (pp *Provider) of(instance string) *partition { return pp.parts[pp.PartitionOf(instance)] }
 
 // Name identifies the provider in logs.
-func (pp *Partitioned) Name() string { return "redis" }
+func (pp *Provider) Name() string { return "redis" }
 
 // Version is the provider's version.
-func (pp *Partitioned) Version() string { return ProviderVersion }
+func (pp *Provider) Version() string { return ProviderVersion }
 
 // Admin returns the provider itself: it implements every management method.
-func (pp *Partitioned) Admin() duroxide.ProviderAdmin { return pp }
+func (pp *Provider) Admin() duroxide.ProviderAdmin { return pp }
 
 // SupportsStickyRouting reports that sticky routes are honoured (within
 // each partition).
-func (pp *Partitioned) SupportsStickyRouting() bool { return true }
+func (pp *Provider) SupportsStickyRouting() bool { return true }
 
 // FunctionLibraryName is the function library's name (see Provider).
-func (pp *Partitioned) FunctionLibraryName() string { return pp.base.FunctionLibraryName() }
+func (pp *Provider) FunctionLibraryName() string { return pp.base.FunctionLibraryName() }
 
 // UsesFunctions reports whether scripts run as Redis functions.
-func (pp *Partitioned) UsesFunctions() bool { return pp.base.UsesFunctions() }
+func (pp *Provider) UsesFunctions() bool { return pp.base.UsesFunctions() }
 
 // WakeFetchers makes every fetch of every partition run its script again
 // at once (see Provider.WakeFetchers).
-func (pp *Partitioned) WakeFetchers() {
+func (pp *Provider) WakeFetchers() {
 	for _, p := range pp.parts {
 		p.WakeFetchers()
 	}
 }
 
 // Close stops the relay, every partition's pollers and due loop, and closes
-// the clients NewPartitioned created.
-func (pp *Partitioned) Close() error {
+// the clients New created.
+func (pp *Provider) Close() error {
 	var err error
 	pp.closeOnce.Do(func() {
 		pp.relay.stop()
@@ -240,7 +257,7 @@ func wrapToken(part, streak int, token string) string {
 // unwrapToken splits a token made by wrapToken. A token that is not one is
 // given, unchanged, to partition 0, which reports it unknown as any unknown
 // token is reported.
-func (pp *Partitioned) unwrapToken(token string) (p *Provider, part, streak int, inner string) {
+func (pp *Provider) unwrapToken(token string) (p *partition, part, streak int, inner string) {
 	ps, rest, ok1 := strings.Cut(token, "/")
 	ss, inner, ok2 := strings.Cut(rest, "/")
 	part, err1 := strconv.Atoi(ps)
@@ -270,47 +287,47 @@ func withWorkToken(item *duroxide.LockedWorkItem, part, streak int) *duroxide.Lo
 // Instance-scoped calls go to the instance's partition.
 
 // Read returns the current execution's history.
-func (pp *Partitioned) Read(ctx context.Context, instance string) ([]duroxide.Event, error) {
+func (pp *Provider) Read(ctx context.Context, instance string) ([]duroxide.Event, error) {
 	return pp.of(instance).Read(ctx, instance)
 }
 
 // ReadWithExecution returns one execution's history.
-func (pp *Partitioned) ReadWithExecution(ctx context.Context, instance string, executionID uint64) ([]duroxide.Event, error) {
+func (pp *Provider) ReadWithExecution(ctx context.Context, instance string, executionID uint64) ([]duroxide.Event, error) {
 	return pp.of(instance).ReadWithExecution(ctx, instance, executionID)
 }
 
 // AppendWithExecution appends events to an execution outside a turn.
-func (pp *Partitioned) AppendWithExecution(ctx context.Context, instance string, executionID uint64, events []duroxide.Event) error {
+func (pp *Provider) AppendWithExecution(ctx context.Context, instance string, executionID uint64, events []duroxide.Event) error {
 	return pp.of(instance).AppendWithExecution(ctx, instance, executionID, events)
 }
 
 // GetCustomStatus returns the custom status if newer than lastSeenVersion.
-func (pp *Partitioned) GetCustomStatus(ctx context.Context, instance string, lastSeenVersion uint64) (*duroxide.CustomStatus, error) {
+func (pp *Provider) GetCustomStatus(ctx context.Context, instance string, lastSeenVersion uint64) (*duroxide.CustomStatus, error) {
 	return pp.of(instance).GetCustomStatus(ctx, instance, lastSeenVersion)
 }
 
 // GetKVValue reads one key of an instance's KV store.
-func (pp *Partitioned) GetKVValue(ctx context.Context, instance, key string) (string, bool, error) {
+func (pp *Provider) GetKVValue(ctx context.Context, instance, key string) (string, bool, error) {
 	return pp.of(instance).GetKVValue(ctx, instance, key)
 }
 
 // GetKVAllValues reads an instance's KV store.
-func (pp *Partitioned) GetKVAllValues(ctx context.Context, instance string) (map[string]string, error) {
+func (pp *Provider) GetKVAllValues(ctx context.Context, instance string) (map[string]string, error) {
 	return pp.of(instance).GetKVAllValues(ctx, instance)
 }
 
 // GetInstanceStats returns an instance's counters.
-func (pp *Partitioned) GetInstanceStats(ctx context.Context, instance string) (*duroxide.InstanceStats, error) {
+func (pp *Provider) GetInstanceStats(ctx context.Context, instance string) (*duroxide.InstanceStats, error) {
 	return pp.of(instance).GetInstanceStats(ctx, instance)
 }
 
 // EnqueueForOrchestrator adds a message to its instance's partition.
-func (pp *Partitioned) EnqueueForOrchestrator(ctx context.Context, item duroxide.WorkItem, delay time.Duration) error {
+func (pp *Provider) EnqueueForOrchestrator(ctx context.Context, item duroxide.WorkItem, delay time.Duration) error {
 	return pp.of(itemInstance(item)).EnqueueForOrchestrator(ctx, item, delay)
 }
 
 // EnqueueForWorker adds an activity to its instance's partition.
-func (pp *Partitioned) EnqueueForWorker(ctx context.Context, item duroxide.WorkItem) error {
+func (pp *Provider) EnqueueForWorker(ctx context.Context, item duroxide.WorkItem) error {
 	return pp.of(itemInstance(item)).EnqueueForWorker(ctx, item)
 }
 
@@ -328,22 +345,22 @@ func itemInstance(item duroxide.WorkItem) string {
 
 // EnqueueForOrchestratorBatch enqueues items, one call per partition they
 // address, in order within each partition.
-func (pp *Partitioned) EnqueueForOrchestratorBatch(ctx context.Context, items []duroxide.WorkItem, delay time.Duration) error {
-	return pp.batches(items, func(p *Provider, part []duroxide.WorkItem) error {
+func (pp *Provider) EnqueueForOrchestratorBatch(ctx context.Context, items []duroxide.WorkItem, delay time.Duration) error {
+	return pp.batches(items, func(p *partition, part []duroxide.WorkItem) error {
 		return p.EnqueueForOrchestratorBatch(ctx, part, delay)
 	})
 }
 
 // EnqueueForWorkerBatch enqueues activities, one call per partition.
-func (pp *Partitioned) EnqueueForWorkerBatch(ctx context.Context, items []duroxide.WorkItem) error {
-	return pp.batches(items, func(p *Provider, part []duroxide.WorkItem) error {
+func (pp *Provider) EnqueueForWorkerBatch(ctx context.Context, items []duroxide.WorkItem) error {
+	return pp.batches(items, func(p *partition, part []duroxide.WorkItem) error {
 		return p.EnqueueForWorkerBatch(ctx, part)
 	})
 }
 
 // batches splits items by partition, keeping their order, and calls do for
 // each partition; a batch within one partition is atomic, across them not.
-func (pp *Partitioned) batches(items []duroxide.WorkItem, do func(p *Provider, part []duroxide.WorkItem) error) error {
+func (pp *Provider) batches(items []duroxide.WorkItem, do func(p *partition, part []duroxide.WorkItem) error) error {
 	if len(pp.parts) == 1 {
 		return do(pp.parts[0], items)
 	}

@@ -14,26 +14,26 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// Partitioned's management calls: the instance-scoped ones go to the
+// Provider's management calls: the instance-scoped ones go to the
 // instance's partition, the namespace-wide ones read or write every
 // partition.
 
 // ListInstances returns every instance id, newest first (as Provider's):
 // the partitions' indexes merged by creation time.
-func (pp *Partitioned) ListInstances(ctx context.Context) ([]string, error) {
-	return pp.listMerged(ctx, "list_instances", func(p *Provider) string { return p.keys.Instances() })
+func (pp *Provider) ListInstances(ctx context.Context) ([]string, error) {
+	return pp.listMerged(ctx, "list_instances", func(p *partition) string { return p.keys.Instances() })
 }
 
 // ListInstancesByStatus returns the instances whose current execution has
 // status, newest first across partitions.
-func (pp *Partitioned) ListInstancesByStatus(ctx context.Context, status string) ([]string, error) {
-	return pp.listMerged(ctx, "list_instances_by_status", func(p *Provider) string { return p.keys.InstancesByStatus(status) })
+func (pp *Provider) ListInstancesByStatus(ctx context.Context, status string) ([]string, error) {
+	return pp.listMerged(ctx, "list_instances_by_status", func(p *partition) string { return p.keys.InstancesByStatus(status) })
 }
 
 // listMerged reads the instance index key names in every partition and
 // merges the entries newest first, ties as one index orders them.
-func (pp *Partitioned) listMerged(ctx context.Context, op string, key func(p *Provider) string) ([]string, error) {
-	lists, err := eachPart(pp, func(p *Provider) ([]redis.Z, error) { return p.listScored(ctx, op, key(p)) })
+func (pp *Provider) listMerged(ctx context.Context, op string, key func(p *partition) string) ([]string, error) {
+	lists, err := eachPart(pp, func(p *partition) ([]redis.Z, error) { return p.listScored(ctx, op, key(p)) })
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func (pp *Partitioned) listMerged(ctx context.Context, op string, key func(p *Pr
 // its own shard in a Cluster, so the reads cost one round trip, not one
 // per partition) and returns the results in partition order, or the first
 // partition's error.
-func eachPart[T any](pp *Partitioned, read func(p *Provider) (T, error)) ([]T, error) {
+func eachPart[T any](pp *Provider, read func(p *partition) (T, error)) ([]T, error) {
 	return concurrently(len(pp.parts), len(pp.parts), func(k int) (T, error) { return read(pp.parts[k]) })
 }
 
@@ -115,7 +115,7 @@ func parsePos(cursor string) (pagePos, error) {
 
 // ListChildren returns an instance's children, which a child with an
 // explicit id may have put in another partition.
-func (pp *Partitioned) ListChildren(ctx context.Context, instance string) ([]string, error) {
+func (pp *Provider) ListChildren(ctx context.Context, instance string) ([]string, error) {
 	if len(pp.parts) == 1 || instance == "" {
 		return pp.parts[0].ListChildren(ctx, instance)
 	}
@@ -127,47 +127,47 @@ func (pp *Partitioned) ListChildren(ctx context.Context, instance string) ([]str
 }
 
 // ListExecutions returns an instance's execution ids.
-func (pp *Partitioned) ListExecutions(ctx context.Context, instance string) ([]uint64, error) {
+func (pp *Provider) ListExecutions(ctx context.Context, instance string) ([]uint64, error) {
 	return pp.of(instance).ListExecutions(ctx, instance)
 }
 
 // ReadHistoryWithExecutionID returns one execution's history.
-func (pp *Partitioned) ReadHistoryWithExecutionID(ctx context.Context, instance string, executionID uint64) ([]duroxide.Event, error) {
+func (pp *Provider) ReadHistoryWithExecutionID(ctx context.Context, instance string, executionID uint64) ([]duroxide.Event, error) {
 	return pp.of(instance).ReadHistoryWithExecutionID(ctx, instance, executionID)
 }
 
 // ReadHistory returns the current execution's history.
-func (pp *Partitioned) ReadHistory(ctx context.Context, instance string) ([]duroxide.Event, error) {
+func (pp *Provider) ReadHistory(ctx context.Context, instance string) ([]duroxide.Event, error) {
 	return pp.of(instance).ReadHistory(ctx, instance)
 }
 
 // LatestExecutionID returns an instance's current execution id.
-func (pp *Partitioned) LatestExecutionID(ctx context.Context, instance string) (uint64, error) {
+func (pp *Provider) LatestExecutionID(ctx context.Context, instance string) (uint64, error) {
 	return pp.of(instance).LatestExecutionID(ctx, instance)
 }
 
 // GetInstanceInfo returns an instance's record.
-func (pp *Partitioned) GetInstanceInfo(ctx context.Context, instance string) (duroxide.InstanceInfo, error) {
+func (pp *Provider) GetInstanceInfo(ctx context.Context, instance string) (duroxide.InstanceInfo, error) {
 	return pp.of(instance).GetInstanceInfo(ctx, instance)
 }
 
 // GetExecutionInfo returns one execution's record.
-func (pp *Partitioned) GetExecutionInfo(ctx context.Context, instance string, executionID uint64) (duroxide.ExecutionInfo, error) {
+func (pp *Provider) GetExecutionInfo(ctx context.Context, instance string, executionID uint64) (duroxide.ExecutionInfo, error) {
 	return pp.of(instance).GetExecutionInfo(ctx, instance, executionID)
 }
 
 // GetParentID returns an instance's parent.
-func (pp *Partitioned) GetParentID(ctx context.Context, instance string) (string, error) {
+func (pp *Provider) GetParentID(ctx context.Context, instance string) (string, error) {
 	return pp.of(instance).GetParentID(ctx, instance)
 }
 
 // PruneExecutions prunes an instance's old executions.
-func (pp *Partitioned) PruneExecutions(ctx context.Context, instance string, opts duroxide.PruneOptions) (duroxide.PruneResult, error) {
+func (pp *Provider) PruneExecutions(ctx context.Context, instance string, opts duroxide.PruneOptions) (duroxide.PruneResult, error) {
 	return pp.of(instance).PruneExecutions(ctx, instance, opts)
 }
 
 // PruneExecutionsBulk prunes in every partition (Limit applies to each).
-func (pp *Partitioned) PruneExecutionsBulk(ctx context.Context, f duroxide.InstanceFilter, opts duroxide.PruneOptions) (duroxide.PruneResult, error) {
+func (pp *Provider) PruneExecutionsBulk(ctx context.Context, f duroxide.InstanceFilter, opts duroxide.PruneOptions) (duroxide.PruneResult, error) {
 	var total duroxide.PruneResult
 	for _, p := range pp.parts {
 		r, err := p.PruneExecutionsBulk(ctx, f, opts)
@@ -182,8 +182,8 @@ func (pp *Partitioned) PruneExecutionsBulk(ctx context.Context, f duroxide.Insta
 }
 
 // GetSystemMetrics adds up every partition's counters.
-func (pp *Partitioned) GetSystemMetrics(ctx context.Context) (duroxide.SystemMetrics, error) {
-	each, err := eachPart(pp, func(p *Provider) (duroxide.SystemMetrics, error) { return p.GetSystemMetrics(ctx) })
+func (pp *Provider) GetSystemMetrics(ctx context.Context) (duroxide.SystemMetrics, error) {
+	each, err := eachPart(pp, func(p *partition) (duroxide.SystemMetrics, error) { return p.GetSystemMetrics(ctx) })
 	var total duroxide.SystemMetrics
 	if err != nil {
 		return total, err
@@ -195,8 +195,8 @@ func (pp *Partitioned) GetSystemMetrics(ctx context.Context) (duroxide.SystemMet
 }
 
 // GetQueueDepths adds up every partition's queue depths.
-func (pp *Partitioned) GetQueueDepths(ctx context.Context) (duroxide.QueueDepths, error) {
-	each, err := eachPart(pp, func(p *Provider) (duroxide.QueueDepths, error) { return p.GetQueueDepths(ctx) })
+func (pp *Provider) GetQueueDepths(ctx context.Context) (duroxide.QueueDepths, error) {
+	each, err := eachPart(pp, func(p *partition) (duroxide.QueueDepths, error) { return p.GetQueueDepths(ctx) })
 	var total duroxide.QueueDepths
 	if err != nil {
 		return total, err
@@ -230,7 +230,7 @@ func AddQueueDepths(a, b duroxide.QueueDepths) duroxide.QueueDepths {
 
 // GetInstanceTree returns an instance and its descendants, breadth first,
 // the root first, whatever partitions they live in.
-func (pp *Partitioned) GetInstanceTree(ctx context.Context, instance string) (duroxide.InstanceTree, error) {
+func (pp *Provider) GetInstanceTree(ctx context.Context, instance string) (duroxide.InstanceTree, error) {
 	tree, err := pp.of(instance).GetInstanceTree(ctx, instance)
 	if err != nil || len(pp.parts) == 1 {
 		return tree, err
@@ -247,7 +247,7 @@ func (pp *Partitioned) GetInstanceTree(ctx context.Context, instance string) (du
 // live in other partitions is deleted partition by partition, the root's
 // last, each partition's part atomically (without force, none is deleted
 // when one of them is running).
-func (pp *Partitioned) DeleteInstance(ctx context.Context, instance string, force bool) (duroxide.DeleteInstanceResult, error) {
+func (pp *Provider) DeleteInstance(ctx context.Context, instance string, force bool) (duroxide.DeleteInstanceResult, error) {
 	home := pp.PartitionOf(instance)
 	if len(pp.parts) == 1 || instance == "" {
 		return pp.parts[home].DeleteInstance(ctx, instance, force)
@@ -273,7 +273,7 @@ func (pp *Partitioned) DeleteInstance(ctx context.Context, instance string, forc
 // anything, what each partition's script would refuse for its part: without
 // force a Running instance, and always a child of a listed instance that is
 // not listed (the scripts see only the children in their own partition).
-func (pp *Partitioned) checkDeletion(ctx context.Context, op string, ids []string, force bool) error {
+func (pp *Provider) checkDeletion(ctx context.Context, op string, ids []string, force bool) error {
 	listed := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		listed[id] = true
@@ -304,7 +304,7 @@ func (pp *Partitioned) checkDeletion(ctx context.Context, op string, ids []strin
 // running reports which of ids are Running, reading their records
 // concurrently, so their round trips overlap (with Options.AutoPipeline they
 // go in one batch per node). An id without a record is not running.
-func (pp *Partitioned) running(ctx context.Context, ids []string) ([]bool, error) {
+func (pp *Provider) running(ctx context.Context, ids []string) ([]bool, error) {
 	return concurrently(len(ids), maxConcurrentReads, func(i int) (bool, error) {
 		info, err := pp.GetInstanceInfo(ctx, ids[i])
 		if errors.Is(err, duroxide.ErrNotFound) {
@@ -321,7 +321,7 @@ const maxConcurrentReads = 64
 
 // DeleteInstancesAtomic deletes the given instances, atomically within each
 // partition, the partitions in id order.
-func (pp *Partitioned) DeleteInstancesAtomic(ctx context.Context, ids []string, force bool) (duroxide.DeleteInstanceResult, error) {
+func (pp *Provider) DeleteInstancesAtomic(ctx context.Context, ids []string, force bool) (duroxide.DeleteInstanceResult, error) {
 	if len(pp.parts) == 1 || slices.Contains(ids, "") {
 		return pp.parts[0].DeleteInstancesAtomic(ctx, ids, force)
 	}
@@ -335,7 +335,7 @@ func (pp *Partitioned) DeleteInstancesAtomic(ctx context.Context, ids []string, 
 }
 
 // group splits ids by partition.
-func (pp *Partitioned) group(ids []string) map[int][]string {
+func (pp *Provider) group(ids []string) map[int][]string {
 	g := make(map[int][]string)
 	for _, id := range ids {
 		k := pp.PartitionOf(id)
@@ -347,7 +347,7 @@ func (pp *Partitioned) group(ids []string) map[int][]string {
 // deleteGroups deletes each partition's group atomically, the partition
 // last (-1: none) last, so an interrupted deletion leaves the root to be
 // deleted again.
-func (pp *Partitioned) deleteGroups(ctx context.Context, groups map[int][]string, last int, force bool) (duroxide.DeleteInstanceResult, error) {
+func (pp *Provider) deleteGroups(ctx context.Context, groups map[int][]string, last int, force bool) (duroxide.DeleteInstanceResult, error) {
 	var total duroxide.DeleteInstanceResult
 	order := make([]int, 0, len(groups))
 	for k := range groups {
@@ -383,7 +383,7 @@ func addDeletion(total *duroxide.DeleteInstanceResult, r duroxide.DeleteInstance
 // children (explicit ids) in other partitions, which that script cannot
 // see, is checked across partitions and deleted as DeleteInstance deletes
 // it, or skipped when it still runs.
-func (pp *Partitioned) DeleteInstanceBulk(ctx context.Context, f duroxide.InstanceFilter) (duroxide.DeleteInstanceResult, error) {
+func (pp *Provider) DeleteInstanceBulk(ctx context.Context, f duroxide.InstanceFilter) (duroxide.DeleteInstanceResult, error) {
 	if len(pp.parts) == 1 {
 		return pp.parts[0].DeleteInstanceBulk(ctx, f)
 	}
@@ -416,7 +416,7 @@ func (pp *Partitioned) DeleteInstanceBulk(ctx context.Context, f duroxide.Instan
 
 // bulkCross deletes, for partition k's bulk deletion, the trees that reach
 // other partitions (see bulkCross).
-func (pp *Partitioned) bulkCross(ctx context.Context, k int, before uint64) *bulkCross {
+func (pp *Provider) bulkCross(ctx context.Context, k int, before uint64) *bulkCross {
 	const op = "delete_instance_bulk"
 	var trees map[string][]string
 	home := pp.parts[k]
@@ -456,7 +456,7 @@ func (pp *Partitioned) bulkCross(ctx context.Context, k int, before uint64) *bul
 // trees returns the ids of each root's tree, breadth first, the root first,
 // following children into every partition a level at a time (one pipeline
 // per level).
-func (pp *Partitioned) trees(ctx context.Context, roots []string) (map[string][]string, error) {
+func (pp *Provider) trees(ctx context.Context, roots []string) (map[string][]string, error) {
 	out := make(map[string][]string, len(roots))
 	rootOf := make(map[string]string, len(roots))
 	for _, r := range roots {
@@ -484,7 +484,7 @@ func (pp *Partitioned) trees(ctx context.Context, roots []string) (map[string][]
 
 // childrenOf reads the children of each of ids in every partition, in one
 // pipeline: kids[i] are ids[i]'s.
-func (pp *Partitioned) childrenOf(ctx context.Context, ids []string) ([][]string, error) {
+func (pp *Provider) childrenOf(ctx context.Context, ids []string) ([][]string, error) {
 	cmds := make([]*redis.StringSliceCmd, 0, len(ids)*len(pp.parts))
 	_, err := pp.base.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		for _, id := range ids {
@@ -511,7 +511,7 @@ func (pp *Partitioned) childrenOf(ctx context.Context, ids []string) ([][]string
 // records only those up to the newest such cursor are sure to be complete:
 // the page is the first limit of them, and the next cursor is the last
 // record returned, or that newest partition cursor when fewer remain.
-func (pp *Partitioned) ListInstancesPage(ctx context.Context, filter duroxide.InstancePageFilter, cursor string, limit int) ([]duroxide.InstanceInfo, string, error) {
+func (pp *Provider) ListInstancesPage(ctx context.Context, filter duroxide.InstancePageFilter, cursor string, limit int) ([]duroxide.InstanceInfo, string, error) {
 	if len(pp.parts) == 1 {
 		return pp.parts[0].ListInstancesPage(ctx, filter, cursor, limit)
 	}
@@ -519,7 +519,7 @@ func (pp *Partitioned) ListInstancesPage(ctx context.Context, filter duroxide.In
 		recs []duroxide.InstanceInfo
 		next string
 	}
-	each, err := eachPart(pp, func(p *Provider) (page, error) {
+	each, err := eachPart(pp, func(p *partition) (page, error) {
 		recs, next, err := p.ListInstancesPage(ctx, filter, cursor, limit)
 		return page{recs, next}, err
 	})
@@ -536,7 +536,7 @@ func (pp *Partitioned) ListInstancesPage(ctx context.Context, filter duroxide.In
 
 // mergePages merges the pages the partitions listed from one cursor (page
 // k, with its next cursor nexts[k]) into a page of at most limit records
-// and its next cursor (see Partitioned.ListInstancesPage).
+// and its next cursor (see Provider.ListInstancesPage).
 func mergePages(pages [][]duroxide.InstanceInfo, nexts []string, limit int) ([]duroxide.InstanceInfo, string, error) {
 	var recs []duroxide.InstanceInfo
 	var frontier *pagePos // the newest next cursor of a partition

@@ -9,22 +9,22 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// Partitioned's queue calls: fetches over every partition, and the calls on
+// Provider's queue calls: fetches over every partition, and the calls on
 // a lock token, which go to the token's partition.
 
 // FetchOrchestrationItem locks the next instance with visible messages in
 // any partition (see Provider.FetchOrchestrationItem).
-func (pp *Partitioned) FetchOrchestrationItem(ctx context.Context, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
+func (pp *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
 	return pp.fetchOrchestration(ctx, lockTimeout, pollTimeout, filter, false)
 }
 
 // FetchOrchestrationItemLazy is FetchOrchestrationItem returning the
 // history's cursor (see duroxide.LazyHistoryFetcher).
-func (pp *Partitioned) FetchOrchestrationItemLazy(ctx context.Context, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
+func (pp *Provider) FetchOrchestrationItemLazy(ctx context.Context, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
 	return pp.fetchOrchestration(ctx, lockTimeout, pollTimeout, filter, true)
 }
 
-func (pp *Partitioned) fetchOrchestration(ctx context.Context, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool) (*duroxide.OrchestrationItem, error) {
+func (pp *Provider) fetchOrchestration(ctx context.Context, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool) (*duroxide.OrchestrationItem, error) {
 	const op = "fetch_orchestration_item"
 	pp.relay.start()
 	c, _, err := orchestrationClass(ctx, op, pp.base.lockFor(lockTimeout), lockTimeout, pollTimeout, filter, lazy)
@@ -37,7 +37,7 @@ func (pp *Partitioned) fetchOrchestration(ctx context.Context, lockTimeout, poll
 
 // FetchWorkItem locks one visible activity in any partition (see
 // Provider.FetchWorkItem); sessions are held per partition.
-func (pp *Partitioned) FetchWorkItem(ctx context.Context, lockTimeout, pollTimeout time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
+func (pp *Provider) FetchWorkItem(ctx context.Context, lockTimeout, pollTimeout time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
 	const op = "fetch_work_item"
 	c, _, err := workClass(op, pp.base.lockFor(lockTimeout), lockTimeout, pollTimeout, session, tags)
 	if err != nil {
@@ -51,7 +51,7 @@ func (pp *Partitioned) FetchWorkItem(ctx context.Context, lockTimeout, pollTimeo
 // one round in each in turn, starting at a rotating one, until one finds
 // work (errors count only when none did); else through the class's pollers
 // in every partition, whichever has work first.
-func fetchAny[T any](ctx context.Context, pp *Partitioned, op string, c fetchClass, pollTimeout time.Duration) (*T, int, error) {
+func fetchAny[T any](ctx context.Context, pp *Provider, op string, c fetchClass, pollTimeout time.Duration) (*T, int, error) {
 	if c.empty {
 		return nil, 0, fail(op, pp.base.sleep(ctx, pollTimeout))
 	}
@@ -77,7 +77,7 @@ func fetchAny[T any](ctx context.Context, pp *Partitioned, op string, c fetchCla
 
 // AckOrchestrationItem commits a turn in its partition; messages to other
 // partitions' instances go to its outbox and are relayed.
-func (pp *Partitioned) AckOrchestrationItem(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit) error {
+func (pp *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit) error {
 	p, part, _, inner := pp.unwrapToken(lockToken)
 	ctx, commit, sent := pp.split(ctx, part, commit)
 	err := p.AckOrchestrationItem(ctx, inner, commit)
@@ -87,30 +87,30 @@ func (pp *Partitioned) AckOrchestrationItem(ctx context.Context, lockToken strin
 
 // AckOrchestrationItemAndFetch commits a turn and fetches the next instance,
 // from the same partition in one script while its streak lasts (see
-// Partitioned), else across every partition.
-func (pp *Partitioned) AckOrchestrationItemAndFetch(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
+// Provider), else across every partition.
+func (pp *Provider) AckOrchestrationItemAndFetch(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
 	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
 	return pp.ackOrchestrationAndFetch(ctx, lockToken, commit, lockTimeout, pollTimeout, filter, false, nil)
 }
 
 // AckOrchestrationItemAndFetchLazy is AckOrchestrationItemAndFetch
 // returning the history's cursor.
-func (pp *Partitioned) AckOrchestrationItemAndFetchLazy(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
+func (pp *Provider) AckOrchestrationItemAndFetchLazy(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
 	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
 	return pp.ackOrchestrationAndFetch(ctx, lockToken, commit, lockTimeout, pollTimeout, filter, true, nil)
 }
 
-var _ duroxide.OrchestrationAckReporter = (*Partitioned)(nil)
+var _ duroxide.OrchestrationAckReporter = (*Provider)(nil)
 
 // AckOrchestrationItemAndFetchReporting is AckOrchestrationItemAndFetch (or,
 // lazy, AckOrchestrationItemAndFetchLazy) that runs applied once the ack
 // applied, before the fetch waits (duroxide.OrchestrationAckReporter).
-func (pp *Partitioned) AckOrchestrationItemAndFetchReporting(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
+func (pp *Provider) AckOrchestrationItemAndFetchReporting(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
 	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool, applied func()) (*duroxide.OrchestrationItem, error) {
 	return pp.ackOrchestrationAndFetch(ctx, lockToken, commit, lockTimeout, pollTimeout, filter, lazy, applied)
 }
 
-func (pp *Partitioned) ackOrchestrationAndFetch(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
+func (pp *Provider) ackOrchestrationAndFetch(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
 	lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, lazy bool, applied func()) (*duroxide.OrchestrationItem, error) {
 	p, part, streak, inner := pp.unwrapToken(lockToken)
 	actx, commit, sent := pp.split(ctx, part, commit)
@@ -142,7 +142,7 @@ func (pp *Partitioned) ackOrchestrationAndFetch(ctx context.Context, lockToken s
 // script (with a long poll only when there is one partition: else the poll,
 // if it comes to one, is over every partition, by fetch); after maxStreak
 // turns in a row, ack alone, then fetch across every partition.
-func streakAckFetch[T any](pp *Partitioned, streak int, pollTimeout time.Duration,
+func streakAckFetch[T any](pp *Provider, streak int, pollTimeout time.Duration,
 	ack func() error, ackFetch func(poll time.Duration) (*T, error), fetch func() (*T, error)) (*T, error) {
 	if len(pp.parts) == 1 {
 		return ackFetch(pollTimeout)
@@ -164,7 +164,7 @@ func streakAckFetch[T any](pp *Partitioned, streak int, pollTimeout time.Duratio
 
 // split moves the messages of commit for other partitions' instances from
 // its OrchestratorItems to the outbox its ack's context carries.
-func (pp *Partitioned) split(ctx context.Context, part int, commit duroxide.OrchestrationCommit) (context.Context, duroxide.OrchestrationCommit, bool) {
+func (pp *Provider) split(ctx context.Context, part int, commit duroxide.OrchestrationCommit) (context.Context, duroxide.OrchestrationCommit, bool) {
 	if len(pp.parts) == 1 {
 		return ctx, commit, false
 	}
@@ -186,7 +186,7 @@ func (pp *Partitioned) split(ctx context.Context, part int, commit duroxide.Orch
 
 // relayed starts the relay of partition part's outbox after an ack that
 // put messages in it (or may have: err is a lost reply).
-func (pp *Partitioned) relayed(part int, sent bool, err error) {
+func (pp *Provider) relayed(part int, sent bool, err error) {
 	var pe *duroxide.ProviderError
 	if sent && (err == nil || !errors.As(err, &pe) || pe.Retryable) {
 		pp.relay.kick(part)
@@ -194,27 +194,27 @@ func (pp *Partitioned) relayed(part int, sent bool, err error) {
 }
 
 // AbandonOrchestrationItem releases a lock in the token's partition.
-func (pp *Partitioned) AbandonOrchestrationItem(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool) error {
+func (pp *Provider) AbandonOrchestrationItem(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool) error {
 	p, _, _, inner := pp.unwrapToken(lockToken)
 	return p.AbandonOrchestrationItem(ctx, inner, delay, ignoreAttempt)
 }
 
 // RenewOrchestrationItemLock extends a lock in the token's partition.
-func (pp *Partitioned) RenewOrchestrationItemLock(ctx context.Context, lockToken string, extendFor time.Duration) error {
+func (pp *Provider) RenewOrchestrationItemLock(ctx context.Context, lockToken string, extendFor time.Duration) error {
 	p, _, _, inner := pp.unwrapToken(lockToken)
 	return p.RenewOrchestrationItemLock(ctx, inner, extendFor)
 }
 
 // AckWorkItem acks an activity in its partition; its completion goes to the
 // same partition, its instance's.
-func (pp *Partitioned) AckWorkItem(ctx context.Context, lockToken string, completion duroxide.WorkItem) error {
+func (pp *Provider) AckWorkItem(ctx context.Context, lockToken string, completion duroxide.WorkItem) error {
 	p, _, _, inner := pp.unwrapToken(lockToken)
 	return p.AckWorkItem(ctx, inner, completion)
 }
 
 // AckWorkItemAndFetch acks an activity and fetches the next one (see
 // AckOrchestrationItemAndFetch for the partition it comes from).
-func (pp *Partitioned) AckWorkItemAndFetch(ctx context.Context, lockToken string, completion duroxide.WorkItem,
+func (pp *Provider) AckWorkItemAndFetch(ctx context.Context, lockToken string, completion duroxide.WorkItem,
 	lockTimeout, pollTimeout time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
 	p, part, streak, inner := pp.unwrapToken(lockToken)
 	return streakAckFetch(pp, streak, pollTimeout,
@@ -231,30 +231,30 @@ func (pp *Partitioned) AckWorkItemAndFetch(ctx context.Context, lockToken string
 }
 
 // AbandonWorkItem releases an activity's lock in its partition.
-func (pp *Partitioned) AbandonWorkItem(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool) error {
+func (pp *Provider) AbandonWorkItem(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool) error {
 	p, _, _, inner := pp.unwrapToken(lockToken)
 	return p.AbandonWorkItem(ctx, inner, delay, ignoreAttempt)
 }
 
 // RenewWorkItemLock extends an activity's lock in its partition.
-func (pp *Partitioned) RenewWorkItemLock(ctx context.Context, lockToken string, extendFor time.Duration) error {
+func (pp *Provider) RenewWorkItemLock(ctx context.Context, lockToken string, extendFor time.Duration) error {
 	p, _, _, inner := pp.unwrapToken(lockToken)
 	return p.RenewWorkItemLock(ctx, inner, extendFor)
 }
 
 // RenewSessionLock renews the owners' sessions in every partition and
 // returns how many it renewed.
-func (pp *Partitioned) RenewSessionLock(ctx context.Context, ownerIDs []string, extendFor, idleTimeout time.Duration) (int, error) {
-	return sum(pp, func(p *Provider) (int, error) { return p.RenewSessionLock(ctx, ownerIDs, extendFor, idleTimeout) })
+func (pp *Provider) RenewSessionLock(ctx context.Context, ownerIDs []string, extendFor, idleTimeout time.Duration) (int, error) {
+	return sum(pp, func(p *partition) (int, error) { return p.RenewSessionLock(ctx, ownerIDs, extendFor, idleTimeout) })
 }
 
 // CleanupOrphanedSessions removes orphaned sessions in every partition.
-func (pp *Partitioned) CleanupOrphanedSessions(ctx context.Context, idleTimeout time.Duration) (int, error) {
-	return sum(pp, func(p *Provider) (int, error) { return p.CleanupOrphanedSessions(ctx, idleTimeout) })
+func (pp *Provider) CleanupOrphanedSessions(ctx context.Context, idleTimeout time.Duration) (int, error) {
+	return sum(pp, func(p *partition) (int, error) { return p.CleanupOrphanedSessions(ctx, idleTimeout) })
 }
 
 // sum adds up a count over every partition, stopping at the first error.
-func sum(pp *Partitioned, f func(p *Provider) (int, error)) (int, error) {
+func sum(pp *Provider, f func(p *partition) (int, error)) (int, error) {
 	total := 0
 	for _, p := range pp.parts {
 		n, err := f(p)

@@ -9,29 +9,29 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-var _ duroxide.PendingStartNoter = (*Partitioned)(nil)
+var _ duroxide.PendingStartNoter = (*Provider)(nil)
 
 // AbandonOrchestrationItemWithNote abandons a lock in the token's
 // partition, which is its instance's: the note is written there, where the
 // instance's record will be created.
-func (pp *Partitioned) AbandonOrchestrationItemWithNote(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool, note duroxide.PendingStart) error {
+func (pp *Provider) AbandonOrchestrationItemWithNote(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool, note duroxide.PendingStart) error {
 	p, _, _, inner := pp.unwrapToken(lockToken)
 	return p.AbandonOrchestrationItemWithNote(ctx, inner, delay, ignoreAttempt, note)
 }
 
 // PendingStart reads the note in the instance's partition.
-func (pp *Partitioned) PendingStart(ctx context.Context, instance string) (*duroxide.PendingStart, error) {
+func (pp *Provider) PendingStart(ctx context.Context, instance string) (*duroxide.PendingStart, error) {
 	return pp.of(instance).PendingStart(ctx, instance)
 }
 
 // ListPendingStarts merges the newest notes of every partition, each read
 // with the whole limit, so the first limit of the merge are the newest of
 // the namespace.
-func (pp *Partitioned) ListPendingStarts(ctx context.Context, limit int) ([]duroxide.PendingStart, error) {
+func (pp *Provider) ListPendingStarts(ctx context.Context, limit int) ([]duroxide.PendingStart, error) {
 	if len(pp.parts) == 1 {
 		return pp.parts[0].ListPendingStarts(ctx, limit)
 	}
-	lists, err := eachPart(pp, func(p *Provider) ([]duroxide.PendingStart, error) { return p.ListPendingStarts(ctx, limit) })
+	lists, err := eachPart(pp, func(p *partition) ([]duroxide.PendingStart, error) { return p.ListPendingStarts(ctx, limit) })
 	if err != nil {
 		return nil, err
 	}

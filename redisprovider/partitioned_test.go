@@ -162,20 +162,22 @@ func TestPartitionedIdleFetcherCostsNoScripts(t *testing.T) {
 	}
 }
 
-// TestNewRefusesAPartitionedNamespace: New opens one partition only, and a
-// namespace keeps the count it was created with.
-func TestNewRefusesAPartitionedNamespace(t *testing.T) {
+// TestNewOpensANamespaceWithItsCount: New opens a namespace of any
+// partition count (a provider of one partition once refused a namespace of
+// several), and a namespace keeps the count it was created with.
+func TestNewOpensANamespaceWithItsCount(t *testing.T) {
 	t.Parallel()
 	b := newRelayBundle(t, 3)
-	_, err := New(b.ctx, Options{Client: b.client, Namespace: "relay"})
-	if !errors.Is(err, duroxide.ErrInvalidInput) {
-		t.Fatalf("New on a 3-partition namespace: %v, want ErrInvalidInput", err)
+	pp3, err := New(b.ctx, Options{Client: b.client, Namespace: "relay"})
+	if err != nil || pp3.Partitions() != 3 {
+		t.Fatalf("New on a 3-partition namespace: %v, %v; want its 3 partitions", pp3, err)
 	}
-	_, err = NewPartitioned(b.ctx, Options{Client: b.client, Namespace: "relay", Partitions: 5})
+	defer pp3.Close()
+	_, err = New(b.ctx, Options{Client: b.client, Namespace: "relay", Partitions: 5})
 	if !errors.Is(err, duroxide.ErrInvalidInput) {
-		t.Fatalf("NewPartitioned asking 5 of a 3-partition namespace: %v, want ErrInvalidInput", err)
+		t.Fatalf("New asking 5 of a 3-partition namespace: %v, want ErrInvalidInput", err)
 	}
-	old, err := New(b.ctx, Options{Client: b.client, Namespace: "legacy"})
+	old, err := openPartition(b.ctx, Options{Client: b.client, Namespace: "legacy"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,16 +185,16 @@ func TestNewRefusesAPartitionedNamespace(t *testing.T) {
 	if err := old.EnqueueForOrchestrator(b.ctx, duroxide.StartOrchestration{Instance: "x", Orchestration: "O", ExecutionID: 1}, 0); err != nil {
 		t.Fatal(err)
 	}
-	pp, err := NewPartitioned(b.ctx, Options{Client: b.client, Namespace: "legacy", Partitions: 4})
+	pp, err := New(b.ctx, Options{Client: b.client, Namespace: "legacy", Partitions: 4})
 	if !errors.Is(err, duroxide.ErrInvalidInput) {
-		t.Fatalf("NewPartitioned asking 4 of a namespace holding data from before partitions: %v, want ErrInvalidInput", err)
+		t.Fatalf("New asking 4 of a namespace holding data from before partitions: %v, want ErrInvalidInput", err)
 	}
-	if pp, err = NewPartitioned(b.ctx, Options{Client: b.client, Namespace: "legacy"}); err != nil || pp.Partitions() != 1 {
-		t.Fatalf("NewPartitioned on an old namespace: %v partitions, %v", pp, err)
+	if pp, err = New(b.ctx, Options{Client: b.client, Namespace: "legacy"}); err != nil || pp.Partitions() != 1 {
+		t.Fatalf("New on an old namespace: %v partitions, %v", pp, err)
 	}
 	defer pp.Close()
 	if item, err := pp.FetchOrchestrationItem(b.ctx, time.Minute, 0, nil); err != nil || item == nil || item.Instance != "x" {
-		t.Fatalf("the old namespace's message through NewPartitioned: %v, %v", item, err)
+		t.Fatalf("the old namespace's message through New: %v, %v", item, err)
 	}
 }
 
@@ -202,24 +204,24 @@ func TestNewRefusesAPartitionedNamespace(t *testing.T) {
 func TestOpenOnlyLeavesANewNamespaceUncreated(t *testing.T) {
 	t.Parallel()
 	b := newRelayBundle(t, 1)
-	look, err := NewPartitioned(b.ctx, Options{Client: b.client, Namespace: "fresh", OpenOnly: true})
+	look, err := New(b.ctx, Options{Client: b.client, Namespace: "fresh", OpenOnly: true})
 	if err != nil || look.Partitions() != 1 {
 		t.Fatalf("OpenOnly on a new namespace: %v partitions, %v", look, err)
 	}
 	defer look.Close()
-	if n := b.client.Exists(b.ctx, look.Namespace().Meta()).Val(); n != 0 {
+	if n := b.client.Exists(b.ctx, look.Keys().Meta()).Val(); n != 0 {
 		t.Fatal("OpenOnly recorded a layout")
 	}
-	app, err := NewPartitioned(b.ctx, Options{Client: b.client, Namespace: "fresh", Partitions: 4})
+	app, err := New(b.ctx, Options{Client: b.client, Namespace: "fresh", Partitions: 4})
 	if err != nil || app.Partitions() != 4 {
 		t.Fatalf("creating the namespace after the look: %v partitions, %v", app, err)
 	}
 	defer app.Close()
-	_, err = NewPartitioned(b.ctx, Options{Client: b.client, Namespace: "fresh", Partitions: 4, OpenOnly: true})
+	_, err = New(b.ctx, Options{Client: b.client, Namespace: "fresh", Partitions: 4, OpenOnly: true})
 	if !errors.Is(err, duroxide.ErrInvalidInput) {
 		t.Fatalf("Partitions with OpenOnly: %v, want ErrInvalidInput", err)
 	}
-	again, err := NewPartitioned(b.ctx, Options{Client: b.client, Namespace: "fresh", OpenOnly: true})
+	again, err := New(b.ctx, Options{Client: b.client, Namespace: "fresh", OpenOnly: true})
 	if err != nil || again.Partitions() != 4 {
 		t.Fatalf("OpenOnly on the created namespace: %v partitions, %v", again, err)
 	}
@@ -307,8 +309,8 @@ func TestPartitionedOwnersBothWake(t *testing.T) {
 			}()
 		}
 		for k := range 2 {
-			h := b.pp.Partition(k).hub
-			waitSleeping(t, b.pp.Partition(k), 2)
+			h := b.pp.parts[k].hub
+			waitSleeping(t, b.pp.parts[k], 2)
 			h.mu.Lock()
 			h.next = 0 // both partitions offer their marker to the same owner first
 			h.mu.Unlock()
@@ -331,7 +333,7 @@ func TestPartitionedOwnersBothWake(t *testing.T) {
 	}
 }
 
-// popBarrier is a hook for the blocking clients of a Partitioned's
+// popBarrier is a hook for the blocking clients of a Provider's
 // partitions: a BZPOPMIN that popped a marker returns only once one has in
 // every partition (or after a second), so their markers are handed out
 // together.
@@ -343,7 +345,7 @@ type popBarrier struct {
 	release chan struct{}
 }
 
-func newPopBarrier(pp *Partitioned) *popBarrier {
+func newPopBarrier(pp *Provider) *popBarrier {
 	b := &popBarrier{ctl: map[string]bool{}, n: len(pp.parts), release: make(chan struct{})}
 	hooked := map[redis.UniversalClient]bool{}
 	for _, p := range pp.parts {

@@ -10,21 +10,21 @@ import (
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-var _ duroxide.InstancePauser = (*Provider)(nil)
+var _ duroxide.InstancePauser = (*partition)(nil)
 
 // PauseInstance holds the instance: its messages are stored, not delivered,
 // until ResumeInstance (duroxide.InstancePauser, lua/pause_instance.lua).
-func (p *Provider) PauseInstance(ctx context.Context, instance string) (bool, error) {
+func (p *partition) PauseInstance(ctx context.Context, instance string) (bool, error) {
 	return p.setPaused(ctx, "pause_instance", instance, true)
 }
 
 // ResumeInstance files a paused instance again by its held messages and
 // wakes the fetchers (duroxide.InstancePauser).
-func (p *Provider) ResumeInstance(ctx context.Context, instance string) (bool, error) {
+func (p *partition) ResumeInstance(ctx context.Context, instance string) (bool, error) {
 	return p.setPaused(ctx, "resume_instance", instance, false)
 }
 
-func (p *Provider) setPaused(ctx context.Context, op, instance string, paused bool) (bool, error) {
+func (p *partition) setPaused(ctx context.Context, op, instance string, paused bool) (bool, error) {
 	if instance == "" {
 		return false, invalid(op, "empty instance id")
 	}
@@ -46,7 +46,7 @@ func (p *Provider) setPaused(ctx context.Context, op, instance string, paused bo
 // also tells an unknown instance (no record) apart, and a ZCARD, sent
 // together; then whether its
 // orchestration name is paused (duroxide.FlowController).
-func (p *Provider) InstancePauseState(ctx context.Context, instance string) (duroxide.PauseState, error) {
+func (p *partition) InstancePauseState(ctx context.Context, instance string) (duroxide.PauseState, error) {
 	const op = "instance_pause_state"
 	if instance == "" {
 		return duroxide.PauseState{}, invalid(op, "empty instance id")
@@ -108,19 +108,19 @@ func pausedSince(st *duroxide.PauseState, op, instance, s string) error {
 	return nil
 }
 
-var _ duroxide.InstancePauser = (*Partitioned)(nil)
+var _ duroxide.InstancePauser = (*Provider)(nil)
 
 // PauseInstance pauses the instance in its partition.
-func (pp *Partitioned) PauseInstance(ctx context.Context, instance string) (bool, error) {
+func (pp *Provider) PauseInstance(ctx context.Context, instance string) (bool, error) {
 	return pp.of(instance).PauseInstance(ctx, instance)
 }
 
 // ResumeInstance resumes the instance in its partition.
-func (pp *Partitioned) ResumeInstance(ctx context.Context, instance string) (bool, error) {
+func (pp *Provider) ResumeInstance(ctx context.Context, instance string) (bool, error) {
 	return pp.of(instance).ResumeInstance(ctx, instance)
 }
 
 // InstancePauseState reads the instance's pause state in its partition.
-func (pp *Partitioned) InstancePauseState(ctx context.Context, instance string) (duroxide.PauseState, error) {
+func (pp *Provider) InstancePauseState(ctx context.Context, instance string) (duroxide.PauseState, error) {
 	return pp.of(instance).InstancePauseState(ctx, instance)
 }

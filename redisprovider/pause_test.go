@@ -16,7 +16,7 @@ type pauserProvider interface {
 }
 
 // TestPauseInstanceHoldsMessages walks one instance through pause and
-// resume on a Provider and on a Partitioned: while paused, an event and a
+// resume on a Provider and on a Provider: while paused, an event and a
 // timer that fires are stored but no fetch hands the instance out; resume
 // delivers both, in order; a turn fetched before the pause commits, and
 // what arrived meanwhile is held after it.
@@ -28,10 +28,10 @@ func TestPauseInstanceHoldsMessages(t *testing.T) {
 	m.SetTime(now)
 	for name, open := range map[string]func(ctx context.Context) (pauserProvider, error){
 		"provider": func(ctx context.Context) (pauserProvider, error) {
-			return New(ctx, Options{URL: url, Namespace: "pause"})
+			return openPartition(ctx, Options{URL: url, Namespace: "pause"})
 		},
 		"partitioned": func(ctx context.Context) (pauserProvider, error) {
-			return NewPartitioned(ctx, Options{URL: url, Namespace: "pause-p", Partitions: 3})
+			return New(ctx, Options{URL: url, Namespace: "pause-p", Partitions: 3})
 		},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -12,13 +12,13 @@ import (
 // has one cause to fix, not thousands to list.
 const maxPendingStarts = 1000
 
-var _ duroxide.PendingStartNoter = (*Provider)(nil)
+var _ duroxide.PendingStartNoter = (*partition)(nil)
 
 // AbandonOrchestrationItemWithNote abandons the lock as
 // AbandonOrchestrationItem does and, in the same script, stores note as the
 // pending-start note of the locked instance if it has no record yet
 // (duroxide.PendingStartNoter).
-func (p *Provider) AbandonOrchestrationItemWithNote(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool, note duroxide.PendingStart) error {
+func (p *partition) AbandonOrchestrationItemWithNote(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool, note duroxide.PendingStart) error {
 	const op = "abandon_orchestration_item_with_note"
 	if err := checkToken(op, lockToken); err != nil {
 		return err
@@ -46,7 +46,7 @@ const (
 
 // PendingStart returns the pending-start note of an instance that has no
 // record, nil when there is none.
-func (p *Provider) PendingStart(ctx context.Context, instance string) (*duroxide.PendingStart, error) {
+func (p *partition) PendingStart(ctx context.Context, instance string) (*duroxide.PendingStart, error) {
 	const op = "get_pending_start"
 	if instance == "" {
 		return nil, invalid(op, "empty instance id")
@@ -66,7 +66,7 @@ func (p *Provider) PendingStart(ctx context.Context, instance string) (*duroxide
 
 // ListPendingStarts returns up to limit pending-start notes, newest first
 // (at most maxPendingStarts).
-func (p *Provider) ListPendingStarts(ctx context.Context, limit int) ([]duroxide.PendingStart, error) {
+func (p *partition) ListPendingStarts(ctx context.Context, limit int) ([]duroxide.PendingStart, error) {
 	const op = "list_pending_starts"
 	if limit < 1 {
 		return nil, invalid(op, "limit %d: must be at least 1", limit)

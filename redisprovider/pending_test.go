@@ -115,7 +115,7 @@ func TestPendingStartNoteLifecycle(t *testing.T) {
 func TestPartitionedPendingStartNotesLiveInTheInstancesPartition(t *testing.T) {
 	t.Parallel()
 	m := miniredis.RunT(t)
-	pp, err := NewPartitioned(context.Background(), Options{URL: "redis://" + m.Addr() + "/0", Namespace: "pend", Partitions: 4})
+	pp, err := New(context.Background(), Options{URL: "redis://" + m.Addr() + "/0", Namespace: "pend", Partitions: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

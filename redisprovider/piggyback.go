@@ -47,7 +47,7 @@ func (h *hub) reserve(q byte) *piggyback {
 
 // reserveFor reserves a parked caller of queue q when the ack brings it
 // work (more: the ack enqueues items for q).
-func (p *Provider) reserveFor(q byte, more bool) *piggyback {
+func (p *partition) reserveFor(q byte, more bool) *piggyback {
 	if !more {
 		return nil
 	}

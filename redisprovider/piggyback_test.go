@@ -13,7 +13,7 @@ import (
 
 // pigBundle is a provider on miniredis whose fetch scripts are counted.
 type pigBundle struct {
-	p          *Provider
+	p          *partition
 	ctx        context.Context
 	orchFetch  *scriptCounter
 	workFetch  *scriptCounter
@@ -39,7 +39,7 @@ func newPigBundle(t *testing.T) *pigBundle {
 	client := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { client.Close() })
 	b := &pigBundle{ctx: context.Background(), orchFetch: &scriptCounter{}, workFetch: &scriptCounter{}, blockedPop: &popCounter{}}
-	p, err := New(b.ctx, Options{Client: client, ForceEvalsha: true})
+	p, err := openPartition(b.ctx, Options{Client: client, ForceEvalsha: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func (b *pigBundle) started(t *testing.T, i string) *duroxide.OrchestrationItem 
 }
 
 // park starts a long poll with fetch and waits until it sleeps.
-func park[T any](t *testing.T, p *Provider, fetch func() (*T, error)) <-chan *T {
+func park[T any](t *testing.T, p *partition, fetch func() (*T, error)) <-chan *T {
 	t.Helper()
 	got := make(chan *T, 1)
 	go func() {

@@ -33,7 +33,7 @@ func autoPipeliner(c redis.UniversalClient) *redis.AutoPipeliner {
 // whose reply was lost, it may have run, which every script tolerates (a sent
 // fetch is answered within detach's grace anyway). The caller is answered as
 // soon as its context ends, with the context's error.
-func (p *Provider) process(ctx context.Context, cmd *redis.Cmd) error {
+func (p *partition) process(ctx context.Context, cmd *redis.Cmd) error {
 	if p.pipe == nil {
 		return p.rdb.Process(ctx, sendOnce(cmd))
 	}

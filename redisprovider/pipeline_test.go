@@ -87,7 +87,7 @@ func (h *batchHook) largest() int {
 // heldProvider is a provider on miniredis whose client carries a new
 // batchHook, and whose first script call is being held by it; first answers
 // that call once the hook's release is closed.
-func heldProvider(t *testing.T) (p *Provider, h *batchHook, first <-chan error) {
+func heldProvider(t *testing.T) (p *partition, h *batchHook, first <-chan error) {
 	t.Helper()
 	h = newBatchHook()
 	p = hookedProvider(t, h)
@@ -98,13 +98,13 @@ func heldProvider(t *testing.T) (p *Provider, h *batchHook, first <-chan error) 
 }
 
 // hookedProvider is a provider on miniredis whose client carries h.
-func hookedProvider(t *testing.T, h *batchHook) *Provider {
+func hookedProvider(t *testing.T, h *batchHook) *partition {
 	t.Helper()
 	m := miniredis.RunT(t)
 	c := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
 	c.AddHook(h)
 	t.Cleanup(func() { c.Close() })
-	p, err := New(context.Background(), Options{Client: c, AutoPipeline: true})
+	p, err := openPartition(context.Background(), Options{Client: c, AutoPipeline: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestNoAutoPipeline(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
 	c.AddHook(h)
 	defer c.Close()
-	p, err := New(context.Background(), Options{Client: c})
+	p, err := openPartition(context.Background(), Options{Client: c})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,7 +85,7 @@ func TestFetchersOfDifferentClassesBothWake(t *testing.T) {
 
 // wakeBoth starts one long poll of p per class, enqueues two plain items once both
 // sleep and returns how many of the polls got an item.
-func wakeBoth(t *testing.T, p *Provider, classes [2]workerKind) int {
+func wakeBoth(t *testing.T, p *partition, classes [2]workerKind) int {
 	t.Helper()
 	ctx := context.Background()
 	got := make(chan *duroxide.LockedWorkItem, len(classes))
@@ -122,7 +122,7 @@ func wakeBoth(t *testing.T, p *Provider, classes [2]workerKind) int {
 // waitSleeping returns once n callers of p wait for work while their
 // classes' pollers are clean and blocked on, so work put after it must reach
 // them through wake-up markers.
-func waitSleeping(t *testing.T, p *Provider, n int) {
+func waitSleeping(t *testing.T, p *partition, n int) {
 	t.Helper()
 	waitPollers(t, p, fmt.Sprintf("%d sleeping fetchers", n), func() bool { return sleepingFetchers(p) == n })
 }
@@ -130,7 +130,7 @@ func waitSleeping(t *testing.T, p *Provider, n int) {
 // waitPollers returns once ok holds, checking it at each change of the
 // state of p's pollers and callers (their pollSet's bell); it fails the
 // test, naming what, after 30 s.
-func waitPollers(t *testing.T, p *Provider, what string, ok func() bool) {
+func waitPollers(t *testing.T, p *partition, what string, ok func() bool) {
 	t.Helper()
 	deadline := time.NewTimer(30 * time.Second)
 	defer deadline.Stop()
@@ -148,11 +148,11 @@ func waitPollers(t *testing.T, p *Provider, what string, ok func() bool) {
 }
 
 // demandsOf returns the demands of p's fetch classes.
-func demandsOf(p *Provider) []*demand { return p.set.demands() }
+func demandsOf(p *partition) []*demand { return p.set.demands() }
 
 // sleepingFetchers counts the callers of p waiting for work whose class's
 // poller sleeps.
-func sleepingFetchers(p *Provider) int {
+func sleepingFetchers(p *partition) int {
 	n := 0
 	for _, d := range demandsOf(p) {
 		if d.pollers[p.part].asleep() {
@@ -282,7 +282,7 @@ func testIdleCrowd(t *testing.T, opts *redis.Options) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
-	providers := make([]*Provider, crowd)
+	providers := make([]*partition, crowd)
 	for i := range providers {
 		o := *opts
 		rdb := redis.NewClient(&o)
@@ -379,11 +379,11 @@ func startItem(id string) duroxide.StartOrchestration {
 }
 
 // refreshAll runs every poller of p, as its refresh does.
-func refreshAll(p *Provider) { p.hub.rouse() }
+func refreshAll(p *partition) { p.hub.rouse() }
 
 // waitSettled returns once every poller of p sleeps with a caller waiting:
 // each has recorded an empty fetch since its last wake-up.
-func waitSettled(t *testing.T, p *Provider) {
+func waitSettled(t *testing.T, p *partition) {
 	t.Helper()
 	settled := func() bool {
 		for _, d := range demandsOf(p) {
@@ -443,7 +443,7 @@ func TestWaiterWithoutConnectionWarns(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true, PoolTimeout: 50 * time.Millisecond})
 	defer rdb.Close()
 	var log syncBuffer
-	p, err := New(context.Background(), Options{Client: rdb, BlockingPoolSize: 1, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	p, err := openPartition(context.Background(), Options{Client: rdb, BlockingPoolSize: 1, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -491,7 +491,7 @@ func TestRefreshMatchesTheScripts(t *testing.T) {
 // nothing, and no caller waiting.
 type rearmBundle struct {
 	m      *miniredis.Miniredis
-	p      *Provider
+	p      *partition
 	rearms *scriptCounter
 	ctx    context.Context
 }
@@ -504,7 +504,7 @@ func newRearmBundle(t *testing.T) *rearmBundle {
 	rearms := &scriptCounter{hit: make(chan struct{}, 1)}
 	client.AddHook(rearms)
 	ctx := context.Background()
-	p, err := New(ctx, Options{Client: client, Namespace: "rearm"})
+	p, err := openPartition(ctx, Options{Client: client, Namespace: "rearm"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,7 +89,7 @@ type fetchSpec struct {
 
 // hub is a partition's pollers and the one blocking connection they share.
 type hub struct {
-	p   *Provider
+	p   *partition
 	id  string // names its due loop's claims
 	ctl string // the control key, popped only to block again
 
@@ -118,7 +118,7 @@ type hub struct {
 	running sync.WaitGroup
 }
 
-func newHub(p *Provider) *hub {
+func newHub(p *partition) *hub {
 	id := uuid.NewString()
 	return &hub{p: p, id: id, ctl: p.keys.WaiterControl(id), holdFor: holdMarker, duekick: make(chan struct{}, 1)}
 }
@@ -638,7 +638,7 @@ func (h *hub) mayWarn(last *time.Time) bool {
 }
 
 // isClosed reports whether Close was called.
-func (p *Provider) isClosed() bool {
+func (p *partition) isClosed() bool {
 	select {
 	case <-p.closed:
 		return true
@@ -661,7 +661,7 @@ func poppedKey(res any) string {
 // rearm puts back a popped marker nobody here will answer (no caller
 // waits), so a fetcher elsewhere still gets it. Best effort: a failure only
 // delays that fetcher until its next scheduled run.
-func (p *Provider) rearm(key string) {
+func (p *partition) rearm(key string) {
 	if key == "" {
 		return
 	}

@@ -75,11 +75,10 @@ type Options struct {
 	// pipeline scenario), and it only won on a CPU-starved machine. Turn it
 	// on when the network round trip, not Redis, bounds a deployment.
 	AutoPipeline bool
-	// Partitions is the number of partitions NewPartitioned creates a new
-	// namespace with (default 1); 0 opens an existing namespace with the
-	// count it has. Each partition has its own hash tag, so a namespace of
-	// several spreads over a Cluster's shards. Fixed at creation. New opens
-	// only namespaces of one partition.
+	// Partitions is the number of partitions New creates a new namespace
+	// with (default 1); 0 opens an existing namespace with the count it
+	// has. Each partition has its own hash tag, so a namespace of several
+	// spreads over a Cluster's shards. Fixed at creation.
 	Partitions int
 	// KeepGoRedisLogger leaves go-redis's process-wide logger as the
 	// application set it. By default New installs one (once per process)
@@ -89,9 +88,9 @@ type Options struct {
 	// go-redis's default: every notice on stderr, tens a second while Redis
 	// is down.
 	KeepGoRedisLogger bool
-	// OpenOnly makes NewPartitioned write nothing: a namespace not created
-	// yet opens as one partition (what a namespace without a layout record
-	// is) and stays uncreated, as New leaves it. For tools that look before
+	// OpenOnly makes New write nothing: a namespace not created yet opens
+	// as one partition (what a namespace without a layout record is) and
+	// stays uncreated. For tools that look before
 	// the applications start (the CLI without --partitions, its dashboard):
 	// a look must not fix the partition count of a namespace the
 	// applications will create with several. Partitions > 0 asks to create
@@ -99,9 +98,13 @@ type Options struct {
 	OpenOnly bool
 }
 
-// Provider is a duroxide.Provider and duroxide.ProviderAdmin on Redis. It is
-// safe for concurrent use.
-type Provider struct {
+// partition is one partition of a namespace, a complete single-slot layout
+// under one hash tag: its scripts' keys, its pollers and due loop. It
+// implements every provider call for the instances it holds; Provider sends
+// each call to the partition (or partitions) it concerns. With one
+// partition, the partition is the namespace's own tag. Safe for concurrent
+// use.
+type partition struct {
 	rdb         redis.UniversalClient
 	pipe        *redis.AutoPipeliner // nil: one round trip per script call
 	blocking    redis.UniversalClient
@@ -115,7 +118,7 @@ type Provider struct {
 	sources     [scriptCount]string // for EVAL when the server lost a script
 	funcs       *functions          // nil: EVALSHA
 	// hub runs the partition's pollers; set holds the demands of its
-	// fetch classes, shared with the other partitions of a Partitioned,
+	// fetch classes, shared with the other partitions of its Provider,
 	// where it is partition part
 	hub  *hub
 	set  *pollSet
@@ -128,35 +131,13 @@ type Provider struct {
 }
 
 var (
-	_ duroxide.Provider      = (*Provider)(nil)
-	_ duroxide.ProviderAdmin = (*Provider)(nil)
+	_ duroxide.Provider      = (*partition)(nil)
+	_ duroxide.ProviderAdmin = (*partition)(nil)
 )
 
-// New connects to Redis, checks that it answers and loads every script.
-// A namespace created with several partitions is opened with NewPartitioned;
-// New refuses it with an ErrInvalidInput error.
-func New(ctx context.Context, opts Options) (*Provider, error) {
-	if opts.Partitions > 1 {
-		return nil, invalid("new", "Options.Partitions %d: a namespace of several partitions is opened with NewPartitioned", opts.Partitions)
-	}
-	p, err := open(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
-	n, err := p.storedPartitions(ctx)
-	if err == nil && n > 1 {
-		err = invalid("new", "namespace %q has %d partitions: open it with NewPartitioned", p.namespace, n)
-	}
-	if err != nil {
-		p.Close()
-		return nil, err
-	}
-	return p, nil
-}
-
-// open is New without the partition check: a provider of the namespace's
-// own tag, its scripts loaded.
-func open(ctx context.Context, opts Options) (*Provider, error) {
+// open connects a partition of the namespace's own tag and loads every
+// script: New's first step.
+func open(ctx context.Context, opts Options) (*partition, error) {
 	p, err := newUnloaded(opts)
 	if err != nil {
 		return nil, err
@@ -169,7 +150,7 @@ func open(ctx context.Context, opts Options) (*Provider, error) {
 }
 
 // newUnloaded is New without the scripts: checked options and clients.
-func newUnloaded(opts Options) (*Provider, error) {
+func newUnloaded(opts Options) (*partition, error) {
 	const op = "new"
 	if opts.Namespace == "" {
 		opts.Namespace = DefaultNamespace
@@ -180,7 +161,7 @@ func newUnloaded(opts Options) (*Provider, error) {
 	if opts.LockTimeout < 0 || opts.BlockingPoolSize < 0 {
 		return nil, invalid(op, "LockTimeout and BlockingPoolSize must not be negative")
 	}
-	p := &Provider{
+	p := &partition{
 		namespace:   opts.Namespace,
 		keys:        dxredis.NewKeys(opts.Namespace),
 		lockTimeout: opts.LockTimeout,
@@ -200,12 +181,12 @@ func newUnloaded(opts Options) (*Provider, error) {
 		return nil, err
 	}
 	p.hub = newHub(p)
-	newPollSet([]*Provider{p})
+	newPollSet([]*partition{p})
 	return p, nil
 }
 
 // connect sets up the command client and the blocking client.
-func (p *Provider) connect(opts Options) error {
+func (p *partition) connect(opts Options) error {
 	const op = "new"
 	p.rdb = opts.Client
 	if p.rdb == nil {
@@ -295,7 +276,7 @@ func noMaintNotifications() *maintnotifications.Config {
 // library where the server has functions (unless forceEvalsha), else into
 // the script cache, so that pipelines and the first calls find them (EVALSHA
 // also reloads after SCRIPT FLUSH or a restart).
-func (p *Provider) loadScripts(ctx context.Context, forceEvalsha bool) error {
+func (p *partition) loadScripts(ctx context.Context, forceEvalsha bool) error {
 	if err := p.rdb.Ping(ctx).Err(); err != nil {
 		return fail("new", err)
 	}
@@ -324,14 +305,14 @@ func (p *Provider) loadScripts(ctx context.Context, forceEvalsha bool) error {
 
 // UsesFunctions reports whether the provider calls its scripts as Redis
 // functions (FCALL) rather than with EVALSHA.
-func (p *Provider) UsesFunctions() bool { return p.funcs != nil }
+func (p *partition) UsesFunctions() bool { return p.funcs != nil }
 
 // Close puts back the wake-up markers this process holds (so that a
 // fetcher or due loop elsewhere answers them), stops the provider's
 // pollers and due loop, waits (up to 2 s) for their long polls in flight to return, and
 // closes the clients New created. A Client passed in Options
 // stays open.
-func (p *Provider) Close() error {
+func (p *partition) Close() error {
 	var err error
 	p.closeOnce.Do(func() {
 		close(p.closed)
@@ -363,20 +344,20 @@ const closeWait = 2 * time.Second
 // would let a marker reach the sleeping fetchers may have just been purged
 // as stale by a script that ran at the new time. Fetches of other providers
 // (other processes) are not reached.
-func (p *Provider) WakeFetchers() {
+func (p *partition) WakeFetchers() {
 	if p.hub != nil {
 		p.hub.rouse()
 	}
 }
 
 // Keys returns the key schema of the provider's namespace.
-func (p *Provider) Keys() dxredis.Keys { return p.keys }
+func (p *partition) Keys() dxredis.Keys { return p.keys }
 
 // Name identifies the provider in logs.
-func (p *Provider) Name() string { return "redis" }
+func (p *partition) Name() string { return "redis" }
 
 // Version is the provider's version.
-func (p *Provider) Version() string { return ProviderVersion }
+func (p *partition) Version() string { return ProviderVersion }
 
 // Admin returns the provider itself: it implements every management method.
-func (p *Provider) Admin() duroxide.ProviderAdmin { return p }
+func (p *partition) Admin() duroxide.ProviderAdmin { return p }

@@ -13,10 +13,10 @@ import (
 
 // newMiniProvider starts a miniredis and a provider on it, both closed when
 // the test ends.
-func newMiniProvider(t *testing.T) (*miniredis.Miniredis, *Provider) {
+func newMiniProvider(t *testing.T) (*miniredis.Miniredis, *partition) {
 	t.Helper()
 	m := miniredis.RunT(t)
-	p, err := New(context.Background(), Options{URL: "redis://" + m.Addr() + "/0"})
+	p, err := openPartition(context.Background(), Options{URL: "redis://" + m.Addr() + "/0"})
 	if err != nil {
 		t.Fatal(err)
 	}

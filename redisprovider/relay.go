@@ -38,7 +38,7 @@ const (
 )
 
 type relay struct {
-	pp    *Partitioned
+	pp    *Provider
 	once  sync.Once
 	kicks []chan struct{}
 	done  chan struct{}
@@ -50,7 +50,7 @@ type relay struct {
 	fault func(step string) error
 }
 
-func newRelay(pp *Partitioned) *relay {
+func newRelay(pp *Provider) *relay {
 	r := &relay{pp: pp, done: make(chan struct{})}
 	r.kicks = make([]chan struct{}, len(pp.parts))
 	for i := range r.kicks {
@@ -158,7 +158,7 @@ func (r *relay) drain(ctx context.Context, k int) error {
 
 // relayMessages applies in p's partition the outbox entries of partition
 // src (id, instance, json, visible at each) with lua/relay_messages.lua.
-func (p *Provider) relayMessages(ctx context.Context, src int, entries args) error {
+func (p *partition) relayMessages(ctx context.Context, src int, entries args) error {
 	a := args{strconv.Itoa(src), strconv.Itoa(len(entries) / 4)}
 	_, err := p.run(ctx, "relay_messages", scriptRelayMessages, append(a, entries...))
 	return err

@@ -18,7 +18,7 @@ import (
 // relayBundle is a partitioned namespace on miniredis whose relay loops
 // never start: the test drives drains itself.
 type relayBundle struct {
-	pp     *Partitioned
+	pp     *Provider
 	client redis.UniversalClient
 	ctx    context.Context
 }
@@ -33,7 +33,7 @@ func newRelayBundle(t *testing.T, partitions int) *relayBundle {
 
 func openRelayBundle(t *testing.T, client redis.UniversalClient, namespace string, partitions int) *relayBundle {
 	t.Helper()
-	pp, err := NewPartitioned(context.Background(), Options{Client: client, Namespace: namespace, Partitions: partitions})
+	pp, err := New(context.Background(), Options{Client: client, Namespace: namespace, Partitions: partitions})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func (b *relayBundle) send(t *testing.T, from int, items []duroxide.WorkItem) {
 // queued returns how many orchestrator messages are visible in partition k.
 func (b *relayBundle) queued(t *testing.T, k int) int {
 	t.Helper()
-	d, err := b.pp.Partition(k).GetQueueDepths(b.ctx)
+	d, err := b.pp.parts[k].GetQueueDepths(b.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func (b *relayBundle) queued(t *testing.T, k int) int {
 
 func (b *relayBundle) outbox(t *testing.T, k int) int64 {
 	t.Helper()
-	n, err := b.client.ZCard(b.ctx, b.pp.Partition(k).Keys().Outbox()).Result()
+	n, err := b.client.ZCard(b.ctx, b.pp.PartitionKeys(k).Outbox()).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestRelaysRacingOnOneOutboxApplyEachMessageOnce(t *testing.T) {
 		t.Fatalf("outbox holds %d, want 0", n)
 	}
 	for k, target := range targets {
-		item, err := b.pp.Partition(k+1).FetchOrchestrationItem(b.ctx, time.Minute, 0, nil)
+		item, err := b.pp.parts[k+1].FetchOrchestrationItem(b.ctx, time.Minute, 0, nil)
 		if err != nil || item == nil || item.Instance != target {
 			t.Fatalf("fetch in partition %d = %+v, %v; want %s", k+1, item, err, target)
 		}

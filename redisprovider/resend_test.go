@@ -19,8 +19,8 @@ import (
 type lostReplyBundle struct {
 	ctx    context.Context
 	node   *fakeNode
-	p      *Provider // through the fake node, on a ClusterClient
-	direct *Provider
+	p      *partition // through the fake node, on a ClusterClient
+	direct *partition
 }
 
 func newLostReplyBundle(t *testing.T, cluster *redis.ClusterOptions) *lostReplyBundle {
@@ -32,12 +32,12 @@ func newLostReplyBundle(t *testing.T, cluster *redis.ClusterOptions) *lostReplyB
 	t.Cleanup(func() { client.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
-	p, err := New(ctx, Options{Client: client, Namespace: "resend"})
+	p, err := openPartition(ctx, Options{Client: client, Namespace: "resend"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	direct, err := New(ctx, Options{URL: "redis://" + m.Addr() + "/0", Namespace: "resend"})
+	direct, err := openPartition(ctx, Options{URL: "redis://" + m.Addr() + "/0", Namespace: "resend"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 // the newest 100 (lua/schedule_confirm.lua).
 const maxScheduleFirings = 100
 
-var _ duroxide.ScheduleStore = (*Provider)(nil)
+var _ duroxide.ScheduleStore = (*partition)(nil)
 
 // checkScheduleID rejects the ids no schedule may have: empty, or holding a
 // character that cannot appear in the instance ids of its firings.
@@ -28,7 +28,7 @@ func checkScheduleID(op, id string) error {
 }
 
 // UpsertSchedule writes a schedule's spec (duroxide.ScheduleStore).
-func (p *Provider) UpsertSchedule(ctx context.Context, id, spec, mode string, paused *bool) (bool, error) {
+func (p *partition) UpsertSchedule(ctx context.Context, id, spec, mode string, paused *bool) (bool, error) {
 	const op = "schedule_upsert"
 	if err := checkScheduleID(op, id); err != nil {
 		return false, err
@@ -57,7 +57,7 @@ func (p *Provider) UpsertSchedule(ctx context.Context, id, spec, mode string, pa
 }
 
 // DeleteSchedule removes a schedule (duroxide.ScheduleStore).
-func (p *Provider) DeleteSchedule(ctx context.Context, id string) (bool, error) {
+func (p *partition) DeleteSchedule(ctx context.Context, id string) (bool, error) {
 	const op = "schedule_delete"
 	if err := checkScheduleID(op, id); err != nil {
 		return false, err
@@ -72,7 +72,7 @@ func (p *Provider) DeleteSchedule(ctx context.Context, id string) (bool, error) 
 }
 
 // PauseSchedule pauses or resumes a schedule (duroxide.ScheduleStore).
-func (p *Provider) PauseSchedule(ctx context.Context, id string, paused bool, note string) error {
+func (p *partition) PauseSchedule(ctx context.Context, id string, paused bool, note string) error {
 	const op = "schedule_pause"
 	if err := checkScheduleID(op, id); err != nil {
 		return err
@@ -84,7 +84,7 @@ func (p *Provider) PauseSchedule(ctx context.Context, id string, paused bool, no
 }
 
 // TriggerSchedule makes a firing now (duroxide.ScheduleStore).
-func (p *Provider) TriggerSchedule(ctx context.Context, id string) (uint64, error) {
+func (p *partition) TriggerSchedule(ctx context.Context, id string) (uint64, error) {
 	const op = "schedule_trigger"
 	if err := checkScheduleID(op, id); err != nil {
 		return 0, err
@@ -104,7 +104,7 @@ func (p *Provider) TriggerSchedule(ctx context.Context, id string) (uint64, erro
 
 // GetSchedule reads a schedule and its recent firings
 // (duroxide.ScheduleStore).
-func (p *Provider) GetSchedule(ctx context.Context, id string, firings int) (*duroxide.ScheduleRecord, error) {
+func (p *partition) GetSchedule(ctx context.Context, id string, firings int) (*duroxide.ScheduleRecord, error) {
 	const op = "schedule_get"
 	if err := checkScheduleID(op, id); err != nil {
 		return nil, err
@@ -133,7 +133,7 @@ func (p *Provider) GetSchedule(ctx context.Context, id string, firings int) (*du
 }
 
 // ListSchedules reads every schedule (duroxide.ScheduleStore).
-func (p *Provider) ListSchedules(ctx context.Context) ([]duroxide.ScheduleRecord, error) {
+func (p *partition) ListSchedules(ctx context.Context) ([]duroxide.ScheduleRecord, error) {
 	const op = "schedule_list"
 	res, err := p.run(ctx, op, scriptScheduleList, nil)
 	if err != nil || res == nil {
@@ -153,7 +153,7 @@ func (p *Provider) ListSchedules(ctx context.Context) ([]duroxide.ScheduleRecord
 }
 
 // ClaimScheduleFirings claims due firings (duroxide.ScheduleStore).
-func (p *Provider) ClaimScheduleFirings(ctx context.Context, lease time.Duration, limit int) ([]duroxide.ScheduleClaim, error) {
+func (p *partition) ClaimScheduleFirings(ctx context.Context, lease time.Duration, limit int) ([]duroxide.ScheduleClaim, error) {
 	const op = "schedule_claim"
 	if lease <= 0 || limit < 1 {
 		return nil, invalid(op, "lease %v and max %d must be positive", lease, limit)
@@ -183,7 +183,7 @@ func (p *Provider) ClaimScheduleFirings(ctx context.Context, lease time.Duration
 }
 
 // ConfirmScheduleFiring ends a claimed firing (duroxide.ScheduleStore).
-func (p *Provider) ConfirmScheduleFiring(ctx context.Context, c duroxide.ScheduleConfirm) (bool, error) {
+func (p *partition) ConfirmScheduleFiring(ctx context.Context, c duroxide.ScheduleConfirm) (bool, error) {
 	const op = "schedule_confirm"
 	if err := checkScheduleID(op, c.ID); err != nil {
 		return false, err
@@ -210,7 +210,7 @@ func (p *Provider) ConfirmScheduleFiring(ctx context.Context, c duroxide.Schedul
 
 // TakeBufferedFiring makes a buffered firing the schedule's firing in
 // progress (duroxide.ScheduleStore).
-func (p *Provider) TakeBufferedFiring(ctx context.Context, id string, nominalMs uint64, lease time.Duration) (bool, error) {
+func (p *partition) TakeBufferedFiring(ctx context.Context, id string, nominalMs uint64, lease time.Duration) (bool, error) {
 	const op = "schedule_take_buffered"
 	if err := checkScheduleID(op, id); err != nil {
 		return false, err
@@ -229,7 +229,7 @@ func (p *Provider) TakeBufferedFiring(ctx context.Context, id string, nominalMs 
 
 // NextScheduleDue reads when the next firing is due
 // (duroxide.ScheduleStore).
-func (p *Provider) NextScheduleDue(ctx context.Context) (duroxide.ScheduleDue, error) {
+func (p *partition) NextScheduleDue(ctx context.Context) (duroxide.ScheduleDue, error) {
 	const op = "schedule_next_due"
 	res, err := p.run(ctx, op, scriptScheduleNextDue, nil)
 	if err != nil {

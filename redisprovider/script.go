@@ -77,7 +77,7 @@ func detach(ctx context.Context) (context.Context, context.CancelFunc) {
 // reply or a *duroxide.ProviderError. Every command is sent at most once
 // (see sendOnce): a call whose reply was lost returns a retryable error and
 // was applied once or not at all, never twice.
-func (p *Provider) run(ctx context.Context, op string, s luaScript, a args) (any, error) {
+func (p *partition) run(ctx context.Context, op string, s luaScript, a args) (any, error) {
 	keys := []string{p.keys.Prefix()}
 	var cmd *redis.Cmd
 	if p.funcs != nil {
@@ -112,7 +112,7 @@ func (p *Provider) run(ctx context.Context, op string, s luaScript, a args) (any
 
 // evalScript runs script s with EVALSHA, and with EVAL when the server's
 // script cache lost it.
-func (p *Provider) evalScript(ctx context.Context, s luaScript, keys []string, a args) (*redis.Cmd, error) {
+func (p *partition) evalScript(ctx context.Context, s luaScript, keys []string, a args) (*redis.Cmd, error) {
 	cmd := evalsha(ctx, p.scripts[s], keys, a)
 	err := p.process(ctx, cmd)
 	if noScript(err) && ctx.Err() == nil {
@@ -123,7 +123,7 @@ func (p *Provider) evalScript(ctx context.Context, s luaScript, keys []string, a
 
 // evalSource runs script s with EVAL: the server lost its script cache, so
 // the source goes along, and is cached again for the calls that follow.
-func (p *Provider) evalSource(ctx context.Context, s luaScript, keys []string, a args) (*redis.Cmd, error) {
+func (p *partition) evalSource(ctx context.Context, s luaScript, keys []string, a args) (*redis.Cmd, error) {
 	cmd := redis.NewCmd(ctx, scriptArgs([]any{"eval", p.sources[s]}, keys, a)...)
 	return cmd, p.process(ctx, cmd)
 }

@@ -9,7 +9,7 @@ package redisprovider
 // methods it carries one of their names: read_history also serves read,
 // read_with_execution and read_history_with_execution_id; prune_executions
 // also serves prune_executions_bulk. rearm_wake and move_due serve the pollers, no method;
-// open_namespace and relay_messages serve Partitioned.
+// open_namespace and relay_messages serve Provider's partitions.
 // enqueue_for_orchestrator_checked serves the optional CheckedEnqueuer.
 // The schedule_* scripts serve duroxide.ScheduleStore; pause_instance
 // serves duroxide.InstancePauser (also resume_instance); set_limit (also

@@ -127,7 +127,7 @@ func TestOperationsNameTheirScripts(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
 	rdb.AddHook(trap)
 	t.Cleanup(func() { rdb.Close() })
-	p, err := New(context.Background(), Options{Client: rdb})
+	p, err := openPartition(context.Background(), Options{Client: rdb})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestOperationsNameTheirScripts(t *testing.T) {
 
 // scriptCalls lists a call of every method that runs a script, with input
 // that passes validation.
-func scriptCalls(p *Provider) []func() error {
+func scriptCalls(p *partition) []func() error {
 	ctx := context.Background()
 	ev := duroxide.NewEvent(1, "i", 1, nil, duroxide.ExternalEventEvent{Name: "e", Data: `"x"`})
 	act := duroxide.ActivityExecute{Instance: "i", ExecutionID: 1, ID: 1, Name: "A", Input: `"x"`}

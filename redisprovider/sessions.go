@@ -11,7 +11,7 @@ const cleanupBatch = 500
 // RenewSessionLock extends to now + extendFor every session of ownerIDs that
 // is still locked and had activity within idleTimeout, in one script; returns
 // how many. Expired or idle sessions are left to expire.
-func (p *Provider) RenewSessionLock(ctx context.Context, ownerIDs []string, extendFor, idleTimeout time.Duration) (int, error) {
+func (p *partition) RenewSessionLock(ctx context.Context, ownerIDs []string, extendFor, idleTimeout time.Duration) (int, error) {
 	const op = "renew_session_lock"
 	if err := checkDurations(op, extendFor, idleTimeout); err != nil {
 		return 0, err
@@ -49,7 +49,7 @@ const (
 // CleanupOrphanedSessions removes sessions whose lock expired and that have
 // no item left; returns how many. idleTimeout is not used: an expired lock
 // already means no owner keeps the session alive.
-func (p *Provider) CleanupOrphanedSessions(ctx context.Context, idleTimeout time.Duration) (int, error) {
+func (p *partition) CleanupOrphanedSessions(ctx context.Context, idleTimeout time.Duration) (int, error) {
 	const op = "cleanup_orphaned_sessions"
 	total := 0
 	for {

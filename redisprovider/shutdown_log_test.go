@@ -45,7 +45,7 @@ func TestCloseDuringALongPollLogsNothing(t *testing.T) {
 	t.Cleanup(func() { redis.SetLogger(goRedisLogs) })
 	for _, srv := range testServers(t) {
 		client := redis.NewClient(srv)
-		p, err := New(context.Background(), Options{Client: client, Namespace: "closelog", KeepGoRedisLogger: true})
+		p, err := openPartition(context.Background(), Options{Client: client, Namespace: "closelog", KeepGoRedisLogger: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +107,7 @@ func TestGoRedisNoticesReachTheProviderLogger(t *testing.T) {
 	goRedisLogs.last = map[string]*limitedKind{} // earlier tests' lines do not count
 	goRedisLogs.mu.Unlock()
 	var buf syncBuffer
-	p, err := New(context.Background(), Options{URL: "redis://" + miniredis.RunT(t).Addr() + "/0", Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	p, err := openPartition(context.Background(), Options{URL: "redis://" + miniredis.RunT(t).Addr() + "/0", Logger: slog.New(slog.NewTextHandler(&buf, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

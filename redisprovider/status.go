@@ -10,7 +10,7 @@ import (
 // GetCustomStatus returns the instance's custom status when its version is
 // newer than lastSeenVersion; nil when unchanged or the instance is unknown.
 // One read, no script: nothing to keep atomic.
-func (p *Provider) GetCustomStatus(ctx context.Context, instance string, lastSeenVersion uint64) (*duroxide.CustomStatus, error) {
+func (p *partition) GetCustomStatus(ctx context.Context, instance string, lastSeenVersion uint64) (*duroxide.CustomStatus, error) {
 	const op = "get_custom_status"
 	if instance == "" {
 		return nil, invalid(op, "empty instance id")

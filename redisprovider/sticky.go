@@ -14,11 +14,11 @@ import (
 // sends an empty owner, whose ack ends the instance's stickiness.
 // lua/lib_stky.lua does the rest.
 
-var _ duroxide.StickyRouter = (*Provider)(nil)
+var _ duroxide.StickyRouter = (*partition)(nil)
 
 // SupportsStickyRouting reports that the provider honours the sticky route
 // of a call's context (duroxide.WithStickyRoute).
-func (p *Provider) SupportsStickyRouting() bool { return true }
+func (p *partition) SupportsStickyRouting() bool { return true }
 
 // stickyRoute is a validated route; the zero value routes nothing.
 type stickyRoute struct {

@@ -10,7 +10,7 @@ import (
 
 // EnqueueForWorker adds an ActivityExecute to the worker queue of its tag
 // (and session). Any other item is a permanent error.
-func (p *Provider) EnqueueForWorker(ctx context.Context, item duroxide.WorkItem) error {
+func (p *partition) EnqueueForWorker(ctx context.Context, item duroxide.WorkItem) error {
 	return p.enqueueWorker(ctx, "enqueue_for_worker", []duroxide.WorkItem{item})
 }
 
@@ -20,12 +20,12 @@ func (p *Provider) EnqueueForWorker(ctx context.Context, item duroxide.WorkItem)
 // unowned or expired sessions, and taking one claims (or extends) its session
 // until now + session.LockTimeout. (nil, nil) means no work within
 // pollTimeout.
-func (p *Provider) FetchWorkItem(ctx context.Context, lockTimeout, pollTimeout time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
+func (p *partition) FetchWorkItem(ctx context.Context, lockTimeout, pollTimeout time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
 	return p.fetchWork(ctx, lockTimeout, pollTimeout, session, tags)
 }
 
 // fetchWork is FetchWorkItem.
-func (p *Provider) fetchWork(ctx context.Context, lockTimeout, pollTimeout time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
+func (p *partition) fetchWork(ctx context.Context, lockTimeout, pollTimeout time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
 	const op = "fetch_work_item"
 	c, _, err := workClass(op, p.lockFor(lockTimeout), lockTimeout, pollTimeout, session, tags)
 	if err != nil {
@@ -66,7 +66,7 @@ func workClass(op string, lock, lockTimeout, pollTimeout time.Duration, session 
 		a.str(q)
 	}
 	c := fetchClass{id: classID(op, a), empty: len(queues) == 0}
-	c.build = func(p *Provider) fetchSpec {
+	c.build = func(p *partition) fetchSpec {
 		return fetchSpec{keys: p.workWakeKeys(queues, session), queue: queueWork,
 			once: func(ctx context.Context) (any, time.Duration, error) {
 				item, due, err := p.fetchWorkOnce(ctx, op, a)
@@ -114,7 +114,7 @@ func tagQueues(op string, f duroxide.TagFilter) ([]string, error) {
 
 // workWakeKeys lists the wake keys of the classes a fetch may take from,
 // matching W.classes in lua/lib_work.lua.
-func (p *Provider) workWakeKeys(queues []string, session *duroxide.SessionFetchConfig) []string {
+func (p *partition) workWakeKeys(queues []string, session *duroxide.SessionFetchConfig) []string {
 	keys := make([]string, 0, 3*len(queues))
 	for _, q := range queues {
 		keys = append(keys, p.keys.WorkWake(q))
@@ -135,7 +135,7 @@ const (
 )
 
 // fetchWorkOnce runs the fetch script once (see fetchScript).
-func (p *Provider) fetchWorkOnce(ctx context.Context, op string, a args) (*duroxide.LockedWorkItem, time.Duration, error) {
+func (p *partition) fetchWorkOnce(ctx context.Context, op string, a args) (*duroxide.LockedWorkItem, time.Duration, error) {
 	r, _, err := p.fetchScript(ctx, op, scriptFetchWorkItem, scriptAbandonWorkItem, a)
 	if r == nil || err != nil {
 		return nil, 0, err
@@ -169,7 +169,7 @@ func workReply(op string, r *reply) (*duroxide.LockedWorkItem, time.Duration, er
 // for the orchestrator, atomically. A cancelled item (deleted by its
 // orchestration), an expired or an unknown lock is a permanent error and
 // nothing changes.
-func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion duroxide.WorkItem) error {
+func (p *partition) AckWorkItem(ctx context.Context, lockToken string, completion duroxide.WorkItem) error {
 	const op = "ack_work_item"
 	a, err := workAckArgs(op, lockToken, completion)
 	if err != nil {
@@ -202,13 +202,13 @@ func workAckArgs(op, lockToken string, completion duroxide.WorkItem) (args, erro
 // AbandonWorkItem releases a worker lock without completing: the item is
 // visible again after delay; ignoreAttempt undoes the attempt its fetch
 // counted. An unknown token is a permanent error.
-func (p *Provider) AbandonWorkItem(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool) error {
+func (p *partition) AbandonWorkItem(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool) error {
 	return p.abandon(ctx, "abandon_work_item", scriptAbandonWorkItem, lockToken, delay, ignoreAttempt)
 }
 
 // RenewWorkItemLock extends a valid, unexpired worker lock to now +
 // extendFor. It fails permanently once the item was cancelled or the lock
 // lost: that is how a running activity learns it must stop.
-func (p *Provider) RenewWorkItemLock(ctx context.Context, lockToken string, extendFor time.Duration) error {
+func (p *partition) RenewWorkItemLock(ctx context.Context, lockToken string, extendFor time.Duration) error {
 	return p.renew(ctx, "renew_work_item_lock", scriptRenewWorkItemLock, lockToken, extendFor)
 }

@@ -24,7 +24,7 @@ type session struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	rdb    redis.UniversalClient
-	prov   *redisprovider.Partitioned
+	prov   *redisprovider.Provider
 	admin  duroxide.ProviderAdmin
 	client *durable.Client
 }
@@ -36,11 +36,11 @@ func (c *cli) open() (*session, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(c.base, c.timeout)
-	// NewPartitioned opens a namespace of any partition count (one is the
+	// New opens a namespace of any partition count (one is the
 	// layout New opens); --partitions only matters for a new namespace, and
 	// without it a new namespace is not created: a look before the
 	// applications start must not fix its partition count
-	prov, err := redisprovider.NewPartitioned(ctx, redisprovider.Options{
+	prov, err := redisprovider.New(ctx, redisprovider.Options{
 		Client:     rdb,
 		Namespace:  c.resolvedNamespace(),
 		Partitions: c.partitions,
@@ -63,7 +63,7 @@ func (c *cli) open() (*session, error) {
 // shows one partition until restarted: the count is read once, at open,
 // and the applications may create the namespace with several.
 func (c *cli) warnIfUncreated(s *session) {
-	k := s.prov.Namespace()
+	k := s.prov.Keys()
 	if n, err := s.rdb.Exists(s.ctx, k.Meta(), k.Seq()).Result(); err == nil && n == 0 && s.prov.Partitions() == 1 {
 		fmt.Fprintf(c.stderr, "duroxide-redis: namespace %s has not been created yet: shown as one partition; restart this view once its applications have created it\n", c.resolvedNamespace())
 	}

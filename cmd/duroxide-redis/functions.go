@@ -28,7 +28,7 @@ func runFunctions(c *cli, args []string) error {
 	current := s.prov.FunctionLibraryName()
 	// libraries are server-wide, not per partition: any partition's
 	// provider lists them on every primary
-	stale, err := s.prov.Partition(0).StaleFunctionLibraries(s.ctx, *del)
+	stale, err := s.prov.StaleFunctionLibraries(s.ctx, *del)
 	if err != nil {
 		return err
 	}

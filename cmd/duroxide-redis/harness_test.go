@@ -26,7 +26,7 @@ var namespaceSeq atomic.Int64
 // the state the CLI inspects and operates.
 type deployment struct {
 	namespace string
-	prov      *redisprovider.Partitioned
+	prov      *redisprovider.Provider
 	client    *durable.Client
 	// notes is signalled each time the runtime writes a pending-start note
 	notes chan struct{}
@@ -36,12 +36,12 @@ type deployment struct {
 // itself (every optional interface kept), signalling each pending-start
 // note it writes.
 type noteSignal struct {
-	*redisprovider.Partitioned
+	*redisprovider.Provider
 	notes chan struct{}
 }
 
 func (n noteSignal) AbandonOrchestrationItemWithNote(ctx context.Context, token string, delay time.Duration, ignore bool, note duroxide.PendingStart) error {
-	err := n.Partitioned.AbandonOrchestrationItemWithNote(ctx, token, delay, ignore, note)
+	err := n.Provider.AbandonOrchestrationItemWithNote(ctx, token, delay, ignore, note)
 	select {
 	case n.notes <- struct{}{}:
 	default: // nobody waits: the note is in Redis for whoever reads later
@@ -68,7 +68,7 @@ func newDeployment(t *testing.T) *deployment {
 // runtime with the test orchestrations, both stopped when the test ends.
 func runDeployment(t *testing.T, opts redisprovider.Options) *deployment {
 	t.Helper()
-	p, err := redisprovider.NewPartitioned(context.Background(), opts)
+	p, err := redisprovider.New(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("provider: %v", err)
 	}

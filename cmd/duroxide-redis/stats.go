@@ -88,13 +88,12 @@ func (s *session) readStats(ctx context.Context) (namespaceReading, error) {
 		return namespaceReading{Total: total}, err
 	}
 	var nr namespaceReading
-	for i := range s.prov.Partitions() {
-		p := s.prov.Partition(i)
+	for i, p := range s.prov.PartitionAdmins() {
 		r, err := readCounters(ctx, p)
 		if err != nil {
 			return namespaceReading{}, err
 		}
-		n, err := s.rdb.ZCard(ctx, p.Keys().Outbox()).Result()
+		n, err := s.rdb.ZCard(ctx, s.prov.PartitionKeys(i).Outbox()).Result()
 		if err != nil {
 			return namespaceReading{}, redisError("stats", err)
 		}

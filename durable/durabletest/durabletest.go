@@ -47,7 +47,7 @@ type Env struct {
 	Client  *durable.Client
 	// Provider is the namespace's provider: one partition unless the
 	// Backend says more.
-	Provider *redisprovider.Partitioned
+	Provider *redisprovider.Provider
 	// Backend is the server the Env runs on.
 	Backend Backend
 	// Redis is the embedded server on the Miniredis backend, nil on real
@@ -123,7 +123,7 @@ func Start(t testing.TB, reg *durable.Registry, options ...Option) *Env {
 	} else {
 		close(e.done)
 	}
-	p, err := redisprovider.NewPartitioned(context.Background(), redisprovider.Options{
+	p, err := redisprovider.New(context.Background(), redisprovider.Options{
 		Client: e.rdb, Namespace: "durabletest-" + uuid.NewString(), Partitions: max(cfg.backend.Partitions, 1)})
 	if err != nil {
 		e.closeClock()
@@ -200,9 +200,9 @@ func (e *Env) close(t testing.TB) {
 	// would write its registration again after the deletion.
 	_ = e.Provider.Close()
 	if e.Redis == nil { // a shared server keeps only what other tests wrote
-		prefixes := []string{e.Provider.Namespace().Prefix()}
+		prefixes := []string{e.Provider.Keys().Prefix()}
 		for i := range e.Provider.Partitions() {
-			prefixes = append(prefixes, e.Provider.Partition(i).Keys().Prefix())
+			prefixes = append(prefixes, e.Provider.PartitionKeys(i).Prefix())
 		}
 		for _, prefix := range slices.Compact(prefixes) {
 			if err := redistest.DropPrefix(context.Background(), e.rdb, prefix); err != nil {

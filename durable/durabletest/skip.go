@@ -102,7 +102,7 @@ func (e *Env) idle(ctx context.Context) (idleState, bool) {
 	}
 	parts := make([]*partIdle, e.Provider.Partitions())
 	for i := range parts {
-		k := e.Provider.Partition(i).Keys()
+		k := e.Provider.PartitionKeys(i)
 		queues, err := e.rdb.SMembers(ctx, k.WorkQueues()).Result()
 		if err != nil {
 			return idleState{}, false
@@ -110,7 +110,7 @@ func (e *Env) idle(ctx context.Context) (idleState, bool) {
 		parts[i] = &partIdle{k: k, queues: queues}
 	}
 	now := "(" + strconv.FormatInt(e.Now().UnixMilli(), 10)
-	ns := e.Provider.Namespace()
+	ns := e.Provider.Keys()
 	var schedDue *redis.ZSliceCmd
 	var schedPending *redis.IntCmd
 	_, err := e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
@@ -270,7 +270,7 @@ func (e *Env) waitSkippingUnless(hold func() bool, wait func()) {
 // time must not move. It reads before the idle snapshot: an instance ending
 // after this read needs a turn the snapshot sees.
 func (e *Env) bufferedReleasable(ctx context.Context) bool {
-	ns := e.Provider.Namespace()
+	ns := e.Provider.Keys()
 	ids, err := e.rdb.ZRange(ctx, ns.SchedulesBuffered(), 0, -1).Result()
 	if err != nil {
 		return true

@@ -26,7 +26,7 @@ const (
 	KeyBatchSize     = attribute.Key("duroxide.batch.size")
 	KeyErrorType     = attribute.Key("error.type")
 	// KeyPartition is the partition of a namespace spread over several
-	// (redisprovider.Partitioned) that a gauge's series counts.
+	// (redisprovider.Provider) that a gauge's series counts.
 	KeyPartition = attribute.Key("duroxide.partition")
 )
 

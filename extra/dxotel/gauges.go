@@ -47,7 +47,7 @@ func newGauges(m metric.Meter) (*gauges, error) {
 }
 
 // partitionedAdmin is the admin of a namespace spread over partitions
-// (redisprovider.Partitioned): its gauges are reported per partition.
+// (redisprovider.Provider): its gauges are reported per partition.
 type partitionedAdmin interface {
 	PartitionAdmins() []duroxide.ProviderAdmin
 }

@@ -154,21 +154,15 @@ func addMatching[P any, N int64 | uint64](points []P, want map[attribute.Key]str
 // newRedisProvider is the Redis provider on a fresh miniredis.
 func newRedisProvider(t *testing.T) *redisprovider.Provider {
 	t.Helper()
-	m := miniredis.RunT(t)
-	p, err := redisprovider.New(context.Background(), redisprovider.Options{URL: "redis://" + m.Addr(), Namespace: "dxotel"})
-	if err != nil {
-		t.Fatalf("provider: %v", err)
-	}
-	t.Cleanup(func() { p.Close() })
-	return p
+	return newPartitionedProvider(t, 0)
 }
 
 // newPartitionedProvider is the Redis provider of a namespace of
 // partitions partitions on a fresh miniredis.
-func newPartitionedProvider(t *testing.T, partitions int) *redisprovider.Partitioned {
+func newPartitionedProvider(t *testing.T, partitions int) *redisprovider.Provider {
 	t.Helper()
 	m := miniredis.RunT(t)
-	p, err := redisprovider.NewPartitioned(context.Background(), redisprovider.Options{URL: "redis://" + m.Addr(), Namespace: "dxotel", Partitions: partitions})
+	p, err := redisprovider.New(context.Background(), redisprovider.Options{URL: "redis://" + m.Addr(), Namespace: "dxotel", Partitions: partitions})
 	if err != nil {
 		t.Fatalf("provider: %v", err)
 	}

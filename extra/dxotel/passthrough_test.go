@@ -20,15 +20,14 @@ import (
 // which interfaces the wrapper has is checked generically in
 // optional_test.go; these tests check what their calls record.
 
-// TestWrapperKeepsTheRedisProvidersOptionalInterfaces: the wrapper of
-// either Redis provider (one partition, or a namespace of several) has every
+// TestWrapperKeepsTheRedisProvidersOptionalInterfaces: the wrapper of the
+// Redis provider (of one partition, or of several) has every
 // optional interface it has, its admin's duroxide.InstanceLister included.
 func TestWrapperKeepsTheRedisProvidersOptionalInterfaces(t *testing.T) {
 	t.Parallel()
 	for name, p := range map[string]duroxide.Provider{
-		"Provider":                    newRedisProvider(t),
-		"Partitioned of 1 partition":  newPartitionedProvider(t, 1),
-		"Partitioned of 4 partitions": newPartitionedProvider(t, 4),
+		"one partition": newRedisProvider(t),
+		"4 partitions":  newPartitionedProvider(t, 4),
 	} {
 		w := wrap(t, p, newTelemetry(t))
 		if _, ok := w.(duroxide.OrchestrationAckFetcher); !ok {

@@ -143,7 +143,7 @@ func TestClusterShardPrimaryKilled(t *testing.T) {
 	cluster := redistest.StartCluster(t, 3, "--cluster-require-full-coverage", "no")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	pp, err := redisprovider.NewPartitioned(ctx, redisprovider.Options{Client: cluster.Client(), Namespace: "xshard", Partitions: 12})
+	pp, err := redisprovider.New(ctx, redisprovider.Options{Client: cluster.Client(), Namespace: "xshard", Partitions: 12})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +308,7 @@ func clientKillStorm(ctx context.Context, cluster *redistest.Cluster, interval t
 }
 
 // partitionsOn lists the partitions of pp whose slot addr serves.
-func partitionsOn(t *testing.T, ctx context.Context, rdb *redis.ClusterClient, pp *redisprovider.Partitioned, addr string) []int {
+func partitionsOn(t *testing.T, ctx context.Context, rdb *redis.ClusterClient, pp *redisprovider.Provider, addr string) []int {
 	t.Helper()
 	var slots []redis.ClusterSlot
 	waitFor(t, ctx, "the cluster's slots", func() bool { // connections are being killed
@@ -318,7 +318,7 @@ func partitionsOn(t *testing.T, ctx context.Context, rdb *redis.ClusterClient, p
 	})
 	var on []int
 	for i := 0; i < pp.Partitions(); i++ {
-		slot := int(dxredis.Slot(pp.Partition(i).Keys().Outbox()))
+		slot := int(dxredis.Slot(pp.PartitionKeys(i).Outbox()))
 		for _, r := range slots {
 			if slot >= int(r.Start) && slot <= int(r.End) && len(r.Nodes) > 0 && r.Nodes[0].Addr == addr {
 				on = append(on, i)
@@ -333,7 +333,7 @@ func partitionsOn(t *testing.T, ctx context.Context, rdb *redis.ClusterClient, p
 
 // waitDone waits until instance completes (at most the test's deadline)
 // and checks its output.
-func waitDone(t *testing.T, ctx context.Context, c *durable.Client, pp *redisprovider.Partitioned, instance, want string) {
+func waitDone(t *testing.T, ctx context.Context, c *durable.Client, pp *redisprovider.Provider, instance, want string) {
 	t.Helper()
 	left := time.Until(deadlineOf(ctx))
 	st, err := c.WaitForOrchestration(ctx, instance, left)
@@ -349,7 +349,7 @@ func waitDone(t *testing.T, ctx context.Context, c *durable.Client, pp *redispro
 
 // describeInstance renders instance's stored history, and those of the
 // instances it started (down to depth more levels), to diagnose a failure.
-func describeInstance(pp *redisprovider.Partitioned, instance string, depth int) string {
+func describeInstance(pp *redisprovider.Provider, instance string, depth int) string {
 	var b strings.Builder
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -386,7 +386,7 @@ func deadlineOf(ctx context.Context) time.Time {
 // completion as the last event, exactly one result per activity and per
 // child) and that every outbox and queue ends empty. It returns the
 // histories.
-func verifyCluster(t *testing.T, ctx context.Context, pp *redisprovider.Partitioned, rdb *redis.ClusterClient, want map[string]string) map[string][]duroxide.Event {
+func verifyCluster(t *testing.T, ctx context.Context, pp *redisprovider.Provider, rdb *redis.ClusterClient, want map[string]string) map[string][]duroxide.Event {
 	t.Helper()
 	histories := map[string][]duroxide.Event{}
 	for id := range want {
@@ -402,7 +402,7 @@ func verifyCluster(t *testing.T, ctx context.Context, pp *redisprovider.Partitio
 	}
 	waitFor(t, ctx, "every outbox to be empty", func() bool {
 		for i := 0; i < pp.Partitions(); i++ {
-			if n, err := rdb.ZCard(ctx, pp.Partition(i).Keys().Outbox()).Result(); err != nil || n != 0 {
+			if n, err := rdb.ZCard(ctx, pp.PartitionKeys(i).Outbox()).Result(); err != nil || n != 0 {
 				return false
 			}
 		}

@@ -85,7 +85,7 @@ type deployment struct {
 	url       string // of Redis
 	namespace string
 	client    *durable.Client
-	prov      *redisprovider.Partitioned
+	prov      *redisprovider.Provider
 }
 
 func newDeployment(t *testing.T) *deployment {
@@ -102,7 +102,7 @@ func newDeploymentOf(t *testing.T, partitions int) *deployment {
 	mr := miniredis.RunT(t)
 	ns := fmt.Sprintf("browser-%d", namespaceSeq.Add(1))
 	url := "redis://" + mr.Addr() + "/0"
-	p, err := redisprovider.NewPartitioned(context.Background(), redisprovider.Options{URL: url, Namespace: ns, Partitions: partitions})
+	p, err := redisprovider.New(context.Background(), redisprovider.Options{URL: url, Namespace: ns, Partitions: partitions})
 	if err != nil {
 		t.Fatal(err)
 	}
