@@ -3,361 +3,380 @@ package redisprovider
 import (
 	"context"
 	"errors"
-	"fmt"
-	"log/slog"
+	"reflect"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 
 	dxredis "github.com/duroxide-go/duroxide-redis"
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
 
-// ProviderVersion is the version Provider.Version reports.
-const ProviderVersion = "0.1.0"
-
-// DefaultNamespace is the namespace used when Options.Namespace is empty.
-const DefaultNamespace = "duroxide"
-
-// DefaultLockTimeout is the lock duration used when Options.LockTimeout is 0.
-const DefaultLockTimeout = 30 * time.Second
-
-// Options configures a Provider.
-type Options struct {
-	// Client is used as-is when set: a *redis.Client (single node or
-	// Sentinel failover) or a *redis.ClusterClient. The provider never
-	// closes it. Set ContextTimeoutEnabled (so calls honour their context's
-	// deadline); New logs a warning otherwise. Its retry settings
-	// (MaxRetries, MaxRedirects) do not matter: the provider marks every
-	// command it sends NoRetry, so go-redis never sends one again after it
-	// may have reached the server (which would apply an ack or enqueue
-	// twice), and follows only MOVED and ASK, which mean it did not. Long polls
-	// block on a separate client built from Client's options (PoolSize
-	// BlockingPoolSize, ReadTimeout fitted to the blocking calls); any other
-	// UniversalClient is used for blocking too, and then its pool must leave
-	// room for one parked connection per partition (see
-	// docs/internals.md, "Long polling and connection pools").
-	Client redis.UniversalClient
-	// URL is parsed with redis.ParseURL when Client is nil, e.g.
-	// redis://127.0.0.1:6379/0. The client New builds honours context
-	// deadlines.
-	URL string
-	// Namespace prefixes every key, inside a hash tag so the namespace lives
-	// in one Cluster slot. Default "duroxide". Must not contain '{' or '}'.
-	Namespace string
-	// LockTimeout is the lock duration for callers that pass 0. Default 30s.
-	LockTimeout time.Duration
-	// BlockingPoolSize caps the connections parked in BZPOPMIN. One is used
-	// per partition in this process, whatever the number of fetchers, filters
-	// and session owners. A partition that gets none logs a warning. Default
-	// 128.
-	BlockingPoolSize int
-	// Logger receives the few events worth reporting that are not errors of
-	// a call (dropped orphan messages, skipped corrupt queue messages).
-	// Default: discard (never the global slog.Default()).
-	Logger *slog.Logger
-	// ForceEvalsha runs the scripts with EVALSHA even where the server has
-	// Redis Functions (7.0+), which the provider otherwise loads as one
-	// library and calls with FCALL. For tests of the EVALSHA path, which
-	// servers without functions (miniredis, Redis 6) use.
-	ForceEvalsha bool
-	// AutoPipeline makes concurrent script calls share their connection's
-	// writes and reads: go-redis's autopipeliner (shared with other users of
-	// Client) sends whatever calls are queued as one pipeline. A caller still
-	// gets its own reply or error, and is answered as soon as its context
-	// ends; a call already queued then still runs, as a call whose reply was
-	// lost may have. Off by default: it cuts syscalls per call tenfold, but
-	// on a quiet loopback Redis it lost throughput at 8 and 32 callers (one
-	// batch in flight leaves Redis idle while the client reads; the bench's
-	// pipeline scenario), and it only won on a CPU-starved machine. Turn it
-	// on when the network round trip, not Redis, bounds a deployment.
-	AutoPipeline bool
-	// Partitions is the number of partitions New creates a new namespace
-	// with (default 1); 0 opens an existing namespace with the count it
-	// has. Each partition has its own hash tag, so a namespace of several
-	// spreads over a Cluster's shards. Fixed at creation.
-	Partitions int
-	// KeepGoRedisLogger leaves go-redis's process-wide logger as the
-	// application set it. By default New installs one (once per process)
-	// that forwards go-redis's notices (a failed dial, a closed connection)
-	// to the Logger of the provider opened last that has one, each kind at
-	// most every 30 s with a count of the lines left out, instead of
-	// go-redis's default: every notice on stderr, tens a second while Redis
-	// is down.
-	KeepGoRedisLogger bool
-	// OpenOnly makes New write nothing: a namespace not created yet opens
-	// as one partition (what a namespace without a layout record is) and
-	// stays uncreated. For tools that look before
-	// the applications start (the CLI without --partitions, its dashboard):
-	// a look must not fix the partition count of a namespace the
-	// applications will create with several. Partitions > 0 asks to create
-	// and is refused with it.
-	OpenOnly bool
-}
-
-// partition is one partition of a namespace, a complete single-slot layout
-// under one hash tag: its scripts' keys, its pollers and due loop. It
-// implements every provider call for the instances it holds; Provider sends
-// each call to the partition (or partitions) it concerns. With one
-// partition, the partition is the namespace's own tag. Safe for concurrent
-// use.
-type partition struct {
-	rdb         redis.UniversalClient
-	pipe        *redis.AutoPipeliner // nil: one round trip per script call
-	blocking    redis.UniversalClient
-	ownsClient  bool
-	ownsBlocker bool
-	namespace   string
-	keys        dxredis.Keys
-	lockTimeout time.Duration
-	log         *slog.Logger
-	scripts     [scriptCount]*redis.Script
-	sources     [scriptCount]string // for EVAL when the server lost a script
-	funcs       *functions          // nil: EVALSHA
-	// hub runs the partition's pollers; set holds the demands of its
-	// fetch classes, shared with the other partitions of its Provider,
-	// where it is partition part
-	hub  *hub
-	set  *pollSet
-	part int
-	// blockingPoolSize is the blocking client's pool size, for warnings
-	blockingPoolSize int
+// Provider is a duroxide.Provider and duroxide.ProviderAdmin on Redis, over
+// a namespace of P partitions (P = 1 unless the namespace was created with
+// more), each a complete single-slot layout under its own hash tag, so a
+// namespace of several uses every shard of a Redis Cluster (see
+// dxredis.PartitionTags). It is safe for concurrent use.
+//
+// An instance lives in the partition of its root instance's id
+// (dxredis.PartitionOf), so a turn, its activities and its automatically
+// named sub-orchestrations stay in one slot and every turn is still one
+// script. Messages a turn sends to another partition's instances go through
+// its partition's outbox and a relay (relay.go); the client's calls write to
+// the target partition directly. Fetches long-poll every partition at once
+// and take work from one; an ack-and-fetch fetches from the acked item's
+// partition a few times in a row, then rotates, so no partition waits on
+// another's stream of work. Management calls read and write every partition
+// (per partition atomic; a deletion that spans partitions is not).
+//
+// Lock tokens name their partition ("<partition>/<streak>/<token>"). A
+// namespace of one partition stores what providers before partitions
+// stored, under the namespace's own tag.
+type Provider struct {
+	base  *partition   // the namespace's own tag: its layout record, the clients
+	parts []*partition // one per partition, sharing base's clients
+	rr    atomic.Uint64
+	set   *pollSet // the fetch classes' demands over parts
+	relay *relay
 
 	closeOnce sync.Once
-	closed    chan struct{}
 }
 
 var (
-	_ duroxide.Provider      = (*partition)(nil)
-	_ duroxide.ProviderAdmin = (*partition)(nil)
+	_ duroxide.Provider                = (*Provider)(nil)
+	_ duroxide.ProviderAdmin           = (*Provider)(nil)
+	_ duroxide.OrchestrationAckFetcher = (*Provider)(nil)
+	_ duroxide.WorkAckFetcher          = (*Provider)(nil)
+	_ duroxide.LazyHistoryFetcher      = (*Provider)(nil)
+	_ duroxide.BatchEnqueuer           = (*Provider)(nil)
+	_ duroxide.StickyRouter            = (*Provider)(nil)
+	_ duroxide.InstanceLister          = (*Provider)(nil)
 )
 
-// open connects a partition of the namespace's own tag and loads every
-// script: New's first step.
-func open(ctx context.Context, opts Options) (*partition, error) {
-	p, err := newUnloaded(opts)
+// Partitioned is the name Provider had while it was a second type beside a
+// provider of one partition.
+//
+// Deprecated: use Provider; New opens a namespace of any partition count.
+type Partitioned = Provider
+
+// NewPartitioned is New.
+//
+// Deprecated: use New, which opens a namespace of any partition count.
+func NewPartitioned(ctx context.Context, opts Options) (*Provider, error) { return New(ctx, opts) }
+
+// maxStreak is how many ack-and-fetches in a row take their next item from
+// the acked item's partition before one fetches across all partitions.
+const maxStreak = 8
+
+// New connects to Redis, checks that it answers, loads every script and
+// opens the namespace of opts with every partition it has, creating it with
+// opts.Partitions partitions (default 1) when it is new. Asking for another
+// count than an existing namespace has is an ErrInvalidInput error: the
+// count is fixed at creation.
+func New(ctx context.Context, opts Options) (*Provider, error) {
+	const op = "new"
+	if opts.Partitions < 0 || opts.Partitions > dxredis.MaxPartitions {
+		return nil, invalid(op, "Partitions %d is outside 0..%d", opts.Partitions, dxredis.MaxPartitions)
+	}
+	if opts.OpenOnly && opts.Partitions > 0 {
+		return nil, invalid(op, "Partitions %d with OpenOnly: creating a namespace is a write; set one or the other", opts.Partitions)
+	}
+	base, err := open(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	if err := p.loadScripts(ctx, opts.ForceEvalsha); err != nil {
-		p.Close()
+	n, err := base.namespacePartitions(ctx, opts.Partitions, opts.OpenOnly)
+	if err != nil {
+		base.Close()
 		return nil, err
 	}
-	return p, nil
-}
-
-// newUnloaded is New without the scripts: checked options and clients.
-func newUnloaded(opts Options) (*partition, error) {
-	const op = "new"
-	if opts.Namespace == "" {
-		opts.Namespace = DefaultNamespace
+	if opts.Partitions != 0 && n != opts.Partitions {
+		base.Close()
+		return nil, invalid(op, "namespace %q has %d partitions, Options.Partitions asks for %d: the count is fixed when a namespace is created", base.namespace, n, opts.Partitions)
 	}
-	if strings.ContainsAny(opts.Namespace, "{}") {
-		return nil, invalid(op, "namespace %q must not contain '{' or '}': it is the Cluster hash tag", opts.Namespace)
-	}
-	if opts.LockTimeout < 0 || opts.BlockingPoolSize < 0 {
-		return nil, invalid(op, "LockTimeout and BlockingPoolSize must not be negative")
-	}
-	p := &partition{
-		namespace:   opts.Namespace,
-		keys:        dxredis.NewKeys(opts.Namespace),
-		lockTimeout: opts.LockTimeout,
-		log:         opts.Logger,
-		closed:      make(chan struct{}),
-	}
-	if p.lockTimeout == 0 {
-		p.lockTimeout = DefaultLockTimeout
-	}
-	if !opts.KeepGoRedisLogger {
-		routeGoRedisLogs(p.log)
-	}
-	if p.log == nil {
-		p.log = slog.New(slog.DiscardHandler)
-	}
-	if err := p.connect(opts); err != nil {
-		return nil, err
-	}
-	p.hub = newHub(p)
-	newPollSet([]*partition{p})
-	return p, nil
-}
-
-// connect sets up the command client and the blocking client.
-func (p *partition) connect(opts Options) error {
-	const op = "new"
-	p.rdb = opts.Client
-	if p.rdb == nil {
-		if opts.URL == "" {
-			return invalid(op, "Options needs a Client or a URL")
-		}
-		o, err := redis.ParseURL(opts.URL)
-		if err != nil {
-			return &duroxide.ProviderError{Operation: op, Message: "invalid input: URL: " + err.Error(), Kind: duroxide.ErrInvalidInput, Err: err}
-		}
-		o.MaxRetries = -1
-		o.ContextTimeoutEnabled = true
-		p.rdb = redis.NewClient(o)
-		p.ownsClient = true
+	pp := &Provider{base: base}
+	if n == 1 {
+		pp.parts = []*partition{base}
 	} else {
-		warnUnsafeClient(p.log, p.rdb)
-	}
-	size := opts.BlockingPoolSize
-	if size == 0 {
-		size = 128
-	}
-	p.blocking, p.ownsBlocker = blockingClient(p.rdb, size)
-	p.blockingPoolSize = size
-	if opts.AutoPipeline {
-		p.pipe = autoPipeliner(p.rdb)
-	}
-	return nil
-}
-
-// blockingClient builds a client for parked BZPOPMIN calls from the options
-// of c, so long polls cannot exhaust c's pool and the read deadline fits the
-// block time. Returns c itself for client types it cannot copy.
-func blockingClient(c redis.UniversalClient, size int) (redis.UniversalClient, bool) {
-	switch c := c.(type) {
-	case *redis.Client:
-		o := *c.Options()
-		o.PushNotificationProcessor = nil // New makes its own; sharing one fails
-		o.MaintNotificationsConfig = noMaintNotifications()
-		o.PoolSize, o.MinIdleConns, o.MaxIdleConns = size, 0, 0
-		o.ReadTimeout = maxBlock + 5*time.Second
-		o.MaxRetries = -1 // a lost reply may have popped a marker: wake the fetchers instead
-		return redis.NewClient(&o), true
-	case *redis.ClusterClient:
-		o := *c.Options()
-		o.PushNotificationProcessor = nil
-		o.MaintNotificationsConfig = noMaintNotifications()
-		o.PoolSize, o.MinIdleConns, o.MaxIdleConns = size, 0, 0
-		o.ReadTimeout = maxBlock + 5*time.Second
-		o.MaxRetries = -1
-		return redis.NewClusterClient(&o), true
-	}
-	return c, false
-}
-
-// warnUnsafeClient logs when a caller's client ignores context deadlines.
-// Its MaxRetries and MaxRedirects do not matter: the provider sends every
-// command at most once whatever they say (see onceCmd).
-func warnUnsafeClient(log *slog.Logger, c redis.UniversalClient) {
-	var ctxTimeout bool
-	switch c := c.(type) {
-	case *redis.Client:
-		ctxTimeout = c.Options().ContextTimeoutEnabled
-	case *redis.ClusterClient:
-		ctxTimeout = c.Options().ContextTimeoutEnabled
-	case *redis.Ring:
-		ctxTimeout = c.Options().ContextTimeoutEnabled
-	default:
-		// a client of its own making may send a command again after its
-		// reply was lost, whatever the command's NoRetry says
-		log.Warn("duroxide-redis: Options.Client is neither a *redis.Client nor a *redis.ClusterClient: the provider cannot check that it never re-sends a command whose reply was lost (which would apply it twice) or that it honours context deadlines",
-			"client_type", fmt.Sprintf("%T", c))
-		return
-	}
-	if !ctxTimeout {
-		log.Warn("duroxide-redis: Options.Client should set ContextTimeoutEnabled: true, so that calls honour their context's deadline")
-	}
-}
-
-// noMaintNotifications disables maintenance notifications on the blocking
-// client: they are for the command client, and copying the caller's config
-// would read it while go-redis updates it during a handshake.
-func noMaintNotifications() *maintnotifications.Config {
-	return &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-}
-
-// loadScripts checks the server and loads every script: as a function
-// library where the server has functions (unless forceEvalsha), else into
-// the script cache, so that pipelines and the first calls find them (EVALSHA
-// also reloads after SCRIPT FLUSH or a restart).
-func (p *partition) loadScripts(ctx context.Context, forceEvalsha bool) error {
-	if err := p.rdb.Ping(ctx).Err(); err != nil {
-		return fail("new", err)
-	}
-	for h := range scriptCount {
-		src, err := dxredis.Script(h.String())
-		if err != nil {
-			// the embedded Lua does not match the handles: a build bug
-			return duroxide.Permanent("new", err.Error())
-		}
-		p.scripts[h], p.sources[h] = redis.NewScript(src), src
-	}
-	if !forceEvalsha {
-		f, err := p.loadFunctions(ctx)
-		if err != nil || f != nil {
-			p.funcs = f
-			return err
+		for _, tag := range dxredis.PartitionTags(base.namespace, n) {
+			pp.parts = append(pp.parts, base.sibling(dxredis.NewKeys(tag)))
 		}
 	}
-	for h, s := range p.scripts {
-		if err := s.Load(ctx, p.rdb).Err(); err != nil {
-			return fail("new", fmt.Errorf("loading script %s: %w", luaScript(h), err))
-		}
-	}
-	return nil
+	pp.set = newPollSet(pp.parts)
+	pp.relay = newRelay(pp)
+	return pp, nil
 }
 
-// UsesFunctions reports whether the provider calls its scripts as Redis
-// functions (FCALL) rather than with EVALSHA.
-func (p *partition) UsesFunctions() bool { return p.funcs != nil }
+// namespacePartitions is the namespace's partition count. A namespace with
+// a layout record is read without a write, so tools open it on a read-only
+// replica too; one without is recorded by openNamespace unless openOnly,
+// and a replica, which refuses that write, reads it as the one partition a
+// namespace from before layout records has.
+func (p *partition) namespacePartitions(ctx context.Context, want int, openOnly bool) (int, error) {
+	if n, err := p.storedPartitions(ctx); err != nil || n > 0 {
+		return n, err
+	}
+	if openOnly {
+		return 1, nil
+	}
+	n, err := p.openNamespace(ctx, want)
+	var reply redis.Error
+	if errors.As(err, &reply) && readOnlyReplica(reply) {
+		return 1, nil
+	}
+	return n, err
+}
 
-// Close puts back the wake-up markers this process holds (so that a
-// fetcher or due loop elsewhere answers them), stops the provider's
-// pollers and due loop, waits (up to 2 s) for their long polls in flight to return, and
-// closes the clients New created. A Client passed in Options
-// stays open.
-func (p *partition) Close() error {
+// openNamespace runs lua/open_namespace.lua: the namespace's partition
+// count, recorded as want (at least 1) when the namespace is new.
+func (p *partition) openNamespace(ctx context.Context, want int) (int, error) {
+	var a args
+	a.int(max(want, 1))
+	res, err := p.run(ctx, "open_namespace", scriptOpenNamespace, a)
+	if err != nil {
+		return 0, err
+	}
+	n, ok := res.(int64)
+	if !ok || n < 1 {
+		return 0, duroxide.Permanent("open_namespace", "namespace layout record holds no partition count")
+	}
+	return int(n), nil
+}
+
+// storedPartitions reads the namespace's partition count without recording
+// one: 0 for a namespace with no record.
+func (p *partition) storedPartitions(ctx context.Context) (int, error) {
+	s, err := p.rdb.HGet(ctx, p.keys.Meta(), "partitions").Result()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fail("new", err)
+	}
+	return strconv.Atoi(s)
+}
+
+// sibling returns a provider of another tag of p's namespace: same clients
+// and scripts, its own keys and pollers. Closing it closes only its pollers.
+func (p *partition) sibling(keys dxredis.Keys) *partition {
+	s := &partition{
+		rdb: p.rdb, pipe: p.pipe, blocking: p.blocking,
+		namespace: p.namespace, keys: keys, lockTimeout: p.lockTimeout, log: p.log,
+		scripts: p.scripts, funcs: p.funcs, blockingPoolSize: p.blockingPoolSize,
+		closed: make(chan struct{}),
+	}
+	s.hub = newHub(s)
+	return s
+}
+
+// Keys returns the key schema of the namespace's own tag, which holds its
+// layout record and, with one partition, everything. An instance's keys are
+// those of its partition: PartitionKeys(PartitionOf(instance)).
+func (pp *Provider) Keys() dxredis.Keys { return pp.base.keys }
+
+// Partitions returns the namespace's partition count.
+func (pp *Provider) Partitions() int { return len(pp.parts) }
+
+// PartitionKeys returns the key schema of partition i (0 <= i <
+// Partitions()), for tools that read one partition's keys.
+func (pp *Provider) PartitionKeys(i int) dxredis.Keys { return pp.parts[i].keys }
+
+// PartitionAdmins returns each partition's management calls, in partition
+// order, for tools that report per partition (dxotel's gauges, the CLI's
+// stats).
+func (pp *Provider) PartitionAdmins() []duroxide.ProviderAdmin {
+	out := make([]duroxide.ProviderAdmin, len(pp.parts))
+	for i, p := range pp.parts {
+		out[i] = p
+	}
+	return out
+}
+
+// PartitionOf returns the partition that holds instance.
+func (pp *Provider) PartitionOf(instance string) int {
+	return dxredis.PartitionOf(instance, len(pp.parts))
+}
+
+// of returns the provider of instance's partition.
+func (pp *Provider) of(instance string) *partition { return pp.parts[pp.PartitionOf(instance)] }
+
+// Name identifies the provider in logs.
+func (pp *Provider) Name() string { return "redis" }
+
+// Version is the provider's version.
+func (pp *Provider) Version() string { return ProviderVersion }
+
+// Admin returns the provider itself: it implements every management method.
+func (pp *Provider) Admin() duroxide.ProviderAdmin { return pp }
+
+// SupportsStickyRouting reports that sticky routes are honoured (within
+// each partition).
+func (pp *Provider) SupportsStickyRouting() bool { return true }
+
+// FunctionLibraryName is the function library's name (see Provider).
+func (pp *Provider) FunctionLibraryName() string { return pp.base.FunctionLibraryName() }
+
+// UsesFunctions reports whether scripts run as Redis functions.
+func (pp *Provider) UsesFunctions() bool { return pp.base.UsesFunctions() }
+
+// WakeFetchers makes every fetch of every partition run its script again
+// at once (see Provider.WakeFetchers).
+func (pp *Provider) WakeFetchers() {
+	for _, p := range pp.parts {
+		p.WakeFetchers()
+	}
+}
+
+// Close stops the relay, every partition's pollers and due loop, and closes
+// the clients New created.
+func (pp *Provider) Close() error {
 	var err error
-	p.closeOnce.Do(func() {
-		close(p.closed)
-		if p.hub != nil { // while the clients are open
-			p.hub.stopBlocker(closeWait)
-			p.hub.close()
+	pp.closeOnce.Do(func() {
+		pp.relay.stop()
+		for _, p := range pp.parts {
+			if p != pp.base {
+				err = errors.Join(err, p.Close())
+			}
 		}
-		if p.ownsBlocker {
-			err = p.blocking.Close()
-		}
-		if p.ownsClient {
-			err = errors.Join(err, p.rdb.Close())
-		}
+		err = errors.Join(err, pp.base.Close())
 	})
 	return err
 }
 
-// closeWait bounds how long Close waits for the long polls in flight to
-// return before it closes the clients under them.
-const closeWait = 2 * time.Second
+// Lock tokens.
 
-// WakeFetchers makes every fetch of this provider run its fetch script
-// again at once, as if work had been announced to each: the fetches asleep
-// wake, one whose script is running now runs it again before it sleeps, and
-// the next one to start runs it whatever the last empty fetch learned; the
-// due loop plans again from the new time. It is
-// for a clock that jumps (durabletest's Advance moves miniredis's): what
-// the jump made due was announced to nobody, and the registrations that
-// would let a marker reach the sleeping fetchers may have just been purged
-// as stale by a script that ran at the new time. Fetches of other providers
-// (other processes) are not reached.
-func (p *partition) WakeFetchers() {
-	if p.hub != nil {
-		p.hub.rouse()
-	}
+// wrapToken names the partition (and the ack-and-fetch streak) of a token.
+func wrapToken(part, streak int, token string) string {
+	return strconv.Itoa(part) + "/" + strconv.Itoa(streak) + "/" + token
 }
 
-// Keys returns the key schema of the provider's namespace.
-func (p *partition) Keys() dxredis.Keys { return p.keys }
+// unwrapToken splits a token made by wrapToken. A token that is not one is
+// given, unchanged, to partition 0, which reports it unknown as any unknown
+// token is reported.
+func (pp *Provider) unwrapToken(token string) (p *partition, part, streak int, inner string) {
+	ps, rest, ok1 := strings.Cut(token, "/")
+	ss, inner, ok2 := strings.Cut(rest, "/")
+	part, err1 := strconv.Atoi(ps)
+	streak, err2 := strconv.Atoi(ss)
+	if !ok1 || !ok2 || err1 != nil || err2 != nil || part < 0 || part >= len(pp.parts) {
+		return pp.parts[0], 0, 0, token
+	}
+	return pp.parts[part], part, streak, inner
+}
 
-// Name identifies the provider in logs.
-func (p *partition) Name() string { return "redis" }
+// withOrchToken gives a fetched item its partition's token.
+func withOrchToken(item *duroxide.OrchestrationItem, part, streak int) *duroxide.OrchestrationItem {
+	if item != nil {
+		item.LockToken = wrapToken(part, streak, item.LockToken)
+	}
+	return item
+}
 
-// Version is the provider's version.
-func (p *partition) Version() string { return ProviderVersion }
+// withWorkToken gives a fetched item its partition's token.
+func withWorkToken(item *duroxide.LockedWorkItem, part, streak int) *duroxide.LockedWorkItem {
+	if item != nil {
+		item.LockToken = wrapToken(part, streak, item.LockToken)
+	}
+	return item
+}
 
-// Admin returns the provider itself: it implements every management method.
-func (p *partition) Admin() duroxide.ProviderAdmin { return p }
+// Instance-scoped calls go to the instance's partition.
+
+// Read returns the current execution's history.
+func (pp *Provider) Read(ctx context.Context, instance string) ([]duroxide.Event, error) {
+	return pp.of(instance).Read(ctx, instance)
+}
+
+// ReadWithExecution returns one execution's history.
+func (pp *Provider) ReadWithExecution(ctx context.Context, instance string, executionID uint64) ([]duroxide.Event, error) {
+	return pp.of(instance).ReadWithExecution(ctx, instance, executionID)
+}
+
+// AppendWithExecution appends events to an execution outside a turn.
+func (pp *Provider) AppendWithExecution(ctx context.Context, instance string, executionID uint64, events []duroxide.Event) error {
+	return pp.of(instance).AppendWithExecution(ctx, instance, executionID, events)
+}
+
+// GetCustomStatus returns the custom status if newer than lastSeenVersion.
+func (pp *Provider) GetCustomStatus(ctx context.Context, instance string, lastSeenVersion uint64) (*duroxide.CustomStatus, error) {
+	return pp.of(instance).GetCustomStatus(ctx, instance, lastSeenVersion)
+}
+
+// GetKVValue reads one key of an instance's KV store.
+func (pp *Provider) GetKVValue(ctx context.Context, instance, key string) (string, bool, error) {
+	return pp.of(instance).GetKVValue(ctx, instance, key)
+}
+
+// GetKVAllValues reads an instance's KV store.
+func (pp *Provider) GetKVAllValues(ctx context.Context, instance string) (map[string]string, error) {
+	return pp.of(instance).GetKVAllValues(ctx, instance)
+}
+
+// GetInstanceStats returns an instance's counters.
+func (pp *Provider) GetInstanceStats(ctx context.Context, instance string) (*duroxide.InstanceStats, error) {
+	return pp.of(instance).GetInstanceStats(ctx, instance)
+}
+
+// EnqueueForOrchestrator adds a message to its instance's partition.
+func (pp *Provider) EnqueueForOrchestrator(ctx context.Context, item duroxide.WorkItem, delay time.Duration) error {
+	return pp.of(itemInstance(item)).EnqueueForOrchestrator(ctx, item, delay)
+}
+
+// EnqueueForWorker adds an activity to its instance's partition.
+func (pp *Provider) EnqueueForWorker(ctx context.Context, item duroxide.WorkItem) error {
+	return pp.of(itemInstance(item)).EnqueueForWorker(ctx, item)
+}
+
+// itemInstance is item's instance; "" for a nil item, which the partition
+// rejects as any provider does.
+func itemInstance(item duroxide.WorkItem) string {
+	if item == nil {
+		return ""
+	}
+	if v := reflect.ValueOf(item); v.Kind() == reflect.Pointer && v.IsNil() {
+		return ""
+	}
+	return item.InstanceID()
+}
+
+// EnqueueForOrchestratorBatch enqueues items, one call per partition they
+// address, in order within each partition.
+func (pp *Provider) EnqueueForOrchestratorBatch(ctx context.Context, items []duroxide.WorkItem, delay time.Duration) error {
+	return pp.batches(items, func(p *partition, part []duroxide.WorkItem) error {
+		return p.EnqueueForOrchestratorBatch(ctx, part, delay)
+	})
+}
+
+// EnqueueForWorkerBatch enqueues activities, one call per partition.
+func (pp *Provider) EnqueueForWorkerBatch(ctx context.Context, items []duroxide.WorkItem) error {
+	return pp.batches(items, func(p *partition, part []duroxide.WorkItem) error {
+		return p.EnqueueForWorkerBatch(ctx, part)
+	})
+}
+
+// batches splits items by partition, keeping their order, and calls do for
+// each partition; a batch within one partition is atomic, across them not.
+func (pp *Provider) batches(items []duroxide.WorkItem, do func(p *partition, part []duroxide.WorkItem) error) error {
+	if len(pp.parts) == 1 {
+		return do(pp.parts[0], items)
+	}
+	by := make(map[int][]duroxide.WorkItem)
+	var order []int
+	for _, item := range items {
+		k := pp.PartitionOf(itemInstance(item))
+		if _, ok := by[k]; !ok {
+			order = append(order, k)
+		}
+		by[k] = append(by[k], item)
+	}
+	for _, k := range order {
+		if err := do(pp.parts[k], by[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
