@@ -15,8 +15,11 @@
 // length. Several runtimes can have an instance's turns routed back to the
 // runtime that ran its last one (duroxide.StickyRouter,
 // duroxide.WithStickyRoute).
-// Every key of a namespace shares one hash tag, so the provider runs on a
-// single node, behind Sentinel, or on Redis Cluster. Time is Redis's clock.
+// Every key of a partition shares one hash tag, so the provider runs on a
+// single node, behind Sentinel, or on Redis Cluster. A namespace has one
+// partition unless it is created with more (Options.Partitions), which
+// spreads it over a Cluster's shards; Provider, which New returns, serves a
+// namespace of any count. Time is Redis's clock.
 //
 // A fetch with a poll timeout blocks without polling: each partition parks
 // one connection per process in BZPOPMIN on the wake-up keys of the work its
