@@ -228,7 +228,7 @@ func assertOnlyFixedKeys(t *testing.T, ctx context.Context, admin *redis.Client,
 	t.Helper()
 	k := p.Keys()
 	fixed := map[string]bool{k.Seq(): true, k.Stats(): true, k.DueNext(): true, k.DueOwner(): true, k.OrchFilters(): true, k.OrchFiltersSeen(): true,
-		k.OrchGate(): true, k.WorkGate(): true, k.WorkQueues(): true}
+		k.OrchGate(): true, k.WorkGate(): true, k.WorkQueues(): true, k.Meta(): true}
 	wake := []string{k.OrchWake(""), k.WorkWake(""), k.ClaimableWake(""), k.Prefix() + "wo:", k.WaiterControl(""), k.DueWake()}
 	all, err := admin.Keys(ctx, k.Prefix()+"*").Result()
 	if err != nil {
