@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -105,20 +104,9 @@ func TestConcurrencyLimitAfterProcessKill(t *testing.T) {
 	}
 	awaitHeldInRedis(t, rdb, keys, child, limitKillLimit)
 
-	var running, peak, started atomic.Int64
-	release := make(chan struct{}, limitKillFan)
-	ledger := recoveryHooks{holdActivity: func(ctx *durable.ActivityContext, _ string) {
-		c := running.Add(1)
-		for p := peak.Load(); c > p && !peak.CompareAndSwap(p, c); p = peak.Load() {
-		}
-		started.Add(1)
-		defer running.Add(-1)
-		select {
-		case <-release:
-		case <-ctx.Done():
-		}
-	}}
-	rt, err := durable.NewRuntime(p, limitKillRegistry(ledger), durable.Options{
+	ledger := newLimitLedger(limitKillFan)
+	hooks := recoveryHooks{holdActivity: func(ctx *durable.ActivityContext, _ string) { _ = ledger.hold(ctx) }}
+	rt, err := durable.NewRuntime(p, limitKillRegistry(hooks), durable.Options{
 		LongPollTimeout: 100 * time.Millisecond, WorkerConcurrency: 4,
 		WorkerTagFilter: duroxide.DefaultAndTags(limitKillProbeTag), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -135,7 +123,7 @@ func TestConcurrencyLimitAfterProcessKill(t *testing.T) {
 	if st, err := client.WaitForOrchestration(ctx, "probe", 30*time.Second); err != nil || st.Status != durable.StatusCompleted {
 		t.Fatalf("probe: %v %v", st, err)
 	}
-	if n := started.Load(); n != 0 {
+	if n := ledger.started.Load(); n != 0 {
 		t.Fatalf("this runtime started %d Steps while the child held the %d leases", n, limitKillLimit)
 	}
 	if held, err := rdb.LLen(ctx, keys.held()).Result(); err != nil || held != limitKillLimit {
@@ -147,35 +135,19 @@ func TestConcurrencyLimitAfterProcessKill(t *testing.T) {
 
 	child.kill(t)
 	killed := time.Now()
-	for released := 0; released < limitKillFan; released++ {
-		durabletest.Eventually(t, "the limit's worth of Steps running, the rest queued", func() (bool, error) {
-			s := int(started.Load())
-			if s-released < limitKillLimit && s < limitKillFan {
-				return false, nil
-			}
-			d, err := p.GetQueueDepths(ctx)
-			return d.WorkerQueue+s == limitKillFan, err
-		})
-		if released == 0 {
-			took, bound := time.Since(killed), max(recoveryChildLockTimeout, limitKillDueRefresh)+limitKillMargin
-			t.Logf("the killed child's leases came back %v after the kill (lock timeout %v)", took, recoveryChildLockTimeout)
-			if took > bound {
-				t.Fatalf("the killed child's leases came back %v after the kill, past %v (its lock timeout %v, the due loops' refresh %v, a margin)",
-					took, bound, recoveryChildLockTimeout, limitKillDueRefresh)
-			}
+	ledger.releaseUnderLimit(t, limitKillFan, limitKillLimit, p, func() {
+		took, bound := time.Since(killed), max(recoveryChildLockTimeout, limitKillDueRefresh)+limitKillMargin
+		t.Logf("the killed child's leases came back %v after the kill (lock timeout %v)", took, recoveryChildLockTimeout)
+		if took > bound {
+			t.Fatalf("the killed child's leases came back %v after the kill, past %v (its lock timeout %v, the due loops' refresh %v, a margin)",
+				took, bound, recoveryChildLockTimeout, limitKillDueRefresh)
 		}
-		if pk := peak.Load(); pk > limitKillLimit {
-			t.Fatalf("%d Steps ran at once under a limit of %d", pk, limitKillLimit)
-		}
-		release <- struct{}{}
-	}
+	})
 	if st, err := client.WaitForOrchestration(ctx, "fan", 30*time.Second); err != nil || st.Status != durable.StatusCompleted {
 		t.Fatalf("fan: %v %v", st, err)
 	}
-	if pk := peak.Load(); pk > limitKillLimit {
-		t.Fatalf("%d Steps ran at once under a limit of %d", pk, limitKillLimit)
-	}
-	if n := started.Load(); n != limitKillFan {
+	ledger.checkPeak(t, limitKillLimit)
+	if n := ledger.started.Load(); n != limitKillFan {
 		t.Fatalf("this runtime started %d Steps, want all %d (the killed child's among them)", n, limitKillFan)
 	}
 }
