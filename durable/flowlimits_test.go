@@ -45,21 +45,10 @@ func testConcurrencyLimitHoldsAcrossRuntimes(t *testing.T, b durabletest.Backend
 	if b.Partitions > 1 {
 		setLimit = limit * b.Partitions
 	}
-	var running, peak, started atomic.Int64
-	release := make(chan struct{}, n)
+	ledger := newLimitLedger(n)
 	reg := durable.NewRegistry()
 	reg.MustAddActivity("Work", func(ctx *durable.ActivityContext, in string) (string, error) {
-		c := running.Add(1)
-		for p := peak.Load(); c > p && !peak.CompareAndSwap(p, c); p = peak.Load() {
-		}
-		started.Add(1)
-		defer running.Add(-1)
-		select {
-		case <-release:
-			return in, nil
-		case <-ctx.Done():
-			return "", ctx.Err()
-		}
+		return in, ledger.hold(ctx)
 	})
 	fanOut(reg, "Work", n)
 	opts := durable.Options{WorkerConcurrency: 8, LongPollTimeout: 100 * time.Millisecond}
@@ -73,24 +62,66 @@ func testConcurrencyLimitHoldsAcrossRuntimes(t *testing.T, b durabletest.Backend
 	if err := e.Client.StartOrchestration(ctx, "fan", "Fan", ""); err != nil {
 		t.Fatal(err)
 	}
-	for released := 0; released < n; released++ {
-		durabletest.Eventually(t, "3 running, the rest waiting", func() (bool, error) {
-			s := int(started.Load())
-			if s-released < limit && s < n {
-				return false, nil
-			}
-			d, err := e.Provider.GetQueueDepths(ctx)
-			return d.WorkerQueue+s == n, err
-		})
-		if p := peak.Load(); p > limit {
-			t.Fatalf("%d activities ran at once under a limit of %d", p, limit)
-		}
-		release <- struct{}{}
-	}
+	ledger.releaseUnderLimit(t, n, limit, e.Provider, nil)
 	if st := e.Wait(t, "fan"); st.Status != durable.StatusCompleted {
 		t.Fatalf("fan: %v %v", st.Status, st.Failure)
 	}
-	if p := peak.Load(); p > limit {
+	ledger.checkPeak(t, limit)
+}
+
+// limitLedger counts the activities of a limited name that run at once, in
+// every runtime of the process, and holds each until the test releases it.
+type limitLedger struct {
+	running, peak, started atomic.Int64
+	release                chan struct{}
+}
+
+// newLimitLedger is a ledger for n activities.
+func newLimitLedger(n int) *limitLedger { return &limitLedger{release: make(chan struct{}, n)} }
+
+// hold is an activity's body: it runs until released (nil) or cancelled.
+func (l *limitLedger) hold(ctx context.Context) error {
+	c := l.running.Add(1)
+	for p := l.peak.Load(); c > p && !l.peak.CompareAndSwap(p, c); p = l.peak.Load() {
+	}
+	l.started.Add(1)
+	defer l.running.Add(-1)
+	select {
+	case <-l.release:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// releaseUnderLimit releases the n activities one at a time, each only when
+// limit of them run (or all that are left) and every other one is accounted
+// for, started or waiting in q's worker queue (none fetched on its way to
+// start), so a missing limit shows as one more start. first, if not nil,
+// runs when the first limit run.
+func (l *limitLedger) releaseUnderLimit(t *testing.T, n, limit int, q duroxide.ProviderAdmin, first func()) {
+	t.Helper()
+	for released := 0; released < n; released++ {
+		durabletest.Eventually(t, "the limit's worth running, the rest waiting", func() (bool, error) {
+			s := int(l.started.Load())
+			if s-released < limit && s < n {
+				return false, nil
+			}
+			d, err := q.GetQueueDepths(context.Background())
+			return d.WorkerQueue+s == n, err
+		})
+		if released == 0 && first != nil {
+			first()
+		}
+		l.checkPeak(t, limit)
+		l.release <- struct{}{}
+	}
+}
+
+// checkPeak fails the test if more than limit activities ever ran at once.
+func (l *limitLedger) checkPeak(t *testing.T, limit int) {
+	t.Helper()
+	if p := l.peak.Load(); p > int64(limit) {
 		t.Fatalf("%d activities ran at once under a limit of %d", p, limit)
 	}
 }

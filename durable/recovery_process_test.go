@@ -20,8 +20,9 @@ import (
 )
 
 // Environment of the child process a recovery test starts: the mode
-// ("activity" or "turn") names where its runtime holds work; the URL and
-// namespace are where the work is.
+// ("activity" or "turn", or "limit" for TestConcurrencyLimitAfterProcessKill)
+// names where its runtime holds work; the URL and namespace are where the
+// work is.
 const (
 	recoveryChildMode = "DUROXIDE_RECOVERY_CHILD"
 	recoveryChildURL  = "DUROXIDE_RECOVERY_URL"
@@ -32,9 +33,9 @@ const (
 // activity: its locks outlive it by at most this much once it is killed.
 const recoveryChildLockTimeout = 2 * time.Second
 
-// TestHelperProcess is the child of TestRecoveryAfterProcessKill: a runtime
-// that holds its work in flight until it is killed. Run directly, it does
-// nothing.
+// TestHelperProcess is the child of TestRecoveryAfterProcessKill and
+// TestConcurrencyLimitAfterProcessKill: a runtime that holds its work in
+// flight until it is killed. Run directly, it does nothing.
 func TestHelperProcess(t *testing.T) {
 	mode := os.Getenv(recoveryChildMode)
 	if mode == "" {
@@ -64,12 +65,16 @@ func runRecoveryChild(mode, url, ns string) error {
 		time.Sleep(time.Hour) // sleep: holds the work until the parent kills the process, which ends it without a signal
 	}
 	hooks := recoveryHooks{ran: func(in string) { rdb.Incr(ctx, keys.runs(in)) }}
-	if mode == "activity" {
-		hooks.holdActivity = func(_ *durable.ActivityContext, in string) { hold(in) }
-	} else {
+	if mode == "turn" {
 		hooks.holdTurn = hold
+	} else {
+		hooks.holdActivity = func(_ *durable.ActivityContext, in string) { hold(in) }
 	}
-	_, err = durable.NewRuntime(p, recoveryRegistry(hooks), durable.Options{
+	reg := recoveryRegistry(hooks)
+	if mode == "limit" {
+		reg = limitKillRegistry(hooks)
+	}
+	_, err = durable.NewRuntime(p, reg, durable.Options{
 		LongPollTimeout: 100 * time.Millisecond, OrchestrationConcurrency: 2, WorkerConcurrency: 3,
 		OrchestratorLockTimeout: recoveryChildLockTimeout, OrchestratorLockRenewalBuffer: time.Second,
 		WorkerLockTimeout: recoveryChildLockTimeout, WorkerLockRenewalBuffer: time.Second,

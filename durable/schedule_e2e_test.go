@@ -217,43 +217,79 @@ func TestScheduleFiresOnceAcrossThreeRuntimesAndCrashes(t *testing.T) {
 }
 
 // TestScheduleCatchesUpWithinItsWindowAfterDowntime stops the only
-// scheduler for five hours of an hourly schedule with a 2h30m catch-up
-// window: the times within the window fire when a scheduler is back, the
-// first older one is recorded missed, the others are skipped.
+// scheduler for five periods of a schedule with a catch-up window of two
+// and a half: the times within the window fire when a scheduler is back,
+// the first older one is recorded missed, the others are skipped. On
+// miniredis the period is an hour and the downtime is a move of the
+// clock; on a real Redis (when configured) the period is 3 s and the
+// downtime real: the scheduler reads the server's TIME in its claim
+// script, which no test can move.
 func TestScheduleCatchesUpWithinItsWindowAfterDowntime(t *testing.T) {
 	t.Parallel()
-	c := &firingRuns{runs: map[string]int{}}
-	reg := scheduledRegistry(c)
-	env := durabletest.Start(t, reg, durabletest.WithTimeSkipping(false))
-	ctx := context.Background()
-	start := env.Now().Truncate(time.Hour).Add(time.Hour)
-	s := durable.Schedule{ID: "catchup", Orchestration: "Tick", Every: time.Hour, StartAt: start, CatchupWindow: 150 * time.Minute,
-		Overlap: durable.OverlapAllowAll} // the catch-up firings come faster than Tick ends
-	if err := env.Client.CreateSchedule(ctx, s); err != nil {
-		t.Fatal(err)
-	}
-	env.Advance(start.Sub(env.Now()) + time.Second)
-	if got := outcomes(waitRecords(t, env.Client, "catchup", 1), start, time.Hour); got != "started@0" {
-		t.Fatalf("first firing: %s", got)
-	}
-	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := env.Runtime.Shutdown(sctx); err != nil {
-		t.Fatal(err)
-	}
-	env.Advance(5*time.Hour + 10*time.Minute) // downtime: start+5h10m
-	env.NewRuntime(t, reg, durable.Options{})
-	got := outcomes(waitRecords(t, env.Client, "catchup", 5), start, time.Hour)
-	if want := "started@0 missed@1 started@3 started@4 started@5"; got != want {
-		t.Fatalf("firings %s, want %s", got, want)
-	}
-	d, err := env.Client.DescribeSchedule(ctx, "catchup", 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(d.Next) != 2 || !d.Next[0].Equal(start.Add(6*time.Hour)) || !d.Next[1].Equal(start.Add(7*time.Hour)) {
-		t.Fatalf("next firings %v, want start+6h, start+7h", d.Next)
-	}
+	durabletest.Each(t, func(t *testing.T, b durabletest.Backend) {
+		c := &firingRuns{runs: map[string]int{}}
+		reg := scheduledRegistry(c)
+		env := durabletest.Start(t, reg, durabletest.WithBackend(b), durabletest.WithTimeSkipping(false))
+		ctx := context.Background()
+		step, now := time.Hour, env.Now
+		if !b.Clocked {
+			step = 3 * time.Second
+			rdb := b.Client(t)
+			now = func() time.Time {
+				tm, err := rdb.Time(ctx).Result()
+				if err != nil {
+					t.Fatalf("the server's time: %v", err)
+				}
+				return tm
+			}
+		}
+		start := now().Truncate(step).Add(step)
+		if !b.Clocked { // a period to create it in before its first time
+			start = start.Add(step)
+		}
+		s := durable.Schedule{ID: "catchup", Orchestration: "Tick", Every: step, StartAt: start, CatchupWindow: 5 * step / 2,
+			Overlap: durable.OverlapAllowAll} // the catch-up firings come faster than Tick ends
+		if err := env.Client.CreateSchedule(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		if b.Clocked {
+			env.Advance(start.Sub(env.Now()) + time.Second)
+		}
+		if got := outcomes(waitRecords(t, env.Client, "catchup", 1), start, step); got != "started@0" {
+			t.Fatalf("first firing: %s", got)
+		}
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if err := env.Runtime.Shutdown(sctx); err != nil {
+			t.Fatal(err)
+		}
+		// The scheduler must be back after start+4.5 periods (so that
+		// start+2 is out of the window: recorded skipped, not started) and
+		// claim before start+5.5 (so that start+3 is in it).
+		if b.Clocked {
+			env.Advance(5*time.Hour + 10*time.Minute) // downtime: start+5h10m
+		} else {
+			back := start.Add(46 * step / 10)
+			durabletest.Eventually(t, "the server's time at start+4.6 periods, the end of the downtime", func() (bool, error) {
+				return !now().Before(back), nil
+			})
+		}
+		env.NewRuntime(t, reg, durable.Options{})
+		recs := waitRecords(t, env.Client, "catchup", 5)
+		if got, want := outcomes(recs[:5], start, step), "started@0 missed@1 started@3 started@4 started@5"; got != want {
+			t.Fatalf("firings %s, want %s", got, want)
+		}
+		d, err := env.Client.DescribeSchedule(ctx, "catchup", 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// on miniredis the last firing is start+5h; in real time more may
+		// have fired since
+		last := d.Recent[0].Nominal
+		if len(d.Next) != 2 || !d.Next[0].Equal(last.Add(step)) || !d.Next[1].Equal(last.Add(2*step)) {
+			t.Fatalf("next firings %v after the last at %v, want the next two periods", d.Next, last)
+		}
+	})
 }
 
 // TestScheduleOverlapPolicies fires a schedule of an orchestration that
