@@ -61,6 +61,7 @@ var families = []family{
 	{"stats", "stats", nil, "HASH: counters (unlocked queue items, executions, events) read by metrics"},
 	{"duenext", "duenext", nil, "STRING: when the due loops run next (ms): the earliest gate, or U.REFRESH after their last run (see U.due)"},
 	{"dueowner", "dueowner", nil, "STRING: the id of the due loop that claimed duenext: only it runs then (see U.plan)"},
+	{"duebackup", "duebackup", nil, "STRING (expiring): the id of the due loop that runs U.DUE_GRACE after a time another loop claimed, in case that loop died (see U.plan)"},
 	{"duewake", "duewake", nil, "ZSET: the due loops' wake-up marker, set when something becomes due before duenext"},
 	{"ogate", "ogate", nil, "STRING: lower bound of the earliest score in olocked, odelay and ofut ('n': none), see U.gate"},
 	{"wgate", "wgate", nil, "STRING: lower bound of the earliest score in wlocked, wdelay, slive and lwait ('n': none), see U.gate"},
@@ -210,6 +211,10 @@ func (k Keys) DueNext() string { return k.build("duenext") }
 
 // DueOwner names which due loop claimed the time DueNext holds.
 func (k Keys) DueOwner() string { return k.build("dueowner") }
+
+// DueBackup names the id of the due loop that runs shortly after a time
+// another loop claimed, in case that loop died.
+func (k Keys) DueBackup() string { return k.build("duebackup") }
 
 // DueWake names the due loops' wake-up marker, set when something becomes
 // due before they would run.

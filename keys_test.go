@@ -30,6 +30,7 @@ func TestKeysGoAndLuaAgree(t *testing.T) {
 		{"stats", nil, k.Stats()},
 		{"duenext", nil, k.DueNext()},
 		{"dueowner", nil, k.DueOwner()},
+		{"duebackup", nil, k.DueBackup()},
 		{"duewake", nil, k.DueWake()},
 		{"ogate", nil, k.OrchGate()},
 		{"wgate", nil, k.WorkGate()},

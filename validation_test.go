@@ -114,7 +114,7 @@ func TestClusterPartitioned(t *testing.T) {
 // (counters, maintenance gates and the due loops' next run, registries) or expire on their own (wake-up
 // markers, at most one per fetcher class, waiter or sticky owner, gone 60 s after their last use).
 // Everything else must go when the last instance is deleted.
-var fixedFamilies = []string{"meta", "flow", "rmark", "seq", "stats", "duenext", "dueowner", "duewake", "ogate", "wgate", "wqs", "ofilt", "ofseen", "ow:", "osw:", "ww:", "wc:", "wo:", "wx:"}
+var fixedFamilies = []string{"meta", "flow", "rmark", "seq", "stats", "duenext", "dueowner", "duebackup", "duewake", "ogate", "wgate", "wqs", "ofilt", "ofseen", "ow:", "osw:", "ww:", "wc:", "wo:", "wx:"}
 
 // backend is the server one test's provider uses.
 type backend struct {

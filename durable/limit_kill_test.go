@@ -26,13 +26,13 @@ const (
 	// limitKillProbeTag tags the Probe activity, which only the parent's
 	// runtime serves (the child's serves untagged work only).
 	limitKillProbeTag = "probe"
-	// limitKillDueRefresh is U.REFRESH (lua/lib_util.lua): a process that
-	// dies leaves the due time it claimed (here its own locks' expiry) to
-	// the other processes' due loops, which run at least this often
-	// (docs/internals.md). So a killed worker's leases come back when its
-	// lock has expired and a live due loop has run: within the larger of
-	// the lock timeout and this refresh, not within the lock timeout alone.
-	limitKillDueRefresh = 10 * time.Second
+	// limitKillDueGrace is U.DUE_GRACE (lua/lib_util.lua): a process that
+	// dies leaves the due time it claimed (here its own locks' expiry)
+	// unrun; the backup due loop runs this long after it
+	// (docs/internals.md). So a killed worker's leases come back within
+	// its lock timeout and this grace (they took the 10 s refresh of the
+	// other loops before there was a backup).
+	limitKillDueGrace = time.Second
 	// limitKillMargin is how much later the leases may come back on a
 	// loaded machine (a script, a wake-up and a fetch).
 	limitKillMargin = 5 * time.Second
@@ -57,10 +57,10 @@ func limitKillRegistry(h recoveryHooks) *durable.Registry {
 // process's runtime, free workers and Steps queued, runs none: its fetch
 // of a Probe queued after the Steps returns the Probe, so it saw the Steps
 // and was refused them. Once the child is dead, its leases come back when
-// its locks have expired (2 s) and a live due loop has run (within its
-// 10 s refresh when the dead process held the due loops' claim, as it
-// usually does here: it runs the expiries of its own locks), plus a
-// margin, and this runtime runs every Step,
+// its locks have expired (2 s) and a live due loop has run (the backup
+// loop, 1 s after the expiry, when the dead process held the due loops'
+// claim, as it usually does here: it runs the expiries of its own locks),
+// plus a margin, and this runtime runs every Step,
 // never more than the limit at once (a ledger of the Steps running, which
 // releases one only when the limit's worth run and all the others are
 // accounted for, started or queued, so a leak or an excess shows).
@@ -136,11 +136,11 @@ func TestConcurrencyLimitAfterProcessKill(t *testing.T) {
 	child.kill(t)
 	killed := time.Now()
 	ledger.releaseUnderLimit(t, limitKillFan, limitKillLimit, p, func() {
-		took, bound := time.Since(killed), max(recoveryChildLockTimeout, limitKillDueRefresh)+limitKillMargin
+		took, bound := time.Since(killed), recoveryChildLockTimeout+limitKillDueGrace+limitKillMargin
 		t.Logf("the killed child's leases came back %v after the kill (lock timeout %v)", took, recoveryChildLockTimeout)
 		if took > bound {
-			t.Fatalf("the killed child's leases came back %v after the kill, past %v (its lock timeout %v, the due loops' refresh %v, a margin)",
-				took, bound, recoveryChildLockTimeout, limitKillDueRefresh)
+			t.Fatalf("the killed child's leases came back %v after the kill, past %v (its lock timeout %v, the backup due loop's grace %v, a margin)",
+				took, bound, recoveryChildLockTimeout, limitKillDueGrace)
 		}
 	})
 	if st, err := client.WaitForOrchestration(ctx, "fan", 30*time.Second); err != nil || st.Status != durable.StatusCompleted {

@@ -269,26 +269,49 @@ function U.due(t)
   mark(K.duewake(), 'd')
 end
 
+-- A due time claimed by a loop that died (kill -9: no Close gives the claim
+-- up) would wait for the other loops' refresh. So one other loop, the
+-- backup (K.duebackup(), which expires unless renewed), runs U.DUE_GRACE
+-- after each claimed time: when the claimant ran, that run finds nothing
+-- due; when it did not, the backup applies what is due and claims the next
+-- time. A lock whose holder died is thus reclaimed within its timeout plus
+-- U.DUE_GRACE; one backup per partition bounds the cost (at most a run per
+-- U.DUE_GRACE while due times come, none when none do).
+U.DUE_GRACE = 1000
+
+-- backup makes loop id the backup, running at t, unless another loop is;
+-- it returns when id runs next.
+local function backup(id, cur, now, t)
+  if cur and cur ~= id then return now + U.REFRESH end
+  redis.call('SET', K.duebackup(), id, 'PX', U.id(t - now + U.DUE_GRACE))
+  return t
+end
+
 -- plan returns when loop id runs next after a run at now that applied what
 -- was due: the earliest gate, U.REFRESH later at the latest, which it
 -- claims, unless another loop holds the claim of that very time (then id
--- runs at its refresh).
+-- runs U.DUE_GRACE after it if it is the backup, else at its refresh).
 function U.plan(id, now, gates)
   local at, refresh = now + U.REFRESH, now + U.REFRESH
   for _, g in ipairs(gates) do
     if U.gate(g) < at then at = U.gate(g) end
   end
-  local cur = redis.call('MGET', K.duenext(), K.dueowner())
-  if at > now and tonumber(cur[1]) == at and cur[2] and cur[2] ~= id then return refresh end
+  local cur = redis.call('MGET', K.duenext(), K.dueowner(), K.duebackup())
+  if at > now and tonumber(cur[1]) == at and cur[2] and cur[2] ~= id then
+    return backup(id, cur[3], now, math.min(refresh, at + U.DUE_GRACE))
+  end
   duenext = at
   redis.call('MSET', K.duenext(), U.id(at), K.dueowner(), id)
+  if cur[3] == id then redis.call('DEL', K.duebackup()) end -- a claimant backs up nobody
   return at
 end
 
 -- unplan gives up loop id's claim (it is closing) and wakes another loop,
--- which claims the time instead.
+-- which claims the time instead; a closing backup steps down.
 function U.unplan(id)
-  if redis.call('GET', K.dueowner()) ~= id then return end
+  local cur = redis.call('MGET', K.dueowner(), K.duebackup())
+  if cur[2] == id then redis.call('DEL', K.duebackup()) end
+  if cur[1] ~= id then return end
   redis.call('DEL', K.dueowner())
   mark(K.duewake(), 'd')
 end

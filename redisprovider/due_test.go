@@ -161,3 +161,53 @@ func TestClosingDueLoopHandsOverItsClaim(t *testing.T) {
 		t.Fatal("the delayed item never came")
 	}
 }
+
+// A due time claimed by a loop whose process died (kill -9: no Close hands
+// the claim over) is run by the backup loop a second after it, not at the
+// others' refresh: the loop here learns of the time while a dead loop holds
+// its claim, and its fetch still gets the delayed item within the grace.
+func TestDueLoopBacksUpADeadClaimant(t *testing.T) {
+	t.Parallel()
+	m := miniredis.RunT(t)
+	ctx := context.Background()
+	p, err := openPartition(ctx, Options{URL: "redis://" + m.Addr() + "/0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	got := make(chan *duroxide.OrchestrationItem, 1)
+	go func() {
+		it, _ := p.FetchOrchestrationItem(ctx, time.Minute, 30*time.Second, nil)
+		got <- it
+	}()
+	waitSleeping(t, p, 1)
+	due := time.Now().Add(time.Second)
+	if err := p.EnqueueForOrchestrator(ctx, startItem("late"), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	owner := func() string {
+		v, _ := m.Get(p.Keys().DueOwner())
+		return v
+	}
+	waitPollers(t, p, "the loop's claim of the due time", func() bool { return owner() == p.hub.id })
+	// the claim passes to a loop that dies without giving it up; this
+	// loop plans again while that claim holds
+	if err := m.Set(p.Keys().DueOwner(), "a-loop-killed-with-its-process"); err != nil {
+		t.Fatal(err)
+	}
+	p.WakeFetchers()
+	select {
+	case it := <-got:
+		if it == nil {
+			t.Fatal("the fetch ended with nothing")
+		}
+		if late := time.Since(due); late >= refresh/2 {
+			t.Fatalf("the item came %v after its due time: nobody backed up the dead loop's claim", late)
+		}
+	case <-time.After(2 * refresh):
+		t.Fatal("the delayed item never came")
+	}
+	if b, _ := m.Get(p.Keys().DueBackup()); b != "" && b != p.hub.id {
+		t.Fatalf("backup %q, want this loop or none", b)
+	}
+}

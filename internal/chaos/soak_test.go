@@ -229,7 +229,7 @@ func assertOnlyFixedKeys(t *testing.T, ctx context.Context, admin *redis.Client,
 	k := p.Keys()
 	fixed := map[string]bool{k.Seq(): true, k.Stats(): true, k.DueNext(): true, k.DueOwner(): true, k.OrchFilters(): true, k.OrchFiltersSeen(): true,
 		k.OrchGate(): true, k.WorkGate(): true, k.WorkQueues(): true, k.Meta(): true}
-	wake := []string{k.OrchWake(""), k.WorkWake(""), k.ClaimableWake(""), k.Prefix() + "wo:", k.WaiterControl(""), k.DueWake()}
+	wake := []string{k.OrchWake(""), k.WorkWake(""), k.ClaimableWake(""), k.Prefix() + "wo:", k.WaiterControl(""), k.DueWake(), k.DueBackup()}
 	all, err := admin.Keys(ctx, k.Prefix()+"*").Result()
 	if err != nil {
 		t.Fatal(err)
