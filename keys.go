@@ -112,7 +112,7 @@ var families = []family{
 	{"lgq", "lgq", []partKind{str, str}, "ZSET: ready items of one limit group in one tag queue (seq -> its order: the seq shifted by its priority, U.shift); a group is '<#name>:<name>', then '+<limit key>' when the activity has one"},
 	{"lgr", "lgr", []partKind{str}, "ZSET: limit groups of one tag queue that may run one more item and have a ready item (group -> order of the first)"},
 	{"lrun", "lrun", nil, "HASH: leases held per limit group (group -> locked items)"},
-	{"lbkt", "lbkt", nil, "HASH: token bucket per rate-limited group (group -> '<tokens> <at ms>')"},
+	{"lbkt", "lbkt", []partKind{str}, "STRING: token bucket of one rate-limited group ('<tokens> <at ms>'), expiring when it would be full again, so per-key groups leave nothing behind"},
 	{"lwait", "lwait", nil, "ZSET: limit groups out of tokens with a lease free (group -> when the next token is due), under wgate"},
 
 	// sessions
@@ -397,8 +397,8 @@ func (k Keys) LimitGroupsReady(queue string) string { return k.build("lgr", queu
 // LimitLeases names the count of leases (locked items) per limit group.
 func (k Keys) LimitLeases() string { return k.build("lrun") }
 
-// LimitBuckets names the token bucket state per rate-limited group.
-func (k Keys) LimitBuckets() string { return k.build("lbkt") }
+// LimitBucket names the token bucket of one rate-limited group.
+func (k Keys) LimitBucket(group string) string { return k.build("lbkt", group) }
 
 // LimitWaiting names the limit groups waiting for their next token.
 func (k Keys) LimitWaiting() string { return k.build("lwait") }

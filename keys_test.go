@@ -65,7 +65,7 @@ func TestKeysGoAndLuaAgree(t *testing.T) {
 		{"lgq", []string{"t:g", "4:send:k"}, k.LimitGroupQueue("t:g", "4:send:k")},
 		{"lgr", []string{"d"}, k.LimitGroupsReady("d")},
 		{"lrun", nil, k.LimitLeases()},
-		{"lbkt", nil, k.LimitBuckets()},
+		{"lbkt", []string{"4:send:k"}, k.LimitBucket("4:send:k")},
 		{"lwait", nil, k.LimitWaiting()},
 		{"sess", []string{"s"}, k.Session("s")},
 		{"squeue", []string{"t:g", "s"}, k.SessionQueue("t:g", "s")},

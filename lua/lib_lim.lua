@@ -17,7 +17,9 @@
 -- (W.take) adds one, and whatever ends the lock (ack, abandon, cancel,
 -- delete, lock expiry in W.maintain) gives it back (L.release), so a worker
 -- that dies holding one returns it when its lock expires. The rate is a
--- token bucket per group in lbkt ('<tokens> <ms>'): a take spends one; a
+-- token bucket per group in lbkt:<group> ('<tokens> <ms>'), which expires
+-- when the bucket would be full again (a missing bucket is full), so the
+-- groups of keys no longer used leave nothing behind: a take spends one; a
 -- group out of tokens leaves lgr and waits in lwait until its next token,
 -- under the worker gate, so the due loop (W.maintain) lists it again then.
 -- A limit deleted while items wait in groups leaves them where they are,
@@ -58,7 +60,7 @@ end
 
 -- tokens returns the tokens group g (with limit f) has at now.
 function L.tokens(g, f, now)
-  local v = redis.call('HGET', K.lbkt(), g)
+  local v = redis.call('GET', K.lbkt(g))
   if not v then return f.b end
   local t, at = string.match(v, '^(%S+) (%d+)$')
   return math.min(f.b, tonumber(t) + (now - tonumber(at)) * f.r)
@@ -133,7 +135,8 @@ function L.take(g, q, now)
   local f = L.conf(L.name(g))
   if f and f.r > 0 then
     t = L.tokens(g, f, now) - 1
-    redis.call('HSET', K.lbkt(), g, tostring(t) .. ' ' .. U.id(now))
+    -- full again after (b - t) / r ms: then a missing bucket says as much
+    redis.call('SET', K.lbkt(g), tostring(t) .. ' ' .. U.id(now), 'PX', U.id(math.ceil((f.b - t) / f.r)))
   end
   local open = L.open(g, now, run, t)
   if open then

@@ -3,6 +3,7 @@ package redisprovider
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,7 +90,7 @@ func TestRateLimitHoldsWithinBurst(t *testing.T) {
 }
 
 // TestConcurrencyLimitHoldsAcrossPartitions locks every item the fetch
-// hands out, never acking, on one Provider and on Partitioneds of 2 and 3:
+// hands out, never acking, on namespaces of 1, 2 and 3 partitions:
 // limit 3 lets out exactly 3 while the items are spread over every
 // partition (shares 2+1, 1+1+1).
 func TestConcurrencyLimitHoldsAcrossPartitions(t *testing.T) {
@@ -129,5 +130,50 @@ func TestConcurrencyLimitHoldsAcrossPartitions(t *testing.T) {
 				t.Fatalf("Limits = %+v, %v; want Send with concurrency 3", ls, err)
 			}
 		})
+	}
+}
+
+// TestRateLimitBucketsOfUnusedKeysExpire: a rate limit held per key keeps a
+// token bucket per key value (a customer, say); once a bucket would be full
+// again it is gone, so keys used once leave nothing behind (the buckets
+// were fields of one hash that only grew).
+func TestRateLimitBucketsOfUnusedKeysExpire(t *testing.T) {
+	t.Parallel()
+	m, _ := newMiniProvider(t)
+	p := openLimited(t, "redis://"+m.Addr()+"/0", "bkt", 1)
+	ctx := context.Background()
+	if err := p.SetLimit(ctx, duroxide.Limit{Name: "Send", RatePerSecond: 10, Burst: 2}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		key := fmt.Sprintf("customer-%d", i)
+		item := duroxide.ActivityExecute{Instance: key, ExecutionID: 1, ID: 1, Name: "Send", Input: "x", LimitKey: &key}
+		if err := p.EnqueueForWorker(ctx, item); err != nil {
+			t.Fatal(err)
+		}
+		w, err := p.FetchWorkItem(ctx, time.Minute, 0, nil, duroxide.AnyTag())
+		if err != nil || w == nil {
+			t.Fatalf("fetch of %s: %v, %v", key, w, err)
+		}
+		if err := p.AckWorkItem(ctx, w.LockToken, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	buckets := func() []string {
+		var out []string
+		for _, k := range m.Keys() {
+			if strings.Contains(k, "}:lbkt") {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	if n := len(buckets()); n == 0 {
+		t.Fatal("no token bucket after five rate-limited takes")
+	}
+	// one token spent of 2 at 10/s: full again after 100 ms
+	m.FastForward(100 * time.Millisecond)
+	if left := buckets(); len(left) != 0 {
+		t.Fatalf("token buckets left once full again: %v", left)
 	}
 }
