@@ -32,11 +32,13 @@
 -- of the settings, once per call, answers for both (U.flowing).
 
 -- conf returns the limit of activity name: {c = concurrency, r = tokens per
--- ms, b = burst}, or false when it has none (read once per call).
-function L.conf(name)
+-- ms, b = burst}, or false when it has none (read once per call). grouped
+-- says an item of name is in a limit group: its name had a limit, so the
+-- flow settings' gate is not worth a read (a deleted limit reads as none).
+function L.conf(name, grouped)
   return U.memo('lim:' .. name, function()
     -- a limit marks the flow settings too (L.set): without them, none
-    if not U.flowing() then return false end
+    if not grouped and not U.flowing() then return false end
     local v = redis.call('HGET', K.lim(), name)
     if not v then return false end
     local c, r, b = string.match(v, '^(%d+) ([%d%.]+) (%d+)$')
@@ -70,7 +72,7 @@ end
 -- with a lease free, it waits in lwait until its next token. A caller that
 -- knows the group's leases (run) or tokens (t) passes them.
 function L.open(g, now, run, t)
-  local f = L.conf(L.name(g))
+  local f = L.conf(L.name(g), true)
   if not f then return true end
   if f.c > 0 and (run or tonumber(redis.call('HGET', K.lrun(), g) or '0')) >= f.c then return false end
   if f.r > 0 then
@@ -110,7 +112,7 @@ function L.ready(seq, q, g, now, order)
   local gq = K.lgq(q, g)
   order = U.id(order or tonumber(seq))
   redis.call('ZADD', gq, order, seq)
-  redis.call('SADD', K.wqueues(), q)
+  W.list(q)
   U.count('w_lim', 1)
   if redis.call('ZRANGE', gq, '0', '0')[1] ~= seq then return end
   if L.open(g, now) then
@@ -132,7 +134,7 @@ end
 -- now from tag queue q, and lists the group again as it now stands.
 function L.take(g, q, now)
   local run, t = redis.call('HINCRBY', K.lrun(), g, 1), nil
-  local f = L.conf(L.name(g))
+  local f = L.conf(L.name(g), true)
   if f and f.r > 0 then
     t = L.tokens(g, f, now) - 1
     -- full again after (b - t) / r ms: then a missing bucket says as much
@@ -152,7 +154,7 @@ end
 function L.release(g, now)
   local run = redis.call('HINCRBY', K.lrun(), g, -1)
   if run <= 0 then redis.call('HDEL', K.lrun(), g) end
-  local f = L.conf(L.name(g))
+  local f = L.conf(L.name(g), true)
   if f and f.c > 0 and run == f.c - 1 then L.sync(g, now) end
 end
 

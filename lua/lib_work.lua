@@ -68,9 +68,14 @@ end
 -- and q is listed for them.
 function W.tell(q)
   if U.ready(K.wwake(q)) then
-    redis.call('SADD', K.wqueues(), q)
+    W.list(q)
     U.ready(K.wwake('*'))
   end
+end
+
+-- list lists tag queue q for the AnyTag fetchers, once per call.
+function W.list(q)
+  U.memo('wqs:' .. q, function() return redis.call('SADD', K.wqueues(), q) end)
 end
 
 -- unready withdraws a ready item from its queue (or from aside, or from
@@ -101,21 +106,18 @@ end
 -- limit group (lib_lim), for an item without session whose name has a limit.
 function W.enqueue(json, q, sid, inst, e, a, now, name, key)
   local seq = U.id(redis.call('INCR', K.seq()))
-  local wk = K.witem(seq)
+  local f = { 'j', json, 'q', q, 'i', inst, 'e', e, 'a', a, 'n', '0', 'st', 'r' }
   local pr = not sid and name and U.flow('pa:' .. name)
-  if pr then
-    redis.call('HSET', wk, 'j', json, 'q', q, 'i', inst, 'e', e, 'a', a, 'n', '0', 'st', 'r', 'pr', pr)
-  else
-    redis.call('HSET', wk, 'j', json, 'q', q, 'i', inst, 'e', e, 'a', a, 'n', '0', 'st', 'r')
-  end
+  if pr then f[#f + 1] = 'pr'; f[#f + 1] = pr end
   local g = false
   if sid then
-    redis.call('HSET', wk, 's', sid)
-    S.add_item(sid)
+    f[#f + 1] = 's'; f[#f + 1] = sid
   elseif name then
     g = L.group(name, key or '')
-    if g then redis.call('HSET', wk, 'L', g) end
+    if g then f[#f + 1] = 'L'; f[#f + 1] = g end
   end
+  redis.call('HSET', K.witem(seq), unpack(f)) -- one write of every field
+  if sid then S.add_item(sid) end
   redis.call('ZADD', K.wact(inst), '0', e .. ':' .. a .. ':' .. seq)
   W.ready(seq, q, sid, now, g, pr)
   local k = U.kept('w')
