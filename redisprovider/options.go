@@ -36,8 +36,9 @@ type Options struct {
 	// redis://127.0.0.1:6379/0. The client New builds honours context
 	// deadlines.
 	URL string
-	// Namespace prefixes every key, inside a hash tag so the namespace lives
-	// in one Cluster slot. Default "duroxide". Must not contain '{' or '}'.
+	// Namespace prefixes every key, inside a hash tag so each partition of
+	// the namespace (the one it has unless Partitions says more) lives in
+	// one Cluster slot. Default "duroxide". Must not contain '{' or '}'.
 	Namespace string
 	// LockTimeout is the lock duration for callers that pass 0. Default 30s.
 	LockTimeout time.Duration
