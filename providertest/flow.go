@@ -116,7 +116,7 @@ func flDeleteReleases(e *env) {
 	e.enqueueWork(flAct("Lim", 2))
 	e.flFetchName("Lim")
 	e.noWork(duroxide.AnyTag())
-	had, err := e.p.(duroxide.FlowController).DeleteLimit(e.ctx, "Lim")
+	had, err := e.p.(duroxide.FlowController).DeleteLimit(e.ctx, duroxide.ActivityName, "Lim")
 	if err != nil || !had {
 		e.t.Fatalf("DeleteLimit = %v, %v; want true, nil", had, err)
 	}
@@ -138,7 +138,7 @@ func flInvalid(e *env) {
 	} {
 		wantPermanent(e.t, fl.SetLimit(e.ctx, c.l), duroxide.ErrInvalidInput, "set_limit", c.word)
 	}
-	_, err := fl.DeleteLimit(e.ctx, "")
+	_, err := fl.DeleteLimit(e.ctx, duroxide.ActivityName, "")
 	wantPermanent(e.t, err, duroxide.ErrInvalidInput, "delete_limit", "name")
 }
 
@@ -153,10 +153,10 @@ func flList(e *env) {
 	if len(ls) != 2 || ls[0].Name != "A" || ls[1].Name != "B" || ls[0].RatePerSecond < 9.99 || ls[0].RatePerSecond > 10.01 || ls[1].Concurrency < 1 {
 		e.t.Fatalf("Limits = %+v, want A (rate 10) then B (concurrency >= 1)", ls)
 	}
-	if had, err := fl.DeleteLimit(e.ctx, "B"); err != nil || !had {
+	if had, err := fl.DeleteLimit(e.ctx, duroxide.ActivityName, "B"); err != nil || !had {
 		e.t.Fatalf("DeleteLimit(B) = %v, %v", had, err)
 	}
-	if had, err := fl.DeleteLimit(e.ctx, "B"); err != nil || had {
+	if had, err := fl.DeleteLimit(e.ctx, duroxide.ActivityName, "B"); err != nil || had {
 		e.t.Fatalf("DeleteLimit(B) again = %v, %v; want false, nil", had, err)
 	}
 }
