@@ -285,8 +285,21 @@ function O.admit(inst, name, order, extra)
     O.slot(inst, name)
     return true
   end
-  hold(K.oheld(name), inst, order, extra)
+  -- what get_pending_start says of it: held since when, by which limit
+  local fields = { 'lh', U.id(U.now()) .. ' ' .. name }
+  for _, v in ipairs(extra or {}) do fields[#fields + 1] = v end
+  hold(K.oheld(name), inst, order, fields)
   return false
+end
+
+-- held_by returns the orchestration name whose limit holds inst and since
+-- when (ms), or nil.
+function O.held_by(inst)
+  local v = redis.call('HGET', K.om(inst), 'lh')
+  if not v then return nil end
+  local at, name = string.match(v, '^(%d+) (.*)$')
+  if not at or not redis.call('ZSCORE', K.oheld(name), inst) then return nil end
+  return name, at
 end
 
 -- slot gives inst a slot of orchestration name's limit, marked in its om
@@ -295,6 +308,7 @@ end
 function O.slot(inst, name)
   redis.call('SADD', K.orun(name), inst)
   redis.call('HSET', K.om(inst), 'ol', name)
+  redis.call('HDEL', K.om(inst), 'lh')
 end
 
 -- admit_held files instances held by the limit of orchestration name,
