@@ -37,3 +37,22 @@ func TestLimitsVerbs(t *testing.T) {
 	expectFailure(t, d.cli("limits", "set", "Charge"), exitInvalid, "sets no bound")
 	expectFailure(t, d.cli("limits", "frob"), exitInvalid, "expected list | set NAME")
 }
+
+// A start held by its orchestration's limit on running instances shows as
+// pending by the limit (with its hint), and limits list counts it.
+func TestLimitsOrchestrationHeldStartShows(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t)
+	expect(t, d.cli("limits", "set", "Waiter", "--orchestration", "--concurrency", "1"), exitOK, "limited: orchestration Waiter (1 running at once)")
+	// w-1 waits for an event, holding the only slot
+	expect(t, d.cli("start", "Waiter", "w-1"), exitOK, "started: w-1")
+	expect(t, d.cli("start", "Waiter", "w-2"), exitOK, "started: w-2")
+	show := d.cli("show", "w-2")
+	expect(t, show, exitOK, "pending start: orchestration Waiter (version any) is held by its limit on running instances", "runs when a running instance of Waiter ends")
+	hasRow(t, show.stdout, "Status:", "Pending")
+	var ls []limitJSON
+	r := d.cli("limits", "list", "--json")
+	if r.code != exitOK || json.Unmarshal([]byte(r.stdout), &ls) != nil || len(ls) != 1 || ls[0].Held == nil || *ls[0].Held != 1 || *ls[0].Running != 1 {
+		t.Fatalf("list --json: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+}
