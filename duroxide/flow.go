@@ -88,7 +88,8 @@ type FlowSettings struct {
 
 // FlowController is an optional extension of Provider that keeps flow
 // settings by name in the store, so every process that shares the store
-// applies the same ones: limits per activity name, priorities by activity
+// applies the same ones: limits per activity name and on the running
+// instances per orchestration name, priorities by activity
 // and orchestration name, and pausing an orchestration name. It is one
 // interface, not one per feature, because wrappers that pass optional
 // interfaces through (extra/dxotel) build one variant per combination.
