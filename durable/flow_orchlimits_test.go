@@ -126,10 +126,24 @@ func waitLimited(t *testing.T, e *durabletest.Env, name string, running, held in
 // more than 2 at once, and all complete.
 func TestOrchestrationLimitRunsAtMostNInStartOrder(t *testing.T) {
 	t.Parallel()
+	durabletest.Each(t, testOrchestrationLimitRunsAtMostNInStartOrder)
+}
+
+// onePartition skips a backend of several partitions: there each holds a
+// share of the limit (TestOrchestrationLimitSharesOverPartitions), and the
+// instances of a test fall in partitions by their hashes.
+func onePartition(t *testing.T, b durabletest.Backend) {
+	if b.Partitions > 1 {
+		t.Skip("a namespace of several partitions holds the limit as shares, by partition")
+	}
+}
+
+func testOrchestrationLimitRunsAtMostNInStartOrder(t *testing.T, b durabletest.Backend) {
+	onePartition(t, b)
 	l := newInstLedger()
 	reg := durable.NewRegistry()
 	l.register(reg, "O")
-	e := durabletest.Start(t, reg, durabletest.WithOptions(durable.Options{WorkerConcurrency: 8}))
+	e := durabletest.Start(t, reg, durabletest.WithOptions(durable.Options{WorkerConcurrency: 8}), durabletest.WithBackend(b))
 	ctx := context.Background()
 	orchLimit(t, e, "O", 2)
 	for i := range 5 {
@@ -169,13 +183,18 @@ func TestOrchestrationLimitRunsAtMostNInStartOrder(t *testing.T) {
 // instance runs when the running one fails, is cancelled, or is deleted.
 func TestOrchestrationLimitReleasesOnEveryEnd(t *testing.T) {
 	t.Parallel()
+	durabletest.Each(t, testOrchestrationLimitReleasesOnEveryEnd)
+}
+
+func testOrchestrationLimitReleasesOnEveryEnd(t *testing.T, b durabletest.Backend) {
+	onePartition(t, b)
 	for _, end := range []string{"fail", "cancel", "delete"} {
 		t.Run(end, func(t *testing.T) {
 			t.Parallel()
 			l := newInstLedger()
 			reg := durable.NewRegistry()
 			l.register(reg, "O")
-			e := durabletest.Start(t, reg, durabletest.WithOptions(durable.Options{WorkerConcurrency: 8}))
+			e := durabletest.Start(t, reg, durabletest.WithOptions(durable.Options{WorkerConcurrency: 8}), durabletest.WithBackend(b))
 			ctx := context.Background()
 			orchLimit(t, e, "O", 1)
 			for _, id := range []string{"a", "b"} {

@@ -135,6 +135,9 @@ func flInvalid(e *env) {
 		{duroxide.Limit{Name: "Lim", RatePerSecond: math.NaN(), Burst: 1}, "Lim"},
 		{duroxide.Limit{Name: "Lim", RatePerSecond: 5}, "burst"},
 		{duroxide.Limit{Name: "Lim"}, "Lim"},
+		{duroxide.Limit{Kind: duroxide.OrchestrationName, Name: "Orch", Concurrency: 1, RatePerSecond: 5, Burst: 1}, "Orch"},
+		{duroxide.Limit{Kind: duroxide.OrchestrationName, Name: "Orch"}, "Orch"},
+		{duroxide.Limit{Kind: duroxide.NameKind(9), Name: "Lim", Concurrency: 1}, "kind"},
 	} {
 		wantPermanent(e.t, fl.SetLimit(e.ctx, c.l), duroxide.ErrInvalidInput, "set_limit", c.word)
 	}
@@ -158,6 +161,19 @@ func flList(e *env) {
 	}
 	if had, err := fl.DeleteLimit(e.ctx, duroxide.ActivityName, "B"); err != nil || had {
 		e.t.Fatalf("DeleteLimit(B) again = %v, %v; want false, nil", had, err)
+	}
+	// an orchestration limit of the same name is another limit, listed
+	// after the activities'
+	e.flLimit(duroxide.Limit{Kind: duroxide.OrchestrationName, Name: "A", Concurrency: 1})
+	ls, err = fl.Limits(e.ctx)
+	if err != nil || len(ls) != 2 || ls[0].Kind != duroxide.ActivityName || ls[1].Kind != duroxide.OrchestrationName || ls[1].Name != "A" || ls[1].Concurrency < 1 {
+		e.t.Fatalf("Limits = %+v, %v; want activity A, then orchestration A", ls, err)
+	}
+	if had, err := fl.DeleteLimit(e.ctx, duroxide.OrchestrationName, "A"); err != nil || !had {
+		e.t.Fatalf("DeleteLimit(orchestration A) = %v, %v", had, err)
+	}
+	if ls, err = fl.Limits(e.ctx); err != nil || len(ls) != 1 || ls[0].Kind != duroxide.ActivityName {
+		e.t.Fatalf("Limits = %+v, %v; want activity A alone", ls, err)
 	}
 }
 
