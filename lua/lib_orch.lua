@@ -13,7 +13,8 @@
 --   'z'          held: its instance is paused (record field 'pz') or its
 --                orchestration name is (flow field 'z:<name>', listed in
 --                K.nheld(name)), or, new, it waits for a slot of its
---                name's limit (listed in K.oheld(name)), in no index, so no fetch sees it;
+--                name's limit (listed in K.oheld(name)); in no index,
+--                so no fetch sees it;
 --                messages keep arriving and resuming files it again
 --                (O.reindex)
 --   absent       no pending message
@@ -275,8 +276,8 @@ end
 -- admit reports whether the new instance inst of orchestration name may run:
 -- it holds a slot of the name's limit, or takes a free one, or the name has
 -- no limit. Else it holds inst until a slot frees, listed by order (the seq
--- of its start); extra as for O.file_ready.
-function O.admit(inst, name, order, extra)
+-- of its start), noting when (now); extra as for O.file_ready.
+function O.admit(inst, name, order, now, extra)
   local c = O.olimit(name)
   if not c then return true end
   local rk = K.orun(name)
@@ -286,7 +287,7 @@ function O.admit(inst, name, order, extra)
     return true
   end
   -- what get_pending_start says of it: held since when, by which limit
-  local fields = { 'lh', U.id(U.now()) .. ' ' .. name }
+  local fields = { 'lh', U.id(now) .. ' ' .. name }
   for _, v in ipairs(extra or {}) do fields[#fields + 1] = v end
   hold(K.oheld(name), inst, order, fields)
   return false
@@ -360,7 +361,7 @@ local function make_ready(inst, order, now, opt)
   local prio, held = O.flow(name)
   if held then return hold_by_name(inst, name, now, extra) end
   -- a new instance takes a slot of its name's limit, or waits for one
-  if opt.start and name and not O.admit(inst, name, order, extra) then return end
+  if opt.start and name and not O.admit(inst, name, order, now, extra) then return end
   order = U.shift(order, prio)
   local sk = opt.sk
   if sk == nil then sk = redis.call('HGET', K.om(inst), 'sk') or false end
@@ -790,8 +791,9 @@ function O.take(inst, ver, token, lock_ms, now, dropped, lazy)
           hold_by_name(inst, name, now)
           return nil, left
         end
-        -- filed before its name had a limit, or released by a pause
-        if not O.admit(inst, name, seq) then return nil, left end
+        -- filed before its name had a limit, or filed again by the
+        -- resume of its paused name: admitted now
+        if not O.admit(inst, name, seq, now) then return nil, left end
         break
       end
     end
