@@ -195,6 +195,27 @@ func TestOrchestrationLimitSharesOverPartitions(t *testing.T) {
 	if l := orchLimitOf(ctx, t, pp, "O"); l.Concurrency != 4 {
 		t.Fatalf("Limits: %+v, want the sum 4", l)
 	}
+	// 12 starts: each partition runs its share, holds the rest
+	for i := range 12 {
+		if err := pp.EnqueueForOrchestrator(ctx, orchStart(fmt.Sprintf("i%d", i), "O"), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fetched := 0
+	for {
+		item, err := pp.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if item == nil {
+			break
+		}
+		fetched++
+	}
+	l := orchLimitOf(ctx, t, pp, "O")
+	if fetched > 4 || fetched == 0 || l.Running != fetched || l.Held != 12-fetched {
+		t.Fatalf("fetched %d, limit %+v: want at most 4 running (the shares), the rest held", fetched, l)
+	}
 }
 
 // An orchestration limit costs nothing where it is not set: with no flow
