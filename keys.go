@@ -65,8 +65,10 @@ var families = []family{
 	{"duewake", "duewake", nil, "ZSET: the due loops' wake-up marker, set when something becomes due before duenext"},
 	{"ogate", "ogate", nil, "STRING: lower bound of the earliest score in olocked, odelay and ofut ('n': none), see U.gate"},
 	{"wgate", "wgate", nil, "STRING: lower bound of the earliest score in wlocked, wdelay, slive and lwait ('n': none), see U.gate"},
-	{"flow", "flow", nil, "HASH: flow settings by name (docs/flow-control.md): 'pa:<activity>' and 'po:<orchestration>' priority (1..10), 'W' the aging window, 'z:<orchestration>' the name paused since ms, 'l:<activity>' marks a limit in lim; absent while nothing is set, so filing and fetching check one EXISTS"},
+	{"flow", "flow", nil, "HASH: flow settings by name (docs/flow-control.md): 'pa:<activity>' and 'po:<orchestration>' priority (1..10), 'W' the aging window, 'z:<orchestration>' the name paused since ms, 'l:<activity>' marks a limit in lim, 'lo:<orchestration>' the limit on running instances of the name (this partition's share); absent while nothing is set, so filing and fetching check one EXISTS"},
 	{"nheld", "nheld", []partKind{str}, "ZSET: instances held because their orchestration name is paused (instance -> held at ms), filed again when the name is resumed"},
+	{"orun", "orun", []partKind{str}, "SET: instances of a limited orchestration name holding a running slot (admitted by the limit 'lo:<name>', until they end)"},
+	{"oheld", "oheld", []partKind{str}, "ZSET: new instances of a limited orchestration name held until a slot frees (instance -> seq of its start), released oldest first"},
 	{"meta", "meta", nil, "HASH: the namespace's layout, fixed at creation (partitions, tags); kept in the namespace's own tag, which is partition 0's only with one partition"},
 
 	// messages between partitions (partitions.go)
@@ -256,6 +258,14 @@ func (k Keys) Flow() string { return k.build("flow") }
 // NameHeld names the index of the instances held because their
 // orchestration name is paused.
 func (k Keys) NameHeld(name string) string { return k.build("nheld", name) }
+
+// OrchestrationRunning names the set of instances of orchestration name
+// that hold a slot of its limit on running instances.
+func (k Keys) OrchestrationRunning(name string) string { return k.build("orun", name) }
+
+// OrchestrationHeld names the index of the new instances of orchestration
+// name held by its limit on running instances, oldest start first.
+func (k Keys) OrchestrationHeld(name string) string { return k.build("oheld", name) }
 
 // Meta names the namespace's layout record (see NamespaceLayout).
 func (k Keys) Meta() string { return k.build("meta") }

@@ -87,6 +87,8 @@ func TestKeysGoAndLuaAgree(t *testing.T) {
 		{"meta", nil, k.Meta()},
 		{"flow", nil, k.Flow()},
 		{"nheld", []string{"Ord:er"}, k.NameHeld("Ord:er")},
+		{"orun", []string{"Ord:er"}, k.OrchestrationRunning("Ord:er")},
+		{"oheld", []string{"Ord:er"}, k.OrchestrationHeld("Ord:er")},
 		{"obox", nil, k.Outbox()},
 		{"rmark", nil, k.RelayMarks()},
 		{"request", []string{"r:1"}, k.Request("r:1")},

@@ -2,24 +2,40 @@ package duroxide
 
 import "context"
 
-// Limit is the flow control of one activity name at dispatch: how many of
-// its items may be locked at once, across every process, and how fast they
-// may be handed out. A zero field sets no bound of its kind.
+// Limit is the flow control of one activity or orchestration name. For an
+// activity name (Kind ActivityName, or the zero Kind) it bounds dispatch:
+// how many of its items may be locked at once, across every process, and
+// how fast they may be handed out. For an orchestration name (Kind
+// OrchestrationName) it bounds the instances of that name running at once
+// (started and not yet Completed or Failed, sub-orchestrations included):
+// a start beyond it is accepted and held until a running instance of the
+// name ends or is deleted, held starts running oldest first; only
+// Concurrency applies. A zero field sets no bound of its kind.
 type Limit struct {
-	// Name is the activity name the limit applies to.
+	// Kind says whose name Name is. The zero value means ActivityName, so
+	// a Limit written before orchestration limits existed keeps its meaning.
+	Kind NameKind
+	// Name is the activity or orchestration name the limit applies to.
 	Name string
-	// Concurrency bounds the items of the name locked at once (0: none). A
-	// lock held by a worker that died counts until it expires.
+	// Concurrency bounds the items of the name locked at once, or the
+	// instances of the name running at once (0: none). A lock held by a
+	// worker that died counts until it expires.
 	Concurrency int
 	// RatePerSecond bounds how many items of the name are handed out per
-	// second on average (0: none), a token bucket.
+	// second on average (0: none), a token bucket. Activities only.
 	RatePerSecond float64
 	// Burst is the bucket's size: how many items may be handed out at once
-	// after a quiet spell. With a rate it must be at least 1.
+	// after a quiet spell. With a rate it must be at least 1. Activities
+	// only.
 	Burst int
+	// Running and Held are reported by Limits for an orchestration name:
+	// the instances holding a slot of the limit, and the new instances
+	// waiting for one. SetLimit ignores them.
+	Running, Held int
 }
 
-// NameKind says whose name a priority belongs to (FlowController).
+// NameKind says whose name a priority or a limit belongs to
+// (FlowController). In a Limit the zero value means ActivityName.
 type NameKind int
 
 const (
@@ -72,19 +88,23 @@ type FlowSettings struct {
 
 // FlowController is an optional extension of Provider that keeps flow
 // settings by name in the store, so every process that shares the store
-// applies the same ones: limits per activity name, priorities by activity
+// applies the same ones: limits per activity name and on the running
+// instances per orchestration name, priorities by activity
 // and orchestration name, and pausing an orchestration name. It is one
 // interface, not one per feature, because wrappers that pass optional
 // interfaces through (extra/dxotel) build one variant per combination.
 //
-// Limits: a limit bounds dispatch per activity name. An item is bound by
+// Limits: a limit bounds dispatch per activity name, or the running
+// instances per orchestration name (Limit). An item is bound by
 // the limit its name had when it was enqueued. When an activity was
 // scheduled with a limit key, the limit of its name applies to each key
 // value on its own (a limit per customer, say). A limited item does not
 // hold back the items behind it: while its name is at its limit, the fetch
 // hands out the next eligible item. A negative or non-finite bound, an
 // empty name, or a rate without burst is an ErrInvalidInput error naming
-// the operation and the name.
+// the operation and the name, and so is a rate or burst on an
+// orchestration name. An instance is bound by the limit its name had when it
+// started: one running before the limit was set does not count.
 //
 // Priorities: work of a higher priority is fetched first from its queue,
 // in the order it was enqueued within a priority. Each priority step moves
@@ -107,12 +127,13 @@ type FlowSettings struct {
 // 0..MaxPriority is an ErrInvalidInput error naming the operation and the
 // name.
 type FlowController interface {
-	// SetLimit sets (or replaces) the limit of l.Name.
+	// SetLimit sets (or replaces) the limit of l.Name, of l.Kind.
 	SetLimit(ctx context.Context, l Limit) error
-	// DeleteLimit removes the limit of name; true when there was one. Items
-	// queued under it are no longer held back.
-	DeleteLimit(ctx context.Context, name string) (bool, error)
-	// Limits lists the limits set, by name.
+	// DeleteLimit removes the limit of the activity or orchestration
+	// (kind; 0 means ActivityName) called name; true when there was one.
+	// Items queued and instances held under it are no longer held back.
+	DeleteLimit(ctx context.Context, kind NameKind, name string) (bool, error)
+	// Limits lists the limits set, by kind (activities first) and name.
 	Limits(ctx context.Context) ([]Limit, error)
 	// SetPriority sets the priority of the activities or orchestrations
 	// called name; 0 removes it.

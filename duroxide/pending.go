@@ -20,7 +20,9 @@ type PendingStart struct {
 	Version       string
 	// Attempt is the attempt count of the fetch that handed the start back
 	// (1 for the first), MaxAttempts the runtime's poison threshold: the
-	// start is poisoned at the fetch after attempt MaxAttempts.
+	// start is poisoned at the fetch after attempt MaxAttempts. Both are 0
+	// for a start no runtime was handed: one held by its orchestration
+	// name's limit on running instances (its Reason says so).
 	Attempt     uint32
 	MaxAttempts uint32
 	// Reason says why the runtime could not run it, completing "orchestration
@@ -33,8 +35,12 @@ type PendingStart struct {
 }
 
 // Message is the one-line form tools show: "pending start: " + Cause() +
-// " (attempt N of M)".
+// " (attempt N of M)", without the attempt when no runtime fetched it yet
+// (Attempt 0: a start a flow limit holds).
 func (p PendingStart) Message() string {
+	if p.Attempt == 0 {
+		return "pending start: " + p.Cause()
+	}
 	attempt := fmt.Sprintf("attempt %d", p.Attempt)
 	if p.MaxAttempts > 0 {
 		attempt += fmt.Sprintf(" of %d", p.MaxAttempts)

@@ -285,7 +285,7 @@ end
 -- record existed, executions, events and queue messages deleted.
 function I.delete(inst, now)
   local ik = K.inst(inst)
-  local r = redis.call('HMGET', ik, 'parent', 'ist')
+  local r = redis.call('HMGET', ik, 'parent', 'ist', 'name')
   local existed = redis.call('EXISTS', ik) == 1
   if r[1] then redis.call('ZREM', K.ichildren(r[1]), inst) end
   if r[2] then redis.call('ZREM', K.istatus(r[2]), inst) end
@@ -300,6 +300,8 @@ function I.delete(inst, now)
   end
   redis.call('DEL', wa, ik, K.ichildren(inst), K.kv(inst), K.kvdelta(inst))
   I.unnote(inst)
+  -- a deleted instance frees its slot of its name's limit
+  if r[3] then O.leave(inst, r[3], now) end
   local n = 0
   if existed then n = 1 end
   return n, execs, events, msgs

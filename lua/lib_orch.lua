@@ -12,7 +12,9 @@
 --   'l'          locked: in olocked
 --   'z'          held: its instance is paused (record field 'pz') or its
 --                orchestration name is (flow field 'z:<name>', listed in
---                K.nheld(name)), in no index, so no fetch sees it;
+--                K.nheld(name)), or, new, it waits for a slot of its
+--                name's limit (listed in K.oheld(name)); in no index,
+--                so no fetch sees it;
 --                messages keep arriving and resuming files it again
 --                (O.reindex)
 --   absent       no pending message
@@ -227,17 +229,115 @@ local function start_name(json)
 end
 
 -- flow returns the priority of orchestration name (0: none) and whether
--- the name is paused (false name: unknown, neither).
+-- the name is paused (false name: unknown, neither). It reads the name's
+-- limit on running instances with them (O.olimit), in one HMGET.
 function O.flow(name)
   if not name then return 0, false end
+  U.flow_fields({ 'po:' .. name, 'z:' .. name, 'lo:' .. name })
   return tonumber(U.flow('po:' .. name)) or 0, U.flow('z:' .. name) ~= false
 end
 
--- hold_by_name holds inst, in no index, because its orchestration name is
--- paused: listed for the resume of the name, which files it again.
-local function hold_by_name(inst, name, now, extra)
-  redis.call('ZADD', K.nheld(name), U.id(now), inst)
+-- hold holds inst, in no index (state 'z'), listed in the ZSET list at
+-- score (an earlier listing keeps its score) for what files it again
+-- (O.reindex): the resume of its paused name, or a slot of its name's
+-- limit that frees (O.admit_held). extra as for O.file_ready.
+local function hold(list, inst, score, extra)
+  redis.call('ZADD', list, 'NX', U.id(score), inst)
   redis.call('HSET', K.om(inst), 'st', 'z', unpack(extra or {}))
+end
+
+-- hold_by_name holds inst because its orchestration name is paused.
+local function hold_by_name(inst, name, now, extra)
+  hold(K.nheld(name), inst, now, extra)
+end
+
+-- Limits on running instances per orchestration name (docs/flow-control.md):
+-- the flow field 'lo:<name>' is the partition's share c of the name's
+-- limit. A new instance (a start for an instance without record) is
+-- admitted when it is filed ready (make_ready) or, filed before, when a
+-- fetch picks it (O.take): it takes a slot, membership in K.orun(name),
+-- when fewer than c hold one, else it is held (state 'z', listed in
+-- K.oheld(name) by its start's seq). A slot is kept through every turn and
+-- continue-as-new (its om field ol names the name, read with the lock), and
+-- given back when the instance ends (Completed or Failed: O.commit) or is
+-- deleted (I.delete): then the oldest held
+-- instance takes it and is filed (O.admit_held). Instances with a record
+-- are never admitted again, so those started before the limit are not
+-- counted. A namespace without flow settings reads nothing for this, and an
+-- ack of an instance without a slot neither.
+
+-- olimit returns the limit on running instances of orchestration name (its
+-- partition's share), or nil.
+function O.olimit(name)
+  if not name then return nil end
+  return tonumber(U.flow('lo:' .. name))
+end
+
+-- admit reports whether the new instance inst of orchestration name may run:
+-- it holds a slot of the name's limit, or takes a free one, or the name has
+-- no limit. Else it holds inst until a slot frees, listed by order (the seq
+-- of its start), noting when (now); extra as for O.file_ready.
+function O.admit(inst, name, order, now, extra)
+  local c = O.olimit(name)
+  if not c then return true end
+  local rk = K.orun(name)
+  if redis.call('SISMEMBER', rk, inst) == 1 then return true end
+  if redis.call('SCARD', rk) < c then
+    O.slot(inst, name)
+    return true
+  end
+  -- what get_pending_start says of it: held since when, by which limit
+  local fields = { 'lh', U.id(now) .. ' ' .. name }
+  for _, v in ipairs(extra or {}) do fields[#fields + 1] = v end
+  hold(K.oheld(name), inst, order, fields)
+  return false
+end
+
+-- held_by returns the orchestration name whose limit holds inst and since
+-- when (ms), or nil.
+function O.held_by(inst)
+  local v = redis.call('HGET', K.om(inst), 'lh')
+  if not v then return nil end
+  local at, name = string.match(v, '^(%d+) (.*)$')
+  if not at or not redis.call('ZSCORE', K.oheld(name), inst) then return nil end
+  return name, at
+end
+
+-- slot gives inst a slot of orchestration name's limit, marked in its om
+-- (field ol), which its ack reads with its lock: an ack of an instance
+-- without one reads nothing more.
+function O.slot(inst, name)
+  redis.call('SADD', K.orun(name), inst)
+  redis.call('HSET', K.om(inst), 'ol', name)
+  redis.call('HDEL', K.om(inst), 'lh')
+end
+
+-- admit_held files instances held by the limit of orchestration name,
+-- oldest start first, each taking a slot, while fewer than c hold one (c
+-- nil: the limit is gone, every held instance goes without a slot), at
+-- most batch. A listed instance with nothing left to run (deleted) gives
+-- its slot back at once. Returns how many are still held.
+function O.admit_held(name, c, now, batch)
+  local rk, hk = K.orun(name), K.oheld(name)
+  for _ = 1, batch do
+    if c and redis.call('SCARD', rk) >= c then break end
+    local first = redis.call('ZRANGE', hk, 0, 0)[1]
+    if not first then break end
+    redis.call('ZREM', hk, first)
+    if c then O.slot(first, name) end
+    if not O.reindex(first, now) and c then redis.call('SREM', rk, first) end
+  end
+  return redis.call('ZCARD', hk)
+end
+
+-- leave gives back the slot inst held of its orchestration name's limit,
+-- when it held one, and lets the oldest held instance take it. Without
+-- flow settings it reads nothing.
+function O.leave(inst, name, now)
+  local c = O.olimit(name)
+  if not c then return end
+  if redis.call('SREM', K.orun(name), inst) == 0 then return end
+  O.admit_held(name, c, now, 1)
 end
 
 -- make_ready makes an unlocked instance fetchable at position order (the
@@ -260,6 +360,8 @@ local function make_ready(inst, order, now, opt)
   local name = rec[1] or start_name(opt.start)
   local prio, held = O.flow(name)
   if held then return hold_by_name(inst, name, now, extra) end
+  -- a new instance takes a slot of its name's limit, or waits for one
+  if opt.start and name and not O.admit(inst, name, order, now, extra) then return end
   order = U.shift(order, prio)
   local sk = opt.sk
   if sk == nil then sk = redis.call('HGET', K.om(inst), 'sk') or false end
@@ -308,13 +410,16 @@ local function file_instance(inst, now)
 end
 
 -- reindex files an unlocked instance where its pending messages say it
--- belongs, whatever index it is in now.
+-- belongs, whatever index it is in now. Returns whether it has any (or is
+-- locked).
 function O.reindex(inst, now)
   local om = K.om(inst)
   local st = redis.call('HGET', om, 'st')
-  if st == 'l' then return end
+  if st == 'l' then return true end
   O.unindex(inst, st)
-  if not file_instance(inst, now) and st then redis.call('HDEL', om, 'st') end
+  if file_instance(inst, now) then return true end
+  if st then redis.call('HDEL', om, 'st') end
+  return false
 end
 
 -- enqueue adds a message for inst, visible at vis. A locked instance is not
@@ -443,17 +548,18 @@ end
 -- lock_of returns the instance, lock expiry, stored token, tagged messages
 -- (om field tg) and the incarnation a lazy fetch gave an instance without
 -- record (om field inc, see incarnation) of a token (handed out, or the
--- caller's own), or nil when the token is unknown or no longer the
--- instance's lock.
+-- caller's own), and the orchestration name whose limit's slot the
+-- instance holds (om field ol, see O.admit; false: none), or nil when the
+-- token is unknown or no longer the instance's lock.
 function O.lock_of(token)
   local tok, inst = string.match(token, '^([^:]*):(.+)$')
   if not tok then
     tok, inst = token, redis.call('HGET', K.otoks(), token)
     if not inst then return nil end
   end
-  local l = redis.call('HMGET', K.om(inst), 'tok', 'until', 'tg', 'inc')
+  local l = redis.call('HMGET', K.om(inst), 'tok', 'until', 'tg', 'inc', 'ol')
   if l[1] ~= tok then return nil end
-  return inst, tonumber(l[2]), tok, l[3], l[4]
+  return inst, tonumber(l[2]), tok, l[3], l[4], l[5]
 end
 
 -- expire releases a lock whose holder ran out of time; its messages are
@@ -685,6 +791,9 @@ function O.take(inst, ver, token, lock_ms, now, dropped, lazy)
           hold_by_name(inst, name, now)
           return nil, left
         end
+        -- filed before its name had a limit, or filed again by the
+        -- resume of its paused name: admitted now
+        if not O.admit(inst, name, seq, now) then return nil, left end
         break
       end
     end
@@ -755,7 +864,7 @@ end
 -- releases its lock. It returns an error reply, before any write, for a lost
 -- lock or a duplicate event id, else nil.
 function O.commit(token, c, now)
-  local inst, untl, tok, tg, inc = O.lock_of(token)
+  local inst, untl, tok, tg, inc, slot = O.lock_of(token)
   if not inst or untl <= now then
     return U.fail('LOCK_LOST', 'lock_token ' .. token .. ' is invalid or expired')
   end
@@ -784,6 +893,11 @@ function O.commit(token, c, now)
     I.reindex_status(inst, rec, c.eid, c.status, now, known, fresh)
   end
   local gone = O.drop_tagged(inst, tg)
+  if slot and (c.status == 'Completed' or c.status == 'Failed') then
+    -- its end frees its slot of the name's limit (continue-as-new keeps it)
+    gone[#gone + 1] = 'ol'
+    O.leave(inst, slot, now)
+  end
   -- its start is waiting no more: the record says it exists (O.enqueue)
   if rec and rec.created then gone[#gone + 1] = 'ps' end
   T.record(inst, c, now, gone)

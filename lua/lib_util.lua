@@ -139,6 +139,20 @@ function U.flow(field)
   return U.memo('flow:' .. field, function() return redis.call('HGET', K.flow(), field) end)
 end
 
+-- flow_fields reads the flow setting fields (a list) in one HMGET, for
+-- U.flow to answer from: a caller that needs several fields of one name
+-- pays one command. Fields read already are not read again.
+function U.flow_fields(fields)
+  if not U.flowing() then return end
+  local want = {}
+  for _, f in ipairs(fields) do
+    if memo['flow:' .. f] == nil then want[#want + 1] = f end
+  end
+  if #want == 0 then return end
+  local v = redis.call('HMGET', K.flow(), unpack(want))
+  for i, f in ipairs(want) do memo['flow:' .. f] = v[i] end
+end
+
 -- shift returns the ready score of an entry at order (the seq that files
 -- it, FIFO) with priority prio: prio aging windows earlier, so it goes
 -- before entries of lower priority filed less than that many sequence

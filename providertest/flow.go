@@ -116,7 +116,7 @@ func flDeleteReleases(e *env) {
 	e.enqueueWork(flAct("Lim", 2))
 	e.flFetchName("Lim")
 	e.noWork(duroxide.AnyTag())
-	had, err := e.p.(duroxide.FlowController).DeleteLimit(e.ctx, "Lim")
+	had, err := e.p.(duroxide.FlowController).DeleteLimit(e.ctx, duroxide.ActivityName, "Lim")
 	if err != nil || !had {
 		e.t.Fatalf("DeleteLimit = %v, %v; want true, nil", had, err)
 	}
@@ -135,10 +135,13 @@ func flInvalid(e *env) {
 		{duroxide.Limit{Name: "Lim", RatePerSecond: math.NaN(), Burst: 1}, "Lim"},
 		{duroxide.Limit{Name: "Lim", RatePerSecond: 5}, "burst"},
 		{duroxide.Limit{Name: "Lim"}, "Lim"},
+		{duroxide.Limit{Kind: duroxide.OrchestrationName, Name: "Orch", Concurrency: 1, RatePerSecond: 5, Burst: 1}, "Orch"},
+		{duroxide.Limit{Kind: duroxide.OrchestrationName, Name: "Orch"}, "Orch"},
+		{duroxide.Limit{Kind: duroxide.NameKind(9), Name: "Lim", Concurrency: 1}, "kind"},
 	} {
 		wantPermanent(e.t, fl.SetLimit(e.ctx, c.l), duroxide.ErrInvalidInput, "set_limit", c.word)
 	}
-	_, err := fl.DeleteLimit(e.ctx, "")
+	_, err := fl.DeleteLimit(e.ctx, duroxide.ActivityName, "")
 	wantPermanent(e.t, err, duroxide.ErrInvalidInput, "delete_limit", "name")
 }
 
@@ -153,11 +156,24 @@ func flList(e *env) {
 	if len(ls) != 2 || ls[0].Name != "A" || ls[1].Name != "B" || ls[0].RatePerSecond < 9.99 || ls[0].RatePerSecond > 10.01 || ls[1].Concurrency < 1 {
 		e.t.Fatalf("Limits = %+v, want A (rate 10) then B (concurrency >= 1)", ls)
 	}
-	if had, err := fl.DeleteLimit(e.ctx, "B"); err != nil || !had {
+	if had, err := fl.DeleteLimit(e.ctx, duroxide.ActivityName, "B"); err != nil || !had {
 		e.t.Fatalf("DeleteLimit(B) = %v, %v", had, err)
 	}
-	if had, err := fl.DeleteLimit(e.ctx, "B"); err != nil || had {
+	if had, err := fl.DeleteLimit(e.ctx, duroxide.ActivityName, "B"); err != nil || had {
 		e.t.Fatalf("DeleteLimit(B) again = %v, %v; want false, nil", had, err)
+	}
+	// an orchestration limit of the same name is another limit, listed
+	// after the activities'
+	e.flLimit(duroxide.Limit{Kind: duroxide.OrchestrationName, Name: "A", Concurrency: 1})
+	ls, err = fl.Limits(e.ctx)
+	if err != nil || len(ls) != 2 || ls[0].Kind != duroxide.ActivityName || ls[1].Kind != duroxide.OrchestrationName || ls[1].Name != "A" || ls[1].Concurrency < 1 {
+		e.t.Fatalf("Limits = %+v, %v; want activity A, then orchestration A", ls, err)
+	}
+	if had, err := fl.DeleteLimit(e.ctx, duroxide.OrchestrationName, "A"); err != nil || !had {
+		e.t.Fatalf("DeleteLimit(orchestration A) = %v, %v", had, err)
+	}
+	if ls, err = fl.Limits(e.ctx); err != nil || len(ls) != 1 || ls[0].Kind != duroxide.ActivityName {
+		e.t.Fatalf("Limits = %+v, %v; want activity A alone", ls, err)
 	}
 }
 

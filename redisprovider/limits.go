@@ -8,15 +8,22 @@ import (
 	"strings"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
+	"github.com/redis/go-redis/v9"
 )
 
-// SetLimit sets the limit of l.Name (duroxide.FlowController,
-// lua/set_limit.lua): items of the name enqueued from now on are bound by
-// it, and its groups waiting under an older limit are listed again under
-// this one.
+// SetLimit sets the limit of l.Name (duroxide.FlowController): for an
+// activity name (lua/set_limit.lua) items of the name enqueued from now on
+// are bound by it, and its groups waiting under an older limit are listed
+// again under this one; for an orchestration name
+// (lua/set_orchestration_limit.lua) new instances are admitted by it, and
+// instances it holds run while slots are free.
 func (p *partition) SetLimit(ctx context.Context, l duroxide.Limit) error {
 	const op = "set_limit"
 	if err := checkLimit(op, l); err != nil {
+		return err
+	}
+	if l.Kind == duroxide.OrchestrationName {
+		_, err := p.setOrchestrationLimit(ctx, op, l.Name, l.Concurrency)
 		return err
 	}
 	_, err := p.setLimit(ctx, op, l.Name, encodeLimit(l))
@@ -24,13 +31,65 @@ func (p *partition) SetLimit(ctx context.Context, l duroxide.Limit) error {
 }
 
 // DeleteLimit removes the limit of name (duroxide.FlowController): its items
-// still in limit groups are handed out without bound from now on.
-func (p *partition) DeleteLimit(ctx context.Context, name string) (bool, error) {
+// still in limit groups are handed out without bound from now on, and the
+// instances it holds run.
+func (p *partition) DeleteLimit(ctx context.Context, kind duroxide.NameKind, name string) (bool, error) {
 	const op = "delete_limit"
-	if name == "" {
-		return false, invalid(op, "empty activity name")
+	if err := checkKind(op, kind, name); err != nil {
+		return false, err
+	}
+	if kind == duroxide.OrchestrationName {
+		return p.setOrchestrationLimit(ctx, op, name, 0)
 	}
 	return p.setLimit(ctx, op, name, "")
+}
+
+// checkKind rejects an empty name and a kind that names nothing.
+func checkKind(op string, kind duroxide.NameKind, name string) error {
+	switch kind {
+	case 0, duroxide.ActivityName, duroxide.OrchestrationName:
+	default:
+		return invalid(op, "limit %s: unknown kind %d", name, int(kind))
+	}
+	if name == "" {
+		return invalid(op, "empty %s name", kindOf(kind))
+	}
+	return nil
+}
+
+// kindOf names kind as errors and the CLI say it (0: activity).
+func kindOf(kind duroxide.NameKind) string {
+	if kind == 0 {
+		return duroxide.ActivityName.String()
+	}
+	return kind.String()
+}
+
+// setOrchestrationLimit runs set_orchestration_limit with concurrency c
+// (0: delete the limit) until it has filed every held instance it may:
+// whether the name had a limit.
+func (p *partition) setOrchestrationLimit(ctx context.Context, op, name string, c int) (bool, error) {
+	conf := ""
+	if c > 0 {
+		conf = strconv.Itoa(c)
+	}
+	var a args
+	a.str(name).str(conf).int(resumeBatch)
+	for {
+		res, err := p.run(ctx, op, scriptSetOrchestrationLimit, a)
+		if err != nil {
+			return false, err
+		}
+		r := newReply(op, res)
+		had, held, running := r.int(0) == 1, r.int(1), r.int(2)
+		if r.err != nil {
+			return false, r.err
+		}
+		// a batch filed: more while some are held and slots are free
+		if held == 0 || (c > 0 && running >= int64(c)) {
+			return had, nil
+		}
+	}
 }
 
 func (p *partition) setLimit(ctx context.Context, op, name, conf string) (bool, error) {
@@ -47,7 +106,10 @@ func (p *partition) setLimit(ctx context.Context, op, name, conf string) (bool, 
 	return n == 1, nil
 }
 
-// Limits lists the limits set, by name (duroxide.FlowController): one HGETALL.
+// Limits lists the limits set, activities then orchestrations, by name
+// (duroxide.FlowController): one HGETALL of the activity limits, one of the
+// flow settings, and for each orchestration limit its slots and held
+// instances, read in one pipeline.
 func (p *partition) Limits(ctx context.Context) ([]duroxide.Limit, error) {
 	const op = "limits"
 	m, err := p.rdb.HGetAll(ctx, p.keys.Limits()).Result()
@@ -62,15 +124,80 @@ func (p *partition) Limits(ctx context.Context) ([]duroxide.Limit, error) {
 		}
 		out = append(out, l)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	orch, err := p.orchestrationLimits(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, orch...)
+	sortLimits(out)
 	return out, nil
+}
+
+// orchestrationLimits reads the limits on running instances (flow fields
+// 'lo:<name>') with their slots and held instances.
+func (p *partition) orchestrationLimits(ctx context.Context, op string) ([]duroxide.Limit, error) {
+	fields, err := p.rdb.HGetAll(ctx, p.keys.Flow()).Result()
+	if err != nil {
+		return nil, fail(op, err)
+	}
+	var out []duroxide.Limit
+	for f, v := range fields {
+		name, ok := strings.CutPrefix(f, "lo:")
+		if !ok {
+			continue
+		}
+		c, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, undecodable(op, "limit of orchestration %s: %q", name, v)
+		}
+		out = append(out, duroxide.Limit{Kind: duroxide.OrchestrationName, Name: name, Concurrency: c})
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	pipe := p.rdb.Pipeline()
+	running, held := make([]*redis.IntCmd, len(out)), make([]*redis.IntCmd, len(out))
+	for i, l := range out {
+		running[i] = pipe.SCard(ctx, p.keys.OrchestrationRunning(l.Name))
+		held[i] = pipe.ZCard(ctx, p.keys.OrchestrationHeld(l.Name))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fail(op, err)
+	}
+	for i := range out {
+		out[i].Running, out[i].Held = int(running[i].Val()), int(held[i].Val())
+	}
+	return out, nil
+}
+
+// sortLimits orders limits as Limits lists them: activities first, then by
+// name.
+func sortLimits(ls []duroxide.Limit) {
+	sort.Slice(ls, func(i, j int) bool {
+		if ls[i].Kind != ls[j].Kind {
+			return ls[i].Kind < ls[j].Kind
+		}
+		return ls[i].Name < ls[j].Name
+	})
 }
 
 // checkLimit rejects a limit the scripts could not enforce as meant.
 func checkLimit(op string, l duroxide.Limit) error {
+	if err := checkKind(op, l.Kind, l.Name); err != nil {
+		return err
+	}
+	if l.Kind == duroxide.OrchestrationName {
+		switch {
+		case l.Concurrency < 0:
+			return invalid(op, "limit of orchestration %s: negative concurrency %d", l.Name, l.Concurrency)
+		case l.RatePerSecond != 0 || l.Burst != 0:
+			return invalid(op, "limit of orchestration %s: an orchestration limit bounds running instances (concurrency) only, not a rate or burst", l.Name)
+		case l.Concurrency == 0:
+			return invalid(op, "limit of orchestration %s: sets no bound (use DeleteLimit to remove one)", l.Name)
+		}
+		return nil
+	}
 	switch {
-	case l.Name == "":
-		return invalid(op, "empty activity name")
 	case l.Concurrency < 0:
 		return invalid(op, "limit %s: negative concurrency %d", l.Name, l.Concurrency)
 	case l.RatePerSecond < 0 || math.IsNaN(l.RatePerSecond) || math.IsInf(l.RatePerSecond, 0):
@@ -105,7 +232,7 @@ func decodeLimit(name, v string) (duroxide.Limit, bool) {
 	if err1 != nil || err2 != nil || err3 != nil {
 		return duroxide.Limit{}, false
 	}
-	return duroxide.Limit{Name: name, Concurrency: c, RatePerSecond: r, Burst: b}, true
+	return duroxide.Limit{Kind: duroxide.ActivityName, Name: name, Concurrency: c, RatePerSecond: r, Burst: b}, true
 }
 
 // SetLimit sets l.Name's limit in every partition, each its share: the
@@ -140,15 +267,15 @@ func limitShare(l duroxide.Limit, i, n int) duroxide.Limit {
 		}
 		return max(s, 1)
 	}
-	return duroxide.Limit{Name: l.Name, Concurrency: share(l.Concurrency), RatePerSecond: l.RatePerSecond / float64(n), Burst: share(l.Burst)}
+	return duroxide.Limit{Kind: l.Kind, Name: l.Name, Concurrency: share(l.Concurrency), RatePerSecond: l.RatePerSecond / float64(n), Burst: share(l.Burst)}
 }
 
 // DeleteLimit removes name's limit from every partition; true when one had
 // it.
-func (pp *Provider) DeleteLimit(ctx context.Context, name string) (bool, error) {
+func (pp *Provider) DeleteLimit(ctx context.Context, kind duroxide.NameKind, name string) (bool, error) {
 	had := false
 	for _, p := range pp.parts {
-		h, err := p.DeleteLimit(ctx, name)
+		h, err := p.DeleteLimit(ctx, kind, name)
 		if err != nil {
 			return had, err
 		}
@@ -157,32 +284,40 @@ func (pp *Provider) DeleteLimit(ctx context.Context, name string) (bool, error) 
 	return had, nil
 }
 
-// Limits lists the limits of every partition, summed per name: the bounds
-// that hold across the namespace.
+// Limits lists the limits of every partition, summed per kind and name:
+// the bounds that hold across the namespace (and the instances running and
+// held under an orchestration limit).
 func (pp *Provider) Limits(ctx context.Context) ([]duroxide.Limit, error) {
-	sum := map[string]*duroxide.Limit{}
-	var names []string
+	type key struct {
+		kind duroxide.NameKind
+		name string
+	}
+	sum := map[key]*duroxide.Limit{}
+	out := []duroxide.Limit{}
+	var order []key
 	for _, p := range pp.parts {
 		ls, err := p.Limits(ctx)
 		if err != nil {
 			return nil, err
 		}
 		for _, l := range ls {
-			s, ok := sum[l.Name]
+			k := key{l.Kind, l.Name}
+			s, ok := sum[k]
 			if !ok {
-				s = &duroxide.Limit{Name: l.Name}
-				sum[l.Name] = s
-				names = append(names, l.Name)
+				s = &duroxide.Limit{Kind: l.Kind, Name: l.Name}
+				sum[k] = s
+				order = append(order, k)
 			}
 			s.Concurrency += l.Concurrency
 			s.RatePerSecond += l.RatePerSecond
 			s.Burst += l.Burst
+			s.Running += l.Running
+			s.Held += l.Held
 		}
 	}
-	sort.Strings(names)
-	out := make([]duroxide.Limit, len(names))
-	for i, n := range names {
-		out[i] = *sum[n]
+	for _, k := range order {
+		out = append(out, *sum[k])
 	}
+	sortLimits(out)
 	return out, nil
 }

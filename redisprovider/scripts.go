@@ -13,7 +13,8 @@ package redisprovider
 // enqueue_for_orchestrator_checked serves the optional CheckedEnqueuer.
 // The schedule_* scripts serve duroxide.ScheduleStore; pause_instance
 // serves duroxide.InstancePauser (also resume_instance); set_limit (also
-// delete_limit), set_priority (also set_aging_window) and
+// delete_limit), set_orchestration_limit (also delete_limit of an
+// orchestration name), set_priority (also set_aging_window) and
 // pause_orchestration_name (also resume_orchestration_name) serve
 // duroxide.FlowController.
 // enqueue_for_orchestrator and enqueue_for_worker also serve the batch
@@ -82,6 +83,7 @@ const (
 	scriptScheduleTrigger
 	scriptScheduleUpsert
 	scriptSetLimit
+	scriptSetOrchestrationLimit
 	scriptCount // not a script: the number of them
 )
 
@@ -142,6 +144,7 @@ var scriptFiles = [scriptCount]string{
 	scriptScheduleTrigger:                  "schedule_trigger",
 	scriptScheduleUpsert:                   "schedule_upsert",
 	scriptSetLimit:                         "set_limit",
+	scriptSetOrchestrationLimit:            "set_orchestration_limit",
 }
 
 // String returns the script's name, which is its file's and, for most, its

@@ -178,7 +178,7 @@ func scriptCalls(p *partition) []func() error {
 		func() error { return errOf(p.PauseInstance(ctx, "i")) },
 		func() error { return errOf(p.ResumeInstance(ctx, "i")) },
 		func() error { return p.SetLimit(ctx, duroxide.Limit{Name: "a", Concurrency: 1}) },
-		func() error { return errOf(p.DeleteLimit(ctx, "a")) },
+		func() error { return errOf(p.DeleteLimit(ctx, duroxide.ActivityName, "a")) },
 		func() error { return errOf(p.SetPriority(ctx, duroxide.ActivityName, "a", 1)) },
 		func() error { return errOf(p.SetAgingWindow(ctx, 5)) },
 		func() error { return errOf(p.PauseOrchestrationName(ctx, "O")) },

@@ -54,7 +54,7 @@ func commands() map[string]command {
 		"delete":    {"INSTANCE [--force] | --completed-before T", "delete an instance tree, or old terminal ones", runDelete},
 		"prune":     {"INSTANCE|--all --keep-last N", "delete old executions, keeping the newest N", runPrune},
 		"schedules": {"list | VERB ID [--cron C | --every D ...]", "schedules that start an orchestration on cron times or an interval; VERB: describe, create, update, pause, resume, trigger, delete", runSchedules},
-		"limits":    {"list | set NAME [--concurrency N] [--rate R [--burst B]] | delete NAME", "flow-control limits per activity name, held by every runtime of the namespace: running at once, started per second", runLimits},
+		"limits":    {"list | set NAME [--orchestration] [--concurrency N] [--rate R [--burst B]] | delete NAME [--orchestration]", "flow-control limits per activity name (running at once, started per second) and per orchestration name (instances running at once), held by every runtime of the namespace", runLimits},
 		"flow":      {"list | priority activity|orchestration NAME P | window N | pause NAME | resume NAME", "priorities by activity and orchestration name (0..10, higher fetched first, aged by the window), and pausing every instance of an orchestration name", runFlow},
 		"functions": {"[--delete-stale]", "list (or delete) function libraries of older versions", runFunctions},
 	}

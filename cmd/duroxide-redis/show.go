@@ -147,7 +147,11 @@ func (c *cli) printDetail(d instanceDetail) error {
 		kv.row("Status:", "Pending")
 		kv.row("Pending:", p.Message)
 		kv.row("Noted:", relTime(msTime(p.notedMs), now))
-		kv.row("Hint:", "register the orchestration (and version) in a runtime, or it fails as poison after attempt "+strconv.FormatUint(uint64(p.MaxAttempts), 10))
+		if p.Attempt == 0 {
+			kv.row("Hint:", "it runs when a running instance of "+p.Orchestration+" ends: duroxide-redis limits list")
+		} else {
+			kv.row("Hint:", "register the orchestration (and version) in a runtime, or it fails as poison after attempt "+strconv.FormatUint(uint64(p.MaxAttempts), 10))
+		}
 		return kv.flush()
 	}
 	kv := newTable(c.stdout)

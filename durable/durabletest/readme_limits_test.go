@@ -29,7 +29,7 @@ func TestLimitChargesAndMail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []duroxide.Limit{{Name: "ChargeCard", Concurrency: 3}, {Name: "SendMail", RatePerSecond: 50, Burst: 10}}
+	want := []duroxide.Limit{{Kind: duroxide.ActivityName, Name: "ChargeCard", Concurrency: 3}, {Kind: duroxide.ActivityName, Name: "SendMail", RatePerSecond: 50, Burst: 10}}
 	if len(ls) != 2 || ls[0] != want[0] || ls[1] != want[1] {
 		t.Fatalf("Limits = %+v, want %+v", ls, want)
 	}

@@ -63,9 +63,9 @@ func (m flowController[C]) SetLimit(ctx C, l duroxide.Limit) error {
 }
 
 // DeleteLimit traces the delete.
-func (m flowController[C]) DeleteLimit(ctx C, name string) (bool, error) {
+func (m flowController[C]) DeleteLimit(ctx C, kind duroxide.NameKind, name string) (bool, error) {
 	return do(m.w, ctx, "delete_limit", "", func(ctx context.Context, _ *call) (bool, error) {
-		return m.inner().DeleteLimit(ctx, name)
+		return m.inner().DeleteLimit(ctx, kind, name)
 	})
 }
 
