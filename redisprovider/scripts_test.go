@@ -111,8 +111,10 @@ func TestOperationsNameTheirScripts(t *testing.T) {
 		"enqueue_for_worker":           {"enqueue_for_worker_batch"},
 		"pause_instance":               {"resume_instance"},
 		"set_limit":                    {"delete_limit"},
-		"set_priority":                 {"set_aging_window"},
-		"pause_orchestration_name":     {"resume_orchestration_name"},
+		// an orchestration name's limit is set and deleted by the same calls
+		"set_orchestration_limit":  {"set_limit", "delete_limit"},
+		"set_priority":             {"set_aging_window"},
+		"pause_orchestration_name": {"resume_orchestration_name"},
 	}
 	m := miniredis.RunT(t)
 	trap := &scriptTrap{shas: map[string]string{}}
@@ -179,6 +181,9 @@ func scriptCalls(p *partition) []func() error {
 		func() error { return errOf(p.ResumeInstance(ctx, "i")) },
 		func() error { return p.SetLimit(ctx, duroxide.Limit{Name: "a", Concurrency: 1}) },
 		func() error { return errOf(p.DeleteLimit(ctx, duroxide.ActivityName, "a")) },
+		func() error {
+			return p.SetLimit(ctx, duroxide.Limit{Kind: duroxide.OrchestrationName, Name: "O", Concurrency: 1})
+		},
 		func() error { return errOf(p.SetPriority(ctx, duroxide.ActivityName, "a", 1)) },
 		func() error { return errOf(p.SetAgingWindow(ctx, 5)) },
 		func() error { return errOf(p.PauseOrchestrationName(ctx, "O")) },
