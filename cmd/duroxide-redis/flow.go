@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
@@ -98,25 +99,49 @@ func (c *cli) printFlow(fs duroxide.FlowSettings) error {
 	}
 	t := newTable(c.stdout, "KIND", "NAME", "PRIORITY", "PAUSED", "HELD")
 	now := c.now()
-	for _, kind := range []struct {
-		name string
-		m    map[string]int
-	}{{"activity", fs.ActivityPriorities}, {"orchestration", fs.OrchestrationPriorities}} {
-		for _, name := range namesOf(kind.m) {
-			paused, held := "-", "-"
-			if np, ok := fs.PausedNames[name]; ok && kind.name == "orchestration" {
-				paused, held = relTime(msTime(np.SinceMs), now), strconv.FormatUint(np.Held, 10)
-			}
-			t.row(kind.name, name, strconv.Itoa(kind.m[name]), paused, held)
+	for _, r := range flowRows(fs) {
+		paused, held := "-", "-"
+		if r.Paused {
+			paused, held = relTime(r.Since, now), strconv.FormatUint(r.Held, 10)
 		}
+		t.row(r.Kind, r.Name, strconv.Itoa(r.Priority), paused, held)
+	}
+	return t.flush()
+}
+
+// flowRow is one name's flow settings: its priority and, for an
+// orchestration name, its pause.
+type flowRow struct {
+	Kind, Name string
+	Priority   int
+	Paused     bool
+	Since      time.Time
+	Held       uint64
+}
+
+// flowRows lists the names that have a priority or a pause, activities
+// first, each kind in name order, as the CLI and the dashboard show them.
+func flowRows(fs duroxide.FlowSettings) []flowRow {
+	var out []flowRow
+	orch := func(name string) flowRow {
+		r := flowRow{Kind: "orchestration", Name: name, Priority: fs.OrchestrationPriorities[name]}
+		if np, ok := fs.PausedNames[name]; ok {
+			r.Paused, r.Since, r.Held = true, msTime(np.SinceMs), np.Held
+		}
+		return r
+	}
+	for _, name := range namesOf(fs.ActivityPriorities) {
+		out = append(out, flowRow{Kind: "activity", Name: name, Priority: fs.ActivityPriorities[name]})
+	}
+	for _, name := range namesOf(fs.OrchestrationPriorities) {
+		out = append(out, orch(name))
 	}
 	for _, name := range namesOf(fs.PausedNames) {
 		if _, ok := fs.OrchestrationPriorities[name]; !ok {
-			np := fs.PausedNames[name]
-			t.row("orchestration", name, "0", relTime(msTime(np.SinceMs), now), strconv.FormatUint(np.Held, 10))
+			out = append(out, orch(name))
 		}
 	}
-	return t.flush()
+	return out
 }
 
 // namesOf returns the keys of m in order.

@@ -113,3 +113,28 @@ func TestUISchedulesPage(t *testing.T) {
 		t.Fatalf("the firing does not link its instance %s:\n%s", inst, page)
 	}
 }
+
+// TestUIFlowPage shows the limits of both kinds, with what an orchestration
+// limit holds, and the names with a priority or a pause.
+func TestUIFlowPage(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t)
+	ts, _ := d.ui(t, uiOptions{})
+	get(t, ts, "/flow", 200, "no limits", "no priorities or paused names")
+	for _, args := range [][]string{
+		{"limits", "set", "ChargeCard", "--concurrency", "3"},
+		{"limits", "set", "Nightly", "--orchestration", "--concurrency", "2"},
+		{"flow", "priority", "activity", "ChargeCard", "5"},
+		{"flow", "pause", "Nightly"},
+	} {
+		if r := d.cli(args...); r.code != exitOK {
+			t.Fatalf("%v: %q", args, r.stderr)
+		}
+	}
+	page := get(t, ts, "/flow", 200, "ChargeCard", "Nightly", "orchestration", "paused")
+	for _, want := range []string{"<td>activity</td><td>ChargeCard</td>\n  <td>3</td>", "<td>orchestration</td><td>Nightly</td>\n  <td>2</td>", "<td>activity</td><td>ChargeCard</td><td>5</td>"} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("the flow page lacks %q:\n%s", want, page)
+		}
+	}
+}

@@ -111,7 +111,7 @@ func newUIServer(c *cli, s *session, o uiOptions) (*uiServer, error) {
 		return nil, err
 	}
 	u := &uiServer{c: c, s: s, opts: o, csrf: hex.EncodeToString(b[:]), lister: providerLister{s}, sampler: newSampler(s, 120)}
-	if err := u.parsePages("overview", "instances", "instance", "schedules", "error"); err != nil {
+	if err := u.parsePages("overview", "instances", "instance", "schedules", "flow", "error"); err != nil {
 		return nil, err
 	}
 	u.sampler.sample(c.base) // the overview has figures from its first view
@@ -122,6 +122,7 @@ func newUIServer(c *cli, s *session, o uiOptions) (*uiServer, error) {
 	mux.HandleFunc("GET /instances", u.instances)
 	mux.HandleFunc("GET /instances/{id}", u.instance)
 	mux.HandleFunc("GET /schedules", u.schedules)
+	mux.HandleFunc("GET /flow", u.flow)
 	mux.HandleFunc("POST /instances/{id}/cancel", u.action(u.cancel))
 	mux.HandleFunc("POST /instances/{id}/raise", u.action(u.raise))
 	mux.HandleFunc("POST /instances/{id}/pause", u.action(u.pause(true)))
