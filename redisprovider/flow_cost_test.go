@@ -60,24 +60,8 @@ func monitored(t *testing.T, rdb *redis.Client, work func()) []string {
 // with a priority set reads it (which shows the count sees scripts'
 // commands). Real Redis only: miniredis has no MONITOR.
 func TestFlowSettingsCostNothingUnset(t *testing.T) {
-	url := os.Getenv("DUROXIDE_REDIS_URL")
-	if url == "" {
-		t.Skip("DUROXIDE_REDIS_URL is not set: no real Redis to monitor")
-	}
-	o, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.MaxRetries, o.ContextTimeoutEnabled = -1, true
-	rdb := redis.NewClient(o)
-	t.Cleanup(func() { rdb.Close() })
+	p, rdb := openMonitored(t, "flowcost")
 	ctx := context.Background()
-	ns := fmt.Sprintf("flowcost-%d", time.Now().UnixNano())
-	p, err := openPartition(ctx, Options{Client: rdb, Namespace: ns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
 	flowKey, limKey := p.keys.Flow(), p.keys.Limits()
 	turn := func(inst string) {
 		if err := p.EnqueueForOrchestrator(ctx, orchStart(inst, "O"), 0); err != nil {
@@ -131,4 +115,30 @@ func TestFlowSettingsCostNothingUnset(t *testing.T) {
 	if _, _, reads := count(monitored(t, rdb, func() { turn("b") })); reads == 0 {
 		t.Fatal("set: no script read the settings")
 	}
+}
+
+// openMonitored opens a fresh namespace (prefix and a unique suffix) of one
+// partition on the real Redis at $DUROXIDE_REDIS_URL, for the tests that
+// count a script's commands with MONITOR, which miniredis lacks; it skips
+// the test without one. The client is the one MONITOR is read through.
+func openMonitored(t *testing.T, prefix string) (*partition, *redis.Client) {
+	t.Helper()
+	url := os.Getenv("DUROXIDE_REDIS_URL")
+	if url == "" {
+		t.Skip("DUROXIDE_REDIS_URL is not set: no real Redis to monitor")
+	}
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.MaxRetries, o.ContextTimeoutEnabled = -1, true
+	rdb := redis.NewClient(o)
+	t.Cleanup(func() { rdb.Close() })
+	ns := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano())
+	p, err := openPartition(context.Background(), Options{Client: rdb, Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p, rdb
 }

@@ -3,14 +3,12 @@ package redisprovider
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/duroxide-go/duroxide-redis/duroxide"
 )
@@ -225,24 +223,8 @@ func TestOrchestrationLimitSharesOverPartitions(t *testing.T) {
 // priority, pause and limit together. Real Redis only: miniredis has no
 // MONITOR.
 func TestOrchestrationLimitCostsNothingUnset(t *testing.T) {
-	url := os.Getenv("DUROXIDE_REDIS_URL")
-	if url == "" {
-		t.Skip("DUROXIDE_REDIS_URL is not set: no real Redis to monitor")
-	}
-	o, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.MaxRetries, o.ContextTimeoutEnabled = -1, true
-	rdb := redis.NewClient(o)
-	t.Cleanup(func() { rdb.Close() })
+	p, rdb := openMonitored(t, "olimcost")
 	ctx := context.Background()
-	ns := fmt.Sprintf("olimcost-%d", time.Now().UnixNano())
-	p, err := openPartition(ctx, Options{Client: rdb, Namespace: ns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
 	flowKey := p.keys.Flow()
 	run := func(inst string) {
 		if err := p.EnqueueForOrchestrator(ctx, orchStart(inst, "O"), 0); err != nil {
