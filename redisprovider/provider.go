@@ -262,7 +262,10 @@ func (pp *Provider) unwrapToken(token string) (p *partition, part, streak int, i
 	ss, inner, ok2 := strings.Cut(rest, "/")
 	part, err1 := strconv.Atoi(ps)
 	streak, err2 := strconv.Atoi(ss)
-	if !ok1 || !ok2 || err1 != nil || err2 != nil || part < 0 || part >= len(pp.parts) {
+	// only the form wrapToken writes: "00/0/x" or "+0/0/x" is another
+	// string than the token issued, and no token of a live lock
+	canonical := err1 == nil && err2 == nil && strconv.Itoa(part) == ps && strconv.Itoa(streak) == ss
+	if !ok1 || !ok2 || !canonical || part < 0 || part >= len(pp.parts) {
 		return pp.parts[0], 0, 0, token
 	}
 	return pp.parts[part], part, streak, inner
