@@ -49,6 +49,18 @@ func flAct(name string, id uint64) duroxide.ActivityExecute {
 	return a
 }
 
+// flHoldTheLease sets a limit of 1 on "Lim", enqueues two of its items and
+// fetches one, which holds the lease: the other is not handed out.
+func (e *env) flHoldTheLease() *duroxide.LockedWorkItem {
+	e.t.Helper()
+	e.flLimit(duroxide.Limit{Name: "Lim", Concurrency: 1})
+	e.enqueueWork(flAct("Lim", 1))
+	e.enqueueWork(flAct("Lim", 2))
+	w := e.flFetchName("Lim")
+	e.noWork(duroxide.AnyTag())
+	return w
+}
+
 // flFetchName fetches an item that must be of activity name.
 func (e *env) flFetchName(name string) *duroxide.LockedWorkItem {
 	e.t.Helper()
@@ -72,21 +84,13 @@ func flNoHeadOfLineBlocking(e *env) {
 }
 
 func flAckReturnsLease(e *env) {
-	e.flLimit(duroxide.Limit{Name: "Lim", Concurrency: 1})
-	e.enqueueWork(flAct("Lim", 1))
-	e.enqueueWork(flAct("Lim", 2))
-	w := e.flFetchName("Lim")
-	e.noWork(duroxide.AnyTag())
+	w := e.flHoldTheLease()
 	e.ackWork(w.LockToken, nil)
 	e.flFetchName("Lim")
 }
 
 func flAbandonReturnsLease(e *env) {
-	e.flLimit(duroxide.Limit{Name: "Lim", Concurrency: 1})
-	e.enqueueWork(flAct("Lim", 1))
-	e.enqueueWork(flAct("Lim", 2))
-	w := e.flFetchName("Lim")
-	e.noWork(duroxide.AnyTag())
+	w := e.flHoldTheLease()
 	e.abandonWork(w.LockToken, 0, false)
 	e.flFetchName("Lim")
 	e.noWork(duroxide.AnyTag())
@@ -111,11 +115,7 @@ func flExpiryReturnsLease(e *env) {
 }
 
 func flDeleteReleases(e *env) {
-	e.flLimit(duroxide.Limit{Name: "Lim", Concurrency: 1})
-	e.enqueueWork(flAct("Lim", 1))
-	e.enqueueWork(flAct("Lim", 2))
-	e.flFetchName("Lim")
-	e.noWork(duroxide.AnyTag())
+	e.flHoldTheLease()
 	had, err := e.p.(duroxide.FlowController).DeleteLimit(e.ctx, duroxide.ActivityName, "Lim")
 	if err != nil || !had {
 		e.t.Fatalf("DeleteLimit = %v, %v; want true, nil", had, err)

@@ -27,6 +27,19 @@ func openLimited(t *testing.T, url, ns string, parts int) limitedProvider {
 	return p
 }
 
+// enqueueSends enqueues n activities named "Send", of instances i0 to
+// i<n-1>, in one batch.
+func enqueueSends(t *testing.T, p limitedProvider, n int) {
+	t.Helper()
+	var items []duroxide.WorkItem
+	for i := range n {
+		items = append(items, duroxide.ActivityExecute{Instance: fmt.Sprintf("i%d", i), ExecutionID: 1, ID: 1, Name: "Send", Input: "x"})
+	}
+	if err := p.(duroxide.BatchEnqueuer).EnqueueForWorkerBatch(context.Background(), items); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestRateLimitHoldsWithinBurst runs 10 s of a server clock in 10 ms steps,
 // fetching (and acking) every item a 50/s limit with burst 5 lets out at
 // each step: in every window of the run at most burst + rate x its length
@@ -46,13 +59,7 @@ func TestRateLimitHoldsWithinBurst(t *testing.T) {
 			if err := p.SetLimit(ctx, duroxide.Limit{Name: "Send", RatePerSecond: rate, Burst: burst}); err != nil {
 				t.Fatal(err)
 			}
-			var items []duroxide.WorkItem
-			for i := range 700 {
-				items = append(items, duroxide.ActivityExecute{Instance: fmt.Sprintf("i%d", i), ExecutionID: 1, ID: 1, Name: "Send", Input: "x"})
-			}
-			if err := p.(duroxide.BatchEnqueuer).EnqueueForWorkerBatch(ctx, items); err != nil {
-				t.Fatal(err)
-			}
+			enqueueSends(t, p, 700)
 			counts := make([]int, steps+1)
 			for s := 0; s <= steps; s++ {
 				m.SetTime(start.Add(time.Duration(s) * step))
@@ -104,13 +111,7 @@ func TestConcurrencyLimitHoldsAcrossPartitions(t *testing.T) {
 			if err := p.SetLimit(ctx, duroxide.Limit{Name: "Send", Concurrency: 3}); err != nil {
 				t.Fatal(err)
 			}
-			var items []duroxide.WorkItem
-			for i := range 60 {
-				items = append(items, duroxide.ActivityExecute{Instance: fmt.Sprintf("i%d", i), ExecutionID: 1, ID: 1, Name: "Send", Input: "x"})
-			}
-			if err := p.(duroxide.BatchEnqueuer).EnqueueForWorkerBatch(ctx, items); err != nil {
-				t.Fatal(err)
-			}
+			enqueueSends(t, p, 60)
 			locked := 0
 			for {
 				w, err := p.FetchWorkItem(ctx, time.Minute, 0, nil, duroxide.AnyTag())
